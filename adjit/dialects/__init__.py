@@ -1,0 +1,1 @@
+"""Python op builders of the adjit dialect, generated from dialects/AdjitOps.td."""

@@ -1,0 +1,33 @@
+//===- AdjitDialect.h - the adjit dialect -----------------------*- C++ -*-===//
+
+#ifndef ADJIT_ADJITDIALECT_H
+#define ADJIT_ADJITDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "AdjitDialect.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "AdjitTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "AdjitOps.h.inc"
+
+namespace mlir::adjit {
+/// The type of the component (or matrix row) of `aggregate` at `position`, or
+/// failure if the position does not address one. `aggregate` is a vector or
+/// matrix type; an empty position addresses the whole value.
+FailureOr<Type> getComponentType(Type aggregate, ArrayRef<int64_t> position);
+
+/// Whether `op` is a `func.func` marked as a kernel.
+bool isKernel(Operation *op);
+} // namespace mlir::adjit
+
+#endif // ADJIT_ADJITDIALECT_H

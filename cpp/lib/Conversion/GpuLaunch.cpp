@@ -1,0 +1,116 @@
+//===- GpuLaunch.cpp - gpu.module kernels for adjit kernels ---------------===//
+//
+// Algorithm: for each kernel, outline its body as a private function of its
+// thread coordinates (see LaunchUtils.h), move it with every device function
+// it calls (transitively) into `gpu.module @<k>_module`, and add
+//
+//   gpu.func @<k>(<kernel args>, %total: i64, %e1: i64, %e2: i64, %e3: i64)
+//
+// which takes the linear index from the 1-D grid, returns past `total`, and
+// calls the body. Memref arguments keep the standard expanded descriptor
+// calling convention of the GPU-to-NVVM lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LaunchUtils.h"
+#include "adjit/AdjitDialect.h"
+#include "adjit/Passes.h"
+
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace mlir::adjit {
+#define GEN_PASS_DEF_ADJITGPULAUNCH
+#include "Passes.h.inc"
+} // namespace mlir::adjit
+
+using namespace mlir;
+using namespace mlir::adjit;
+
+namespace {
+
+/// Clones into `gpuModule` every function that `root` calls, transitively.
+void cloneCallees(func::FuncOp root, SymbolTable &hostSymbols,
+                  gpu::GPUModuleOp gpuModule) {
+  SmallVector<func::FuncOp> worklist{root};
+  llvm::StringSet<> cloned;
+  while (!worklist.empty()) {
+    func::FuncOp fn = worklist.pop_back_val();
+    fn.walk([&](func::CallOp call) {
+      StringRef callee = call.getCallee();
+      if (!cloned.insert(callee).second)
+        return;
+      auto target = hostSymbols.lookup<func::FuncOp>(callee);
+      if (!target)
+        return;
+      auto copy = cast<func::FuncOp>(target->clone());
+      gpuModule.getBody()->push_back(copy);
+      worklist.push_back(copy);
+    });
+  }
+}
+
+struct AdjitGpuLaunchPass : adjit::impl::AdjitGpuLaunchBase<AdjitGpuLaunchPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = module.getContext();
+    SymbolTable hostSymbols(module);
+    SmallVector<func::FuncOp> kernels;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (isKernel(fn))
+        kernels.push_back(fn);
+    if (!kernels.empty())
+      module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                      UnitAttr::get(ctx));
+
+    OpBuilder b(ctx);
+    for (func::FuncOp kernel : kernels) {
+      std::string name = kernel.getSymName().str();
+      Location loc = kernel.getLoc();
+      SmallVector<Type> argTypes(kernel.getArgumentTypes());
+
+      b.setInsertionPointToEnd(module.getBody());
+      auto gpuModule = gpu::GPUModuleOp::create(b, loc, name + "_module");
+      hostSymbols.remove(kernel);
+      kernel->moveBefore(gpuModule.getBody(), gpuModule.getBody()->end());
+      FailureOr<func::FuncOp> body = outlineKernelBody(kernel);
+      if (failed(body))
+        return signalPassFailure();
+      cloneCallees(*body, hostSymbols, gpuModule);
+
+      SmallVector<Type> gpuArgTypes = argTypes;
+      gpuArgTypes.append(kMaxLaunchDims, b.getI64Type());
+      b.setInsertionPointToEnd(gpuModule.getBody());
+      auto gpuFunc = gpu::GPUFuncOp::create(
+          b, loc, name, b.getFunctionType(gpuArgTypes, {}));
+      gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                       UnitAttr::get(ctx));
+      Block &entry = gpuFunc.getBody().front();
+      b.setInsertionPointToStart(&entry);
+      Value blockId = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+      Value blockDim = gpu::BlockDimOp::create(b, loc, gpu::Dimension::x);
+      Value threadId = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+      Value linear = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, blockId, blockDim), threadId);
+      auto toIndex = [&](unsigned i) -> Value {
+        return arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                          entry.getArgument(argTypes.size() + i));
+      };
+      Value total = toIndex(0);
+      Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            linear, total);
+      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      SmallVector<Value> bodyArgs(
+          entry.getArguments().take_front(argTypes.size()));
+      bodyArgs.push_back(linear);
+      for (unsigned d = 1; d < kMaxLaunchDims; ++d)
+        bodyArgs.push_back(toIndex(d));
+      func::CallOp::create(b, loc, *body, bodyArgs);
+      b.setInsertionPointAfter(ifOp);
+      gpu::ReturnOp::create(b, loc);
+    }
+  }
+};
+
+} // namespace

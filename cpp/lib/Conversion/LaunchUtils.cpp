@@ -1,0 +1,72 @@
+//===- LaunchUtils.cpp - shared by the CPU and GPU launch passes ----------===//
+
+#include "LaunchUtils.h"
+
+#include "adjit/AdjitDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::adjit;
+
+FailureOr<func::FuncOp> mlir::adjit::outlineKernelBody(func::FuncOp kernel) {
+  if (kernel.isExternal())
+    return kernel.emitOpError("kernel has no body");
+  MLIRContext *ctx = kernel.getContext();
+  Type indexTy = IndexType::get(ctx);
+  Block &entry = kernel.getBody().front();
+  Location loc = kernel.getLoc();
+  Value linear = entry.addArgument(indexTy, loc);
+  SmallVector<Value> extents{Value()};
+  for (unsigned d = 1; d < kMaxLaunchDims; ++d)
+    extents.push_back(entry.addArgument(indexTy, loc));
+
+  kernel.walk([&](TidOp tid) {
+    OpBuilder b(tid);
+    unsigned n = tid.getNumResults();
+    SmallVector<Value> coords(n);
+    Value rest = linear;
+    for (unsigned d = n - 1; d >= 1; --d) {
+      coords[d] = arith::RemUIOp::create(b, tid.getLoc(), rest, extents[d]);
+      rest = arith::DivUIOp::create(b, tid.getLoc(), rest, extents[d]);
+    }
+    coords[0] = rest;
+    tid.replaceAllUsesWith(coords);
+    tid.erase();
+  });
+
+  kernel.setFunctionType(FunctionType::get(
+      ctx, entry.getArgumentTypes(), kernel.getFunctionType().getResults()));
+  kernel.setSymName((kernel.getSymName() + "_body").str());
+  kernel.setPrivate();
+  kernel->removeAttr(AdjitDialect::getKernelAttrName());
+  return kernel;
+}
+
+Value mlir::adjit::assembleFromScalars(
+    OpBuilder &b, Location loc, Type type,
+    function_ref<Value(ArrayRef<int64_t>)> scalarAt) {
+  auto vecTy = dyn_cast<VectorType>(type);
+  if (!vecTy)
+    return scalarAt({});
+  ArrayRef<int64_t> shape = vecTy.getShape();
+  auto rowTy = VectorType::get(shape.back(), vecTy.getElementType());
+  auto buildRow = [&](ArrayRef<int64_t> prefix) {
+    SmallVector<Value> elems;
+    SmallVector<int64_t> pos(prefix.begin(), prefix.end());
+    pos.push_back(0);
+    for (int64_t i = 0; i < shape.back(); ++i) {
+      pos.back() = i;
+      elems.push_back(scalarAt(pos));
+    }
+    return vector::FromElementsOp::create(b, loc, rowTy, elems).getResult();
+  };
+  if (vecTy.getRank() == 1)
+    return buildRow({});
+  Value result = arith::ConstantOp::create(b, loc, vecTy, b.getZeroAttr(vecTy));
+  for (int64_t r = 0; r < shape[0]; ++r)
+    result = vector::InsertOp::create(b, loc, buildRow({r}), result,
+                                      ArrayRef<int64_t>{r});
+  return result;
+}

@@ -1,0 +1,263 @@
+//===- LowerToStd.cpp - adjit arrays and values to memref/vector/func -----===//
+//
+// Algorithm: a dialect conversion. Every `!adjit.array<E, N>` becomes a
+// row-major `memref` of E's scalar type with N dynamic dimensions followed by
+// E's static component shape, so a vec3 array is `memref<?x3xf32>` and its
+// packed 12-byte layout matches numpy's `(n, 3)` arrays. Each access to an
+// element or a component becomes one scalar memref access per scalar
+// component (LLVM merges adjacent ones), assembled into or split out of a
+// vector value. Component ops on values map 1:1 onto `vector.extract/insert`
+// and `adjit.call` onto `func.call`. Function signatures are converted too.
+//
+//===----------------------------------------------------------------------===//
+
+#include "adjit/AdjitDialect.h"
+#include "adjit/Passes.h"
+#include "LaunchUtils.h"
+
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::adjit {
+#define GEN_PASS_DEF_ADJITLOWERTOSTD
+#include "Passes.h.inc"
+} // namespace mlir::adjit
+
+using namespace mlir;
+using namespace mlir::adjit;
+
+namespace {
+
+/// Calls `fn` with every full component position of `shape`, row-major.
+void forEachPosition(ArrayRef<int64_t> shape,
+                     function_ref<void(ArrayRef<int64_t>)> fn) {
+  SmallVector<int64_t> pos(shape.size(), 0);
+  int64_t count = 1;
+  for (int64_t extent : shape)
+    count *= extent;
+  for (int64_t linear = 0; linear < count; ++linear) {
+    int64_t rest = linear;
+    for (int d = shape.size() - 1; d >= 0; --d) {
+      pos[d] = rest % shape[d];
+      rest /= shape[d];
+    }
+    fn(pos);
+  }
+}
+
+/// The memref indices addressing component `position` of the element at
+/// `indices`.
+SmallVector<Value> componentIndices(OpBuilder &b, Location loc,
+                                    ValueRange indices,
+                                    ArrayRef<int64_t> position) {
+  SmallVector<Value> all(indices.begin(), indices.end());
+  for (int64_t p : position)
+    all.push_back(arith::ConstantIndexOp::create(b, loc, p));
+  return all;
+}
+
+/// Calls `fn(pos, scalar)` for every scalar component of `value`.
+void scatter(OpBuilder &b, Location loc, Value value,
+             function_ref<void(ArrayRef<int64_t>, Value)> fn) {
+  auto vecTy = dyn_cast<VectorType>(value.getType());
+  if (!vecTy)
+    return fn({}, value);
+  forEachPosition(vecTy.getShape(), [&](ArrayRef<int64_t> pos) {
+    fn(pos, vector::ExtractOp::create(b, loc, value, pos));
+  });
+}
+
+SmallVector<int64_t> concat(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  SmallVector<int64_t> all(a.begin(), a.end());
+  all.append(b.begin(), b.end());
+  return all;
+}
+
+/// Loads the component at `position` (empty: the whole element).
+Value loadComponent(OpBuilder &b, Location loc, Value memref,
+                    ValueRange indices, ArrayRef<int64_t> position,
+                    Type resultType) {
+  return assembleFromScalars(b, loc, resultType, [&](ArrayRef<int64_t> sub) {
+    return memref::LoadOp::create(
+        b, loc, memref,
+        componentIndices(b, loc, indices, concat(position, sub)));
+  });
+}
+
+/// Stores `value` into the component at `position` (empty: whole element).
+void storeComponent(OpBuilder &b, Location loc, Value value, Value memref,
+                    ValueRange indices, ArrayRef<int64_t> position) {
+  scatter(b, loc, value, [&](ArrayRef<int64_t> sub, Value scalar) {
+    memref::StoreOp::create(
+        b, loc, scalar, memref,
+        componentIndices(b, loc, indices, concat(position, sub)));
+  });
+}
+
+struct LoadLowering : OpConversionPattern<LoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, loadComponent(rewriter, op.getLoc(),
+                                         adaptor.getArray(),
+                                         adaptor.getIndices(), {},
+                                         op.getType()));
+    return success();
+  }
+};
+
+struct LoadComponentLowering : OpConversionPattern<LoadComponentOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LoadComponentOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, loadComponent(rewriter, op.getLoc(),
+                                         adaptor.getArray(),
+                                         adaptor.getIndices(),
+                                         op.getPosition(), op.getType()));
+    return success();
+  }
+};
+
+struct StoreLowering : OpConversionPattern<StoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(StoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    storeComponent(rewriter, op.getLoc(), adaptor.getValue(),
+                   adaptor.getArray(), adaptor.getIndices(), {});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct StoreComponentLowering : OpConversionPattern<StoreComponentOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(StoreComponentOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    storeComponent(rewriter, op.getLoc(), adaptor.getValue(),
+                   adaptor.getArray(), adaptor.getIndices(), op.getPosition());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct AtomicAddLowering : OpConversionPattern<AtomicAddOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AtomicAddOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    // Split the value into scalars, add each atomically, and reassemble the
+    // old values into the result.
+    SmallVector<Value> oldScalars;
+    scatter(rewriter, loc, adaptor.getValue(),
+            [&](ArrayRef<int64_t> sub, Value scalar) {
+              auto kind = isa<FloatType>(scalar.getType())
+                              ? arith::AtomicRMWKind::addf
+                              : arith::AtomicRMWKind::addi;
+              oldScalars.push_back(memref::AtomicRMWOp::create(
+                  rewriter, loc, kind, scalar, adaptor.getArray(),
+                  componentIndices(rewriter, loc, adaptor.getIndices(),
+                                   concat(op.getPosition(), sub))));
+            });
+    unsigned next = 0;
+    rewriter.replaceOp(op, assembleFromScalars(rewriter, loc, op.getType(),
+                                    [&](ArrayRef<int64_t>) {
+                                      return oldScalars[next++];
+                                    }));
+    return success();
+  }
+};
+
+struct DimLowering : OpConversionPattern<DimOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(DimOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<memref::DimOp>(op, adaptor.getArray(),
+                                               op.getDim());
+    return success();
+  }
+};
+
+struct ExtractLowering : OpConversionPattern<ExtractOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ExtractOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<vector::ExtractOp>(op, adaptor.getSource(),
+                                                   op.getPosition());
+    return success();
+  }
+};
+
+struct InsertLowering : OpConversionPattern<InsertOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(InsertOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<vector::InsertOp>(
+        op, adaptor.getValue(), adaptor.getDest(), op.getPosition());
+    return success();
+  }
+};
+
+struct CallLowering : OpConversionPattern<CallOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CallOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Type> resultTypes;
+    if (failed(getTypeConverter()->convertTypes(op.getResultTypes(),
+                                                resultTypes)))
+      return failure();
+    rewriter.replaceOpWithNewOp<func::CallOp>(op, op.getCallee(), resultTypes,
+                                              adaptor.getOperands());
+    return success();
+  }
+};
+
+struct AdjitLowerToStdPass
+    : adjit::impl::AdjitLowerToStdBase<AdjitLowerToStdPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    TypeConverter converter;
+    converter.addConversion([](Type type) { return type; });
+    converter.addConversion([](ArrayType type) -> Type {
+      SmallVector<int64_t> shape(type.getRank(), ShapedType::kDynamic);
+      llvm::append_range(shape, type.getComponentShape());
+      return MemRefType::get(shape, type.getScalarType());
+    });
+
+    ConversionTarget target(*ctx);
+    target.addLegalDialect<arith::ArithDialect, memref::MemRefDialect,
+                           vector::VectorDialect, func::FuncDialect>();
+    target.addIllegalDialect<AdjitDialect>();
+    target.addLegalOp<TidOp>();
+    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
+      return converter.isSignatureLegal(op.getFunctionType()) &&
+             converter.isLegal(&op.getBody());
+    });
+    target.addDynamicallyLegalOp<func::CallOp, func::ReturnOp>(
+        [&](Operation *op) { return converter.isLegal(op); });
+    target.markUnknownOpDynamicallyLegal(
+        [&](Operation *op) { return converter.isLegal(op); });
+
+    RewritePatternSet patterns(ctx);
+    patterns.add<LoadLowering, LoadComponentLowering, StoreLowering,
+                 StoreComponentLowering, AtomicAddLowering, DimLowering,
+                 ExtractLowering, InsertLowering, CallLowering>(converter, ctx);
+    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                   converter);
+    populateCallOpTypeConversionPattern(patterns, converter);
+    populateReturnOpTypeConversionPattern(patterns, converter);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,214 @@
+//===- AdjitDialect.cpp - adjit dialect, types and op verifiers ----------===//
+
+#include "adjit/AdjitDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::adjit;
+
+#include "AdjitDialect.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "AdjitTypes.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "AdjitOps.cpp.inc"
+
+void AdjitDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "AdjitTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "AdjitOps.cpp.inc"
+      >();
+}
+
+bool mlir::adjit::isKernel(Operation *op) {
+  return isa<func::FuncOp>(op) &&
+         op->hasAttr(AdjitDialect::getKernelAttrName());
+}
+
+FailureOr<Type> mlir::adjit::getComponentType(Type aggregate,
+                                              ArrayRef<int64_t> position) {
+  auto vecTy = dyn_cast<VectorType>(aggregate);
+  if (!vecTy) {
+    if (position.empty())
+      return aggregate;
+    return failure();
+  }
+  ArrayRef<int64_t> shape = vecTy.getShape();
+  if (position.size() > shape.size())
+    return failure();
+  for (auto [p, extent] : llvm::zip(position, shape))
+    if (p < 0 || p >= extent)
+      return failure();
+  if (position.size() == shape.size())
+    return vecTy.getElementType();
+  return Type(VectorType::get(shape.drop_front(position.size()),
+                              vecTy.getElementType()));
+}
+
+//===----------------------------------------------------------------------===//
+// ArrayType
+//===----------------------------------------------------------------------===//
+
+static bool isArrayScalar(Type t) {
+  return t.isF32() || t.isF64() || t.isInteger(32) || t.isInteger(64);
+}
+
+LogicalResult ArrayType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                Type elementType, unsigned rank) {
+  if (rank < 1 || rank > 4)
+    return emitError() << "array rank must be 1 to 4, got " << rank;
+  if (isArrayScalar(elementType))
+    return success();
+  auto vecTy = dyn_cast<VectorType>(elementType);
+  if (!vecTy || vecTy.isScalable() || vecTy.getRank() > 2 ||
+      !isArrayScalar(vecTy.getElementType()) ||
+      llvm::any_of(vecTy.getShape(), [](int64_t n) { return n < 2 || n > 4; }))
+    return emitError() << "array element must be f32, f64, i32, i64, or a "
+                          "vector<N x T> / matrix vector<R x C x T> of them "
+                          "with extents 2 to 4, got "
+                       << elementType;
+  return success();
+}
+
+Type ArrayType::getScalarType() const {
+  if (auto vecTy = dyn_cast<VectorType>(getElementType()))
+    return vecTy.getElementType();
+  return getElementType();
+}
+
+ArrayRef<int64_t> ArrayType::getComponentShape() const {
+  if (auto vecTy = dyn_cast<VectorType>(getElementType()))
+    return vecTy.getShape();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Op verifiers
+//===----------------------------------------------------------------------===//
+
+/// Checks that an access op addresses its array with one index per dimension.
+static LogicalResult verifyIndices(Operation *op, Value array,
+                                   ValueRange indices) {
+  auto arrayTy = cast<ArrayType>(array.getType());
+  if (indices.size() != arrayTy.getRank())
+    return op->emitOpError() << "expects " << arrayTy.getRank()
+                             << " indices for " << arrayTy << ", got "
+                             << indices.size();
+  return success();
+}
+
+/// Checks that `position` addresses a component of type `expected` in
+/// `aggregate`. `what` names the value that should have `expected` type.
+static LogicalResult verifyComponent(Operation *op, Type aggregate,
+                                     ArrayRef<int64_t> position, Type expected,
+                                     StringRef what) {
+  FailureOr<Type> componentTy = getComponentType(aggregate, position);
+  if (failed(componentTy))
+    return op->emitOpError() << "position [" << position
+                             << "] does not address a component of "
+                             << aggregate;
+  if (*componentTy != expected)
+    return op->emitOpError() << what << " type " << expected
+                             << " does not match the component type "
+                             << *componentTy << " at [" << position << "]";
+  return success();
+}
+
+LogicalResult TidOp::verify() {
+  if (getIndices().empty() || getIndices().size() > 4)
+    return emitOpError() << "expects 1 to 4 results, got "
+                         << getIndices().size();
+  return success();
+}
+
+LogicalResult DimOp::verify() {
+  auto arrayTy = cast<ArrayType>(getArray().getType());
+  if (getDim() < 0 || getDim() >= arrayTy.getRank())
+    return emitOpError() << "dimension " << getDim() << " is out of range for "
+                         << arrayTy;
+  return success();
+}
+
+LogicalResult LoadOp::verify() {
+  return verifyIndices(*this, getArray(), getIndices());
+}
+
+LogicalResult StoreOp::verify() {
+  return verifyIndices(*this, getArray(), getIndices());
+}
+
+LogicalResult LoadComponentOp::verify() {
+  if (failed(verifyIndices(*this, getArray(), getIndices())))
+    return failure();
+  if (getPosition().empty())
+    return emitOpError() << "expects a non-empty position (use adjit.load for "
+                            "the whole element)";
+  auto arrayTy = cast<ArrayType>(getArray().getType());
+  return verifyComponent(*this, arrayTy.getElementType(), getPosition(),
+                         getResult().getType(), "result");
+}
+
+LogicalResult StoreComponentOp::verify() {
+  if (failed(verifyIndices(*this, getArray(), getIndices())))
+    return failure();
+  if (getPosition().empty())
+    return emitOpError() << "expects a non-empty position (use adjit.store for "
+                            "the whole element)";
+  auto arrayTy = cast<ArrayType>(getArray().getType());
+  return verifyComponent(*this, arrayTy.getElementType(), getPosition(),
+                         getValue().getType(), "value");
+}
+
+LogicalResult AtomicAddOp::verify() {
+  if (failed(verifyIndices(*this, getArray(), getIndices())))
+    return failure();
+  auto arrayTy = cast<ArrayType>(getArray().getType());
+  return verifyComponent(*this, arrayTy.getElementType(), getPosition(),
+                         getValue().getType(), "value");
+}
+
+LogicalResult ExtractOp::verify() {
+  if (getPosition().empty())
+    return emitOpError() << "expects a non-empty position";
+  return verifyComponent(*this, getSource().getType(), getPosition(),
+                         getResult().getType(), "result");
+}
+
+LogicalResult InsertOp::verify() {
+  if (getPosition().empty())
+    return emitOpError() << "expects a non-empty position";
+  return verifyComponent(*this, getDest().getType(), getPosition(),
+                         getValue().getType(), "value");
+}
+
+//===----------------------------------------------------------------------===//
+// CallOp
+//===----------------------------------------------------------------------===//
+
+FunctionType CallOp::getCalleeType() {
+  return FunctionType::get(getContext(), getOperandTypes(), getResultTypes());
+}
+
+LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto fn =
+      symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, getCalleeAttr());
+  if (!fn)
+    return emitOpError() << "'" << getCallee()
+                         << "' does not reference a func.func in this module";
+  if (isKernel(fn))
+    return emitOpError() << "cannot call kernel '" << getCallee()
+                         << "'; kernels are launched, not called";
+  if (fn.getFunctionType() != getCalleeType())
+    return emitOpError() << "call type " << getCalleeType()
+                         << " does not match callee type "
+                         << fn.getFunctionType();
+  return success();
+}

@@ -1,0 +1,96 @@
+//===- InitAll.cpp - register everything adjit provides -------------------===//
+//
+// The compile stages and the pipelines between them. Python owns the ordered
+// list of stages (adjit/compiler/stages.py); each step between two stages is
+// one pipeline registered here, so a dumped stage replays with
+// `adjit-opt --<pipeline> stage.mlir`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "adjit/InitAll.h"
+#include "adjit/AdjitDialect.h"
+#include "adjit/Passes.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/ErrorHandling.h"
+
+#include <mutex>
+
+using namespace mlir;
+
+void mlir::adjit::registerAdjitDialects(DialectRegistry &registry) {
+  registry.insert<AdjitDialect, func::FuncDialect>();
+}
+
+namespace {
+
+/// Appends a textual pipeline of upstream and adjit passes to `pm`.
+void appendPipeline(OpPassManager &pm, StringRef pipeline) {
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+    llvm::report_fatal_error(
+        llvm::Twine("adjit: cannot build pipeline: ") + pipeline);
+}
+
+struct GpuToPtxOptions : public PassPipelineOptions<GpuToPtxOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("The SM to generate PTX for"),
+                           llvm::cl::init("sm_80")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("PTX features, e.g. +ptx80"),
+                               llvm::cl::init("+ptx80")};
+  Option<unsigned> optLevel{*this, "opt-level",
+                            llvm::cl::desc("LLVM optimization level"),
+                            llvm::cl::init(3)};
+};
+
+void registerPipelines() {
+  PassPipelineRegistration<>(
+      "adjit-optimize",
+      "Stage adjit -> optimized: simplify adjit IR (canonicalize, cse)",
+      [](OpPassManager &pm) { appendPipeline(pm, "canonicalize,cse"); });
+  PassPipelineRegistration<>(
+      "adjit-lower-cpu",
+      "Stage optimized -> cpu: lower arrays to memrefs and wrap kernels in "
+      "packed CPU entry points",
+      [](OpPassManager &pm) {
+        appendPipeline(pm, "adjit-lower-to-std,adjit-cpu-launch,canonicalize,cse");
+      });
+  PassPipelineRegistration<>(
+      "adjit-cpu-to-llvm",
+      "Stage cpu -> llvm: lower everything to the LLVM dialect",
+      [](OpPassManager &pm) {
+        appendPipeline(pm, "convert-scf-to-cf,convert-to-llvm,"
+                           "reconcile-unrealized-casts");
+      });
+  PassPipelineRegistration<>(
+      "adjit-lower-gpu",
+      "Stage optimized -> gpu: lower arrays to memrefs and move kernels into "
+      "gpu.module kernels",
+      [](OpPassManager &pm) {
+        appendPipeline(pm, "adjit-lower-to-std,adjit-gpu-launch,canonicalize,cse");
+      });
+  PassPipelineRegistration<GpuToPtxOptions>(
+      "adjit-gpu-to-ptx",
+      "Stage gpu -> ptx: lower gpu.modules through NVVM to PTX in gpu.binary ops",
+      [](OpPassManager &pm, const GpuToPtxOptions &options) {
+        appendPipeline(pm, (llvm::Twine("nvvm-attach-target{chip=") +
+                            options.chip + " features=" + options.features +
+                            " O=" + llvm::Twine(options.optLevel) +
+                            "},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,"
+                            "canonicalize,cse),reconcile-unrealized-casts,"
+                            "gpu-module-to-binary{format=isa}")
+                               .str());
+      });
+}
+
+} // namespace
+
+void mlir::adjit::registerAdjitPassesAndPipelines() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    registerAdjitPasses();
+    registerPipelines();
+  });
+}

@@ -1,0 +1,105 @@
+//===- AdjitModule.cpp - the adjit._adjit nanobind module -----------------===//
+//
+// Registration of the dialect and passes with the upstream MLIR Python
+// bindings (through the C API only), and the CPU launch entry of the runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#include "adjit-c/Adjit.h"
+#include "runtime/CpuLaunch.h"
+#include "runtime/ThreadPool.h"
+
+#include "mlir/Bindings/Python/NanobindAdaptors.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/array.h>
+
+#include <cstring>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace {
+
+/// Storage for one kernel argument: a scalar or packed vector/matrix value
+/// (at most 16 doubles), or a ranked memref descriptor (rank at most 6:
+/// 4 array dimensions plus a matrix's 2 component dimensions).
+struct alignas(16) ArgSlot {
+  unsigned char bytes[128];
+};
+
+struct MemRefDescriptor {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t sizesAndStrides[12];
+};
+static_assert(sizeof(MemRefDescriptor) <= sizeof(ArgSlot));
+
+/// Launches a compiled CPU entry over `total` thread indices. Each element of
+/// `args` is either `bytes` (a scalar, vector or matrix value, packed) or a
+/// C-contiguous CPU ndarray (an array argument, components as trailing dims).
+void launchCpu(uintptr_t entry, int64_t total, std::array<int64_t, 4> shape,
+               nb::list args) {
+  std::vector<ArgSlot> slots(nb::len(args));
+  std::vector<void *> pointers(slots.size());
+  for (size_t i = 0; i < slots.size(); ++i) {
+    nb::handle arg = args[i];
+    pointers[i] = slots[i].bytes;
+    if (nb::isinstance<nb::bytes>(arg)) {
+      nb::bytes value = nb::borrow<nb::bytes>(arg);
+      if (value.size() > sizeof(ArgSlot))
+        throw nb::value_error("scalar kernel argument is too large");
+      std::memcpy(slots[i].bytes, value.c_str(), value.size());
+      continue;
+    }
+    auto array = nb::cast<nb::ndarray<nb::c_contig, nb::device::cpu>>(arg);
+    size_t rank = array.ndim();
+    if (rank > 6)
+      throw nb::value_error("array argument has more than 6 dimensions");
+    auto *desc = reinterpret_cast<MemRefDescriptor *>(slots[i].bytes);
+    desc->allocated = desc->aligned = array.data();
+    desc->offset = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      desc->sizesAndStrides[d] = static_cast<int64_t>(array.shape(d));
+      desc->sizesAndStrides[rank + d] = static_cast<int64_t>(array.stride(d));
+    }
+  }
+  nb::gil_scoped_release release;
+  adjit::runtime::launchCpu(reinterpret_cast<adjit::runtime::CpuEntry>(entry),
+                            pointers.data(), shape.data(), total);
+}
+
+} // namespace
+
+NB_MODULE(_adjit, m) {
+  m.doc() = "adjit native module: MLIR registration and the C++ runtime";
+
+  m.def(
+      "register_dialects",
+      [](MlirDialectRegistry registry) { adjitRegisterDialects(registry); },
+      nb::arg("registry"),
+      "Adds the adjit dialect to an mlir.ir.DialectRegistry.");
+  m.def(
+      "register_dialect",
+      [](MlirContext context, bool load) {
+        MlirDialectHandle handle = mlirGetDialectHandle__adjit__();
+        mlirDialectHandleRegisterDialect(handle, context);
+        if (load)
+          mlirDialectHandleLoadDialect(handle, context);
+      },
+      nb::arg("context"), nb::arg("load") = true,
+      "Registers (and loads) the adjit dialect in an existing context.");
+  m.def("register_passes", &adjitRegisterPassesAndPipelines,
+        "Registers the adjit passes and stage pipelines globally.");
+
+  m.def("launch_cpu", &launchCpu, nb::arg("entry"), nb::arg("total"),
+        nb::arg("shape"), nb::arg("args"),
+        "Runs a compiled CPU kernel entry over `total` thread indices on the "
+        "process-wide thread pool.");
+  m.def(
+      "num_threads",
+      [] { return adjit::runtime::ThreadPool::global().numThreads(); },
+      "Number of threads a CPU launch runs on (the caller included).");
+}

@@ -1,0 +1,34 @@
+//===- CpuLaunch.h - Launching compiled kernels on the CPU ------*- C++ -*-===//
+//
+// Entry point used to run a compiled CPU kernel over its launch grid. The
+// grid is flattened to linear thread indices [0, total), which are split into
+// contiguous chunks and executed on the process-wide ThreadPool.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ADJIT_RUNTIME_CPULAUNCH_H
+#define ADJIT_RUNTIME_CPULAUNCH_H
+
+#include "ThreadPool.h"
+
+#include <cstdint>
+
+namespace adjit {
+namespace runtime {
+
+/// A compiled CPU kernel entry: runs the kernel body for linear thread indices
+/// [begin, end). args: one pointer per kernel argument; launchShape: 4 extents
+/// (unused trailing ones are 1). Entries must not throw.
+using CpuEntry = void (*)(void **args, const int64_t *launchShape,
+                          int64_t begin, int64_t end);
+
+/// Runs entry over [0, total) split into chunks across the process-wide pool;
+/// blocks until done. Launches of at most 1024 indices run inline on the
+/// calling thread, as do launches issued from inside a running kernel.
+void launchCpu(CpuEntry entry, void **args, const int64_t launchShape[4],
+               int64_t total);
+
+} // namespace runtime
+} // namespace adjit
+
+#endif // ADJIT_RUNTIME_CPULAUNCH_H

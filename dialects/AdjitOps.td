@@ -1,0 +1,232 @@
+//===- AdjitOps.td - adjit operations -----------------------*- tablegen -*-===//
+
+#ifndef ADJIT_OPS_TD
+#define ADJIT_OPS_TD
+
+include "AdjitDialect.td"
+include "AdjitTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/CallInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/BuiltinAttributes.td"
+
+//===----------------------------------------------------------------------===//
+// Thread index
+//===----------------------------------------------------------------------===//
+
+def Adjit_TidOp : Adjit_Op<"tid", [Pure]> {
+  let summary = "the calling thread's index in the launch grid";
+  let description = [{
+    Returns the thread index as 1 to 4 coordinates. With one result it is the
+    linear index over the whole launch; with N results the linear index is
+    delinearized over the last N-1 launch extents (the first coordinate is
+    the slowest), as `i, j = wp.tid()` in Warp.
+
+    ```mlir
+    %i = adjit.tid : index
+    %i, %j = adjit.tid : index, index
+    ```
+  }];
+  let results = (outs Variadic<Index>:$indices);
+  let assemblyFormat = "attr-dict `:` type($indices)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Array access
+//===----------------------------------------------------------------------===//
+
+def Adjit_DimOp : Adjit_Op<"dim", [Pure]> {
+  let summary = "an array's extent along one dimension";
+  let description = [{
+    `x.shape[k]` in a kernel.
+
+    ```mlir
+    %n = adjit.dim %x, 0 : !adjit.array<f32, 2>
+    ```
+  }];
+  let arguments = (ins Adjit_AnyArray:$array, I64Attr:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$array `,` $dim attr-dict `:` type($array)";
+  let hasVerifier = 1;
+}
+
+def Adjit_LoadOp : Adjit_Op<"load", [
+    TypesMatchWith<"result is the array's element type", "array", "result",
+                   "::llvm::cast<::mlir::adjit::ArrayType>($_self).getElementType()">]> {
+  let summary = "reads one whole element of an array";
+  let description = [{
+    ```mlir
+    %v = adjit.load %x[%i] : !adjit.array<vector<3xf32>, 1>
+    ```
+  }];
+  let arguments = (ins Arg<Adjit_AnyArray, "", [MemRead]>:$array,
+                       Variadic<Index>:$indices);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = "$array `[` $indices `]` attr-dict `:` type($array)";
+  let hasVerifier = 1;
+}
+
+def Adjit_StoreOp : Adjit_Op<"store", [
+    TypesMatchWith<"value is the array's element type", "array", "value",
+                   "::llvm::cast<::mlir::adjit::ArrayType>($_self).getElementType()">]> {
+  let summary = "writes one whole element of an array";
+  let description = [{
+    ```mlir
+    adjit.store %v, %y[%i] : !adjit.array<f32, 1>
+    ```
+  }];
+  let arguments = (ins AnyType:$value,
+                       Arg<Adjit_AnyArray, "", [MemWrite]>:$array,
+                       Variadic<Index>:$indices);
+  let assemblyFormat = "$value `,` $array `[` $indices `]` attr-dict `:` type($array)";
+  let hasVerifier = 1;
+}
+
+def Adjit_LoadComponentOp : Adjit_Op<"load_component"> {
+  let summary = "reads one component (or matrix row) of an array element";
+  let description = [{
+    Reads only the addressed component of the element: `y[i].x`, `m[i][1, 2]`
+    or a matrix row `m[i][1]`. The position is static.
+
+    ```mlir
+    %c = adjit.load_component %y[%i] [0] : !adjit.array<vector<3xf32>, 1> -> f32
+    ```
+  }];
+  let arguments = (ins Arg<Adjit_AnyArray, "", [MemRead]>:$array,
+                       Variadic<Index>:$indices, DenseI64ArrayAttr:$position);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = [{
+    $array `[` $indices `]` $position attr-dict `:` type($array) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Adjit_StoreComponentOp : Adjit_Op<"store_component"> {
+  let summary = "writes one component (or matrix row) of an array element";
+  let description = [{
+    `y[i].x = v` is this one op, never a read-modify-write of the element, so
+    the other components are not touched and their gradients are not mixed.
+
+    ```mlir
+    adjit.store_component %v, %y[%i] [0] : f32, !adjit.array<vector<3xf32>, 1>
+    ```
+  }];
+  let arguments = (ins AnyType:$value,
+                       Arg<Adjit_AnyArray, "", [MemWrite]>:$array,
+                       Variadic<Index>:$indices, DenseI64ArrayAttr:$position);
+  let assemblyFormat = [{
+    $value `,` $array `[` $indices `]` $position attr-dict `:` type($value) `,` type($array)
+  }];
+  let hasVerifier = 1;
+}
+
+def Adjit_AtomicAddOp : Adjit_Op<"atomic_add", [AllTypesMatch<["value", "result"]>]> {
+  let summary = "atomically adds into an array element or one of its components";
+  let description = [{
+    Adds `value` into the element (or, with a position, the component) at the
+    index and returns the previous value. Vector and matrix values are added
+    component by component, each component atomically.
+
+    ```mlir
+    %old = adjit.atomic_add %v, %y[%i] : f32, !adjit.array<f32, 1>
+    %oldx = adjit.atomic_add %s, %p[%i] [0] : f32, !adjit.array<vector<3xf32>, 1>
+    ```
+  }];
+  let arguments = (ins AnyType:$value,
+                       Arg<Adjit_AnyArray, "", [MemRead, MemWrite]>:$array,
+                       Variadic<Index>:$indices,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$position);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = [{
+    $value `,` $array `[` $indices `]` ($position^)? attr-dict `:` type($value) `,` type($array)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$value, "::mlir::Value":$array,
+                   "::mlir::ValueRange":$indices,
+                   CArg<"::llvm::ArrayRef<int64_t>", "{}">:$position), [{
+      build($_builder, $_state, value.getType(), value, array, indices,
+            $_builder.getDenseI64ArrayAttr(position));
+    }]>];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Components of vector and matrix values
+//===----------------------------------------------------------------------===//
+
+def Adjit_ExtractOp : Adjit_Op<"extract", [Pure]> {
+  let summary = "reads a component or matrix row of a vector/matrix value";
+  let description = [{
+    ```mlir
+    %x = adjit.extract %v [0] : vector<3xf32> -> f32
+    %r = adjit.extract %m [1] : vector<3x3xf32> -> vector<3xf32>
+    %e = adjit.extract %m [1, 2] : vector<3x3xf32> -> f32
+    ```
+  }];
+  let arguments = (ins AnyVectorOfNonZeroRank:$source, DenseI64ArrayAttr:$position);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = "$source $position attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Adjit_InsertOp : Adjit_Op<"insert", [Pure, AllTypesMatch<["dest", "result"]>]> {
+  let summary = "a vector/matrix value with one component or row replaced";
+  let description = [{
+    Component writes on local values (`v.x = s`, `m[1, 2] = s`, `m[0] = row`)
+    are functional: the result is a new value and `dest` is unchanged, so an
+    alias taken before the write (`b = a`) keeps the old value.
+
+    ```mlir
+    %w = adjit.insert %s, %v [0] : f32 into vector<3xf32>
+    ```
+  }];
+  let arguments = (ins AnyType:$value, AnyVectorOfNonZeroRank:$dest,
+                       DenseI64ArrayAttr:$position);
+  let results = (outs AnyVectorOfNonZeroRank:$result);
+  let assemblyFormat = [{
+    $value `,` $dest $position attr-dict `:` type($value) `into` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Device function calls
+//===----------------------------------------------------------------------===//
+
+def Adjit_CallOp : Adjit_Op<"call", [
+    CallOpInterface, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "calls a device function";
+  let description = [{
+    Calls a `func.func` device function (`@adjit.func` in Python) in the same
+    module. Device functions take and return values only.
+
+    ```mlir
+    %r = adjit.call @square(%x) : (f32) -> f32
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee, Variadic<AnyType>:$operands,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs);
+  let results = (outs Variadic<AnyType>:$results);
+  let assemblyFormat = [{
+    $callee `(` $operands `)` attr-dict `:` functional-type($operands, results)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::func::FuncOp":$callee, "::mlir::ValueRange":$operands), [{
+      $_state.addOperands(operands);
+      $_state.addAttribute("callee", ::mlir::SymbolRefAttr::get(callee));
+      $_state.addTypes(callee.getFunctionType().getResults());
+    }]>];
+  let extraClassDeclaration = [{
+    ::mlir::FunctionType getCalleeType();
+    ::mlir::CallInterfaceCallable getCallableForCallee() { return getCalleeAttr(); }
+    void setCalleeFromCallable(::mlir::CallInterfaceCallable callee) {
+      (*this)->setAttr("callee", ::llvm::cast<::mlir::SymbolRefAttr>(callee));
+    }
+    ::mlir::Operation::operand_range getArgOperands() { return getOperands(); }
+    ::mlir::MutableOperandRange getArgOperandsMutable() { return getOperandsMutable(); }
+  }];
+}
+
+#endif // ADJIT_OPS_TD
