@@ -1,5 +1,9 @@
-"""adjit: a differentiable kernel compiler for Warp-style Python kernels, on MLIR."""
-import mlir.ir  # noqa: F401  (loads the MLIR bindings adjit registers into)
+"""adjit: a differentiable kernel compiler for Warp-style Python kernels, on MLIR.
+
+``import adjit as wp`` runs Warp-style kernels: ``@wp.kernel``, ``wp.tid()``,
+``wp.array(...)``, ``wp.launch(...)``.
+"""
+import mlir.ir  # noqa: F401  (the MLIR bindings adjit registers into)
 from mlir._mlir_libs import get_dialect_registry as _get_dialect_registry
 
 from . import _adjit
@@ -8,3 +12,26 @@ from . import _adjit
 # passes and pipelines are available to PassManager.parse.
 _adjit.register_dialects(_get_dialect_registry())
 _adjit.register_passes()
+
+from . import types  # noqa: E402
+from .api import Function, Kernel, compile, func, kernel, launch, synchronize, tid  # noqa: E402
+from .compiler.builtins import registry as builtin_registry  # noqa: E402
+from .errors import (AdjitError, CompileError, KernelError, KernelNameError,  # noqa: E402
+                     KernelSyntaxError, KernelTypeError, LaunchError)
+from .runtime.array import Array, array, empty, full, ones, ones_like, zeros, zeros_like  # noqa: E402
+from .types import (bool_, float32, float64, int32, int64, mat22, mat22d, mat33, mat33d,  # noqa: E402
+                    mat44, mat44d, matrix, vec2, vec2d, vec2i, vec3, vec3d, vec3i, vec4, vec4d,
+                    vec4i, vector)
+
+
+def register_dialect(context, load: bool = True) -> None:
+    """Registers (and loads) the adjit dialect in a context created before import."""
+    _adjit.register_dialect(context, load)
+
+
+def _export_builtins():
+    for _name, _entry in builtin_registry().items():
+        globals()[_name] = _entry
+
+
+_export_builtins()

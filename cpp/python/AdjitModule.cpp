@@ -37,7 +37,8 @@ struct MemRefDescriptor {
 };
 static_assert(sizeof(MemRefDescriptor) <= sizeof(ArgSlot));
 
-/// Launches a compiled CPU entry over `total` thread indices. Each element of
+/// Launches a compiled CPU entry (in MLIR's packed convention) over `total`
+/// thread indices. Each element of
 /// `args` is either `bytes` (a scalar, vector or matrix value, packed) or a
 /// C-contiguous CPU ndarray (an array argument, components as trailing dims).
 void launchCpu(uintptr_t entry, int64_t total, std::array<int64_t, 4> shape,
@@ -67,8 +68,9 @@ void launchCpu(uintptr_t entry, int64_t total, std::array<int64_t, 4> shape,
     }
   }
   nb::gil_scoped_release release;
-  adjit::runtime::launchCpu(reinterpret_cast<adjit::runtime::CpuEntry>(entry),
-                            pointers.data(), shape.data(), total);
+  adjit::runtime::launchCpuPacked(
+      reinterpret_cast<adjit::runtime::PackedCpuEntry>(entry), pointers.data(),
+      shape.data(), total);
 }
 
 } // namespace

@@ -1,0 +1,196 @@
+"""The kernel author's API: @kernel, @func, tid(), launch() and compile()."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from mlir import ir
+
+from . import _adjit
+from . import types as T
+from .compiler import stages as S
+from .compiler.frontend import ModuleBuilder, SourceInfo, parameter_types
+from .errors import KernelTypeError, LaunchError
+from .runtime.array import Array
+
+
+def tid():
+    """The calling thread's index; ``i, j = tid()`` in a 2-D launch. Kernels only."""
+    raise RuntimeError("adjit.tid() can only be called inside an @adjit.kernel")
+
+
+class Function:
+    """A device function (``@adjit.func``): callable from kernels and other funcs."""
+
+    def __init__(self, pyfunc):
+        self.pyfunc = pyfunc
+        self.__name__ = pyfunc.__name__
+        self.__doc__ = pyfunc.__doc__
+
+    def __call__(self, *args):
+        raise RuntimeError(f"@adjit.func '{self.__name__}' can only be called inside kernels")
+
+
+class CompiledCpuKernel:
+    """A kernel compiled for the CPU: the JIT engine and its entry address."""
+
+    def __init__(self, engine, entry: int, module_text: str):
+        self.engine = engine  # keeps the code alive
+        self.entry = entry
+        self.module_text = module_text
+
+
+class Kernel:
+    """A kernel (``@adjit.kernel``): launched over a 1-4-D grid of threads."""
+
+    def __init__(self, pyfunc):
+        self.pyfunc = pyfunc
+        self.key = pyfunc.__qualname__
+        self.__name__ = pyfunc.__name__
+        self.__doc__ = pyfunc.__doc__
+        self._source = SourceInfo.of(pyfunc)
+        self._cpu: CompiledCpuKernel | None = None
+        self.arg_names = [a.arg for a in self._source.tree.args.args]
+        self._arg_types: list | None = None
+
+    @property
+    def mlir_name(self) -> str:
+        return re.sub(r"\W", "_", self.pyfunc.__name__)
+
+    @property
+    def arg_types(self) -> list:
+        if self._arg_types is None:
+            types = parameter_types(self.pyfunc, self._source, "kernel")
+            for name, t, node in zip(self.arg_names, types, self._source.tree.args.args):
+                if t is None:
+                    raise KernelTypeError(f"kernel parameter '{name}' needs a type annotation",
+                                          self._source.filename, self._source.line_of(node),
+                                          self._source.col_of(node), self._source.source_line(node),
+                                          self._source.qualname)
+            self._arg_types = types
+        return self._arg_types
+
+    def build_module(self, context: ir.Context) -> ir.Module:
+        """The kernel (and the device functions it calls) in the adjit dialect."""
+        mb = ModuleBuilder(context)
+        mb.add_kernel(self.pyfunc, self.arg_types, self.mlir_name)
+        return mb.module
+
+    def compile_cpu(self) -> CompiledCpuKernel:
+        if self._cpu is None:
+            from mlir.execution_engine import ExecutionEngine
+            context = ir.Context()
+            module = self.build_module(context)
+            S.run_stages(module, S.cpu_stages(), self.mlir_name)
+            with context:
+                engine = ExecutionEngine(module, opt_level=3)
+            entry = engine.raw_lookup(f"{self.mlir_name}_cpu_entry")
+            self._cpu = CompiledCpuKernel(engine, entry, "")
+        return self._cpu
+
+    def __call__(self, *args):
+        raise RuntimeError(f"kernel '{self.__name__}' must be launched with adjit.launch()")
+
+
+def kernel(fn=None, **options):
+    """Decorator: a Python function written in the kernel language becomes a Kernel."""
+    if fn is None:
+        return lambda f: Kernel(f)
+    return Kernel(fn)
+
+
+def func(fn):
+    """Decorator: a device function callable from kernels."""
+    return Function(fn)
+
+
+def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80") -> str:
+    """Compiles a kernel and returns its final IR as text.
+
+    ``target="cuda"`` returns the PTX for ``arch``; ``target="cpu"`` returns
+    the LLVM dialect module that is JIT-compiled for this machine.
+    """
+    context = ir.Context()
+    module = k.build_module(context)
+    if target == "cuda":
+        S.run_stages(module, S.cuda_stages(arch), k.mlir_name)
+        return _ptx_of(module)
+    if target == "cpu":
+        S.run_stages(module, S.cpu_stages(), k.mlir_name)
+        return str(module)
+    raise ValueError(f"unknown target '{target}' (expected 'cpu' or 'cuda')")
+
+
+def _ptx_of(module: ir.Module) -> str:
+    for op in module.body.operations:
+        if op.operation.name == "gpu.binary":
+            objects = op.attributes["objects"]
+            text = str(objects[0])
+            m = re.search(r'assembly = "(.*)"', text, re.S)
+            if m is None:
+                break
+            return _unescape_mlir_string(m.group(1))
+    raise RuntimeError("the CUDA pipeline produced no PTX")
+
+
+def _unescape_mlir_string(s: str) -> str:
+    # MLIR escapes non-printable bytes as \XX (two hex digits) and \" \\.
+    return re.sub(r"\\([0-9A-Fa-f]{2}|\\|\")",
+                  lambda m: m.group(1) if m.group(1) in ('\\', '"') else chr(int(m.group(1), 16)), s)
+
+
+def _launch_shape(dim) -> tuple[int, tuple[int, int, int, int]]:
+    dims = (dim,) if np.ndim(dim) == 0 else tuple(dim)
+    if not 1 <= len(dims) <= 4:
+        raise LaunchError(f"launch dim must have 1 to 4 extents, got {dim!r}")
+    dims = tuple(int(d) for d in dims)
+    if any(d < 0 for d in dims):
+        raise LaunchError(f"launch dim must be non-negative, got {dim!r}")
+    total = int(np.prod(dims))
+    return total, dims + (1,) * (4 - len(dims))
+
+
+def _pack_argument(k: Kernel, name: str, t, value):
+    if isinstance(t, T.ArrayType):
+        if not isinstance(value, Array):
+            raise LaunchError(f"kernel '{k.__name__}' argument '{name}' must be an adjit array of "
+                              f"{t.dtype}, got {type(value).__name__}")
+        if value.dtype != t.dtype:
+            raise LaunchError(f"kernel '{k.__name__}' argument '{name}' must be an array of {t.dtype}, "
+                              f"got an array of {value.dtype}")
+        if value.ndim != t.ndim:
+            raise LaunchError(f"kernel '{k.__name__}' argument '{name}' must be a {t.ndim}-d array, "
+                              f"got {value.ndim}-d")
+        return value.numpy()
+    scalar = t if isinstance(t, T.ScalarType) else t.dtype
+    shape = () if isinstance(t, T.ScalarType) else t.shape
+    try:
+        packed = np.asarray(value, dtype=scalar.np_dtype)
+    except (TypeError, ValueError):
+        raise LaunchError(f"kernel '{k.__name__}' argument '{name}' must be {t}, got {value!r}") from None
+    if packed.shape != shape:
+        raise LaunchError(f"kernel '{k.__name__}' argument '{name}' must be {t}, got a value of shape "
+                          f"{packed.shape}")
+    if isinstance(t, T.ScalarType) and t.is_int and not float(value).is_integer():
+        raise LaunchError(f"kernel '{k.__name__}' argument '{name}' must be {t}, got {value!r}")
+    return packed.tobytes()
+
+
+def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
+    """Runs kernel ``k`` once per index of ``dim`` (an int or a 1-4-tuple)."""
+    if not isinstance(k, Kernel):
+        raise LaunchError(f"launch() needs an @adjit.kernel, got {k!r}")
+    if device != "cpu":
+        raise LaunchError(f"device '{device}' is not supported for launches yet (only 'cpu')")
+    args = list(inputs) + list(outputs)
+    if len(args) != len(k.arg_names):
+        raise LaunchError(f"kernel '{k.__name__}' takes {len(k.arg_names)} arguments "
+                          f"({', '.join(k.arg_names)}), got {len(args)}")
+    total, shape = _launch_shape(dim)
+    packed = [_pack_argument(k, n, t, v) for n, t, v in zip(k.arg_names, k.arg_types, args)]
+    compiled = k.compile_cpu()
+    _adjit.launch_cpu(compiled.entry, total, shape, packed)
+
+
+def synchronize() -> None:
+    """Waits for outstanding work (CPU launches are synchronous)."""

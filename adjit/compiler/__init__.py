@@ -1,0 +1,1 @@
+"""The compiler: Python AST -> adjit dialect -> stages -> native code or PTX."""

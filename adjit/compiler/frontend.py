@@ -1,0 +1,1088 @@
+"""Python AST -> adjit dialect.
+
+Python locals become SSA values (``b = a`` is a rename) and every component
+write on a local vector/matrix is a functional ``adjit.insert``, so aliases
+keep their values. Control flow becomes ``scf`` ops whose results carry the
+locals assigned inside them. Everything is type-checked here, before any IR
+is built, and every op carries the Python file:line:col as its location.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+import types as pytypes
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, func, scf, vector as vector_d
+
+from .. import types as T
+from ..dialects import adjit as adjit_d
+from ..errors import KernelError, KernelNameError, KernelSyntaxError, KernelTypeError
+from . import builtins as B
+from .values import Val, constant, from_index, literal, splat, to_index
+
+
+@dataclass
+class SourceInfo:
+    """Where a Python function's source lives, for locations and errors."""
+
+    filename: str
+    first_line: int
+    lines: list[str]
+    tree: ast.FunctionDef
+    qualname: str
+
+    @classmethod
+    def of(cls, pyfunc) -> "SourceInfo":
+        try:
+            lines, first_line = inspect.getsourcelines(pyfunc)
+        except (OSError, TypeError) as e:
+            raise KernelError(f"cannot read the source of {pyfunc.__qualname__}: {e}") from None
+        filename = inspect.getsourcefile(pyfunc) or "<unknown>"
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+        fn = tree.body[0]
+        if not isinstance(fn, ast.FunctionDef):
+            raise KernelError(f"{pyfunc.__qualname__} is not a plain function definition")
+        return cls(filename, first_line, lines, fn, pyfunc.__qualname__)
+
+    def line_of(self, node) -> int:
+        return self.first_line + getattr(node, "lineno", 1) - 1
+
+    def col_of(self, node) -> int:
+        # Dedenting removed the common indent; add it back for the true column.
+        indent = len(self.lines[0]) - len(self.lines[0].lstrip())
+        return getattr(node, "col_offset", 0) + indent
+
+    def source_line(self, node) -> str:
+        idx = getattr(node, "lineno", 1) - 1
+        return self.lines[idx] if 0 <= idx < len(self.lines) else ""
+
+
+class _ArrayShape:
+    """``x.shape`` inside a kernel: only indexable by a constant."""
+
+    def __init__(self, array: Val):
+        self.array = array
+
+
+class ModuleBuilder:
+    """Builds one MLIR module: a kernel and the device functions it calls."""
+
+    def __init__(self, context: ir.Context):
+        self.context = context
+        self.module = ir.Module.create(loc=ir.Location.unknown(context))
+        self.functions: dict[tuple, tuple[str, list[T.Type]]] = {}
+        self.used_functions: list = []
+
+    def add_kernel(self, pyfunc, arg_types: list[T.Type], name: str) -> None:
+        source = SourceInfo.of(pyfunc)
+        FunctionBuilder(self, pyfunc, source, arg_types, name, is_kernel=True).build()
+
+    def device_function(self, fn, arg_types: list[T.Type], node, caller) -> tuple[str, list[T.Type]]:
+        """Emits (once per argument types) the func.func for device function ``fn``."""
+        key = (fn.pyfunc, tuple(arg_types))
+        if key not in self.functions:
+            source = SourceInfo.of(fn.pyfunc)
+            name = f"{fn.pyfunc.__name__}_{len(self.functions)}"
+            self.used_functions.append(fn)
+            builder = FunctionBuilder(self, fn.pyfunc, source, arg_types, name, is_kernel=False)
+            self.functions[key] = (name, builder.build())
+        return self.functions[key]
+
+
+def parameter_types(pyfunc, source: SourceInfo, what: str) -> list[T.Type | None]:
+    """The annotated types of ``pyfunc``'s parameters (None where unannotated)."""
+    result = []
+    hints = getattr(pyfunc, "__annotations__", {})
+    for arg in source.tree.args.args:
+        ann = hints.get(arg.arg)
+        if ann is None:
+            result.append(None)
+            continue
+        if isinstance(ann, str):
+            try:
+                ann = eval(ann, pyfunc.__globals__)
+            except Exception:
+                raise KernelTypeError(f"cannot resolve the annotation '{ann}' of '{arg.arg}'",
+                                      source.filename, source.line_of(arg), source.col_of(arg),
+                                      source.source_line(arg), source.qualname) from None
+        try:
+            result.append(ann if isinstance(ann, T.ArrayType) else T.value_type_of(ann))
+        except TypeError:
+            raise KernelTypeError(f"the annotation {ann!r} of {what} parameter '{arg.arg}' is not a "
+                                  "kernel type", source.filename, source.line_of(arg),
+                                  source.col_of(arg), source.source_line(arg), source.qualname) from None
+    return result
+
+
+def _assigned_names(stmts) -> set[str]:
+    """Local names a statement list may (re)bind, including `v.x = ...` on locals."""
+    names: set[str] = set()
+
+    def target_root(t):
+        while isinstance(t, (ast.Attribute, ast.Subscript)):
+            t = t.value
+        return t
+
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    for leaf in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                        root = target_root(leaf)
+                        if isinstance(root, ast.Name):
+                            names.add(root.id)
+            elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+                names.add(node.target.id)
+    return names
+
+
+def _always_returns(stmts) -> bool:
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    if isinstance(last, ast.If):
+        return _always_returns(last.body) and _always_returns(last.orelse)
+    return False
+
+
+def normalize_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """Rewrites early returns in branches into structured if/else.
+
+    ``if c: ...; return a`` followed by ``rest`` becomes
+    ``if c: ...; return a  else: rest``, recursively, so every return ends
+    up in tail position and maps onto scf.if results.
+    """
+    out: list[ast.stmt] = []
+    for i, stmt in enumerate(stmts):
+        if isinstance(stmt, ast.If):
+            body = normalize_returns(stmt.body)
+            orelse = normalize_returns(stmt.orelse)
+            rest = stmts[i + 1:]
+            if rest and (_always_returns(body) or _always_returns(orelse)):
+                if _always_returns(body) and _always_returns(orelse):
+                    out.append(ast.If(stmt.test, body, orelse, lineno=stmt.lineno,
+                                      col_offset=stmt.col_offset))
+                    return out  # the rest is unreachable
+                if _always_returns(body):
+                    orelse = normalize_returns(orelse + rest)
+                else:
+                    body = normalize_returns(body + rest)
+                out.append(ast.If(stmt.test, body, orelse, lineno=stmt.lineno, col_offset=stmt.col_offset))
+                return out
+            out.append(ast.If(stmt.test, body, orelse, lineno=stmt.lineno, col_offset=stmt.col_offset))
+        else:
+            out.append(stmt)
+    return out
+
+
+_CMP_F = {ast.Lt: "olt", ast.LtE: "ole", ast.Gt: "ogt", ast.GtE: "oge", ast.Eq: "oeq", ast.NotEq: "une"}
+_CMP_I = {ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt", ast.GtE: "sge", ast.Eq: "eq", ast.NotEq: "ne"}
+_CMPF_PRED = {"oeq": 1, "ogt": 2, "oge": 3, "olt": 4, "ole": 5, "une": 14}
+_CMPI_PRED = {"eq": 0, "ne": 1, "slt": 2, "sle": 3, "sgt": 4, "sge": 5}
+
+
+class FunctionBuilder:
+    """Builds one func.func (a kernel or a device function) from Python."""
+
+    def __init__(self, module: ModuleBuilder, pyfunc, source: SourceInfo, arg_types, name, is_kernel):
+        self.mb = module
+        self.pyfunc = pyfunc
+        self.src = source
+        self.arg_types = list(arg_types)
+        self.name = name
+        self.is_kernel = is_kernel
+        self.env: dict[str, Val] = {}
+        self.node: ast.AST = source.tree
+        self.return_types: list[T.Type] | None = None
+
+    # --- diagnostics and locations -----------------------------------------
+
+    def error(self, msg: str, node=None, cls=KernelTypeError):
+        node = node or self.node
+        return cls(msg, self.src.filename, self.src.line_of(node), self.src.col_of(node),
+                   self.src.source_line(node), self.src.qualname)
+
+    def loc(self, node) -> ir.Location:
+        return ir.Location.file(self.src.filename, self.src.line_of(node), self.src.col_of(node) + 1)
+
+    # --- entry ---------------------------------------------------------------
+
+    def build(self) -> list[T.Type]:
+        tree = self.src.tree
+        params = [a.arg for a in tree.args.args]
+        if tree.args.vararg or tree.args.kwarg or tree.args.kwonlyargs or tree.args.defaults:
+            raise self.error("kernel and device function parameters must be plain positional names",
+                             tree, KernelSyntaxError)
+        if len(params) != len(self.arg_types):
+            raise self.error(f"expects {len(params)} arguments, got {len(self.arg_types)}", tree)
+        with self.mb.context, self.loc(tree):
+            body = normalize_returns(tree.body)
+            if self.is_kernel:
+                return self._build_kernel(params, body)
+            return self._build_device_function(params, body)
+
+    def _build_kernel(self, params, body):
+        fn_type = ir.FunctionType.get([t.mlir() for t in self.arg_types], [])
+        with ir.InsertionPoint(self.mb.module.body):
+            fn = func.FuncOp(self.name, fn_type)
+        fn.attributes["adjit.kernel"] = ir.UnitAttr.get()
+        block = fn.add_entry_block()
+        for name, t, arg in zip(params, self.arg_types, block.arguments):
+            self.env[name] = Val(t, arg)
+        with ir.InsertionPoint(block):
+            returned = self.visit_block(body)
+            if returned:
+                raise self.error("a kernel cannot return a value", self.node, KernelSyntaxError)
+            func.ReturnOp([])
+        return []
+
+    def _build_device_function(self, params, body):
+        if not _always_returns(body) and any(isinstance(n, ast.Return) and n.value is not None
+                                             for s in body for n in ast.walk(s)):
+            raise self.error("a device function that returns a value must return it on every path "
+                             "(returns inside loops are not supported)", self.src.tree, KernelSyntaxError)
+        # Build into a function of placeholder result type, then fix the type
+        # once the returns are known.
+        fn_type = ir.FunctionType.get([t.mlir() for t in self.arg_types], [])
+        with ir.InsertionPoint(self.mb.module.body):
+            fn = func.FuncOp(self.name, fn_type)
+        fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        block = fn.add_entry_block()
+        for name, t, arg in zip(params, self.arg_types, block.arguments):
+            self.env[name] = Val(t, arg)
+        with ir.InsertionPoint(block):
+            returned = self.visit_block(body) or []
+            self.return_types = [v.type for v in returned]
+            func.ReturnOp([self.materialize(v, v.type) for v in returned])
+        fn.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get([t.mlir() for t in self.arg_types], [t.mlir() for t in self.return_types]))
+        return self.return_types
+
+    # --- statements ------------------------------------------------------------
+
+    def visit_block(self, stmts) -> list[Val] | None:
+        """Emits statements; returns the returned values if the block returns."""
+        for stmt in stmts:
+            self.node = stmt
+            with self.loc(stmt):
+                if isinstance(stmt, ast.Return):
+                    if stmt.value is None:
+                        return []
+                    value = self.expr(stmt.value)
+                    items = value if isinstance(value, tuple) else (value,)
+                    return [self.concrete(v) for v in items]
+                if isinstance(stmt, ast.If):
+                    returned = self.stmt_if(stmt)
+                    if returned is not None:
+                        return returned
+                    continue
+                method = getattr(self, "stmt_" + type(stmt).__name__, None)
+                if method is None:
+                    raise self.error(f"'{type(stmt).__name__}' statements are not supported in kernels",
+                                     stmt, KernelSyntaxError)
+                method(stmt)
+        return None
+
+    def stmt_Pass(self, stmt):
+        pass
+
+    def stmt_Expr(self, stmt):
+        if isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+            return  # a docstring
+        self.expr(stmt.value)
+
+    def stmt_Assign(self, stmt):
+        if len(stmt.targets) != 1:
+            raise self.error("chained assignment (a = b = c) is not supported", stmt, KernelSyntaxError)
+        target = stmt.targets[0]
+        # `i, j = tid()` asks for as many coordinates as there are targets.
+        self._tid_count = len(target.elts) if isinstance(target, ast.Tuple) else 1
+        try:
+            value = self.expr(stmt.value)
+        finally:
+            self._tid_count = 1
+        self.assign(target, value)
+
+    def stmt_AnnAssign(self, stmt):
+        if stmt.value is None:
+            raise self.error("a declaration needs a value", stmt, KernelSyntaxError)
+        value = self.expr(stmt.value)
+        ann = self.resolve_static(stmt.annotation)
+        try:
+            want = T.value_type_of(ann)
+        except TypeError:
+            raise self.error(f"{ann!r} is not a kernel value type", stmt.annotation) from None
+        self.assign(stmt.target, self.coerce(value, want, stmt.value))
+
+    def stmt_AugAssign(self, stmt):
+        target = stmt.target
+        if isinstance(stmt.op, (ast.Add, ast.Sub)):
+            array_target = self.array_element_target(target)
+            if array_target is not None:
+                # a[i] += v on an array is an atomic add, as in Warp.
+                array, indices, position, elem_t = array_target
+                value = self.coerce(self.expr(stmt.value), elem_t, stmt.value)
+                v = self.materialize(value, elem_t)
+                if isinstance(stmt.op, ast.Sub):
+                    v = self.negate(Val(elem_t, v)).value
+                adjit_d.AtomicAddOp(elem_t.mlir(), v, array.value, indices,
+                                    position=ir.DenseI64ArrayAttr.get(position) if position else None)
+                return
+        current = self.expr(target)
+        value = self.binop(stmt.op, current, self.expr(stmt.value), stmt)
+        self.assign(target, value)
+
+    def stmt_If(self, stmt):
+        cond = self.condition(stmt.test)
+        assigned = sorted(_assigned_names(stmt.body) | _assigned_names(stmt.orelse))
+        before = dict(self.env)
+
+        def run(branch_stmts, block):
+            self.env = dict(before)
+            with ir.InsertionPoint(block):
+                returned = self.visit_block(branch_stmts)
+            return returned, self.env
+
+        # Emit both branches into a result-less scf.if first; once the merged
+        # locals (and their types) are known, move them into the final op.
+        probe = scf.IfOp(cond, [], has_else=True)
+        then_ret, then_env = run(stmt.body, probe.then_block)
+        else_ret, else_env = run(stmt.orelse, probe.else_block)
+        if (then_ret is None) != (else_ret is None):
+            raise self.error("internal: unnormalized early return", stmt, KernelSyntaxError)
+
+        if then_ret is not None:
+            if len(then_ret) != len(else_ret) or any(
+                    a.type != b.type for a, b in zip(then_ret, else_ret)):
+                raise self.error("the branches return values of different types: "
+                                 f"{[v.type for v in then_ret]} vs {[v.type for v in else_ret]}", stmt)
+            then_vals = [v.value for v in then_ret]
+            else_vals = [v.value for v in else_ret]
+            result_types = [v.type for v in then_ret]
+            merged = []
+        else:
+            merged = []
+            for name in assigned:
+                t, e = then_env.get(name), else_env.get(name)
+                if t is None or e is None or not isinstance(t, Val) or not isinstance(e, Val):
+                    continue  # defined on one path only: not visible after the if
+                if t.type != e.type:
+                    raise self.error(f"'{name}' is {t.type} in one branch and {e.type} in the other", stmt)
+                if t is e:
+                    continue
+                merged.append(name)
+            then_vals, else_vals = [], []
+            result_types = []
+            for name in merged:
+                tv, ev = then_env[name], else_env[name]
+                with ir.InsertionPoint(probe.then_block):
+                    then_vals.append(self.materialize(tv, tv.type))
+                with ir.InsertionPoint(probe.else_block):
+                    else_vals.append(self.materialize(ev, ev.type))
+                result_types.append(tv.type)
+
+        final = scf.IfOp(cond, [t.mlir() for t in result_types], has_else=True)
+        for src, dst, vals in ((probe.then_block, final.then_block, then_vals),
+                               (probe.else_block, final.else_block, else_vals)):
+            for op in list(src.operations):
+                dst.append(op.operation)
+            with ir.InsertionPoint(dst):
+                scf.YieldOp(vals)
+        probe.operation.erase()
+
+        self.env = dict(before)
+        if then_ret is not None:
+            return [Val(t, r) for t, r in zip(result_types, final.results)]
+        for name, t, r in zip(merged, result_types, final.results):
+            self.env[name] = Val(t, r)
+        return None
+
+    def stmt_For(self, stmt):
+        if stmt.orelse:
+            raise self.error("for/else is not supported", stmt, KernelSyntaxError)
+        if not isinstance(stmt.target, ast.Name):
+            raise self.error("the loop variable must be a plain name", stmt.target, KernelSyntaxError)
+        it = stmt.iter
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+                and not it.keywords and 1 <= len(it.args) <= 3):
+            raise self.error("only 'for i in range(...)' loops are supported", it, KernelSyntaxError)
+        self.reject_break_continue(stmt.body)
+        bounds = [self.coerce(self.expr(a), T.int32, a) for a in it.args]
+        if len(bounds) == 1:
+            bounds = [literal(0)] + bounds
+        start, stop = bounds[0], bounds[1]
+        step = bounds[2] if len(bounds) == 3 else literal(1)
+        if step.is_literal and step.literal == 0:
+            raise self.error("range() step must not be zero", it)
+        i32 = T.int32
+        carried = [n for n in sorted(_assigned_names(stmt.body)) if n in self.env and n != stmt.target.id]
+        inits = [self.concrete(self.env[n]) for n in carried]
+
+        if step.is_literal and step.literal > 0:
+            lb = to_index(self.materialize(start, i32))
+            ub = to_index(self.materialize(stop, i32))
+            st = arith.ConstantOp(ir.IndexType.get(), step.literal).result
+            loop = scf.ForOp(lb, ub, st, [v.value for v in inits])
+            with ir.InsertionPoint(loop.body):
+                induction = from_index(loop.induction_variable)
+        else:
+            # Any step: iterate k over the trip count, i = start + k*step.
+            s, e, d = (self.materialize(v, i32) for v in (start, stop, step))
+            zero = constant(i32, 0)
+            one = constant(i32, 1)
+            pos = arith.CmpIOp(arith.CmpIPredicate.sgt, d, zero).result
+            span = arith.SelectOp(pos, arith.SubIOp(e, s).result, arith.SubIOp(s, e).result).result
+            mag = arith.SelectOp(pos, d, arith.SubIOp(zero, d).result).result
+            trips = arith.CeilDivSIOp(span, mag).result
+            trips = arith.MaxSIOp(trips, zero).result
+            del one
+            loop = scf.ForOp(arith.ConstantOp(ir.IndexType.get(), 0).result, to_index(trips),
+                             arith.ConstantOp(ir.IndexType.get(), 1).result, [v.value for v in inits])
+            with ir.InsertionPoint(loop.body):
+                k = from_index(loop.induction_variable)
+                induction = arith.AddIOp(s, arith.MulIOp(k, d).result).result
+
+        before = dict(self.env)
+        for name, arg, v in zip(carried, loop.inner_iter_args, inits):
+            self.env[name] = Val(v.type, arg)
+        self.env[stmt.target.id] = Val(i32, induction)
+        with ir.InsertionPoint(loop.body):
+            if self.visit_block(stmt.body) is not None:
+                raise self.error("return inside a loop is not supported", stmt, KernelSyntaxError)
+            outs = []
+            for name, v in zip(carried, inits):
+                now = self.env[name]
+                if now.type != v.type:
+                    raise self.error(f"'{name}' changes type in the loop, from {v.type} to {now.type}", stmt)
+                outs.append(self.materialize(now, v.type))
+            scf.YieldOp(outs)
+        self.env = before
+        for name, v, r in zip(carried, inits, loop.results):
+            self.env[name] = Val(v.type, r)
+
+    def stmt_While(self, stmt):
+        if stmt.orelse:
+            raise self.error("while/else is not supported", stmt, KernelSyntaxError)
+        self.reject_break_continue(stmt.body)
+        carried = [n for n in sorted(_assigned_names(stmt.body)) if n in self.env]
+        inits = [self.concrete(self.env[n]) for n in carried]
+        types = [v.type for v in inits]
+        loop = scf.WhileOp([t.mlir() for t in types], [v.value for v in inits])
+        before_block = loop.before.blocks.append(*[t.mlir() for t in types])
+        after_block = loop.after.blocks.append(*[t.mlir() for t in types])
+        outer = dict(self.env)
+        for name, t, arg in zip(carried, types, before_block.arguments):
+            self.env[name] = Val(t, arg)
+        with ir.InsertionPoint(before_block):
+            cond = self.condition(stmt.test)
+            scf.ConditionOp(cond, list(before_block.arguments))
+        self.env = dict(outer)
+        for name, t, arg in zip(carried, types, after_block.arguments):
+            self.env[name] = Val(t, arg)
+        with ir.InsertionPoint(after_block):
+            if self.visit_block(stmt.body) is not None:
+                raise self.error("return inside a loop is not supported", stmt, KernelSyntaxError)
+            outs = []
+            for name, t in zip(carried, types):
+                now = self.env[name]
+                if now.type != t:
+                    raise self.error(f"'{name}' changes type in the loop, from {t} to {now.type}", stmt)
+                outs.append(self.materialize(now, t))
+            scf.YieldOp(outs)
+        self.env = outer
+        for name, t, r in zip(carried, types, loop.results):
+            self.env[name] = Val(t, r)
+
+    def reject_break_continue(self, stmts):
+        for s in stmts:
+            for n in ast.walk(s):
+                if isinstance(n, (ast.Break, ast.Continue)):
+                    raise self.error(f"'{type(n).__name__.lower()}' is not supported yet", n,
+                                     KernelSyntaxError)
+
+    # --- assignment targets --------------------------------------------------
+
+    def assign(self, target, value):
+        if isinstance(target, ast.Tuple):
+            if not isinstance(value, tuple) or len(value) != len(target.elts):
+                raise self.error("cannot unpack: the right-hand side does not have "
+                                 f"{len(target.elts)} values", target)
+            for t, v in zip(target.elts, value):
+                self.assign(t, v)
+            return
+        if isinstance(value, tuple):
+            raise self.error("cannot assign several values to one name", target)
+        if isinstance(target, ast.Name):
+            if not isinstance(value, Val):
+                raise self.error(f"cannot assign {value!r} to a local", target)
+            if target.id in self.env and isinstance(self.env[target.id].type, T.ArrayType):
+                raise self.error(f"cannot rebind the array '{target.id}'", target)
+            self.env[target.id] = value
+            return
+        array_target = self.array_element_target(target)
+        if array_target is not None:
+            array, indices, position, elem_t = array_target
+            v = self.materialize(self.coerce(value, elem_t, target), elem_t)
+            if position:
+                adjit_d.StoreComponentOp(v, array.value, indices, ir.DenseI64ArrayAttr.get(position))
+            else:
+                adjit_d.StoreOp(v, array.value, indices)
+            return
+        if isinstance(target, (ast.Attribute, ast.Subscript)):
+            # A component write on a local value: functional insert + rebind.
+            base = self.expr(target.value)
+            if not isinstance(base, Val) or not isinstance(base.type, (T.VectorType, T.MatrixType)):
+                raise self.error("only vector/matrix locals and array elements can be assigned "
+                                 "components", target)
+            position = self.component_position(base.type, target)
+            comp_t = self.component_type(base.type, position)
+            v = self.materialize(self.coerce(value, comp_t, target), comp_t)
+            new = adjit_d.InsertOp(base.type.mlir(), v, base.value, ir.DenseI64ArrayAttr.get(position)).result
+            self.assign(target.value, Val(base.type, new))
+            return
+        raise self.error("unsupported assignment target", target, KernelSyntaxError)
+
+    def array_element_target(self, target):
+        """For `a[i]`, `a[i].x`, `a[i][k]`: (array, indices, position, element type), else None."""
+        position: list[int] = []
+        node = target
+        # Peel component accesses off the outside of the target.
+        comps = []
+        while isinstance(node, (ast.Attribute, ast.Subscript)):
+            base = node.value
+            if isinstance(base, ast.Name) and isinstance(self.env.get(base.id), Val) and isinstance(
+                    self.env[base.id].type, T.ArrayType) and isinstance(node, ast.Subscript):
+                array = self.env[base.id]
+                indices = self.array_indices(array, node.slice, node)
+                elem_t = array.type.dtype
+                for comp in reversed(comps):
+                    position += self.component_position(elem_t if not position else
+                                                        self.component_type(array.type.dtype, position), comp)
+                comp_t = self.component_type(array.type.dtype, position)
+                return array, indices, position, comp_t
+            comps.append(node)
+            node = base
+        return None
+
+    # --- expressions -----------------------------------------------------------
+
+    def expr(self, node):
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        if method is None:
+            raise self.error(f"'{type(node).__name__}' expressions are not supported in kernels",
+                             node, KernelSyntaxError)
+        with self.loc(node):
+            return method(node)
+
+    def expr_Constant(self, node):
+        if isinstance(node.value, (bool, int, float)):
+            return literal(node.value)
+        raise self.error(f"constant {node.value!r} is not a kernel value", node, KernelSyntaxError)
+
+    def expr_Name(self, node):
+        if node.id in self.env:
+            return self.env[node.id]
+        return self.static_value(self.resolve_global(node.id, node), node)
+
+    def expr_Tuple(self, node):
+        return tuple(self.expr(e) for e in node.elts)
+
+    def expr_Attribute(self, node):
+        base = self.expr(node.value) if not self.is_static(node.value) else None
+        if base is None:
+            obj = self.resolve_static(node.value)
+            try:
+                attr = getattr(obj, node.attr)
+            except AttributeError:
+                raise self.error(f"'{ast.unparse(node)}' is not defined", node, KernelNameError) from None
+            return self.static_value(attr, node)
+        if isinstance(base, Val) and isinstance(base.type, T.ArrayType):
+            if node.attr == "shape":
+                return _ArrayShape(base)
+            raise self.error(f"arrays have no attribute '{node.attr}' in kernels", node)
+        if isinstance(base, Val) and isinstance(base.type, T.VectorType):
+            position = self.component_position(base.type, node)
+            return self.extract(base, position)
+        raise self.error(f"'{node.attr}' is not an attribute of {self.describe(base)}", node)
+
+    def expr_Subscript(self, node):
+        if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+            shape = self.expr(node.value)
+            if isinstance(shape, _ArrayShape):
+                k = self.static_int(node.slice)
+                if not 0 <= k < shape.array.type.ndim:
+                    raise self.error(f"shape index {k} is out of range for a {shape.array.type.ndim}-d array",
+                                     node)
+                dim = adjit_d.DimOp(ir.IndexType.get(), shape.array.value,
+                                    ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)).result
+                return Val(T.int32, from_index(dim))
+        base = self.expr(node.value)
+        if isinstance(base, Val) and isinstance(base.type, T.ArrayType):
+            indices = self.array_indices(base, node.slice, node)
+            return Val(base.type.dtype, adjit_d.LoadOp(base.type.dtype.mlir(), base.value, indices).result)
+        if isinstance(base, Val) and isinstance(base.type, (T.VectorType, T.MatrixType)):
+            # Array element component read: a[i].x / a[i][k] -> load_component.
+            arr = self.array_element_target(node)
+            if arr is not None:
+                array, indices, position, comp_t = arr
+                return Val(comp_t, adjit_d.LoadComponentOp(comp_t.mlir(), array.value, indices,
+                                                           ir.DenseI64ArrayAttr.get(position)).result)
+            return self.extract(base, self.component_position(base.type, node))
+        raise self.error(f"{self.describe(base)} cannot be indexed", node)
+
+    def expr_BinOp(self, node):
+        return self.binop(node.op, self.expr(node.left), self.expr(node.right), node)
+
+    def expr_UnaryOp(self, node):
+        v = self.expr(node.operand)
+        if isinstance(node.op, ast.USub):
+            if v.is_literal:
+                return Val(v.type, None, -v.literal)
+            return self.negate(v)
+        if isinstance(node.op, ast.UAdd):
+            return v
+        if isinstance(node.op, ast.Not):
+            c = self.to_bool(v, node.operand)
+            return Val(T.bool_, arith.XOrIOp(c, constant(T.bool_, 1)).result)
+        raise self.error("unsupported unary operator", node, KernelSyntaxError)
+
+    def expr_BoolOp(self, node):
+        vals = [self.to_bool(self.expr(v), v) for v in node.values]
+        op = arith.AndIOp if isinstance(node.op, ast.And) else arith.OrIOp
+        acc = vals[0]
+        for v in vals[1:]:
+            acc = op(acc, v).result
+        return Val(T.bool_, acc)
+
+    def expr_Compare(self, node):
+        left = self.expr(node.left)
+        result = None
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.expr(right_node)
+            a, b = self.unify(left, right, node)
+            if not isinstance(a.type, T.ScalarType):
+                raise self.error(f"cannot compare {a.type} values", node)
+            av, bv = self.materialize(a, a.type), self.materialize(b, b.type)
+            kind = type(op)
+            if kind not in _CMP_F:
+                raise self.error("unsupported comparison", node, KernelSyntaxError)
+            if a.type.is_float:
+                c = arith.CmpFOp(_CMPF_PRED[_CMP_F[kind]], av, bv).result
+            else:
+                c = arith.CmpIOp(_CMPI_PRED[_CMP_I[kind]], av, bv).result
+            result = c if result is None else arith.AndIOp(result, c).result
+            left = right
+        return Val(T.bool_, result)
+
+    def expr_IfExp(self, node):
+        cond = self.condition(node.test)
+        a, b = self.unify(self.expr(node.body), self.expr(node.orelse), node)
+        return Val(a.type, arith.SelectOp(cond, self.materialize(a, a.type), self.materialize(b, b.type)).result)
+
+    def expr_Call(self, node):
+        if node.keywords:
+            raise self.error("keyword arguments are not supported in kernel calls", node, KernelSyntaxError)
+        callee = self.resolve_static(node.func) if self.is_static(node.func) else None
+        if callee is None:
+            raise self.error(f"'{ast.unparse(node.func)}' is not callable", node)
+        from .. import api  # the public objects: tid, types, functions
+        if callee is api.tid:
+            if node.args:
+                raise self.error("tid() takes no arguments", node)
+            count = getattr(self, "_tid_count", 1)
+            idx = adjit_d.TidOp([ir.IndexType.get()] * count).results
+            vals = tuple(Val(T.int32, from_index(i)) for i in idx)
+            return vals[0] if count == 1 else vals
+        args = [self.expr(a) for a in node.args]
+        if isinstance(callee, B.Builtin):
+            return self.call_builtin(callee, args, node)
+        if isinstance(callee, (T.ScalarType, T.VectorType, T.MatrixType)) or callee in (float, int, bool):
+            return self.construct(T.value_type_of(callee), args, node)
+        if isinstance(callee, api.Function):
+            return self.call_function(callee, args, node)
+        if isinstance(callee, api.Kernel):
+            raise self.error("kernels cannot be called from kernels; use a @adjit.func", node)
+        raise self.error(f"'{ast.unparse(node.func)}' is not a builtin, type or @adjit.func", node)
+
+    # --- calls -------------------------------------------------------------
+
+    def call_builtin(self, builtin: B.Builtin, args, node):
+        if builtin.unify_literals and args:
+            anchor = next((a for a in args if isinstance(a, Val) and not a.is_literal), None)
+            if anchor is not None:
+                args = [self.coerce(a, anchor.type, node) if isinstance(a, Val) and a.is_literal
+                        and isinstance(anchor.type, T.ScalarType) else a for a in args]
+        for a in args:
+            if not isinstance(a, Val):
+                raise self.error(f"{builtin.name}() got a non-value argument", node)
+        types = [a.type for a in args]
+        try:
+            result = builtin.infer(types)
+        except TypeError as e:
+            raise self.error(str(e), node) from None
+        vals = [self.materialize(a, a.type) for a in args]
+        return Val(result, builtin.emit(vals, types, result))
+
+    def call_function(self, fn, args, node):
+        declared = parameter_types(fn.pyfunc, SourceInfo.of(fn.pyfunc), "device function")
+        if len(declared) != len(args):
+            raise self.error(f"{fn.pyfunc.__name__}() takes {len(declared)} arguments, got {len(args)}", node)
+        arg_types = []
+        for i, (want, a) in enumerate(zip(declared, args)):
+            if not isinstance(a, Val):
+                raise self.error(f"argument {i + 1} of {fn.pyfunc.__name__}() is not a value", node)
+            if want is None:
+                want = a.type
+            if a.is_literal or a.type == want:
+                arg_types.append(want)
+            else:
+                raise self.error(f"argument {i + 1} of {fn.pyfunc.__name__}() must be {want}, got {a.type}",
+                                 node)
+        vals = [self.materialize(self.coerce(a, t, node), t) for a, t in zip(args, arg_types)]
+        # The callee is emitted at module level, outside the current insertion point.
+        name, results = self.mb.device_function(fn, arg_types, node, self)
+        call = adjit_d.CallOp([t.mlir() for t in results], ir.FlatSymbolRefAttr.get(name), vals)
+        outs = tuple(Val(t, r) for t, r in zip(results, call.results))
+        if not outs:
+            return None
+        return outs[0] if len(outs) == 1 else outs
+
+    def construct(self, t, args, node):
+        """Casts (``float(x)``) and vector/matrix constructors (``vec3(a, b, c)``)."""
+        if isinstance(t, T.ScalarType):
+            if len(args) != 1:
+                raise self.error(f"{t}() takes 1 argument", node)
+            return Val(t, self.cast(args[0], t, node))
+        n = t.length if isinstance(t, T.VectorType) else t.rows * t.cols
+        scalar = t.dtype
+        if len(args) == 0:
+            return Val(t, constant(t, 0))
+        if len(args) == 1 and isinstance(args[0], Val) and isinstance(args[0].type, T.ScalarType):
+            if args[0].is_literal:
+                return Val(t, constant(t, args[0].literal))
+            return Val(t, splat(t, self.cast(args[0], scalar, node)))
+        if isinstance(t, T.MatrixType) and len(args) == t.rows and all(
+                isinstance(a, Val) and a.type == t.row_type() for a in args):
+            m = constant(t, 0)
+            for r, a in enumerate(args):
+                m = vector_d.InsertOp(a.value, m, [], [r]).result
+            return Val(t, m)
+        if len(args) != n:
+            raise self.error(f"{t}() takes {n} components, got {len(args)}", node)
+        comps = [self.cast(a, scalar, node) for a in args]
+        if isinstance(t, T.VectorType):
+            return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
+        m = constant(t, 0)
+        for r in range(t.rows):
+            row = vector_d.FromElementsOp(t.row_type().mlir(), comps[r * t.cols:(r + 1) * t.cols]).result
+            m = vector_d.InsertOp(row, m, [], [r]).result
+        return Val(t, m)
+
+    def cast(self, v, t: T.ScalarType, node) -> ir.Value:
+        if not isinstance(v, Val) or not isinstance(v.type, T.ScalarType):
+            raise self.error(f"cannot convert {self.describe(v)} to {t}", node)
+        if v.is_literal:
+            return constant(t, v.literal)
+        s = v.type
+        x = v.value
+        if s == t:
+            return x
+        if s.is_float and t.is_float:
+            return (arith.ExtFOp if t.bits > s.bits else arith.TruncFOp)(t.mlir(), x).result
+        if not s.is_float and t.is_float:
+            if s.is_bool:
+                return arith.UIToFPOp(t.mlir(), x).result
+            return arith.SIToFPOp(t.mlir(), x).result
+        if s.is_float and not t.is_float:
+            if t.is_bool:
+                return arith.CmpFOp(_CMPF_PRED["une"], x, constant(s, 0)).result
+            return arith.FPToSIOp(t.mlir(), x).result
+        if t.is_bool:
+            return arith.CmpIOp(_CMPI_PRED["ne"], x, constant(s, 0)).result
+        if s.is_bool:
+            return arith.ExtUIOp(t.mlir(), x).result
+        return (arith.ExtSIOp if t.bits > s.bits else arith.TruncIOp)(t.mlir(), x).result
+
+    # --- arithmetic ------------------------------------------------------------
+
+    def binop(self, op, a, b, node):
+        if not isinstance(a, Val) or not isinstance(b, Val):
+            raise self.error(f"unsupported operands {self.describe(a)} and {self.describe(b)}", node)
+        if a.is_literal and b.is_literal:
+            return literal(self.fold(op, a.literal, b.literal, node))
+        ta, tb = a.type, b.type
+        scalar_a, scalar_b = isinstance(ta, T.ScalarType), isinstance(tb, T.ScalarType)
+        if isinstance(op, ast.Pow):
+            return self.call_builtin(B.lookup("pow"), [a, b], node) if B.lookup("pow") else self._no_op(op, a, b, node)
+        if scalar_a and scalar_b:
+            a, b = self.unify(a, b, node)
+            return self.scalar_binop(op, a, b, node)
+        if isinstance(op, ast.Mult) and isinstance(ta, T.MatrixType) and not scalar_b:
+            return self.matmul(a, b, node)
+        if isinstance(op, ast.Mult) and isinstance(ta, T.VectorType) and isinstance(tb, T.MatrixType):
+            return self.matmul(a, b, node)
+        if scalar_a != scalar_b:
+            # Broadcasting a scalar over a vector/matrix: s*v, v*s, v/s.
+            vec, s = (b, a) if scalar_a else (a, b)
+            if not isinstance(op, (ast.Mult, ast.Div)) or (scalar_a and isinstance(op, ast.Div)):
+                raise self.error(f"unsupported operand types for {self.op_name(op)}: {ta} and {tb}", node)
+            s = self.coerce(s, vec.type.dtype, node)
+            sv = splat(vec.type, self.materialize(s, vec.type.dtype))
+            lhs, rhs = (sv, vec.value) if scalar_a else (vec.value, sv)
+            return self.elementwise(op, Val(vec.type, lhs), Val(vec.type, rhs), node)
+        if ta != tb:
+            raise self.error(f"unsupported operand types for {self.op_name(op)}: {ta} and {tb}", node)
+        if not isinstance(op, (ast.Add, ast.Sub)):
+            raise self.error(f"{self.op_name(op)} is not defined between two {ta} values "
+                             "(use cw_mul/cw_div for component-wise products)", node)
+        return self.elementwise(op, a, b, node)
+
+    def _no_op(self, op, a, b, node):
+        raise self.error(f"unsupported operator {self.op_name(op)}", node, KernelSyntaxError)
+
+    @staticmethod
+    def op_name(op) -> str:
+        return {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+                ast.Mod: "%", ast.Pow: "**"}.get(type(op), type(op).__name__)
+
+    def fold(self, op, x, y, node):
+        try:
+            return {ast.Add: lambda: x + y, ast.Sub: lambda: x - y, ast.Mult: lambda: x * y,
+                    ast.Div: lambda: x / y, ast.FloorDiv: lambda: x // y, ast.Mod: lambda: x % y,
+                    ast.Pow: lambda: x ** y}[type(op)]()
+        except KeyError:
+            raise self.error(f"unsupported operator {self.op_name(op)}", node, KernelSyntaxError) from None
+        except ZeroDivisionError:
+            raise self.error("division by zero in a constant expression", node) from None
+
+    def scalar_binop(self, op, a, b, node):
+        t = a.type
+        if t.is_bool:
+            raise self.error(f"arithmetic on bool values is not supported ({self.op_name(op)})", node)
+        x, y = self.materialize(a, t), self.materialize(b, t)
+        return Val(t, self._arith(op, t, x, y, node))
+
+    def elementwise(self, op, a, b, node):
+        t = a.type
+        return Val(t, self._arith(op, t.dtype, a.value, b.value, node))
+
+    def _arith(self, op, scalar: T.ScalarType, x, y, node):
+        f = scalar.is_float
+        table = {
+            ast.Add: arith.AddFOp if f else arith.AddIOp,
+            ast.Sub: arith.SubFOp if f else arith.SubIOp,
+            ast.Mult: arith.MulFOp if f else arith.MulIOp,
+            ast.Div: arith.DivFOp if f else arith.DivSIOp,
+            ast.Mod: arith.RemFOp if f else arith.RemSIOp,
+        }
+        if isinstance(op, ast.FloorDiv):
+            if f:
+                from mlir.dialects import math
+                return math.FloorOp(arith.DivFOp(x, y).result).result
+            return arith.FloorDivSIOp(x, y).result
+        cls = table.get(type(op))
+        if cls is None:
+            raise self.error(f"unsupported operator {self.op_name(op)}", node, KernelSyntaxError)
+        return cls(x, y).result
+
+    def matmul(self, a, b, node):
+        ta, tb = a.type, b.type
+        if ta.dtype != tb.dtype:
+            raise self.error(f"cannot multiply {ta} by {tb}", node)
+        scalar = ta.dtype
+        if isinstance(ta, T.MatrixType) and isinstance(tb, T.VectorType):
+            if ta.cols != tb.length:
+                raise self.error(f"cannot multiply {ta} by {tb}: shapes do not match", node)
+            comps = [B.emit_dot(vector_d.ExtractOp(a.value, [], [r]).result, b.value, scalar)
+                     for r in range(ta.rows)]
+            t = T.vector(ta.rows, scalar)
+            return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
+        if isinstance(ta, T.VectorType) and isinstance(tb, T.MatrixType):
+            if ta.length != tb.rows:
+                raise self.error(f"cannot multiply {ta} by {tb}: shapes do not match", node)
+            tt = self.transpose(b)
+            return self.matmul(tt, a, node)
+        if isinstance(ta, T.MatrixType) and isinstance(tb, T.MatrixType):
+            if ta.cols != tb.rows:
+                raise self.error(f"cannot multiply {ta} by {tb}: shapes do not match", node)
+            bt = self.transpose(b)
+            t = T.matrix((ta.rows, tb.cols), scalar)
+            m = constant(t, 0)
+            for r in range(ta.rows):
+                row_a = vector_d.ExtractOp(a.value, [], [r]).result
+                comps = [B.emit_dot(row_a, vector_d.ExtractOp(bt.value, [], [c]).result, scalar)
+                         for c in range(tb.cols)]
+                row = vector_d.FromElementsOp(T.vector(tb.cols, scalar).mlir(), comps).result
+                m = vector_d.InsertOp(row, m, [], [r]).result
+            return Val(t, m)
+        raise self.error(f"cannot multiply {ta} by {tb}", node)
+
+    def transpose(self, m: Val) -> Val:
+        t = T.matrix((m.type.cols, m.type.rows), m.type.dtype)
+        return Val(t, vector_d.TransposeOp(t.mlir(), m.value, [1, 0]).result)
+
+    def negate(self, v: Val) -> Val:
+        t = v.type
+        scalar = t if isinstance(t, T.ScalarType) else t.dtype
+        if scalar.is_bool:
+            raise self.error("cannot negate a bool", self.node)
+        if scalar.is_float:
+            return Val(t, arith.NegFOp(v.value).result)
+        return Val(t, arith.SubIOp(constant(t, 0), v.value).result)
+
+    # --- components ----------------------------------------------------------
+
+    def component_position(self, t, node) -> list[int]:
+        """The static component position addressed by `v.x`, `v[i]`, `m[i, j]`, `m[i]`."""
+        if isinstance(node, ast.Attribute):
+            if not isinstance(t, T.VectorType) or node.attr not in T.VectorType.COMPONENTS[:t.length]:
+                raise self.error(f"{t} has no component '{node.attr}'", node)
+            return [T.VectorType.COMPONENTS.index(node.attr)]
+        sl = node.slice
+        items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        position = [self.static_int(i) for i in items]
+        shape = t.shape if isinstance(t, (T.VectorType, T.MatrixType)) else ()
+        if len(position) > len(shape) or any(not 0 <= p < n for p, n in zip(position, shape)):
+            raise self.error(f"index {position} is out of range for {t}", node)
+        return position
+
+    def component_type(self, t, position):
+        if not position:
+            return t
+        if isinstance(t, T.VectorType):
+            return t.dtype
+        return t.dtype if len(position) == 2 else t.row_type()
+
+    def extract(self, v: Val, position) -> Val:
+        ct = self.component_type(v.type, position)
+        return Val(ct, adjit_d.ExtractOp(ct.mlir(), v.value, ir.DenseI64ArrayAttr.get(position)).result)
+
+    def array_indices(self, array: Val, sl, node) -> list[ir.Value]:
+        items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        if len(items) != array.type.ndim:
+            raise self.error(f"a {array.type.ndim}-d array needs {array.type.ndim} indices, got {len(items)}",
+                             node)
+        out = []
+        for item in items:
+            v = self.expr(item)
+            if not isinstance(v, Val) or not isinstance(v.type, T.ScalarType) or not v.type.is_int:
+                raise self.error(f"array indices must be integers, got {self.describe(v)}", item)
+            out.append(to_index(self.materialize(v, v.type)))
+        return out
+
+    # --- types and values ----------------------------------------------------
+
+    def describe(self, v) -> str:
+        if isinstance(v, Val):
+            return f"a {v.type} value"
+        if isinstance(v, tuple):
+            return f"a tuple of {len(v)} values"
+        return repr(v)
+
+    def unify(self, a: Val, b: Val, node):
+        """Gives two operands one type: a literal adopts the other's type."""
+        if not isinstance(a, Val) or not isinstance(b, Val):
+            raise self.error(f"unsupported operands {self.describe(a)} and {self.describe(b)}", node)
+        if a.is_literal and not b.is_literal:
+            return self.coerce(a, b.type, node), b
+        if b.is_literal and not a.is_literal:
+            return a, self.coerce(b, a.type, node)
+        if a.is_literal and b.is_literal:
+            if a.type.is_float or b.type.is_float:
+                return self.coerce(a, T.float32, node), self.coerce(b, T.float32, node)
+            return a, b
+        if a.type != b.type:
+            raise self.error(f"operands have different types: {a.type} and {b.type} "
+                             "(convert one explicitly, e.g. float(i))", node)
+        return a, b
+
+    def coerce(self, v, t, node) -> Val:
+        """``v`` as type ``t``: literals convert (int -> float too), values must match."""
+        if not isinstance(v, Val):
+            raise self.error(f"expected a {t} value, got {self.describe(v)}", node)
+        if v.type == t and not v.is_literal:
+            return v
+        if v.is_literal and isinstance(t, T.ScalarType):
+            if isinstance(v.literal, float) and not t.is_float:
+                raise self.error(f"cannot use the float literal {v.literal} as {t}", node)
+            return Val(t, None, v.literal)
+        if v.is_literal and isinstance(t, (T.VectorType, T.MatrixType)):
+            raise self.error(f"expected a {t} value, got the literal {v.literal}", node)
+        if v.type != t:
+            raise self.error(f"expected a {t} value, got {v.type}", node)
+        return v
+
+    def materialize(self, v: Val, t) -> ir.Value:
+        """The SSA value of ``v`` (literals become constants of type ``t``)."""
+        if v.is_literal:
+            return constant(t, v.literal)
+        return v.value
+
+    def concrete(self, v) -> Val:
+        if not isinstance(v, Val):
+            raise self.error(f"{self.describe(v)} cannot be stored in a local", self.node)
+        if v.is_literal:
+            return Val(v.type, constant(v.type, v.literal))
+        return v
+
+    def condition(self, test) -> ir.Value:
+        return self.to_bool(self.expr(test), test)
+
+    def to_bool(self, v, node) -> ir.Value:
+        if not isinstance(v, Val) or not isinstance(v.type, T.ScalarType):
+            raise self.error(f"a condition must be a scalar, got {self.describe(v)}", node)
+        return self.cast(v, T.bool_, node)
+
+    def static_int(self, node) -> int:
+        v = self.expr(node)
+        if isinstance(v, Val) and v.is_literal and isinstance(v.literal, int) and not isinstance(v.literal, bool):
+            return v.literal
+        raise self.error("this index must be a constant integer", node)
+
+    # --- names ------------------------------------------------------------------
+
+    def is_static(self, node) -> bool:
+        """Whether ``node`` names something outside the kernel (module, builtin, type)."""
+        if isinstance(node, ast.Name):
+            return node.id not in self.env
+        if isinstance(node, ast.Attribute):
+            return self.is_static(node.value)
+        return False
+
+    def resolve_static(self, node):
+        if isinstance(node, ast.Name):
+            return self.resolve_global(node.id, node)
+        if isinstance(node, ast.Attribute):
+            base = self.resolve_static(node.value)
+            try:
+                return getattr(base, node.attr)
+            except AttributeError:
+                raise self.error(f"'{ast.unparse(node)}' is not defined", node, KernelNameError) from None
+        raise self.error(f"'{ast.unparse(node)}' must be a name", node, KernelSyntaxError)
+
+    def resolve_global(self, name, node):
+        closure = inspect.getclosurevars(self.pyfunc)
+        for scope in (closure.nonlocals, self.pyfunc.__globals__):
+            if name in scope:
+                return scope[name]
+        if name == "range":
+            raise self.error("range() can only be used in a for loop", node, KernelSyntaxError)
+        builtin_scope = {"float": float, "int": int, "bool": bool}
+        if name in builtin_scope:
+            return builtin_scope[name]
+        b = B.lookup(name)
+        if b is not None and name in ("abs", "min", "max"):
+            return b
+        raise self.error(f"name '{name}' is not defined", node, KernelNameError)
+
+    def static_value(self, obj, node):
+        """A module-level object used as a value: numbers become literals."""
+        if isinstance(obj, (bool, int, float)):
+            return literal(obj)
+        return obj

@@ -1,0 +1,73 @@
+"""The ordered compile stages (Python owns the list, C++ owns the pipelines).
+
+Each stage after the first is produced from the one before by one pipeline
+registered in cpp/lib/InitAll.cpp. With ``ADJIT_DUMP_DIR=dir`` every stage
+of every compile is written to ``dir/<kernel>.<n>-<stage>.mlir`` with
+locations, and replays with ``adjit-opt --<next pipeline> <file>``.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from mlir import ir
+from mlir.passmanager import PassManager
+
+from ..errors import CompileError
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    #: The registered pipeline producing this stage from the previous one.
+    pipeline: str | None = None
+
+
+def cpu_stages() -> list[Stage]:
+    return [Stage("adjit"), Stage("optimized", "adjit-optimize"),
+            Stage("cpu", "adjit-lower-cpu"), Stage("llvm", "adjit-cpu-to-llvm")]
+
+
+def cuda_stages(chip: str = "sm_80") -> list[Stage]:
+    return [Stage("adjit"), Stage("optimized", "adjit-optimize"),
+            Stage("gpu", "adjit-lower-gpu"), Stage("ptx", f"adjit-gpu-to-ptx{{chip={chip}}}")]
+
+
+def dump_dir() -> Path | None:
+    d = os.environ.get("ADJIT_DUMP_DIR")
+    return Path(d) if d else None
+
+
+def verify(module: ir.Module, what: str) -> None:
+    try:
+        module.operation.verify()
+    except ir.MLIRError as e:
+        raise CompileError(f"{what}: invalid IR (a bug in adjit):\n{e}") from None
+
+
+def run_stages(module: ir.Module, stages: list[Stage], kernel_name: str) -> ir.Module:
+    """Runs every stage's pipeline on ``module`` in place, dumping each stage."""
+    out = dump_dir()
+    verify(module, f"kernel '{kernel_name}', stage '{stages[0].name}'")
+    for i, stage in enumerate(stages):
+        if stage.pipeline is not None:
+            pm = PassManager.parse(f"builtin.module({stage.pipeline})", context=module.context)
+            try:
+                pm.run(module.operation)
+            except ir.MLIRError as e:
+                raise CompileError(f"kernel '{kernel_name}': stage '{stage.name}' "
+                                   f"({stage.pipeline}) failed:\n{e}") from None
+        if out is not None:
+            _dump(out, module, stages, i, kernel_name)
+    return module
+
+
+def _dump(out: Path, module: ir.Module, stages: list[Stage], i: int, kernel_name: str) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    stage = stages[i]
+    header = f"// adjit stage '{stage.name}' of kernel '{kernel_name}'\n"
+    if i + 1 < len(stages):
+        header += f"// next stage: adjit-opt --pass-pipeline='builtin.module({stages[i + 1].pipeline})' <this file>\n"
+    text = module.operation.get_asm(enable_debug_info=True)
+    (out / f"{kernel_name}.{i}-{stage.name}.mlir").write_text(header + text)

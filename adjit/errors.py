@@ -1,0 +1,64 @@
+"""adjit's exception hierarchy.
+
+Every error about a user's kernel names the kernel's file and line and shows
+the offending source line, so it can be acted on without reading IR.
+"""
+from __future__ import annotations
+
+
+class AdjitError(Exception):
+    """Base class of every error adjit raises."""
+
+
+class KernelError(AdjitError):
+    """An error in a kernel or device function's source.
+
+    Attributes: ``filename``, ``lineno``, ``col`` (1-based line, 0-based
+    column), ``source_line`` and ``reason`` (the message without location).
+    """
+
+    def __init__(self, reason: str, filename: str | None = None, lineno: int | None = None,
+                 col: int | None = None, source_line: str | None = None,
+                 function: str | None = None):
+        self.reason = reason
+        self.filename = filename
+        self.lineno = lineno
+        self.col = col
+        self.source_line = source_line
+        self.function = function
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = ""
+        if self.filename is not None:
+            where = f"{self.filename}:{self.lineno}: "
+        text = f"{where}{self.reason}"
+        if self.function:
+            text += f"\n  in {self.function}"
+        if self.source_line is not None:
+            text += f"\n    {self.source_line.rstrip()}"
+            if self.col is not None:
+                indent = len(self.source_line) - len(self.source_line.lstrip())
+                caret = max(self.col - indent, 0)
+                text += "\n    " + " " * caret + "^"
+        return text
+
+
+class KernelSyntaxError(KernelError):
+    """A Python construct that the kernel language does not support."""
+
+
+class KernelNameError(KernelError):
+    """A name used in a kernel that is not defined there."""
+
+
+class KernelTypeError(KernelError):
+    """Operands or arguments of the wrong type in a kernel."""
+
+
+class LaunchError(AdjitError):
+    """A launch whose arguments do not match the kernel's signature."""
+
+
+class CompileError(AdjitError):
+    """A compile stage failed on IR that passed the frontend's checks (a bug in adjit)."""

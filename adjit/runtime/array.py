@@ -1,0 +1,119 @@
+"""adjit arrays: typed, contiguous, 1-4-D arrays of scalars, vectors or matrices.
+
+On the CPU an array owns a C-contiguous numpy buffer whose shape is the
+array's shape followed by the element's component shape (a vec3 array of
+n elements is an (n, 3) float32 buffer, 12 bytes per element, as in Warp).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import types as T
+
+
+class Array:
+    """An array of ``dtype`` elements on a device (only "cpu" so far)."""
+
+    def __init__(self, buffer: np.ndarray, dtype: T.ValueType, requires_grad: bool = False,
+                 device: str = "cpu"):
+        if device != "cpu":
+            raise ValueError(f"device '{device}' is not supported yet (only 'cpu')")
+        self._buffer = buffer
+        self.dtype = dtype
+        self.device = device
+        ncomp = len(_component_shape(dtype))
+        self.shape = tuple(buffer.shape[:buffer.ndim - ncomp])
+        self.requires_grad = requires_grad
+        self.grad: Array | None = None
+        if requires_grad:
+            self.grad = Array(np.zeros_like(buffer), dtype, False, device)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    def numpy(self) -> np.ndarray:
+        """A numpy view of the data (shape + component shape); writes go through."""
+        return self._buffer
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"adjit.array(shape={self.shape}, dtype={self.dtype})"
+
+
+def _component_shape(dtype) -> tuple[int, ...]:
+    return () if isinstance(dtype, T.ScalarType) else dtype.shape
+
+
+def _infer_dtype(data: np.ndarray):
+    return T.scalar_type_of(data.dtype)
+
+
+def array(data=None, dtype=None, shape=None, ndim=None, requires_grad: bool = False, device: str = "cpu"):
+    """Creates an array from data, or (without data or shape) is an array annotation.
+
+    ``adjit.array(np_array)``, ``adjit.array([[1, 2, 3]], dtype=adjit.vec3)``;
+    in a kernel signature, ``x: adjit.array(dtype=float, ndim=2)``.
+    """
+    if data is None and shape is None:
+        return T.ArrayType(dtype if dtype is not None else T.float32, ndim or 1)
+    if data is None:
+        return empty(shape, dtype or T.float32, requires_grad=requires_grad, device=device)
+    if isinstance(data, Array):
+        data = data.numpy()
+    t = T.value_type_of(dtype) if dtype is not None else None
+    np_data = np.asarray(data)
+    if t is None:
+        t = _infer_dtype(np_data)
+    scalar = t if isinstance(t, T.ScalarType) else t.dtype
+    comp = _component_shape(t)
+    buffer = np.ascontiguousarray(np_data, dtype=scalar.np_dtype)
+    if comp:
+        if tuple(buffer.shape[buffer.ndim - len(comp):]) != comp:
+            raise ValueError(f"data of shape {np_data.shape} does not end in the component shape {comp} of {t}")
+    if buffer.ndim - len(comp) < 1 or buffer.ndim - len(comp) > 4:
+        raise ValueError(f"arrays have 1 to 4 dimensions, got data of shape {np_data.shape}")
+    if buffer is np_data:
+        buffer = buffer.copy()
+    return Array(buffer, t, requires_grad, device)
+
+
+def _shape_tuple(shape) -> tuple[int, ...]:
+    return (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+
+
+def full(shape, value, dtype=float, requires_grad: bool = False, device: str = "cpu") -> Array:
+    t = T.value_type_of(dtype)
+    scalar = t if isinstance(t, T.ScalarType) else t.dtype
+    buffer = np.empty(_shape_tuple(shape) + _component_shape(t), dtype=scalar.np_dtype)
+    buffer[...] = value
+    return Array(buffer, t, requires_grad, device)
+
+
+def zeros(shape, dtype=float, requires_grad: bool = False, device: str = "cpu") -> Array:
+    return full(shape, 0, dtype, requires_grad, device)
+
+
+def ones(shape, dtype=float, requires_grad: bool = False, device: str = "cpu") -> Array:
+    return full(shape, 1, dtype, requires_grad, device)
+
+
+def empty(shape, dtype=float, requires_grad: bool = False, device: str = "cpu") -> Array:
+    t = T.value_type_of(dtype)
+    scalar = t if isinstance(t, T.ScalarType) else t.dtype
+    buffer = np.empty(_shape_tuple(shape) + _component_shape(t), dtype=scalar.np_dtype)
+    return Array(buffer, t, requires_grad, device)
+
+
+def zeros_like(a: Array, requires_grad: bool | None = None) -> Array:
+    return zeros(a.shape, a.dtype, a.requires_grad if requires_grad is None else requires_grad, a.device)
+
+
+def ones_like(a: Array, requires_grad: bool | None = None) -> Array:
+    return ones(a.shape, a.dtype, a.requires_grad if requires_grad is None else requires_grad, a.device)

@@ -1,0 +1,235 @@
+"""The kernel language's types: scalars, vectors, matrices and arrays.
+
+A type object serves three purposes: a kernel annotation (``x: adjit.vec3``),
+a constructor inside kernels (``adjit.vec3(1.0, 2.0, 3.0)``) and outside
+them (it returns a numpy value), and the source of its MLIR type.
+"""
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+
+
+class Type:
+    """Base of the kernel-language types."""
+
+    name: str
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def mlir(self) -> ir.Type:
+        """The MLIR type of a value of this type (needs an active context)."""
+        raise NotImplementedError
+
+
+class ScalarType(Type):
+    """float32, float64, int32, int64 or bool."""
+
+    def __init__(self, name: str, np_dtype, kind: str, bits: int):
+        self.name = name
+        self.np_dtype = np.dtype(np_dtype)
+        self.kind = kind  # "float", "int" or "bool"
+        self.bits = bits
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind == "int"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "bool"
+
+    def mlir(self) -> ir.Type:
+        if self.kind == "float":
+            return ir.F32Type.get() if self.bits == 32 else ir.F64Type.get()
+        return ir.IntegerType.get_signless(self.bits)
+
+    def __call__(self, value=0):
+        return self.np_dtype.type(value)
+
+
+float32 = ScalarType("float32", np.float32, "float", 32)
+float64 = ScalarType("float64", np.float64, "float", 64)
+int32 = ScalarType("int32", np.int32, "int", 32)
+int64 = ScalarType("int64", np.int64, "int", 64)
+bool_ = ScalarType("bool", np.bool_, "bool", 1)
+SCALAR_TYPES = (float32, float64, int32, int64, bool_)
+
+
+class VectorType(Type):
+    """A small vector of 2 to 4 scalars, a value (never shared)."""
+
+    COMPONENTS = "xyzw"
+
+    def __init__(self, length: int, dtype: ScalarType, name: str | None = None):
+        if not 2 <= length <= 4 or dtype.is_bool:
+            raise TypeError(f"vector length must be 2 to 4 of a numeric type, got {length} x {dtype}")
+        self.length = length
+        self.dtype = dtype
+        self.name = name or f"vector({length}, {dtype})"
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (self.length,)
+
+    def mlir(self) -> ir.Type:
+        return ir.VectorType.get([self.length], self.dtype.mlir())
+
+    def __eq__(self, other):
+        return isinstance(other, VectorType) and (other.length, other.dtype) == (self.length, self.dtype)
+
+    def __hash__(self):
+        return hash(("vec", self.length, self.dtype.name))
+
+    def __call__(self, *values):
+        if len(values) == 1:
+            values = values * self.length if np.ndim(values[0]) == 0 else tuple(values[0])
+        if len(values) == 0:
+            values = (0,) * self.length
+        return np.array(values, dtype=self.dtype.np_dtype).reshape(self.length)
+
+
+class MatrixType(Type):
+    """A small row-major matrix of 2 to 4 rows and columns, a value."""
+
+    def __init__(self, rows: int, cols: int, dtype: ScalarType, name: str | None = None):
+        if not (2 <= rows <= 4 and 2 <= cols <= 4) or not dtype.is_float:
+            raise TypeError(f"matrix shape must be 2 to 4 of a float type, got {rows}x{cols} {dtype}")
+        self.rows = rows
+        self.cols = cols
+        self.dtype = dtype
+        self.name = name or f"matrix(({rows}, {cols}), {dtype})"
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (self.rows, self.cols)
+
+    def row_type(self) -> VectorType:
+        return vector(self.cols, self.dtype)
+
+    def mlir(self) -> ir.Type:
+        return ir.VectorType.get([self.rows, self.cols], self.dtype.mlir())
+
+    def __eq__(self, other):
+        return isinstance(other, MatrixType) and (other.rows, other.cols, other.dtype) == (
+            self.rows, self.cols, self.dtype)
+
+    def __hash__(self):
+        return hash(("mat", self.rows, self.cols, self.dtype.name))
+
+    def __call__(self, *values):
+        if len(values) == 0:
+            values = (0,) * (self.rows * self.cols)
+        return np.array(values, dtype=self.dtype.np_dtype).reshape(self.rows, self.cols)
+
+
+_VECTORS: dict[tuple[int, str], VectorType] = {}
+_MATRICES: dict[tuple[int, int, str], MatrixType] = {}
+
+
+def vector(length: int, dtype: ScalarType = float32) -> VectorType:
+    """The vector type of ``length`` components of ``dtype`` (interned)."""
+    dtype = scalar_type_of(dtype)
+    key = (length, dtype.name)
+    if key not in _VECTORS:
+        _VECTORS[key] = VectorType(length, dtype)
+    return _VECTORS[key]
+
+
+def matrix(shape: tuple[int, int], dtype: ScalarType = float32) -> MatrixType:
+    """The matrix type of ``shape`` (rows, cols) of ``dtype`` (interned)."""
+    dtype = scalar_type_of(dtype)
+    key = (shape[0], shape[1], dtype.name)
+    if key not in _MATRICES:
+        _MATRICES[key] = MatrixType(shape[0], shape[1], dtype)
+    return _MATRICES[key]
+
+
+ValueType = ScalarType | VectorType | MatrixType
+
+
+class ArrayType(Type):
+    """An array annotation: ``adjit.array(dtype=vec3, ndim=2)``."""
+
+    def __init__(self, dtype, ndim: int = 1):
+        self.dtype = value_type_of(dtype)
+        if isinstance(self.dtype, ScalarType) and self.dtype.is_bool:
+            raise TypeError("arrays of bool are not supported yet; use int32")
+        if not 1 <= ndim <= 4:
+            raise TypeError(f"array ndim must be 1 to 4, got {ndim}")
+        self.ndim = ndim
+        self.name = f"array(dtype={self.dtype}, ndim={ndim})"
+
+    def __eq__(self, other):
+        return isinstance(other, ArrayType) and (other.dtype, other.ndim) == (self.dtype, self.ndim)
+
+    def __hash__(self):
+        return hash(("array", self.dtype, self.ndim))
+
+    @property
+    def component_shape(self) -> tuple[int, ...]:
+        return () if isinstance(self.dtype, ScalarType) else self.dtype.shape
+
+    def mlir(self) -> ir.Type:
+        return ir.Type.parse(f"!adjit.array<{self.dtype.mlir()}, {self.ndim}>")
+
+
+def scalar_type_of(t) -> ScalarType:
+    """Maps ``float``/``int``/``bool``/numpy dtypes/ScalarType to a ScalarType."""
+    if isinstance(t, ScalarType):
+        return t
+    if t is float:
+        return float32
+    if t is int:
+        return int32
+    if t is bool:
+        return bool_
+    try:
+        dt = np.dtype(t)
+    except TypeError:
+        raise TypeError(f"{t!r} is not a scalar type") from None
+    for s in SCALAR_TYPES:
+        if s.np_dtype == dt:
+            return s
+    raise TypeError(f"numpy dtype {dt} has no adjit scalar type")
+
+
+def value_type_of(t) -> ValueType:
+    """Maps an annotation or dtype to a scalar, vector or matrix type."""
+    if isinstance(t, (VectorType, MatrixType)):
+        return t
+    return scalar_type_of(t)
+
+
+def _named_vector(length, dtype, name):
+    t = vector(length, dtype)
+    t.name = name
+    return t
+
+
+def _named_matrix(n, dtype, name):
+    t = matrix((n, n), dtype)
+    t.name = name
+    return t
+
+
+vec2 = _named_vector(2, float32, "vec2")
+vec3 = _named_vector(3, float32, "vec3")
+vec4 = _named_vector(4, float32, "vec4")
+vec2d = _named_vector(2, float64, "vec2d")
+vec3d = _named_vector(3, float64, "vec3d")
+vec4d = _named_vector(4, float64, "vec4d")
+vec2i = _named_vector(2, int32, "vec2i")
+vec3i = _named_vector(3, int32, "vec3i")
+vec4i = _named_vector(4, int32, "vec4i")
+mat22 = _named_matrix(2, float32, "mat22")
+mat33 = _named_matrix(3, float32, "mat33")
+mat44 = _named_matrix(4, float32, "mat44")
+mat22d = _named_matrix(2, float64, "mat22d")
+mat33d = _named_matrix(3, float64, "mat33d")
+mat44d = _named_matrix(4, float64, "mat44d")
