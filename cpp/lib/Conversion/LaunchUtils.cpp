@@ -5,6 +5,7 @@
 #include "adjit/AdjitDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -40,6 +41,10 @@ FailureOr<func::FuncOp> mlir::adjit::outlineKernelBody(func::FuncOp kernel) {
       ctx, entry.getArgumentTypes(), kernel.getFunctionType().getResults()));
   kernel.setSymName((kernel.getSymName() + "_body").str());
   kernel.setPrivate();
+  // Internal linkage: the entry's call is its only use, so LLVM inlines the
+  // body into the thread loop and drops the symbol.
+  kernel->setAttr("llvm.linkage",
+                  LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
   kernel->removeAttr(AdjitDialect::getKernelAttrName());
   return kernel;
 }
