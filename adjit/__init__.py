@@ -16,6 +16,7 @@ _adjit.register_passes()
 from . import types  # noqa: E402
 from .api import Function, Kernel, compile, func, kernel, launch, synchronize, tid  # noqa: E402
 from .compiler.builtins import registry as builtin_registry  # noqa: E402
+from .compiler.cache import config  # noqa: E402
 from .errors import (AdjitError, CompileError, KernelError, KernelNameError,  # noqa: E402
                      KernelSyntaxError, KernelTypeError, LaunchError)
 from .runtime.array import Array, array, empty, full, ones, ones_like, zeros, zeros_like  # noqa: E402

@@ -8,10 +8,15 @@ from mlir import ir
 
 from . import _adjit
 from . import types as T
+from .compiler import cache
 from .compiler import stages as S
 from .compiler.frontend import ModuleBuilder, SourceInfo, parameter_types
 from .errors import KernelTypeError, LaunchError
 from .runtime.array import Array
+
+
+#: LLVM optimization level of CPU kernels.
+CPU_OPT_LEVEL = 3
 
 
 def tid():
@@ -32,12 +37,14 @@ class Function:
 
 
 class CompiledCpuKernel:
-    """A kernel compiled for the CPU: the JIT engine and its entry address."""
+    """A kernel compiled for the CPU: its object code and entry address.
 
-    def __init__(self, engine, entry: int, module_text: str):
-        self.engine = engine  # keeps the code alive
+    The code stays linked into the process-wide JIT for the process lifetime.
+    """
+
+    def __init__(self, entry: int, from_cache: bool):
         self.entry = entry
-        self.module_text = module_text
+        self.from_cache = from_cache
 
 
 class Kernel:
@@ -77,15 +84,20 @@ class Kernel:
         return mb.module
 
     def compile_cpu(self) -> CompiledCpuKernel:
+        """Compiles for the CPU once per process, through the disk cache."""
         if self._cpu is None:
-            from mlir.execution_engine import ExecutionEngine
-            context = ir.Context()
-            module = self.build_module(context)
-            S.run_stages(module, S.cpu_stages(), self.mlir_name)
-            with context:
-                engine = ExecutionEngine(module, opt_level=3)
-            entry = engine.raw_lookup(f"{self.mlir_name}_cpu_entry")
-            self._cpu = CompiledCpuKernel(engine, entry, "")
+            options = {"target": "cpu", "opt_level": CPU_OPT_LEVEL}
+            parts = cache.key_parts(self.pyfunc, self.arg_types, options)
+            obj = cache.load(self.pyfunc, parts)
+            from_cache = obj is not None
+            if obj is None:
+                context = ir.Context()
+                module = self.build_module(context)
+                S.run_stages(module, S.cpu_stages(), self.mlir_name)
+                obj = _adjit.compile_to_object(module.operation, CPU_OPT_LEVEL)
+                cache.store(self.pyfunc, parts, obj)
+            (entry,) = _adjit.load_object(obj, [f"{self.mlir_name}_cpu_entry"])
+            self._cpu = CompiledCpuKernel(entry, from_cache)
         return self._cpu
 
     def __call__(self, *args):

@@ -14,6 +14,8 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/array.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <cstring>
 #include <vector>
@@ -37,8 +39,7 @@ struct MemRefDescriptor {
 };
 static_assert(sizeof(MemRefDescriptor) <= sizeof(ArgSlot));
 
-/// Launches a compiled CPU entry (in MLIR's packed convention) over `total`
-/// thread indices. Each element of
+/// Launches a compiled CPU entry over `total` thread indices. Each element of
 /// `args` is either `bytes` (a scalar, vector or matrix value, packed) or a
 /// C-contiguous CPU ndarray (an array argument, components as trailing dims).
 void launchCpu(uintptr_t entry, int64_t total, std::array<int64_t, 4> shape,
@@ -68,9 +69,40 @@ void launchCpu(uintptr_t entry, int64_t total, std::array<int64_t, 4> shape,
     }
   }
   nb::gil_scoped_release release;
-  adjit::runtime::launchCpuPacked(
-      reinterpret_cast<adjit::runtime::PackedCpuEntry>(entry), pointers.data(),
-      shape.data(), total);
+  adjit::runtime::launchCpu(reinterpret_cast<adjit::runtime::CpuEntry>(entry),
+                            pointers.data(), shape.data(), total);
+}
+
+/// Takes ownership of a malloc'ed C string from the C API.
+std::string takeString(char *s) {
+  std::string out = s ? s : "";
+  std::free(s);
+  return out;
+}
+
+nb::bytes compileToObject(MlirOperation module, int optLevel) {
+  char *object = nullptr, *error = nullptr;
+  size_t size = 0;
+  if (adjitCompileToObject(module, optLevel, &object, &size, &error))
+    throw std::runtime_error("adjit: CPU code generation failed: " +
+                             takeString(error));
+  nb::bytes result(object, size);
+  std::free(object);
+  return result;
+}
+
+std::vector<uint64_t> loadObject(nb::bytes object,
+                                 const std::vector<std::string> &names) {
+  std::vector<const char *> cnames;
+  for (const std::string &name : names)
+    cnames.push_back(name.c_str());
+  std::vector<uint64_t> addresses(names.size());
+  char *error = nullptr;
+  if (adjitLoadObject(object.c_str(), object.size(), cnames.data(),
+                      cnames.size(), addresses.data(), &error))
+    throw std::runtime_error("adjit: cannot load kernel object: " +
+                             takeString(error));
+  return addresses;
 }
 
 } // namespace
@@ -96,6 +128,14 @@ NB_MODULE(_adjit, m) {
   m.def("register_passes", &adjitRegisterPassesAndPipelines,
         "Registers the adjit passes and stage pipelines globally.");
 
+  m.def("compile_to_object", &compileToObject, nb::arg("module"),
+        nb::arg("opt_level") = 3,
+        "Compiles an LLVM-dialect module to a host object file (bytes).");
+  m.def("load_object", &loadObject, nb::arg("object"), nb::arg("names"),
+        "Links an object into the process JIT; returns the symbols' addresses.");
+  m.def(
+      "host_target", [] { return takeString(adjitHostTargetDescription()); },
+      "triple/cpu/features of this machine (part of compile cache keys).");
   m.def("launch_cpu", &launchCpu, nb::arg("entry"), nb::arg("total"),
         nb::arg("shape"), nb::arg("args"),
         "Runs a compiled CPU kernel entry over `total` thread indices on the "

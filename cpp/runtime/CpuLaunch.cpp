@@ -36,20 +36,3 @@ void adjit::runtime::launchCpu(CpuEntry entry, void **args,
       });
 }
 
-void adjit::runtime::launchCpuPacked(PackedCpuEntry entry, void **args,
-                                     const int64_t launchShape[4],
-                                     int64_t total) {
-  if (total <= 0)
-    return;
-  auto runChunk = [=](int64_t begin, int64_t end) {
-    void **argsValue = args;
-    const int64_t *shape = launchShape;
-    void *packed[4] = {&argsValue, &shape, &begin, &end};
-    entry(packed);
-  };
-  if (total <= kGrain) {
-    runChunk(0, total);
-    return;
-  }
-  ThreadPool::global().parallelFor(total, kGrain, runChunk);
-}

@@ -28,14 +28,6 @@ using CpuEntry = void (*)(void **args, const int64_t *launchShape,
 void launchCpu(CpuEntry entry, void **args, const int64_t launchShape[4],
                int64_t total);
 
-// The same entry behind MLIR's packed calling convention (what the MLIR
-// ExecutionEngine exposes): packed[i] points at the i-th CpuEntry argument.
-using PackedCpuEntry = void (*)(void **packed);
-
-// launchCpu for a packed entry.
-void launchCpuPacked(PackedCpuEntry entry, void **args,
-                     const int64_t launchShape[4], int64_t total);
-
 } // namespace runtime
 } // namespace adjit
 

@@ -8,6 +8,9 @@
 
 #include "mlir-c/IR.h"
 
+#include <stddef.h>
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -19,6 +22,22 @@ void adjitRegisterDialects(MlirDialectRegistry registry);
 
 /// Registers the adjit passes and stage pipelines globally. Idempotent.
 void adjitRegisterPassesAndPipelines(void);
+
+/// Compiles a module in the LLVM dialect to a relocatable object for the host
+/// CPU at `optLevel` (0-3). On success returns 0 and a malloc'ed buffer in
+/// `object`; on failure returns non-zero and a malloc'ed message in `error`.
+int adjitCompileToObject(MlirOperation module, int optLevel, char **object,
+                         size_t *objectSize, char **error);
+
+/// Links an object into the process-wide JIT (in a fresh namespace) and
+/// resolves `names` into `addresses`. Returns 0 on success; on failure a
+/// malloc'ed message in `error`. The code stays loaded for the process.
+int adjitLoadObject(const char *object, size_t size, const char **names,
+                    size_t numNames, uint64_t *addresses, char **error);
+
+/// "triple/cpu/features" of this machine (malloc'ed): objects compiled here
+/// run on machines with the same description.
+char *adjitHostTargetDescription(void);
 
 #ifdef __cplusplus
 }

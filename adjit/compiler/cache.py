@@ -1,0 +1,224 @@
+"""The on-disk compile cache of CPU kernel objects.
+
+An entry is the host object file of one kernel, keyed by a hash of
+everything that determines it: the kernel's source, the source of every
+device function it reaches, the global constants it reads, its argument
+types, the compile options, the compiler itself (adjit's version and the
+fingerprint of its compiler sources and native module) and the host CPU.
+
+Entries are written to a temporary file and renamed into place, so two
+processes compiling the same kernel at once never leave a torn entry; each
+entry carries a SHA-256 of its payload, so a corrupted or truncated one is
+detected, reported and rebuilt. The reason for every compile is logged on
+the ``adjit.cache`` logger ("first compile", "source changed", ...).
+
+Location: ``$ADJIT_CACHE_DIR``, else ``adjit.config.cache_dir``, else
+``$XDG_CACHE_HOME/adjit`` (``~/.cache/adjit``). ``ADJIT_CACHE=0`` (or
+``adjit.config.cache = False``) turns the cache off.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import json
+import logging
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger("adjit.cache")
+
+#: Bumped whenever the entry layout or the CPU entry ABI changes.
+CACHE_FORMAT = 1
+_MAGIC = b"ADJITOBJ1\n"
+
+
+class _Config:
+    """Process-wide settings: ``adjit.config.cache_dir``, ``adjit.config.cache``."""
+
+    cache_dir: str | None = None
+    cache: bool = True
+
+
+config = _Config()
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("ADJIT_CACHE_DIR")
+    if env:
+        return Path(env)
+    if config.cache_dir:
+        return Path(config.cache_dir)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "adjit"
+
+
+def enabled() -> bool:
+    return config.cache and os.environ.get("ADJIT_CACHE", "1") not in ("0", "false", "off")
+
+
+_COMPILER_FINGERPRINT: str | None = None
+
+
+def compiler_fingerprint() -> str:
+    """Hash of adjit's version, compiler sources, native module and host CPU."""
+    global _COMPILER_FINGERPRINT
+    if _COMPILER_FINGERPRINT is None:
+        from .. import _adjit
+        pkg = Path(__file__).resolve().parent.parent
+        h = hashlib.sha256(f"format={CACHE_FORMAT}".encode())
+        for path in sorted(pkg.glob("compiler/*.py")) + [pkg / "types.py"]:
+            h.update(path.name.encode())
+            h.update(path.read_bytes())
+        native = Path(_adjit.__file__)
+        stat = native.stat()
+        h.update(f"{native.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+        h.update(_adjit.host_target().encode())
+        _COMPILER_FINGERPRINT = h.hexdigest()
+    return _COMPILER_FINGERPRINT
+
+
+def _dependencies(pyfunc, seen: dict) -> None:
+    """Collects the source of ``pyfunc`` and every device function it names."""
+    from ..api import Function
+    if pyfunc in seen:
+        return
+    try:
+        source = inspect.getsource(pyfunc)
+    except (OSError, TypeError):
+        source = repr(pyfunc)
+    constants = {}
+    funcs = []
+    closure = inspect.getclosurevars(pyfunc)
+    scopes = {**pyfunc.__globals__, **closure.nonlocals}
+    seen[pyfunc] = (source, constants)
+    for node in ast.walk(ast.parse(_dedent(source))):
+        if isinstance(node, ast.Name) and node.id in scopes:
+            value = scopes[node.id]
+            if isinstance(value, (bool, int, float)):
+                constants[node.id] = repr(value)
+            elif isinstance(value, Function):
+                funcs.append(value.pyfunc)
+        elif isinstance(node, ast.Attribute):
+            # module.func references (e.g. helpers.my_func)
+            base = node.value
+            if isinstance(base, ast.Name) and base.id in scopes:
+                value = getattr(scopes[base.id], node.attr, None)
+                if isinstance(value, Function):
+                    funcs.append(value.pyfunc)
+                elif isinstance(value, (bool, int, float)) and not inspect.ismodule(value):
+                    constants[f"{base.id}.{node.attr}"] = repr(value)
+    for f in funcs:
+        _dependencies(f, seen)
+
+
+def _dedent(source: str) -> str:
+    import textwrap
+    return textwrap.dedent(source)
+
+
+@dataclass
+class KeyParts:
+    """What a cache key is made of, hashed part by part to explain misses."""
+
+    source: str
+    functions: str
+    options: str
+    compiler: str
+
+    def key(self) -> str:
+        h = hashlib.sha256()
+        for part in (self.source, self.functions, self.options, self.compiler):
+            h.update(part.encode())
+        return h.hexdigest()[:40]
+
+
+def key_parts(pyfunc, arg_types, options: dict) -> KeyParts:
+    seen: dict = {}
+    _dependencies(pyfunc, seen)
+    own_source, own_constants = seen.pop(pyfunc)
+    functions = hashlib.sha256(json.dumps(sorted(
+        (f.__module__ + "." + f.__qualname__, src, sorted(c.items())) for f, (src, c) in seen.items()
+    )).encode()).hexdigest()
+    source = hashlib.sha256((own_source + json.dumps(sorted(own_constants.items()))
+                             + repr([str(t) for t in arg_types])).encode()).hexdigest()
+    opts = hashlib.sha256(json.dumps(options, sort_keys=True).encode()).hexdigest()
+    return KeyParts(source, functions, opts, compiler_fingerprint())
+
+
+def _identity(pyfunc) -> str:
+    ident = f"{inspect.getsourcefile(pyfunc)}:{pyfunc.__qualname__}"
+    return hashlib.sha256(ident.encode()).hexdigest()[:24]
+
+
+def load(pyfunc, parts: KeyParts) -> bytes | None:
+    """The cached object for these key parts, or None (logging why it must compile)."""
+    if not enabled():
+        log.info("compiling %s: the cache is disabled", pyfunc.__qualname__)
+        return None
+    directory = cache_dir()
+    path = directory / f"{parts.key()}.adjitobj"
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        log.info("compiling %s: %s", pyfunc.__qualname__, _miss_reason(directory, pyfunc, parts))
+        return None
+    payload = _verified_payload(blob)
+    if payload is None:
+        log.warning("compiling %s: the cache entry %s is corrupted or truncated; rebuilding it",
+                    pyfunc.__qualname__, path)
+        return None
+    return payload
+
+
+def store(pyfunc, parts: KeyParts, payload: bytes) -> None:
+    """Writes an entry atomically (temporary file + rename)."""
+    if not enabled():
+        return
+    directory = cache_dir()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        blob = _MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+        _atomic_write(directory / f"{parts.key()}.adjitobj", blob)
+        record = json.dumps(parts.__dict__).encode()
+        _atomic_write(directory / f"{_identity(pyfunc)}.last.json", record)
+    except OSError as e:  # a read-only or full disk must not break launches
+        log.warning("cannot write the compile cache in %s: %s", directory, e)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _verified_payload(blob: bytes) -> bytes | None:
+    if not blob.startswith(_MAGIC):
+        return None
+    rest = blob[len(_MAGIC):]
+    digest, sep, payload = rest.partition(b"\n")
+    if not sep or hashlib.sha256(payload).hexdigest().encode() != digest:
+        return None
+    return payload
+
+
+def _miss_reason(directory: Path, pyfunc, parts: KeyParts) -> str:
+    try:
+        last = json.loads((directory / f"{_identity(pyfunc)}.last.json").read_text())
+    except (OSError, ValueError):
+        return "first compile"
+    for field, what in (("compiler", "the compiler changed"), ("source", "source changed"),
+                        ("functions", "a device function changed"), ("options", "options changed")):
+        if last.get(field) != getattr(parts, field):
+            return what
+    return "entry missing from the cache"
