@@ -193,5 +193,203 @@ add_builtin("cross", "Cross product of two 3-vectors.",
             _float_vectors("cross", 2, lambda v: v), _emit_cross)
 
 
+# --- more scalar math ---------------------------------------------------------
+
+for _name, _op, _dom in [
+    ("tan", math.TanOp, ((-1.2, 1.2),)),
+    ("asin", math.AsinOp, ((-0.9, 0.9),)),
+    ("acos", math.AcosOp, ((-0.9, 0.9),)),
+    ("atan", math.AtanOp, ((-5.0, 5.0),)),
+    ("sinh", math.SinhOp, ((-3.0, 3.0),)),
+    ("cosh", math.CoshOp, ((-3.0, 3.0),)),
+    ("log2", math.Log2Op, ((1e-3, 1e3),)),
+    ("log10", math.Log10Op, ((1e-3, 1e3),)),
+]:
+    add_builtin(_name, f"Component-wise {_name} of a float scalar, vector or matrix.",
+                _unary_float(_name), _math(_op), domain=_dom)
+
+
+def _same_float(name, count):
+    def infer(args):
+        result = _same_numeric(name, count)(args)
+        if not _float_like(result):
+            raise TypeError(f"{name}() needs float arguments, got {', '.join(map(str, args))}")
+        return result
+    return infer
+
+
+add_builtin("pow", "x raised to the power y (float; component-wise). Also `x ** y`.",
+            _same_float("pow", 2), lambda v, t, r: math.PowFOp(v[0], v[1]).result,
+            domain=((0.1, 10.0), (-3.0, 3.0)))
+add_builtin("atan2", "The angle of the point (x, y): atan2(y, x), in (-pi, pi].",
+            _same_float("atan2", 2), lambda v, t, r: math.Atan2Op(v[0], v[1]).result,
+            domain=((0.1, 5.0), (0.1, 5.0)))
+
+
+def _emit_sign(vals, types, result):
+    scalar = result if isinstance(result, T.ScalarType) else result.dtype
+    x = vals[0]
+    zero, one, minus_one = constant(result, 0), constant(result, 1), constant(result, -1)
+    if scalar.is_float:
+        neg = arith.CmpFOp(arith.CmpFPredicate.OLT, x, zero).result
+    else:
+        neg = arith.CmpIOp(arith.CmpIPredicate.slt, x, zero).result
+    return arith.SelectOp(neg, minus_one, one).result
+
+
+add_builtin("sign", "-1 where x < 0, else 1 (component-wise).", _same_numeric("sign", 1), _emit_sign,
+            differentiable=True, domain=((0.1, 5.0),))
+
+
+def _emit_clamp(vals, types, result):
+    lo = _emit_max([vals[0], vals[1]], types, result)
+    return _emit_min([lo, vals[2]], types, result)
+
+
+add_builtin("clamp", "x limited to [a, b]: min(max(x, a), b).", _same_numeric("clamp", 3), _emit_clamp)
+
+
+def _infer_where(name):
+    def infer(args):
+        if len(args) != 3:
+            raise TypeError(f"{name}() takes 3 arguments, got {len(args)}")
+        if args[0] != T.bool_:
+            raise TypeError(f"{name}() needs a bool condition first, got {args[0]}")
+        if args[1] != args[2]:
+            raise TypeError(f"{name}() needs two values of one type, got {args[1]} and {args[2]}")
+        return args[1]
+    return infer
+
+
+add_builtin("where", "where(cond, a, b): a if cond else b (both are evaluated).",
+            _infer_where("where"), lambda v, t, r: arith.SelectOp(v[0], v[1], v[2]).result)
+add_builtin("select", "select(cond, a, b): b if cond else a (Warp's argument order).",
+            _infer_where("select"), lambda v, t, r: arith.SelectOp(v[0], v[2], v[1]).result)
+
+
+# --- matrices -------------------------------------------------------------------
+
+def _matrix_arg(name, square=False, sizes=None):
+    def infer(args):
+        if len(args) != 1 or not isinstance(args[0], T.MatrixType):
+            raise TypeError(f"{name}() needs one matrix, got {', '.join(map(str, args))}")
+        m = args[0]
+        if square and m.rows != m.cols:
+            raise TypeError(f"{name}() needs a square matrix, got {m}")
+        return m
+    return infer
+
+
+def _elements(m: ir.Value, rows: int, cols: int):
+    return [[vector_d.ExtractOp(m, [], [r, c]).result for c in range(cols)] for r in range(rows)]
+
+
+def _matrix_from(rows_of_scalars, t: T.MatrixType) -> ir.Value:
+    m = constant(t, 0)
+    row_t = t.row_type().mlir()
+    for r, row in enumerate(rows_of_scalars):
+        m = vector_d.InsertOp(vector_d.FromElementsOp(row_t, row).result, m, [], [r]).result
+    return m
+
+
+def _det(e):
+    """Determinant of a square list-of-lists of f32/f64 SSA scalars (Laplace expansion)."""
+    n = len(e)
+    if n == 1:
+        return e[0][0]
+    if n == 2:
+        return arith.SubFOp(arith.MulFOp(e[0][0], e[1][1]).result,
+                            arith.MulFOp(e[0][1], e[1][0]).result).result
+    acc = None
+    for c in range(n):
+        minor = [row[:c] + row[c + 1:] for row in e[1:]]
+        term = arith.MulFOp(e[0][c], _det(minor)).result
+        if acc is None:
+            acc = term
+        elif c % 2:
+            acc = arith.SubFOp(acc, term).result
+        else:
+            acc = arith.AddFOp(acc, term).result
+    return acc
+
+
+def _emit_transpose(vals, types, result):
+    return vector_d.TransposeOp(result.mlir(), vals[0], [1, 0]).result
+
+
+def _emit_trace(vals, types, result):
+    m = types[0]
+    acc = vector_d.ExtractOp(vals[0], [], [0, 0]).result
+    for i in range(1, m.rows):
+        acc = arith.AddFOp(acc, vector_d.ExtractOp(vals[0], [], [i, i]).result).result
+    return acc
+
+
+def _emit_determinant(vals, types, result):
+    m = types[0]
+    return _det(_elements(vals[0], m.rows, m.cols))
+
+
+def _emit_inverse(vals, types, result):
+    n = result.rows
+    e = _elements(vals[0], n, n)
+    inv_det = arith.DivFOp(constant(result.dtype, 1.0), _det(e)).result
+    rows = []
+    for r in range(n):
+        row = []
+        for c in range(n):
+            # inverse[r][c] = cofactor(c, r) / det
+            minor = [er[:r] + er[r + 1:] for i, er in enumerate(e) if i != c]
+            cof = _det(minor)
+            if (r + c) % 2:
+                cof = arith.NegFOp(cof).result
+            row.append(arith.MulFOp(cof, inv_det).result)
+        rows.append(row)
+    return _matrix_from(rows, result)
+
+
+def _infer_outer(args):
+    if len(args) != 2 or not all(isinstance(a, T.VectorType) and a.dtype.is_float for a in args) \
+            or args[0].dtype != args[1].dtype:
+        raise TypeError(f"outer() needs two float vectors, got {', '.join(map(str, args))}")
+    return T.matrix((args[0].length, args[1].length), args[0].dtype)
+
+
+def _emit_outer(vals, types, result):
+    a, b = vals
+    rows = [[arith.MulFOp(vector_d.ExtractOp(a, [], [r]).result, vector_d.ExtractOp(b, [], [c]).result).result
+             for c in range(result.cols)] for r in range(result.rows)]
+    return _matrix_from(rows, result)
+
+
+def _infer_diag(args):
+    if len(args) != 1 or not isinstance(args[0], T.VectorType) or not args[0].dtype.is_float:
+        raise TypeError(f"diag() needs one float vector, got {', '.join(map(str, args))}")
+    return T.matrix((args[0].length, args[0].length), args[0].dtype)
+
+
+def _emit_diag(vals, types, result):
+    zero = constant(result.dtype, 0.0)
+    rows = [[vector_d.ExtractOp(vals[0], [], [r]).result if r == c else zero for c in range(result.cols)]
+            for r in range(result.rows)]
+    return _matrix_from(rows, result)
+
+
+add_builtin("transpose", "The transpose of a matrix.", lambda a: _transpose_type(_matrix_arg("transpose")(a)),
+            _emit_transpose)
+add_builtin("trace", "Sum of the diagonal of a square matrix.",
+            lambda a: _matrix_arg("trace", square=True)(a).dtype, _emit_trace)
+add_builtin("determinant", "Determinant of a square 2x2, 3x3 or 4x4 matrix.",
+            lambda a: _matrix_arg("determinant", square=True)(a).dtype, _emit_determinant)
+add_builtin("inverse", "Inverse of a square 2x2, 3x3 or 4x4 matrix (adjugate over determinant).",
+            _matrix_arg("inverse", square=True), _emit_inverse)
+add_builtin("outer", "Outer product a b^T of two float vectors.", _infer_outer, _emit_outer)
+add_builtin("diag", "The square matrix with vector v on its diagonal.", _infer_diag, _emit_diag)
+
+
+def _transpose_type(m: T.MatrixType) -> T.MatrixType:
+    return T.matrix((m.cols, m.rows), m.dtype)
+
+
 def lookup(name: str) -> Builtin | None:
     return _REGISTRY.get(name)

@@ -61,8 +61,11 @@ void registerPipelines() {
       "adjit-cpu-to-llvm",
       "Stage cpu -> llvm: lower everything to the LLVM dialect",
       [](OpPassManager &pm) {
-        appendPipeline(pm, "convert-scf-to-cf,convert-to-llvm,"
-                           "reconcile-unrealized-casts");
+        // Math ops with an LLVM intrinsic become intrinsics (vectorizable);
+        // the rest become libm calls, resolved from the process at load.
+        appendPipeline(pm, "convert-scf-to-cf,convert-math-to-llvm,"
+                           "convert-math-to-libm,convert-vector-to-llvm,"
+                           "convert-to-llvm,reconcile-unrealized-casts");
       });
   PassPipelineRegistration<>(
       "adjit-lower-gpu",
@@ -78,7 +81,8 @@ void registerPipelines() {
         appendPipeline(pm, (llvm::Twine("nvvm-attach-target{chip=") +
                             options.chip + " features=" + options.features +
                             " O=" + llvm::Twine(options.optLevel) +
-                            "},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,"
+                            "},gpu.module(convert-scf-to-cf,convert-vector-to-llvm,"
+                            "convert-gpu-to-nvvm,"
                             "canonicalize,cse),reconcile-unrealized-casts,"
                             "gpu-module-to-binary{format=isa}")
                                .str());
