@@ -17,7 +17,7 @@ include "mlir/IR/BuiltinAttributes.td"
 def Adjit_TidOp : Adjit_Op<"tid", [Pure]> {
   let summary = "the calling thread's index in the launch grid";
   let description = [{
-    Returns the thread index as 1 to 4 coordinates. With one result it is the
+    Only valid in a kernel. Returns the thread index as 1 to 4 coordinates. With one result it is the
     linear index over the whole launch; with N results the linear index is
     delinearized over the last N-1 launch extents (the first coordinate is
     the slowest), as `i, j = wp.tid()` in Warp.
@@ -124,22 +124,22 @@ def Adjit_StoreComponentOp : Adjit_Op<"store_component"> {
 def Adjit_AtomicAddOp : Adjit_Op<"atomic_add", [AllTypesMatch<["value", "result"]>]> {
   let summary = "atomically adds into an array element or one of its components";
   let description = [{
-    Adds `value` into the element (or, with a position, the component) at the
+    Adds `value` into the element (or, with a non-empty position, the component) at the
     index and returns the previous value. Vector and matrix values are added
     component by component, each component atomically.
 
     ```mlir
-    %old = adjit.atomic_add %v, %y[%i] : f32, !adjit.array<f32, 1>
+    %old = adjit.atomic_add %v, %y[%i] [] : f32, !adjit.array<f32, 1>
     %oldx = adjit.atomic_add %s, %p[%i] [0] : f32, !adjit.array<vector<3xf32>, 1>
     ```
   }];
   let arguments = (ins AnyType:$value,
                        Arg<Adjit_AnyArray, "", [MemRead, MemWrite]>:$array,
                        Variadic<Index>:$indices,
-                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$position);
+                       DenseI64ArrayAttr:$position);
   let results = (outs AnyType:$result);
   let assemblyFormat = [{
-    $value `,` $array `[` $indices `]` ($position^)? attr-dict `:` type($value) `,` type($array)
+    $value `,` $array `[` $indices `]` $position attr-dict `:` type($value) `,` type($array)
   }];
   let builders = [
     OpBuilder<(ins "::mlir::Value":$value, "::mlir::Value":$array,

@@ -54,7 +54,8 @@ def AdjitGpuLaunch : Pass<"adjit-gpu-launch", "::mlir::ModuleOp"> {
     calls the body with the delinearized coordinates.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
-                           "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect"];
+                           "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 #endif // ADJIT_PASSES_TD

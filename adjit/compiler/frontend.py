@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 import textwrap
 import types as pytypes
 from dataclasses import dataclass
@@ -75,6 +76,7 @@ class ModuleBuilder:
         self.module = ir.Module.create(loc=ir.Location.unknown(context))
         self.functions: dict[tuple, tuple[str, list[T.Type]]] = {}
         self.used_functions: list = []
+        self._building: set = set()  # device functions being emitted (to reject recursion)
 
     def add_kernel(self, pyfunc, arg_types: list[T.Type], name: str) -> None:
         source = SourceInfo.of(pyfunc)
@@ -83,12 +85,20 @@ class ModuleBuilder:
     def device_function(self, fn, arg_types: list[T.Type], node, caller) -> tuple[str, list[T.Type]]:
         """Emits (once per argument types) the func.func for device function ``fn``."""
         key = (fn.pyfunc, tuple(arg_types))
+        if key in self._building:
+            raise caller.error(f"@adjit.func '{fn.pyfunc.__name__}' calls itself; recursion is not "
+                               "supported", node, KernelSyntaxError)
         if key not in self.functions:
             source = SourceInfo.of(fn.pyfunc)
-            name = f"{fn.pyfunc.__name__}_{len(self.functions)}"
+            # Unique even while other functions are still being emitted (nested calls).
+            name = f"{fn.pyfunc.__name__}_{len(self.functions) + len(self._building)}"
             self.used_functions.append(fn)
             builder = FunctionBuilder(self, fn.pyfunc, source, arg_types, name, is_kernel=False)
-            self.functions[key] = (name, builder.build())
+            self._building.add(key)
+            try:
+                self.functions[key] = (name, builder.build())
+            finally:
+                self._building.discard(key)
         return self.functions[key]
 
 
@@ -151,40 +161,38 @@ def _always_returns(stmts) -> bool:
     return False
 
 
+def _may_return(stmt) -> bool:
+    return any(isinstance(n, ast.Return) for n in ast.walk(stmt))
+
+
 def normalize_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
     """Rewrites early returns in branches into structured if/else.
 
-    ``if c: ...; return a`` followed by ``rest`` becomes
-    ``if c: ...; return a  else: rest``, recursively, so every return ends
-    up in tail position and maps onto scf.if results.
+    An ``if`` that returns on some path, followed by ``rest``, becomes
+    ``if c: body; rest  else: orelse; rest`` (``rest`` is dropped after a
+    return), recursively. Then every return is in tail position and maps onto
+    scf.if results, and a path that falls off the end of a branch falls off
+    the end of the function.
     """
     out: list[ast.stmt] = []
     for i, stmt in enumerate(stmts):
-        if isinstance(stmt, ast.If):
-            body = normalize_returns(stmt.body)
-            orelse = normalize_returns(stmt.orelse)
-            rest = stmts[i + 1:]
-            if rest and (_always_returns(body) or _always_returns(orelse)):
-                if _always_returns(body) and _always_returns(orelse):
-                    out.append(ast.If(stmt.test, body, orelse, lineno=stmt.lineno,
-                                      col_offset=stmt.col_offset))
-                    return out  # the rest is unreachable
-                if _always_returns(body):
-                    orelse = normalize_returns(orelse + rest)
-                else:
-                    body = normalize_returns(body + rest)
-                out.append(ast.If(stmt.test, body, orelse, lineno=stmt.lineno, col_offset=stmt.col_offset))
-                return out
-            out.append(ast.If(stmt.test, body, orelse, lineno=stmt.lineno, col_offset=stmt.col_offset))
-        else:
+        if isinstance(stmt, ast.Return):
             out.append(stmt)
+            return out  # the rest is unreachable
+        if isinstance(stmt, ast.If) and _may_return(stmt):
+            rest = stmts[i + 1:]
+            body = normalize_returns(stmt.body + rest)
+            orelse = normalize_returns(stmt.orelse + rest)
+            out.append(ast.If(stmt.test, body, orelse, lineno=stmt.lineno, col_offset=stmt.col_offset))
+            return out
+        out.append(stmt)
     return out
 
 
 _CMP_F = {ast.Lt: "olt", ast.LtE: "ole", ast.Gt: "ogt", ast.GtE: "oge", ast.Eq: "oeq", ast.NotEq: "une"}
 _CMP_I = {ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt", ast.GtE: "sge", ast.Eq: "eq", ast.NotEq: "ne"}
-_CMPF_PRED = {"oeq": 1, "ogt": 2, "oge": 3, "olt": 4, "ole": 5, "une": 14}
-_CMPI_PRED = {"eq": 0, "ne": 1, "slt": 2, "sle": 3, "sgt": 4, "sge": 5}
+_CMPF_PRED = {n: int(getattr(arith.CmpFPredicate, n.upper())) for n in ("oeq", "ogt", "oge", "olt", "ole", "une")}
+_CMPI_PRED = {n: int(getattr(arith.CmpIPredicate, n)) for n in ("eq", "ne", "slt", "sle", "sgt", "sge")}
 
 
 class FunctionBuilder:
@@ -278,7 +286,7 @@ class FunctionBuilder:
                     items = value if isinstance(value, tuple) else (value,)
                     return [self.concrete(v) for v in items]
                 if isinstance(stmt, ast.If):
-                    returned = self.stmt_if(stmt)
+                    returned = self.stmt_If(stmt)
                     if returned is not None:
                         return returned
                     continue
@@ -332,7 +340,7 @@ class FunctionBuilder:
                 if isinstance(stmt.op, ast.Sub):
                     v = self.negate(Val(elem_t, v)).value
                 adjit_d.AtomicAddOp(elem_t.mlir(), v, array.value, indices,
-                                    position=ir.DenseI64ArrayAttr.get(position) if position else None)
+                                    position=ir.DenseI64ArrayAttr.get(position))
                 return
         current = self.expr(target)
         value = self.binop(stmt.op, current, self.expr(stmt.value), stmt)
@@ -355,7 +363,12 @@ class FunctionBuilder:
         then_ret, then_env = run(stmt.body, probe.then_block)
         else_ret, else_env = run(stmt.orelse, probe.else_block)
         if (then_ret is None) != (else_ret is None):
-            raise self.error("internal: unnormalized early return", stmt, KernelSyntaxError)
+            # normalize_returns leaves an if that returns on one path in tail
+            # position, so falling off the other path ends the function: a bare return.
+            if then_ret or else_ret:
+                raise self.error("a function that returns a value must return it on every path",
+                                 stmt, KernelSyntaxError)
+            then_ret, else_ret = then_ret or [], else_ret or []
 
         if then_ret is not None:
             if len(then_ret) != len(else_ret) or any(
@@ -641,6 +654,8 @@ class FunctionBuilder:
 
     def expr_UnaryOp(self, node):
         v = self.expr(node.operand)
+        if not isinstance(v, Val):
+            raise self.error(f"unsupported operand {self.describe(v)}", node)
         if isinstance(node.op, ast.USub):
             if v.is_literal:
                 return Val(v.type, None, -v.literal)
@@ -693,8 +708,14 @@ class FunctionBuilder:
             raise self.error(f"'{ast.unparse(node.func)}' is not callable", node)
         from .. import api  # the public objects: tid, types, functions
         if callee is api.tid:
+            if not self.is_kernel:
+                raise self.error("tid() can only be called in a kernel; pass the index to the "
+                                 "device function as an argument", node, KernelSyntaxError)
             if node.args:
                 raise self.error("tid() takes no arguments", node)
+            if not self.is_kernel:
+                raise self.error("tid() can only be called in a kernel; pass the index to the "
+                                 "@adjit.func as an argument", node, KernelSyntaxError)
             count = getattr(self, "_tid_count", 1)
             idx = adjit_d.TidOp([ir.IndexType.get()] * count).results
             vals = tuple(Val(T.int32, from_index(i)) for i in idx)
@@ -714,13 +735,17 @@ class FunctionBuilder:
 
     def call_builtin(self, builtin: B.Builtin, args, node):
         if builtin.unify_literals and args:
-            anchor = next((a for a in args if isinstance(a, Val) and not a.is_literal), None)
+            # A bool argument (where/select's condition) never sets the literals' type.
+            anchor = next((a for a in args if isinstance(a, Val) and not a.is_literal
+                           and a.type != T.bool_), None)
             if anchor is not None:
                 args = [self.coerce(a, anchor.type, node) if isinstance(a, Val) and a.is_literal
                         and isinstance(anchor.type, T.ScalarType) else a for a in args]
         for a in args:
             if not isinstance(a, Val):
                 raise self.error(f"{builtin.name}() got a non-value argument", node)
+            if isinstance(a.type, T.ArrayType):
+                raise self.error(f"{builtin.name}() does not take arrays, got {a.type}", node)
         types = [a.type for a in args]
         try:
             result = builtin.infer(types)
@@ -765,7 +790,7 @@ class FunctionBuilder:
             return Val(t, constant(t, 0))
         if len(args) == 1 and isinstance(args[0], Val) and isinstance(args[0].type, T.ScalarType):
             if args[0].is_literal:
-                return Val(t, constant(t, args[0].literal))
+                return Val(t, self.literal_constant(t, args[0].literal))
             return Val(t, splat(t, self.cast(args[0], scalar, node)))
         if isinstance(t, T.MatrixType) and len(args) == t.rows and all(
                 isinstance(a, Val) and a.type == t.row_type() for a in args):
@@ -788,7 +813,8 @@ class FunctionBuilder:
         if not isinstance(v, Val) or not isinstance(v.type, T.ScalarType):
             raise self.error(f"cannot convert {self.describe(v)} to {t}", node)
         if v.is_literal:
-            return constant(t, v.literal)
+            value = bool(v.literal) if t.is_bool else int(v.literal) if t.is_int else float(v.literal)
+            return self.literal_constant(t, value)
         s = v.type
         x = v.value
         if s == t:
@@ -814,6 +840,9 @@ class FunctionBuilder:
     def binop(self, op, a, b, node):
         if not isinstance(a, Val) or not isinstance(b, Val):
             raise self.error(f"unsupported operands {self.describe(a)} and {self.describe(b)}", node)
+        if isinstance(a.type, T.ArrayType) or isinstance(b.type, T.ArrayType):
+            raise self.error(f"unsupported operand types for {self.op_name(op)}: {a.type} and {b.type} "
+                             "(index arrays to get their elements)", node)
         if a.is_literal and b.is_literal:
             return literal(self.fold(op, a.literal, b.literal, node))
         ta, tb = a.type, b.type
@@ -852,9 +881,25 @@ class FunctionBuilder:
                 ast.Mod: "%", ast.Pow: "**"}.get(type(op), type(op).__name__)
 
     def fold(self, op, x, y, node):
+        # Folds with the semantics of the ops emitted for values (arith.divsi /
+        # remsi / remf): int / int truncates and % takes the dividend's sign, as in Warp.
+        both_int = isinstance(x, int) and isinstance(y, int)
+
+        def div():
+            if not both_int:
+                return x / y
+            q = abs(x) // abs(y)
+            return -q if (x < 0) != (y < 0) else q
+
+        def mod():
+            if not both_int:
+                return math.fmod(x, y)
+            r = abs(x) % abs(y)
+            return -r if x < 0 else r
+
         try:
             return {ast.Add: lambda: x + y, ast.Sub: lambda: x - y, ast.Mult: lambda: x * y,
-                    ast.Div: lambda: x / y, ast.FloorDiv: lambda: x // y, ast.Mod: lambda: x % y,
+                    ast.Div: div, ast.FloorDiv: lambda: x // y, ast.Mod: mod,
                     ast.Pow: lambda: x ** y}[type(op)]()
         except KeyError:
             raise self.error(f"unsupported operator {self.op_name(op)}", node, KernelSyntaxError) from None
@@ -929,6 +974,8 @@ class FunctionBuilder:
 
     def negate(self, v: Val) -> Val:
         t = v.type
+        if not isinstance(t, (T.ScalarType, T.VectorType, T.MatrixType)):
+            raise self.error(f"cannot negate {self.describe(v)}", self.node)
         scalar = t if isinstance(t, T.ScalarType) else t.dtype
         if scalar.is_bool:
             raise self.error("cannot negate a bool", self.node)
@@ -1021,15 +1068,25 @@ class FunctionBuilder:
     def materialize(self, v: Val, t) -> ir.Value:
         """The SSA value of ``v`` (literals become constants of type ``t``)."""
         if v.is_literal:
-            return constant(t, v.literal)
+            return self.literal_constant(t, v.literal)
         return v.value
 
     def concrete(self, v) -> Val:
         if not isinstance(v, Val):
             raise self.error(f"{self.describe(v)} cannot be stored in a local", self.node)
         if v.is_literal:
-            return Val(v.type, constant(v.type, v.literal))
+            return Val(v.type, self.literal_constant(v.type, v.literal))
         return v
+
+    def literal_constant(self, t, value) -> ir.Value:
+        """A literal as a constant of type ``t``; integers must fit in ``t``."""
+        scalar = t if isinstance(t, T.ScalarType) else getattr(t, "dtype", None)
+        if isinstance(scalar, T.ScalarType) and scalar.is_int and not isinstance(value, bool):
+            lo, hi = -(1 << (scalar.bits - 1)), (1 << (scalar.bits - 1)) - 1
+            if not lo <= int(value) <= hi:
+                raise self.error(f"the integer literal {value} does not fit in {scalar} "
+                                 f"(use {T.int64}(...) for larger values)", self.node)
+        return constant(t, value)
 
     def condition(self, test) -> ir.Value:
         return self.to_bool(self.expr(test), test)

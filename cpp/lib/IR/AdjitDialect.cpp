@@ -68,7 +68,7 @@ LogicalResult ArrayType::verify(function_ref<InFlightDiagnostic()> emitError,
   if (isArrayScalar(elementType))
     return success();
   auto vecTy = dyn_cast<VectorType>(elementType);
-  if (!vecTy || vecTy.isScalable() || vecTy.getRank() > 2 ||
+  if (!vecTy || vecTy.isScalable() || vecTy.getRank() < 1 || vecTy.getRank() > 2 ||
       !isArrayScalar(vecTy.getElementType()) ||
       llvm::any_of(vecTy.getShape(), [](int64_t n) { return n < 2 || n > 4; }))
     return emitError() << "array element must be f32, f64, i32, i64, or a "
@@ -126,13 +126,19 @@ LogicalResult TidOp::verify() {
   if (getIndices().empty() || getIndices().size() > 4)
     return emitOpError() << "expects 1 to 4 results, got "
                          << getIndices().size();
+  auto fn = (*this)->getParentOfType<func::FuncOp>();
+  if (!fn || !isKernel(fn))
+    return emitOpError() << "is only valid inside a kernel (a func.func with "
+                            "the adjit.kernel attribute); device functions "
+                            "take the index as an argument";
   return success();
 }
 
 LogicalResult DimOp::verify() {
   auto arrayTy = cast<ArrayType>(getArray().getType());
-  if (getDim() < 0 || getDim() >= arrayTy.getRank())
-    return emitOpError() << "dimension " << getDim() << " is out of range for "
+  int64_t dim = getDimAttr().getInt();
+  if (dim < 0 || dim >= static_cast<int64_t>(arrayTy.getRank()))
+    return emitOpError() << "dimension " << dim << " is out of range for "
                          << arrayTy;
   return success();
 }

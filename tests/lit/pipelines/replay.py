@@ -1,0 +1,80 @@
+# Every stage the Python frontend dumps (ADJIT_DUMP_DIR) replays with
+# adjit-opt and the next stage's registered pipeline, reproducing the next dump.
+#
+# RUN: rm -rf %t && mkdir -p %t
+# RUN: env ADJIT_DUMP_DIR=%t ADJIT_CACHE=0 %python %s | FileCheck %s --check-prefix=COMPILED
+#
+# One dump per CPU stage, in order, each naming the pipeline that continues it.
+# RUN: FileCheck %s --check-prefix=HEAD0 --input-file=%t/saxpy.0-adjit.mlir
+# RUN: FileCheck %s --check-prefix=HEAD1 --input-file=%t/saxpy.1-optimized.mlir
+# RUN: FileCheck %s --check-prefix=HEAD2 --input-file=%t/saxpy.2-cpu.mlir
+# RUN: FileCheck %s --check-prefix=HEAD3 --input-file=%t/saxpy.3-llvm.mlir
+#
+# The dumps carry file locations pointing at this script (the tid call's own
+# location is gone once tid is lowered).
+# RUN: FileCheck %s --check-prefixes=LOC,TIDLOC --input-file=%t/saxpy.0-adjit.mlir
+# RUN: FileCheck %s --check-prefix=LOC --input-file=%t/saxpy.3-llvm.mlir
+#
+# Replaying each stage gives the next dumped stage, locations included.
+# RUN: adjit-opt %t/saxpy.0-adjit.mlir --adjit-optimize --mlir-print-debuginfo > %t/replay1.mlir
+# RUN: adjit-opt %t/saxpy.1-optimized.mlir --mlir-print-debuginfo > %t/dump1.mlir
+# RUN: diff %t/replay1.mlir %t/dump1.mlir
+# RUN: adjit-opt %t/saxpy.1-optimized.mlir --adjit-lower-cpu --mlir-print-debuginfo > %t/replay2.mlir
+# RUN: adjit-opt %t/saxpy.2-cpu.mlir --mlir-print-debuginfo > %t/dump2.mlir
+# RUN: diff %t/replay2.mlir %t/dump2.mlir
+# (scf.for does not print its induction variable's location, so the last
+# step is compared without locations.)
+# RUN: adjit-opt %t/saxpy.2-cpu.mlir --adjit-cpu-to-llvm > %t/replay3.mlir
+# RUN: adjit-opt %t/saxpy.3-llvm.mlir > %t/dump3.mlir
+# RUN: diff %t/replay3.mlir %t/dump3.mlir
+#
+# And each replay is what the stage should be.
+# RUN: adjit-opt %t/saxpy.0-adjit.mlir --adjit-optimize | FileCheck %s --check-prefix=OPT
+# RUN: adjit-opt %t/saxpy.1-optimized.mlir --adjit-lower-cpu | FileCheck %s --check-prefix=CPU
+# RUN: adjit-opt %t/saxpy.2-cpu.mlir --adjit-cpu-to-llvm | FileCheck %s --check-prefix=LLVM
+# RUN: adjit-opt %t/saxpy.1-optimized.mlir --adjit-lower-cpu | FileCheck %s --check-prefix=NOADJIT
+# RUN: adjit-opt %t/saxpy.2-cpu.mlir --adjit-cpu-to-llvm | FileCheck %s --check-prefix=NOADJIT
+# The command in each dump's header works as written.
+# RUN: adjit-opt --pass-pipeline='builtin.module(adjit-cpu-to-llvm)' %t/saxpy.2-cpu.mlir | FileCheck %s --check-prefix=LLVM
+
+# COMPILED: llvm.func @saxpy_cpu_entry(
+
+# HEAD0: // adjit stage 'adjit' of kernel 'saxpy'
+# HEAD0-NEXT: // next stage: adjit-opt --pass-pipeline='builtin.module(adjit-optimize)' <this file>
+# HEAD1: // adjit stage 'optimized' of kernel 'saxpy'
+# HEAD1-NEXT: // next stage: adjit-opt --pass-pipeline='builtin.module(adjit-lower-cpu)' <this file>
+# HEAD2: // adjit stage 'cpu' of kernel 'saxpy'
+# HEAD2-NEXT: // next stage: adjit-opt --pass-pipeline='builtin.module(adjit-cpu-to-llvm)' <this file>
+# HEAD3: // adjit stage 'llvm' of kernel 'saxpy'
+# HEAD3-NOT: next stage
+
+# OPT-LABEL: func.func @saxpy(
+# OPT-SAME: attributes {adjit.kernel}
+# OPT: adjit.tid : index
+# OPT-COUNT-2: adjit.load
+# OPT: adjit.store
+
+# NOADJIT-NOT: adjit.
+
+# CPU: func.func private @saxpy_body(
+# CPU: func.func @saxpy_cpu_entry(
+# CPU: scf.for
+# CPU: func.call @saxpy_body(
+
+# LLVM: llvm.func internal @saxpy_body(
+# LLVM: llvm.func @saxpy_cpu_entry(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64)
+# LLVM: llvm.call @saxpy_body(
+
+import adjit
+
+
+# LOC-DAG: loc("{{[^"]*}}replay.py":[[# @LINE + 2]]:1)
+@adjit.kernel
+def saxpy(a: float, x: adjit.array(dtype=float), y: adjit.array(dtype=float)):
+    # TIDLOC-DAG: loc("{{[^"]*}}replay.py":[[# @LINE + 1]]:{{[0-9]+}})
+    i = adjit.tid()
+    # LOC-DAG: loc("{{[^"]*}}replay.py":[[# @LINE + 1]]:{{[0-9]+}})
+    y[i] = a * x[i] + y[i]
+
+
+print(adjit.compile(saxpy, target="cpu"))
