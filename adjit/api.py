@@ -162,29 +162,37 @@ def _launch_shape(dim) -> tuple[int, tuple[int, int, int, int]]:
     return total, dims + (1,) * (4 - len(dims))
 
 
+def _launch_error(k: Kernel, reason: str, name: str | None = None) -> LaunchError:
+    """A LaunchError located at the kernel's parameter ``name`` (else at its ``def``)."""
+    src = k._source
+    node = src.tree if name is None else src.tree.args.args[k.arg_names.index(name)]
+    return LaunchError(reason, src.filename, src.line_of(node), src.source_line(node))
+
+
 def _pack_argument(k: Kernel, name: str, t, value):
     if isinstance(t, T.ArrayType):
         if not isinstance(value, Array):
-            raise LaunchError(f"kernel '{k.__name__}' argument '{name}' must be an adjit array of "
-                              f"{t.dtype}, got {type(value).__name__}")
+            raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}' must be an adjit array of "
+                                f"{t.dtype}, got {type(value).__name__}", name)
         if value.dtype != t.dtype:
-            raise LaunchError(f"kernel '{k.__name__}' argument '{name}' must be an array of {t.dtype}, "
-                              f"got an array of {value.dtype}")
+            raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}' must be an array of {t.dtype}, "
+                                f"got an array of {value.dtype}", name)
         if value.ndim != t.ndim:
-            raise LaunchError(f"kernel '{k.__name__}' argument '{name}' must be a {t.ndim}-d array, "
-                              f"got {value.ndim}-d")
+            raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}' must be a {t.ndim}-d array, "
+                                f"got {value.ndim}-d", name)
         return value.numpy()
     scalar = t if isinstance(t, T.ScalarType) else t.dtype
     shape = () if isinstance(t, T.ScalarType) else t.shape
     try:
         packed = np.asarray(value, dtype=scalar.np_dtype)
-    except (TypeError, ValueError):
-        raise LaunchError(f"kernel '{k.__name__}' argument '{name}' must be {t}, got {value!r}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}' must be {t}, got {value!r}",
+                            name) from None
     if packed.shape != shape:
-        raise LaunchError(f"kernel '{k.__name__}' argument '{name}' must be {t}, got a value of shape "
-                          f"{packed.shape}")
+        raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}' must be {t}, got a value of shape "
+                            f"{packed.shape}", name)
     if isinstance(t, T.ScalarType) and t.is_int and not float(value).is_integer():
-        raise LaunchError(f"kernel '{k.__name__}' argument '{name}' must be {t}, got {value!r}")
+        raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}' must be {t}, got {value!r}", name)
     return packed.tobytes()
 
 
@@ -196,8 +204,8 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
         raise LaunchError(f"device '{device}' is not supported for launches yet (only 'cpu')")
     args = list(inputs) + list(outputs)
     if len(args) != len(k.arg_names):
-        raise LaunchError(f"kernel '{k.__name__}' takes {len(k.arg_names)} arguments "
-                          f"({', '.join(k.arg_names)}), got {len(args)}")
+        raise _launch_error(k, f"kernel '{k.__name__}' takes {len(k.arg_names)} arguments "
+                            f"({', '.join(k.arg_names)}), got {len(args)}")
     total, shape = _launch_shape(dim)
     packed = [_pack_argument(k, n, t, v) for n, t, v in zip(k.arg_names, k.arg_types, args)]
     compiled = k.compile_cpu()

@@ -36,11 +36,10 @@ class KernelError(AdjitError):
         if self.function:
             text += f"\n  in {self.function}"
         if self.source_line is not None:
+            # The line keeps its indentation, so the caret goes at the column itself.
             text += f"\n    {self.source_line.rstrip()}"
             if self.col is not None:
-                indent = len(self.source_line) - len(self.source_line.lstrip())
-                caret = max(self.col - indent, 0)
-                text += "\n    " + " " * caret + "^"
+                text += "\n    " + " " * max(self.col, 0) + "^"
         return text
 
 
@@ -57,7 +56,22 @@ class KernelTypeError(KernelError):
 
 
 class LaunchError(AdjitError):
-    """A launch whose arguments do not match the kernel's signature."""
+    """A launch whose arguments do not match the kernel's signature.
+
+    When the error is about a kernel's parameters, ``filename``, ``lineno``
+    and ``source_line`` point at the kernel's signature.
+    """
+
+    def __init__(self, reason: str, filename: str | None = None, lineno: int | None = None,
+                 source_line: str | None = None):
+        self.reason = reason
+        self.filename = filename
+        self.lineno = lineno
+        self.source_line = source_line
+        text = reason if filename is None else f"{filename}:{lineno}: {reason}"
+        if source_line is not None:
+            text += f"\n    {source_line.rstrip()}"
+        super().__init__(text)
 
 
 class CompileError(AdjitError):

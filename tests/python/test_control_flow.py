@@ -1,0 +1,519 @@
+"""if/elif/else, conditional expressions, boolean logic, for and while loops,
+early returns, and device functions."""
+import math
+
+import numpy as np
+import pytest
+
+import adjit
+
+
+def _run(kernel, n, *args):
+    adjit.launch(kernel, dim=n, inputs=list(args))
+
+
+# --- branches -----------------------------------------------------------------------------------
+
+@adjit.kernel
+def branches(x: adjit.array(dtype=float), out: adjit.array(dtype=float, ndim=2)):
+    i = adjit.tid()
+    v = x[i]
+    if v < 0.0:
+        y = -v
+        z = 1.0
+    elif v < 1.0:
+        y = v * 2.0
+        z = 2.0
+    elif v == 1.0:
+        y = 0.0
+        z = 3.0
+    else:
+        y = v + 10.0
+        z = 4.0
+    w = 5.0
+    if z > 1.5:
+        if y > 1.0:
+            w = y + 100.0
+        else:
+            w = -y
+            if v > 0.5:
+                w = w - 1000.0
+    out[i, 0] = y
+    out[i, 1] = z
+    out[i, 2] = w
+
+
+def _branches_ref(v):
+    if v < 0:
+        y, z = -v, 1.0
+    elif v < 1:
+        y, z = 2 * v, 2.0
+    elif v == 1:
+        y, z = 0.0, 3.0
+    else:
+        y, z = v + 10, 4.0
+    w = 5.0
+    if z > 1.5:
+        if y > 1:
+            w = y + 100
+        else:
+            w = -y
+            if v > 0.5:
+                w -= 1000
+    return y, z, w
+
+
+def test_if_elif_else_and_nested_ifs():
+    xs = np.array([-2.0, -0.25, 0.0, 0.25, 0.4, 0.75, 1.0, 3.5], np.float32)
+    out = adjit.zeros((len(xs), 3))
+    _run(branches, len(xs), adjit.array(xs), out)
+    ref = np.array([_branches_ref(float(v)) for v in xs], np.float32)
+    np.testing.assert_array_equal(out.numpy(), ref)
+
+
+@adjit.kernel
+def logic(x: adjit.array(dtype=float), k: adjit.array(dtype=int), out: adjit.array(dtype=int, ndim=2),
+          sel: adjit.array(dtype=float)):
+    i = adjit.tid()
+    v = x[i]
+    n = k[i]
+    out[i, 0] = 1 if v > 0.0 and n > 2 else 0
+    out[i, 1] = 1 if v > 0.0 or n > 2 else 0
+    out[i, 2] = 1 if not v > 0.0 else 0
+    out[i, 3] = 1 if -1.0 < v < 1.0 else 0
+    out[i, 4] = 1 if (n % 2 == 0 and not n == 4) or v >= 2.0 else 0
+    out[i, 5] = 1 if n != 3 and n <= 5 and v != 0.0 else 0
+    b = v > 0.5
+    if b:
+        out[i, 6] = n
+    else:
+        out[i, 6] = -n
+    out[i, 7] = 1 if v else 0
+    out[i, 8] = 1 if n else 0
+    if not v:
+        out[i, 9] = 1
+    sel[i] = v * 2.0 if n > 3 else v - 1.0
+
+
+def test_boolean_logic_and_conditional_expression():
+    xs = np.array([-3.0, -0.5, 0.0, 0.5, 0.75, 2.0, 5.0, -1.0], np.float32)
+    ks = np.array([0, 1, 2, 3, 4, 5, 6, 7], np.int32)
+    out, sel = adjit.zeros((8, 10), dtype=int), adjit.zeros(8)
+    _run(logic, 8, adjit.array(xs), adjit.array(ks), out, sel)
+    ref = []
+    for v, n in zip(xs.tolist(), ks.tolist()):
+        ref.append([int(v > 0 and n > 2), int(v > 0 or n > 2), int(not v > 0), int(-1 < v < 1),
+                    int((n % 2 == 0 and not n == 4) or v >= 2), int(n != 3 and n <= 5 and v != 0),
+                    n if v > 0.5 else -n, int(bool(v)), int(bool(n)), int(not v)])
+    np.testing.assert_array_equal(out.numpy(), ref)
+    np.testing.assert_array_equal(sel.numpy(), np.where(ks > 3, xs * np.float32(2), xs - np.float32(1)))
+
+
+# --- for loops ------------------------------------------------------------------------------------
+
+@adjit.kernel
+def constant_loops(out: adjit.array(dtype=int, ndim=2)):
+    i = adjit.tid()
+    s = 0
+    for j in range(5):
+        s = s + j * i
+    out[i, 0] = s
+    t = 0
+    for j in range(10, 0, -3):
+        t = t * 10 + j
+    out[i, 1] = t
+    u = 0
+    for j in range(2, 11, 4):
+        u += j
+    out[i, 2] = u
+    c = 0
+    for j in range(3):
+        for k in range(j, 4):
+            c += 10 * j + k
+    out[i, 3] = c
+    e = 0
+    for j in range(5, 5):
+        e += 1
+    for j in range(0, 5, -1):
+        e += 1
+    out[i, 4] = e
+
+
+def test_for_range_with_constant_bounds():
+    out = adjit.zeros((3, 5), dtype=int)
+    _run(constant_loops, 3, out)
+    for i in range(3):
+        t = 0
+        for j in range(10, 0, -3):
+            t = t * 10 + j
+        c = sum(10 * j + k for j in range(3) for k in range(j, 4))
+        np.testing.assert_array_equal(out.numpy()[i], [sum(j * i for j in range(5)), t, 2 + 6 + 10, c, 0])
+
+
+@adjit.kernel
+def runtime_ranges(starts: adjit.array(dtype=int), stops: adjit.array(dtype=int), steps: adjit.array(dtype=int),
+                   out: adjit.array(dtype=int, ndim=2)):
+    i = adjit.tid()
+    count = 0
+    total = 0
+    last = -999
+    for j in range(starts[i], stops[i], steps[i]):
+        count += 1
+        total += j
+        last = j
+    out[i, 0] = count
+    out[i, 1] = total
+    out[i, 2] = last
+    # One- and two-argument forms with runtime bounds.
+    c1 = 0
+    for j in range(stops[i]):
+        c1 += 1
+    c2 = 0
+    for j in range(starts[i], stops[i]):
+        c2 += j
+    out[i, 3] = c1
+    out[i, 4] = c2
+
+
+RANGES = [(0, 10, 1), (0, 10, 3), (10, 0, -1), (10, 0, -3), (10, -10, -7), (-5, 5, 2), (5, 5, 1),
+          (5, 5, -1), (0, 10, -1), (10, 0, 1), (3, 4, 100), (4, 3, -100), (-3, -10, -2), (7, -2, -1)]
+
+
+def test_for_range_with_runtime_bounds_and_steps():
+    starts, stops, steps = (np.array(c, np.int32) for c in zip(*RANGES))
+    out = adjit.zeros((len(RANGES), 5), dtype=int)
+    _run(runtime_ranges, len(RANGES), adjit.array(starts), adjit.array(stops), adjit.array(steps), out)
+    for row, (a, b, d) in zip(out.numpy(), RANGES):
+        r = list(range(a, b, d))
+        expected = [len(r), sum(r), r[-1] if r else -999, len(range(b)), sum(range(a, b))]
+        assert row.tolist() == expected, (a, b, d)
+
+
+@adjit.kernel
+def loop_carried(x: adjit.array(dtype=float), coeffs: adjit.array(dtype=float), n: int,
+                 out: adjit.array(dtype=float, ndim=2), fib: adjit.array(dtype=int)):
+    i = adjit.tid()
+    v = x[i]
+    p = 1.0
+    for k in range(n):
+        p = p * v
+    out[i, 0] = p
+    # Horner: c0 + c1 v + c2 v^2 + ... with coeffs highest first.
+    h = 0.0
+    for k in range(coeffs.shape[0]):
+        h = h * v + coeffs[k]
+    out[i, 1] = h
+    # Branch inside a loop updating two carried values.
+    pos = 0.0
+    neg = 0.0
+    for k in range(-3, 4):
+        t = v * float(k)
+        if t > 0.0:
+            pos += t
+        else:
+            neg += t
+    out[i, 2] = pos
+    out[i, 3] = neg
+    a = 0
+    b = 1
+    for k in range(i):
+        a, b = b, a + b
+    fib[i] = a
+
+
+def test_loop_carried_state():
+    xs = np.array([0.5, -1.25, 2.0, 0.0, 1.1], np.float32)
+    coeffs = np.array([2.0, -3.0, 0.5, 4.0], np.float32)
+    out, fib = adjit.zeros((5, 4)), adjit.zeros(5, dtype=int)
+    _run(loop_carried, 5, adjit.array(xs), adjit.array(coeffs), 3, out, fib)
+    x = xs.astype(np.float64)
+    np.testing.assert_allclose(out.numpy()[:, 0], x ** 3, rtol=1e-6)
+    np.testing.assert_allclose(out.numpy()[:, 1], np.polyval(coeffs.astype(np.float64), x), rtol=1e-6, atol=1e-6)
+    k = np.arange(-3, 4)
+    t = x[:, None] * k[None, :]
+    np.testing.assert_allclose(out.numpy()[:, 2], np.where(t > 0, t, 0).sum(1), rtol=1e-6)
+    np.testing.assert_allclose(out.numpy()[:, 3], np.where(t > 0, 0, t).sum(1), rtol=1e-6)
+    np.testing.assert_array_equal(fib.numpy(), [0, 1, 1, 2, 3])
+
+
+# --- while loops -----------------------------------------------------------------------------------
+
+@adjit.kernel
+def collatz(x: adjit.array(dtype=int), steps: adjit.array(dtype=int), peak: adjit.array(dtype=int)):
+    i = adjit.tid()
+    n = x[i]
+    count = 0
+    top = n
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        top = max(top, n)
+        count += 1
+    steps[i] = count
+    peak[i] = top
+
+
+def _collatz(n):
+    count, top = 0, n
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        top = max(top, n)
+        count += 1
+    return count, top
+
+
+def test_while_loop_with_data_dependent_trip_count():
+    xs = np.array([1, 2, 3, 6, 7, 27, 97, 871], np.int32)
+    steps, peak = adjit.zeros(8, dtype=int), adjit.zeros(8, dtype=int)
+    _run(collatz, 8, adjit.array(xs), steps, peak)
+    ref = [_collatz(int(v)) for v in xs]
+    np.testing.assert_array_equal(steps.numpy(), [r[0] for r in ref])
+    np.testing.assert_array_equal(peak.numpy(), [r[1] for r in ref])
+
+
+@adjit.kernel
+def newton_sqrt(x: adjit.array(dtype=adjit.float64), out: adjit.array(dtype=adjit.float64),
+                iters: adjit.array(dtype=int)):
+    i = adjit.tid()
+    a = x[i]
+    g = a
+    k = 0
+    while abs(g * g - a) > 1e-12 * a and k < 100:
+        g = 0.5 * (g + a / g)
+        k += 1
+    out[i] = g
+    iters[i] = k
+    never = 0
+    while k < 0:
+        never += 1
+    iters[i] += never
+
+
+def test_while_loop_converges_like_numpy_sqrt():
+    xs = np.array([1.0, 2.0, 0.25, 1e6, 12345.678], np.float64)
+    out, iters = adjit.zeros(5, dtype=adjit.float64), adjit.zeros(5, dtype=int)
+    _run(newton_sqrt, 5, adjit.array(xs), out, iters)
+    np.testing.assert_allclose(out.numpy(), np.sqrt(xs), rtol=1e-12)
+    assert iters.numpy()[0] == 0 and (iters.numpy()[1:] > 0).all() and (iters.numpy() < 100).all()
+
+
+# --- early returns ---------------------------------------------------------------------------------
+
+@adjit.kernel
+def guarded(n: int, out: adjit.array(dtype=float)):
+    i = adjit.tid()
+    if i >= n:
+        return
+    out[i] = float(i) + 0.5
+
+
+def test_early_return_in_kernel():
+    out = adjit.full(2000, -1.0)
+    _run(guarded, 2000, 1234, out)
+    ref = np.full(2000, -1.0, np.float32)
+    ref[:1234] = np.arange(1234) + 0.5
+    np.testing.assert_array_equal(out.numpy(), ref)
+
+
+@adjit.kernel
+def nested_returns(x: adjit.array(dtype=int), out: adjit.array(dtype=int)):
+    i = adjit.tid()
+    v = x[i]
+    out[i] = 1
+    if v > 0:
+        out[i] = 2
+        if v > 10:
+            return
+        out[i] = 3
+    else:
+        if v == 0:
+            out[i] = 4
+            return
+    out[i] = out[i] * 100
+
+
+def test_nested_early_returns_in_kernel():
+    xs = np.array([-5, 0, 5, 50], np.int32)
+    out = adjit.zeros(4, dtype=int)
+    _run(nested_returns, 4, adjit.array(xs), out)
+    np.testing.assert_array_equal(out.numpy(), [100, 4, 300, 2])
+
+
+# --- device functions ------------------------------------------------------------------------------
+
+@adjit.func
+def square(x: float) -> float:
+    return x * x
+
+
+@adjit.func
+def divmod_trunc(a: int, b: int):
+    return a / b, a % b
+
+
+@adjit.func
+def sign_of(x: float) -> float:
+    if x < 0.0:
+        return -1.0
+    elif x == 0.0:
+        return 0.0
+    return 1.0
+
+
+@adjit.func
+def clamp_to(x: float, lo: float, hi: float) -> float:
+    if x < lo:
+        return lo
+    if x > hi:
+        return hi
+    return x
+
+
+@adjit.func
+def vlen(v: adjit.vec3) -> float:
+    return adjit.sqrt(adjit.dot(v, v))
+
+
+@adjit.func
+def scaled(v: adjit.vec3, s: float) -> adjit.vec3:
+    return v * s
+
+
+@adjit.func
+def twice(x):
+    # Unannotated: specialized per argument type.
+    return x + x
+
+
+@adjit.func
+def sum_of_squares(a: float, b: float) -> float:
+    return square(a) + square(b)
+
+
+@adjit.func
+def write_if_positive(out: adjit.array(dtype=float), i: int, v: float):
+    if v <= 0.0:
+        return
+    out[i] = v
+
+
+@adjit.func
+def classify(v: int) -> int:
+    r = 1
+    if v > 0:
+        r = 2
+        if v > 10:
+            return -r
+        r = 3
+    else:
+        if v == 0:
+            return 4
+    return r * 100
+
+
+@adjit.kernel
+def call_functions(x: adjit.array(dtype=float), k: adjit.array(dtype=int), v: adjit.array(dtype=adjit.vec3),
+                   d: adjit.array(dtype=adjit.float64),
+                   out: adjit.array(dtype=float, ndim=2), out_i: adjit.array(dtype=int, ndim=2),
+                   out_v: adjit.array(dtype=adjit.vec3), out_d: adjit.array(dtype=adjit.float64),
+                   pos: adjit.array(dtype=float)):
+    i = adjit.tid()
+    out[i, 0] = square(x[i])
+    out[i, 1] = sign_of(x[i])
+    out[i, 2] = clamp_to(x[i], -1.0, 1.0)
+    out[i, 3] = vlen(v[i])
+    out[i, 4] = sum_of_squares(x[i], 2.0)
+    out[i, 5] = twice(x[i])
+    q, r = divmod_trunc(k[i], 3)
+    out_i[i, 0] = q
+    out_i[i, 1] = r
+    out_i[i, 2] = twice(k[i])
+    out_i[i, 3] = classify(k[i])
+    out_v[i] = scaled(v[i], 2.0)
+    out_d[i] = twice(d[i])
+    write_if_positive(pos, i, x[i])
+
+
+def test_device_functions():
+    xs = np.array([-2.5, 0.0, 0.5, 3.0], np.float32)
+    ks = np.array([-7, 0, 8, 50], np.int32)
+    vs = np.array([[3, 4, 0], [1, 2, 2], [0, 0, 0], [-1, 0, 0]], np.float32)
+    ds = np.array([0.1, -1e300, 1.0 / 3.0, 2.0], np.float64)
+    out, out_i = adjit.zeros((4, 6)), adjit.zeros((4, 4), dtype=int)
+    out_v, out_d, pos = adjit.zeros(4, dtype=adjit.vec3), adjit.zeros(4, dtype=adjit.float64), adjit.full(4, -1.0)
+    _run(call_functions, 4, adjit.array(xs), adjit.array(ks), adjit.array(vs, dtype=adjit.vec3), adjit.array(ds),
+         out, out_i, out_v, out_d, pos)
+    np.testing.assert_array_equal(out.numpy()[:, 0], xs * xs)
+    np.testing.assert_array_equal(out.numpy()[:, 1], np.sign(xs))
+    np.testing.assert_array_equal(out.numpy()[:, 2], np.clip(xs, -1, 1))
+    np.testing.assert_allclose(out.numpy()[:, 3], np.linalg.norm(vs.astype(np.float64), axis=1), rtol=1e-6)
+    np.testing.assert_array_equal(out.numpy()[:, 4], xs * xs + np.float32(4.0))
+    np.testing.assert_array_equal(out.numpy()[:, 5], xs + xs)
+    # int / and % truncate toward zero (C and Warp semantics).
+    np.testing.assert_array_equal(out_i.numpy()[:, 0], [math.trunc(a / 3) for a in ks.tolist()])
+    np.testing.assert_array_equal(out_i.numpy()[:, 1], [int(math.fmod(a, 3)) for a in ks.tolist()])
+    np.testing.assert_array_equal(out_i.numpy()[:, 2], 2 * ks)
+    np.testing.assert_array_equal(out_i.numpy()[:, 3], [100, 4, 300, -2])
+    np.testing.assert_array_equal(out_v.numpy(), 2 * vs)
+    np.testing.assert_array_equal(out_d.numpy(), 2 * ds)
+    np.testing.assert_array_equal(pos.numpy(), [-1.0, -1.0, 0.5, 3.0])
+
+
+@adjit.kernel
+def func_in_loop(n: int, out: adjit.array(dtype=float)):
+    i = adjit.tid()
+    acc = 0.0
+    for k in range(n):
+        acc = acc + square(float(k)) * sign_of(float(k - i))
+    out[i] = acc
+
+
+def test_device_function_called_in_a_loop():
+    out = adjit.zeros(6)
+    _run(func_in_loop, 6, 10, out)
+    ref = [sum(k * k * np.sign(k - i) for k in range(10)) for i in range(6)]
+    np.testing.assert_array_equal(out.numpy(), ref)
+
+
+# --- not yet supported ------------------------------------------------------------------------------
+
+def _break_kernel():
+    @adjit.kernel
+    def first_negative(x: adjit.array(dtype=float), out: adjit.array(dtype=int)):
+        i = adjit.tid()
+        found = -1
+        for k in range(x.shape[0]):
+            if x[k] < 0.0:
+                found = k
+                break
+        out[i] = found
+    return first_negative
+
+
+def _continue_kernel():
+    @adjit.kernel
+    def sum_positive(x: adjit.array(dtype=float), out: adjit.array(dtype=float)):
+        i = adjit.tid()
+        s = 0.0
+        for k in range(x.shape[0]):
+            if x[k] < 0.0:
+                continue
+            s += x[k]
+        out[i] = s
+    return sum_positive
+
+
+@pytest.mark.xfail(strict=True, reason="break is not supported by the frontend yet")
+def test_break():
+    out = adjit.zeros(1, dtype=int)
+    _run(_break_kernel(), 1, adjit.array(np.array([1, 2, -3, 4, -5], np.float32)), out)
+    assert out.numpy()[0] == 2
+
+
+@pytest.mark.xfail(strict=True, reason="continue is not supported by the frontend yet")
+def test_continue():
+    out = adjit.zeros(1)
+    _run(_continue_kernel(), 1, adjit.array(np.array([1, 2, -3, 4, -5], np.float32)), out)
+    assert out.numpy()[0] == 7.0

@@ -1,0 +1,98 @@
+"""adjit.compile(..., target="cuda") emits PTX that ptxas accepts."""
+import re
+import shutil
+import subprocess
+
+import pytest
+
+import adjit
+
+
+@adjit.kernel
+def saxpy(a: float, x: adjit.array(dtype=float), y: adjit.array(dtype=float)):
+    i = adjit.tid()
+    y[i] = a * x[i] + y[i]
+
+
+@adjit.kernel
+def transform_points(m: adjit.mat33, t: adjit.vec3, pts: adjit.array(dtype=adjit.vec3, ndim=2),
+                     total: adjit.array(dtype=float)):
+    i, j = adjit.tid()
+    p = m * pts[i, j] + t
+    if adjit.length(p) > 1.0:
+        p = adjit.normalize(p)
+    pts[i, j] = p
+    total[0] += p.x
+
+
+@adjit.kernel
+def loops_and_casts(n: int, x: adjit.array(dtype=adjit.float64), out: adjit.array(dtype=int)):
+    i = adjit.tid()
+    if i >= x.shape[0]:
+        return
+    acc = adjit.float64(0.0)
+    for k in range(n, 0, -1):
+        acc = acc * x[i] + adjit.float64(k)
+    steps = 0
+    while acc > 1.0:
+        acc = acc * 0.5
+        steps += 1
+    out[i] = steps
+
+
+requires_ptxas = pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on PATH")
+
+
+def _ptxas(tmp_path, ptx: str, arch: str):
+    src = tmp_path / f"kernel_{arch}.ptx"
+    src.write_text(ptx)
+    out = tmp_path / f"kernel_{arch}.cubin"
+    proc = subprocess.run(["ptxas", f"-arch={arch}", str(src), "-o", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, f"ptxas -arch={arch} failed:\n{proc.stderr}"
+    assert out.stat().st_size > 0
+
+
+def test_saxpy_ptx_has_the_kernel_entry():
+    ptx = adjit.compile(saxpy, target="cuda", arch="sm_80")
+    assert re.search(r"\.visible\s+\.entry\s+saxpy\s*\(", ptx), ptx[:2000]
+    assert re.search(r"^\s*\.target\s+sm_80\b", ptx, re.M)
+    # The kernel does a float32 multiply and add and a float32 load/store.
+    assert "f32" in ptx
+
+
+def test_arch_selects_the_ptx_target():
+    ptx = adjit.compile(saxpy, target="cuda", arch="sm_90")
+    assert re.search(r"^\s*\.target\s+sm_90\b", ptx, re.M)
+    assert re.search(r"\.entry\s+saxpy\s*\(", ptx)
+
+
+def test_unknown_target_is_rejected():
+    with pytest.raises(ValueError, match="unknown target"):
+        adjit.compile(saxpy, target="tpu")
+
+
+@requires_ptxas
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_saxpy_ptx_assembles(tmp_path, arch):
+    # PTX for sm_80 runs on sm_80 and later: assemble it for both.
+    _ptxas(tmp_path, adjit.compile(saxpy, target="cuda", arch="sm_80"), arch)
+
+
+@requires_ptxas
+def test_sm90_ptx_assembles_for_sm90(tmp_path):
+    _ptxas(tmp_path, adjit.compile(saxpy, target="cuda", arch="sm_90"), "sm_90")
+
+
+@requires_ptxas
+@pytest.mark.parametrize("kernel", [transform_points, loops_and_casts], ids=lambda k: k.__name__)
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_larger_kernels_assemble(tmp_path, kernel, arch):
+    ptx = adjit.compile(kernel, target="cuda", arch=arch)
+    assert re.search(rf"\.entry\s+{kernel.__name__}\s*\(", ptx)
+    _ptxas(tmp_path, ptx, arch)
+
+
+def test_atomic_add_is_an_atomic_in_ptx():
+    ptx = adjit.compile(transform_points, target="cuda", arch="sm_80")
+    assert re.search(r"\b(atom|red)\.[\w.]*add\.f32", ptx), "total[0] += ... must be an atomic add"
