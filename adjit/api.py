@@ -184,6 +184,8 @@ def _pack_argument(k: Kernel, name: str, t, value):
     scalar = t if isinstance(t, T.ScalarType) else t.dtype
     shape = () if isinstance(t, T.ScalarType) else t.shape
     try:
+        if value is None:  # numpy would make it a NaN
+            raise TypeError
         packed = np.asarray(value, dtype=scalar.np_dtype)
     except (TypeError, ValueError, OverflowError):
         raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}' must be {t}, got {value!r}",

@@ -80,6 +80,22 @@ def compiler_fingerprint() -> str:
     return _COMPILER_FINGERPRINT
 
 
+def _static_key(value) -> str | None:
+    """How a referenced global enters the key: numbers, kernel types and builtins
+    change the code generated for the same source text."""
+    from .. import types as T
+    from .builtins import Builtin
+    if isinstance(value, (bool, int, float)) and not inspect.ismodule(value):
+        return repr(value)
+    if isinstance(value, T.Type):
+        return f"type:{value!r}"
+    if isinstance(value, Builtin):
+        return f"builtin:{value.name}"
+    if value is float or value is int or value is bool:
+        return f"pytype:{value.__name__}"
+    return None
+
+
 def _dependencies(pyfunc, seen: dict) -> None:
     """Collects the source of ``pyfunc`` and every device function it names."""
     from ..api import Function
@@ -97,10 +113,10 @@ def _dependencies(pyfunc, seen: dict) -> None:
     for node in ast.walk(ast.parse(_dedent(source))):
         if isinstance(node, ast.Name) and node.id in scopes:
             value = scopes[node.id]
-            if isinstance(value, (bool, int, float)):
-                constants[node.id] = repr(value)
-            elif isinstance(value, Function):
+            if isinstance(value, Function):
                 funcs.append(value.pyfunc)
+            elif _static_key(value) is not None:
+                constants[node.id] = _static_key(value)
         elif isinstance(node, ast.Attribute):
             # module.func references (e.g. helpers.my_func)
             base = node.value
@@ -108,8 +124,8 @@ def _dependencies(pyfunc, seen: dict) -> None:
                 value = getattr(scopes[base.id], node.attr, None)
                 if isinstance(value, Function):
                     funcs.append(value.pyfunc)
-                elif isinstance(value, (bool, int, float)) and not inspect.ismodule(value):
-                    constants[f"{base.id}.{node.attr}"] = repr(value)
+                elif _static_key(value) is not None:
+                    constants[f"{base.id}.{node.attr}"] = _static_key(value)
     for f in funcs:
         _dependencies(f, seen)
 

@@ -385,6 +385,12 @@ class FunctionBuilder:
                 t, e = then_env.get(name), else_env.get(name)
                 if t is None or e is None or not isinstance(t, Val) or not isinstance(e, Val):
                     continue  # defined on one path only: not visible after the if
+                # A literal takes the type of the value on the other path (`a = 1.0` for a float64 a).
+                if t.type != e.type and t.is_literal != e.is_literal:
+                    if t.is_literal:
+                        t = then_env[name] = self.coerce(t, e.type, stmt)
+                    else:
+                        e = else_env[name] = self.coerce(e, t.type, stmt)
                 if t.type != e.type:
                     raise self.error(f"'{name}' is {t.type} in one branch and {e.type} in the other", stmt)
                 if t is e:
@@ -471,6 +477,8 @@ class FunctionBuilder:
             outs = []
             for name, v in zip(carried, inits):
                 now = self.env[name]
+                if now.type != v.type and now.is_literal:
+                    now = self.coerce(now, v.type, stmt)
                 if now.type != v.type:
                     raise self.error(f"'{name}' changes type in the loop, from {v.type} to {now.type}", stmt)
                 outs.append(self.materialize(now, v.type))
@@ -504,6 +512,8 @@ class FunctionBuilder:
             outs = []
             for name, t in zip(carried, types):
                 now = self.env[name]
+                if now.type != t and now.is_literal:
+                    now = self.coerce(now, t, stmt)
                 if now.type != t:
                     raise self.error(f"'{name}' changes type in the loop, from {t} to {now.type}", stmt)
                 outs.append(self.materialize(now, t))
@@ -713,9 +723,6 @@ class FunctionBuilder:
                                  "device function as an argument", node, KernelSyntaxError)
             if node.args:
                 raise self.error("tid() takes no arguments", node)
-            if not self.is_kernel:
-                raise self.error("tid() can only be called in a kernel; pass the index to the "
-                                 "@adjit.func as an argument", node, KernelSyntaxError)
             count = getattr(self, "_tid_count", 1)
             idx = adjit_d.TidOp([ir.IndexType.get()] * count).results
             vals = tuple(Val(T.int32, from_index(i)) for i in idx)

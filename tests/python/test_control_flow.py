@@ -299,6 +299,30 @@ def test_while_loop_converges_like_numpy_sqrt():
     assert iters.numpy()[0] == 0 and (iters.numpy()[1:] > 0).all() and (iters.numpy() < 100).all()
 
 
+@adjit.kernel
+def literals_adopt_the_variable_type(d: adjit.array(dtype=adjit.float64), out: adjit.array(dtype=adjit.float64),
+                                     out_i: adjit.array(dtype=adjit.int64)):
+    i = adjit.tid()
+    a = d[i]
+    if a > 1.0:
+        a = 0.1  # a float64 0.1, not a float32 one
+    b = adjit.int64(i)
+    for j in range(2):
+        b = 5000000000
+    n = adjit.int64(i)
+    while n < 3:
+        n = 3
+    out[i] = a
+    out_i[i] = b + n
+
+
+def test_literal_assigned_in_a_branch_or_loop_takes_the_variable_type():
+    out, out_i = adjit.zeros(3, dtype=adjit.float64), adjit.zeros(3, dtype=adjit.int64)
+    _run(literals_adopt_the_variable_type, 3, adjit.array(np.array([0.25, 2.0, 3.0])), out, out_i)
+    np.testing.assert_array_equal(out.numpy(), [0.25, 0.1, 0.1])
+    np.testing.assert_array_equal(out_i.numpy(), [5000000003] * 3)
+
+
 # --- early returns ---------------------------------------------------------------------------------
 
 @adjit.kernel

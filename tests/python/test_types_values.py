@@ -431,3 +431,71 @@ def test_array_component_shapes(t, shape):
     a = adjit.zeros(5, dtype=t)
     assert a.shape == (5,) and a.numpy().shape == (5, *shape)
     assert a.numpy().dtype == t.dtype.np_dtype
+
+
+# --- scalar division semantics (Warp's) --------------------------------------------------------
+
+@adjit.kernel
+def division_semantics(a: adjit.array(dtype=int), b: adjit.array(dtype=int), x: adjit.array(dtype=float),
+                       y: adjit.array(dtype=float), out_i: adjit.array(dtype=int, ndim=2),
+                       out_f: adjit.array(dtype=float, ndim=2), folded_i: adjit.array(dtype=int),
+                       folded_f: adjit.array(dtype=float)):
+    i = adjit.tid()
+    out_i[i, 0] = a[i] / b[i]
+    out_i[i, 1] = a[i] % b[i]
+    out_i[i, 2] = a[i] // b[i]
+    out_f[i, 0] = x[i] / y[i]
+    out_f[i, 1] = x[i] % y[i]
+    out_f[i, 2] = x[i] // y[i]
+    # The same operations on literals, folded by the frontend, must agree.
+    folded_i[0] = -7 / 2
+    folded_i[1] = -7 % 2
+    folded_i[2] = -7 // 2
+    folded_i[3] = 7 / -2
+    folded_i[4] = 7 % -2
+    folded_i[5] = 7 // -2
+    folded_f[0] = -7.5 / 2.0
+    folded_f[1] = -7.5 % 2.0
+    folded_f[2] = -7.5 // 2.0
+    folded_f[3] = 7.5 % -2.0
+
+
+def test_division_and_modulo_semantics():
+    a = np.array([-7, 7, -7, 7, 6, -6, 0], np.int32)
+    b = np.array([2, -2, -2, 2, 3, 4, 5], np.int32)
+    x = np.array([-7.5, 7.5, -7.5, 7.5, 6.0, -0.5, 0.0], np.float32)
+    y = np.array([2.0, -2.0, -2.0, 2.0, 4.0, 3.0, 5.0], np.float32)
+    n = len(a)
+    out_i, out_f = adjit.zeros((n, 3), dtype=int), adjit.zeros((n, 3))
+    folded_i, folded_f = adjit.zeros(6, dtype=int), adjit.zeros(4)
+    adjit.launch(division_semantics, dim=n, inputs=[adjit.array(a), adjit.array(b), adjit.array(x), adjit.array(y),
+                                                    out_i, out_f, folded_i, folded_f])
+    # As in Warp (and C): int / truncates, % takes the dividend's sign (fmod for floats); // floors.
+    np.testing.assert_array_equal(out_i.numpy()[:, 0], np.trunc(a / b).astype(np.int32))
+    np.testing.assert_array_equal(out_i.numpy()[:, 1], np.fmod(a, b))
+    np.testing.assert_array_equal(out_i.numpy()[:, 2], np.floor_divide(a, b))
+    np.testing.assert_array_equal(out_f.numpy()[:, 0], x / y)
+    np.testing.assert_array_equal(out_f.numpy()[:, 1], np.fmod(x, y))
+    np.testing.assert_array_equal(out_f.numpy()[:, 2], np.floor(x / y))
+    np.testing.assert_array_equal(folded_i.numpy(), [-3, -1, -4, -3, 1, -4])
+    np.testing.assert_array_equal(folded_f.numpy(), [-3.75, -1.5, -4.0, 1.5])
+
+
+def _convert_through(t):
+    @adjit.kernel
+    def convert_through(x: adjit.array(dtype=float), out: adjit.array(dtype=float)):
+        i = adjit.tid()
+        out[i] = float(t(x[i]))
+    return convert_through
+
+
+def test_kernels_specialized_by_a_captured_type():
+    # Same source text, different captured type: each must get its own code
+    # (the compile cache must not hand the float32 one to the int32 one).
+    xs = adjit.array(np.array([2.75, -1.5], np.float32))
+    results = {}
+    for t in (adjit.float32, adjit.int32, adjit.float64):
+        out = adjit.zeros(2)
+        adjit.launch(_convert_through(t), dim=2, inputs=[xs, out])
+        results[t.name] = out.numpy().tolist()
+    assert results == {"float32": [2.75, -1.5], "int32": [2.0, -1.0], "float64": [2.75, -1.5]}
