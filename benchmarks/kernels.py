@@ -1,0 +1,63 @@
+"""The benchmark kernels, one source text for both adjit and Warp.
+
+``bench.load_kernels(backend)`` executes this file once per backend with the
+global ``wp`` already bound to ``adjit`` or ``warp``, so the very same lines
+are compiled by both. Every kernel is its own Warp module
+(``module="unique"``, accepted and ignored by adjit), so Warp's first launch
+of a kernel compiles that kernel alone, as adjit's does.
+"""
+try:
+    wp  # noqa: B018  (bound by bench.load_kernels)
+except NameError:  # imported directly: adjit
+    import adjit as wp
+
+
+@wp.kernel(module="unique")
+def saxpy(a: float, x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = a * x[i] + y[i]
+
+
+@wp.kernel(module="unique")
+def length_cross(a: wp.array(dtype=wp.vec3), b: wp.array(dtype=wp.vec3), y: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    y[i] = wp.length(wp.cross(a[i], b[i])) * a[i]
+
+
+@wp.kernel(module="unique")
+def springs(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), rot: wp.array(dtype=wp.mat33),
+            x_out: wp.array(dtype=wp.vec3), v_out: wp.array(dtype=wp.vec3),
+            dt: float, stiffness: float, n_iter: int):
+    # n_iter steps of a particle on a unit-rest-length spring to an anchor,
+    # seen through a per-particle rotation, with drag, a Coriolis-like term
+    # and an inelastic ground plane at y = 0.
+    i = wp.tid()
+    p = x[i]
+    vel = v[i]
+    R = rot[i]
+    anchor = wp.vec3(0.0, 1.0, 0.0)
+    omega = wp.vec3(0.1, 0.2, 0.3)
+    for k in range(n_iter):
+        q = R * p
+        d = q - anchor
+        L = wp.length(d)
+        f = wp.vec3(0.0, 0.0, 0.0)
+        if L > 1.0e-6:
+            f = wp.normalize(d) * (-stiffness * (L - 1.0))
+        else:
+            f = wp.vec3(0.0, -1.0, 0.0)
+        f = f - vel * 0.1 + wp.cross(omega, vel)
+        vel = vel + f * dt
+        p = p + vel * dt
+        h = wp.dot(p, wp.vec3(0.0, 1.0, 0.0))
+        if h < 0.0:
+            p = p - wp.vec3(0.0, h, 0.0)
+            vel = vel * 0.5
+    x_out[i] = p
+    v_out[i] = vel
+
+
+@wp.kernel(module="unique")
+def trivial(x: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = 1.0
