@@ -14,8 +14,10 @@
 # RUN: adjit-opt %t/saxpy.0-adjit.mlir --adjit-optimize --mlir-print-debuginfo > %t/replay1.mlir
 # RUN: adjit-opt %t/saxpy.1-optimized.mlir --mlir-print-debuginfo > %t/dump1.mlir
 # RUN: diff %t/replay1.mlir %t/dump1.mlir
-# optimized -> gpu (--adjit-lower-gpu) is not replayed here: adjit-opt aborts
-# on it today (see conversion/gpu-launch.mlir, XFAIL).
+# optimized -> gpu replays too (compared without locations).
+# RUN: adjit-opt %t/saxpy.1-optimized.mlir --adjit-lower-gpu > %t/replay2.mlir
+# RUN: adjit-opt %t/saxpy.2-gpu.mlir > %t/dump2.mlir
+# RUN: diff %t/replay2.mlir %t/dump2.mlir
 # gpu -> ptx replays with the header's command and yields the kernel's PTX.
 # RUN: adjit-opt --pass-pipeline='builtin.module(adjit-gpu-to-ptx{chip=sm_80})' %t/saxpy.2-gpu.mlir | FileCheck %s --check-prefix=PTX
 # RUN: adjit-opt %t/saxpy.2-gpu.mlir '--adjit-gpu-to-ptx=chip=sm_80' | FileCheck %s --check-prefix=PTX
