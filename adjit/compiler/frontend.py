@@ -189,6 +189,101 @@ def normalize_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
     return out
 
 
+def _has_jump(stmts) -> bool:
+    """Whether a loop body has a break/continue of its own (not of a nested loop)."""
+    def visit(node) -> bool:
+        if isinstance(node, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(node, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
+            return False
+        return any(visit(child) for child in ast.iter_child_nodes(node))
+    return any(visit(s) for s in stmts)
+
+
+def _guard_jumps(stmts, brk: str, cont: str) -> list[ast.stmt]:
+    """Replaces break/continue by flag assignments and guards what follows them.
+
+    After a statement that may jump, the rest of the block runs under
+    ``if not (brk or cont)``, so every path ends at the block's end and the
+    loop maps onto scf.while with the flags as loop-carried state.
+    """
+    out: list[ast.stmt] = []
+    for idx, stmt in enumerate(stmts):
+        if isinstance(stmt, (ast.Break, ast.Continue)):
+            flag = brk if isinstance(stmt, ast.Break) else cont
+            out.append(ast.copy_location(ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(True)), stmt))
+            return out  # the rest of this block is unreachable
+        if isinstance(stmt, ast.If) and _has_jump([stmt]):
+            out.append(ast.copy_location(ast.If(stmt.test, _guard_jumps(stmt.body, brk, cont),
+                                                _guard_jumps(stmt.orelse, brk, cont)), stmt))
+            rest = _guard_jumps(stmts[idx + 1:], brk, cont)
+            if rest:
+                neither = ast.UnaryOp(ast.Not(), ast.BoolOp(ast.Or(), [ast.Name(brk, ast.Load()),
+                                                                      ast.Name(cont, ast.Load())]))
+                out.append(ast.copy_location(ast.If(neither, rest, []), stmts[idx + 1]))
+            return out
+        out.append(stmt)
+    return out
+
+
+def lower_loop_jumps(loop: ast.For | ast.While, uid: int) -> list[ast.stmt]:
+    """Rewrites a loop with break/continue into flag-guarded while-loop statements.
+
+    ``for i in range(a, b, s)`` becomes a while loop over a hidden counter
+    (range bounds are evaluated once, as in Python); a break stops the loop
+    through the loop condition, a continue skips the rest of the body.
+    """
+    brk, cont = f"_adjit_break{uid}", f"_adjit_continue{uid}"
+
+    def name(n, store=False):
+        return ast.Name(n, ast.Store() if store else ast.Load())
+
+    def assign(n, value):
+        return ast.Assign([name(n, True)], value)
+
+    pre = [assign(brk, ast.Constant(False)), assign(cont, ast.Constant(False))]
+    body = [assign(cont, ast.Constant(False))]
+    not_broken = ast.UnaryOp(ast.Not(), name(brk))
+    if isinstance(loop, ast.While):
+        test = ast.BoolOp(ast.And(), [loop.test, not_broken])
+        body += _guard_jumps(loop.body, brk, cont)
+    else:
+        args = loop.iter.args
+        start, stop, step = (ast.Constant(0), args[0], None) if len(args) == 1 else (
+            args[0], args[1], args[2] if len(args) == 3 else None)
+        k, stop_n, step_n = f"_adjit_k{uid}", f"_adjit_stop{uid}", f"_adjit_step{uid}"
+        pre += [assign(k, start), assign(stop_n, stop), assign(step_n, step or ast.Constant(1))]
+        literal_step = None
+        if step is None:
+            literal_step = 1
+        elif isinstance(step, ast.Constant):
+            literal_step = step.value
+        elif isinstance(step, ast.UnaryOp) and isinstance(step.op, ast.USub) and isinstance(step.operand, ast.Constant):
+            literal_step = -step.operand.value
+        up = ast.Compare(name(k), [ast.Lt()], [name(stop_n)])
+        down = ast.Compare(name(k), [ast.Gt()], [name(stop_n)])
+        if literal_step is not None:
+            in_range = up if literal_step > 0 else down
+        else:
+            zero = ast.Constant(0)
+            in_range = ast.BoolOp(ast.Or(), [
+                ast.BoolOp(ast.And(), [ast.Compare(name(step_n), [ast.Gt()], [zero]), up]),
+                ast.BoolOp(ast.And(), [ast.Compare(name(step_n), [ast.Lt()], [zero]), down])])
+        test = ast.BoolOp(ast.And(), [in_range, not_broken])
+        body.append(ast.Assign([ast.Name(loop.target.id, ast.Store())], name(k)))
+        body += _guard_jumps(loop.body, brk, cont)
+        body.append(ast.If(not_broken, [assign(k, ast.BinOp(name(k), ast.Add(), name(step_n)))], []))
+    new_loop = ast.While(test, body, [])
+    stmts = pre + [new_loop]
+    for s in stmts:
+        ast.copy_location(s, loop)
+    ast.fix_missing_locations(ast.Module(stmts, []))
+    for node in ast.walk(ast.Module(stmts, [])):
+        if not hasattr(node, "lineno") or node.lineno is None:
+            ast.copy_location(node, loop)
+    return stmts
+
+
 _CMP_F = {ast.Lt: "olt", ast.LtE: "ole", ast.Gt: "ogt", ast.GtE: "oge", ast.Eq: "oeq", ast.NotEq: "une"}
 _CMP_I = {ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt", ast.GtE: "sge", ast.Eq: "eq", ast.NotEq: "ne"}
 _CMPF_PRED = {n: int(getattr(arith.CmpFPredicate, n.upper())) for n in ("oeq", "ogt", "oge", "olt", "ole", "une")}
@@ -431,7 +526,8 @@ class FunctionBuilder:
         if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
                 and not it.keywords and 1 <= len(it.args) <= 3):
             raise self.error("only 'for i in range(...)' loops are supported", it, KernelSyntaxError)
-        self.reject_break_continue(stmt.body)
+        if _has_jump(stmt.body):
+            return self.loop_with_jumps(stmt)
         bounds = [self.coerce(self.expr(a), T.int32, a) for a in it.args]
         if len(bounds) == 1:
             bounds = [literal(0)] + bounds
@@ -490,7 +586,8 @@ class FunctionBuilder:
     def stmt_While(self, stmt):
         if stmt.orelse:
             raise self.error("while/else is not supported", stmt, KernelSyntaxError)
-        self.reject_break_continue(stmt.body)
+        if _has_jump(stmt.body):
+            return self.loop_with_jumps(stmt)
         carried = [n for n in sorted(_assigned_names(stmt.body)) if n in self.env]
         inits = [self.concrete(self.env[n]) for n in carried]
         types = [v.type for v in inits]
@@ -522,12 +619,11 @@ class FunctionBuilder:
         for name, t, r in zip(carried, types, loop.results):
             self.env[name] = Val(t, r)
 
-    def reject_break_continue(self, stmts):
-        for s in stmts:
-            for n in ast.walk(s):
-                if isinstance(n, (ast.Break, ast.Continue)):
-                    raise self.error(f"'{type(n).__name__.lower()}' is not supported yet", n,
-                                     KernelSyntaxError)
+    def loop_with_jumps(self, loop):
+        """A loop with break/continue, as flag-guarded while-loop statements."""
+        self._loop_uid = getattr(self, "_loop_uid", 0) + 1
+        if self.visit_block(lower_loop_jumps(loop, self._loop_uid)) is not None:
+            raise self.error("return inside a loop is not supported", loop, KernelSyntaxError)
 
     # --- assignment targets --------------------------------------------------
 

@@ -529,15 +529,111 @@ def _continue_kernel():
     return sum_positive
 
 
-@pytest.mark.xfail(strict=True, reason="break is not supported by the frontend yet")
 def test_break():
     out = adjit.zeros(1, dtype=int)
     _run(_break_kernel(), 1, adjit.array(np.array([1, 2, -3, 4, -5], np.float32)), out)
     assert out.numpy()[0] == 2
 
 
-@pytest.mark.xfail(strict=True, reason="continue is not supported by the frontend yet")
 def test_continue():
     out = adjit.zeros(1)
     _run(_continue_kernel(), 1, adjit.array(np.array([1, 2, -3, 4, -5], np.float32)), out)
     assert out.numpy()[0] == 7.0
+
+
+@adjit.kernel
+def _argmax_runtime(x: adjit.array(dtype=float, ndim=2), n: int, out_idx: adjit.array(dtype=int),
+                    out_val: adjit.array(dtype=float)):
+    # Per row: the index of the largest value among the first positive run, skipping
+    # zeros (continue) and stopping at the first negative value (break).
+    r = adjit.tid()
+    best = -1.0
+    best_k = -1
+    for k in range(n):
+        v = x[r, k]
+        if v == 0.0:
+            continue
+        if v < 0.0:
+            break
+        if v > best:
+            best = v
+            best_k = k
+    out_idx[r] = best_k
+    out_val[r] = best
+
+
+def test_break_continue_argmax_runtime_bound():
+    rng = np.random.default_rng(3)
+    rows, n = 64, 12
+    data = rng.uniform(0.1, 1.0, (rows, n)).astype(np.float32)
+    data[rng.random((rows, n)) < 0.2] = 0.0
+    data[rng.random((rows, n)) < 0.1] *= -1.0
+    out_idx, out_val = adjit.zeros(rows, dtype=int), adjit.zeros(rows)
+    adjit.launch(_argmax_runtime, dim=rows, inputs=[adjit.array(data), n, out_idx, out_val])
+    for r in range(rows):
+        best, best_k = -1.0, -1
+        for k in range(n):
+            v = data[r, k]
+            if v == 0.0:
+                continue
+            if v < 0.0:
+                break
+            if v > best:
+                best, best_k = v, k
+        assert out_idx.numpy()[r] == best_k
+        assert out_val.numpy()[r] == np.float32(best)
+
+
+@adjit.kernel
+def _while_break_nested(x: adjit.array(dtype=int), out: adjit.array(dtype=int)):
+    # Collatz steps until reaching 1 or 50 steps; the inner loop's break
+    # must not end the outer loop.
+    i = adjit.tid()
+    v = x[i]
+    steps = 0
+    while True:
+        if v == 1:
+            break
+        if v % 2 == 0:
+            v = v // 2
+        else:
+            v = 3 * v + 1
+        steps += 1
+        for j in range(10, 0, -1):
+            if j < 5:
+                break
+        if steps >= 50:
+            break
+    out[i] = steps
+
+
+def test_while_true_break_with_nested_loop_break():
+    xs = np.array([1, 2, 3, 6, 7, 27], np.int32)
+    out = adjit.zeros(len(xs), dtype=int)
+    adjit.launch(_while_break_nested, dim=len(xs), inputs=[adjit.array(xs), out])
+
+    def collatz(v):
+        steps = 0
+        while v != 1 and steps < 50:
+            v = v // 2 if v % 2 == 0 else 3 * v + 1
+            steps += 1
+        return steps
+
+    assert list(out.numpy()) == [collatz(int(v)) for v in xs]
+
+
+@adjit.kernel
+def _for_runtime_step_continue(start: int, stop: int, step: int, out: adjit.array(dtype=int)):
+    total = 0
+    for k in range(start, stop, step):
+        if k % 3 == 0:
+            continue
+        total += k
+    out[0] = total
+
+
+@pytest.mark.parametrize("start,stop,step", [(0, 20, 1), (0, 20, 4), (20, 0, -3), (5, 5, 2), (9, -7, -2)])
+def test_for_runtime_step_with_continue(start, stop, step):
+    out = adjit.zeros(1, dtype=int)
+    adjit.launch(_for_runtime_step_continue, dim=1, inputs=[start, stop, step, out])
+    assert out.numpy()[0] == sum(k for k in range(start, stop, step) if k % 3 != 0)
