@@ -1,7 +1,9 @@
 """The kernel author's API: @kernel, @func, tid(), launch() and compile()."""
 from __future__ import annotations
 
+import math
 import re
+import struct
 
 import numpy as np
 from mlir import ir
@@ -152,14 +154,15 @@ def _unescape_mlir_string(s: str) -> str:
 
 
 def _launch_shape(dim) -> tuple[int, tuple[int, int, int, int]]:
+    if type(dim) is int and dim >= 0:  # the common case, kept cheap
+        return dim, (dim, 1, 1, 1)
     dims = (dim,) if np.ndim(dim) == 0 else tuple(dim)
     if not 1 <= len(dims) <= 4:
         raise LaunchError(f"launch dim must have 1 to 4 extents, got {dim!r}")
     dims = tuple(int(d) for d in dims)
     if any(d < 0 for d in dims):
         raise LaunchError(f"launch dim must be non-negative, got {dim!r}")
-    total = int(np.prod(dims))
-    return total, dims + (1,) * (4 - len(dims))
+    return math.prod(dims), dims + (1,) * (4 - len(dims))
 
 
 def _launch_error(k: Kernel, reason: str, name: str | None = None) -> LaunchError:
@@ -169,7 +172,21 @@ def _launch_error(k: Kernel, reason: str, name: str | None = None) -> LaunchErro
     return LaunchError(reason, src.filename, src.line_of(node), src.source_line(node))
 
 
+#: struct formats of scalar kernel arguments, for the fast path of packing.
+_SCALAR_FORMATS = {"float32": struct.Struct("<f"), "float64": struct.Struct("<d"),
+                   "int32": struct.Struct("<i"), "int64": struct.Struct("<q"), "bool": struct.Struct("<?")}
+
+
 def _pack_argument(k: Kernel, name: str, t, value):
+    if type(value) is Array and t.__class__ is T.ArrayType and value.dtype == t.dtype \
+            and len(value.shape) == t.ndim:
+        return value._buffer  # the fast path of the checks below
+    fmt = _SCALAR_FORMATS.get(t.name) if t.__class__ is T.ScalarType else None
+    if fmt is not None and (type(value) is float and t.is_float or type(value) is int and not t.is_bool):
+        try:
+            return fmt.pack(value)
+        except struct.error:
+            pass  # out of range: the general path reports it
     if isinstance(t, T.ArrayType):
         if not isinstance(value, Array):
             raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}' must be an adjit array of "

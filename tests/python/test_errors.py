@@ -121,13 +121,6 @@ def lambda_expression(x: adjit.array(dtype=float)):
     x[i] = f(x[i])
 
 
-@adjit.kernel
-def break_statement(x: adjit.array(dtype=float)):
-    i = adjit.tid()
-    for j in range(3):
-        if j == i:
-            break  # E:break
-    x[i] = 1.0
 
 
 @adjit.kernel
@@ -158,7 +151,6 @@ def while_else(x: adjit.array(dtype=float)):
     (with_statement, "with", "with"),
     (list_comprehension, "listcomp", "[float(j)"),
     (lambda_expression, "lambda", "lambda"),
-    (break_statement, "break", "break"),
     (return_in_loop, "return_in_loop", "for"),
     (kernel_returns_value, "kernel_return", "return"),
     (while_else, "while_else", "while"),
@@ -445,7 +437,6 @@ BAD_BODIES = [
     ("KernelSyntaxError", "a = i is i"),
     ("KernelSyntaxError", "a = adjit.min(1.0, b=2.0)"),
     ("KernelSyntaxError", "for j in x:\n        pass"),
-    ("KernelSyntaxError", "for j in range(3):\n        continue"),
     ("KernelSyntaxError", "for j in range(3):\n        pass\n    else:\n        pass"),
     ("KernelSyntaxError", "try:\n        pass\n    except Exception:\n        pass"),
     ("KernelSyntaxError", "def g():\n        pass"),
