@@ -121,16 +121,18 @@ def Adjit_StoreComponentOp : Adjit_Op<"store_component"> {
   let hasVerifier = 1;
 }
 
-def Adjit_AtomicAddOp : Adjit_Op<"atomic_add", [AllTypesMatch<["value", "result"]>]> {
-  let summary = "atomically adds into an array element or one of its components";
+class Adjit_AtomicOp<string mnemonic, string what>
+    : Adjit_Op<mnemonic, [AllTypesMatch<["value", "result"]>]> {
+  let summary = "atomically " # what # " an array element or one of its components";
   let description = [{
-    Adds `value` into the element (or, with a non-empty position, the component) at the
-    index and returns the previous value. Vector and matrix values are added
-    component by component, each component atomically.
+    Atomically combines `value` into the element (or, with a non-empty
+    position, the component) at the index and returns the previous value.
+    Vector and matrix values are combined component by component, each
+    component atomically (as in Warp).
 
     ```mlir
-    %old = adjit.atomic_add %v, %y[%i] [] : f32, !adjit.array<f32, 1>
-    %oldx = adjit.atomic_add %s, %p[%i] [0] : f32, !adjit.array<vector<3xf32>, 1>
+    %old = adjit.}] # mnemonic # [{ %v, %y[%i] [] : f32, !adjit.array<f32, 1>
+    %oldx = adjit.}] # mnemonic # [{ %s, %p[%i] [0] : f32, !adjit.array<vector<3xf32>, 1>
     ```
   }];
   let arguments = (ins AnyType:$value,
@@ -150,6 +152,10 @@ def Adjit_AtomicAddOp : Adjit_Op<"atomic_add", [AllTypesMatch<["value", "result"
     }]>];
   let hasVerifier = 1;
 }
+
+def Adjit_AtomicAddOp : Adjit_AtomicOp<"atomic_add", "adds into">;
+def Adjit_AtomicMinOp : Adjit_AtomicOp<"atomic_min", "takes the minimum with">;
+def Adjit_AtomicMaxOp : Adjit_AtomicOp<"atomic_max", "takes the maximum with">;
 
 //===----------------------------------------------------------------------===//
 // Components of vector and matrix values

@@ -144,10 +144,26 @@ struct StoreComponentLowering : OpConversionPattern<StoreComponentOp> {
   }
 };
 
-struct AtomicAddLowering : OpConversionPattern<AtomicAddOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// The memref.atomic_rmw kind of an adjit atomic op on `scalar` values.
+arith::AtomicRMWKind atomicKind(AtomicAddOp, Type scalar) {
+  return isa<FloatType>(scalar) ? arith::AtomicRMWKind::addf
+                                : arith::AtomicRMWKind::addi;
+}
+arith::AtomicRMWKind atomicKind(AtomicMinOp, Type scalar) {
+  return isa<FloatType>(scalar) ? arith::AtomicRMWKind::minimumf
+                                : arith::AtomicRMWKind::mins;
+}
+arith::AtomicRMWKind atomicKind(AtomicMaxOp, Type scalar) {
+  return isa<FloatType>(scalar) ? arith::AtomicRMWKind::maximumf
+                                : arith::AtomicRMWKind::maxs;
+}
+
+template <typename AtomicOp>
+struct AtomicLowering : OpConversionPattern<AtomicOp> {
+  using OpConversionPattern<AtomicOp>::OpConversionPattern;
+  using OpAdaptor = typename AtomicOp::Adaptor;
   LogicalResult
-  matchAndRewrite(AtomicAddOp op, OpAdaptor adaptor,
+  matchAndRewrite(AtomicOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     // Split the value into scalars, add each atomically, and reassemble the
@@ -155,9 +171,7 @@ struct AtomicAddLowering : OpConversionPattern<AtomicAddOp> {
     SmallVector<Value> oldScalars;
     scatter(rewriter, loc, adaptor.getValue(),
             [&](ArrayRef<int64_t> sub, Value scalar) {
-              auto kind = isa<FloatType>(scalar.getType())
-                              ? arith::AtomicRMWKind::addf
-                              : arith::AtomicRMWKind::addi;
+              arith::AtomicRMWKind kind = atomicKind(op, scalar.getType());
               oldScalars.push_back(memref::AtomicRMWOp::create(
                   rewriter, loc, kind, scalar, adaptor.getArray(),
                   componentIndices(rewriter, loc, adaptor.getIndices(),
@@ -248,7 +262,9 @@ struct AdjitLowerToStdPass
 
     RewritePatternSet patterns(ctx);
     patterns.add<LoadLowering, LoadComponentLowering, StoreLowering,
-                 StoreComponentLowering, AtomicAddLowering, DimLowering,
+                 StoreComponentLowering, AtomicLowering<AtomicAddOp>,
+                 AtomicLowering<AtomicMinOp>, AtomicLowering<AtomicMaxOp>,
+                 DimLowering,
                  ExtractLowering, InsertLowering, CallLowering>(converter, ctx);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);

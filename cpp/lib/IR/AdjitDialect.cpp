@@ -173,13 +173,19 @@ LogicalResult StoreComponentOp::verify() {
                          getValue().getType(), "value");
 }
 
-LogicalResult AtomicAddOp::verify() {
-  if (failed(verifyIndices(*this, getArray(), getIndices())))
+/// The shared verifier of the atomic ops.
+template <typename AtomicOp>
+static LogicalResult verifyAtomic(AtomicOp op) {
+  if (failed(verifyIndices(op, op.getArray(), op.getIndices())))
     return failure();
-  auto arrayTy = cast<ArrayType>(getArray().getType());
-  return verifyComponent(*this, arrayTy.getElementType(), getPosition(),
-                         getValue().getType(), "value");
+  auto arrayTy = cast<ArrayType>(op.getArray().getType());
+  return verifyComponent(op, arrayTy.getElementType(), op.getPosition(),
+                         op.getValue().getType(), "value");
 }
+
+LogicalResult AtomicAddOp::verify() { return verifyAtomic(*this); }
+LogicalResult AtomicMinOp::verify() { return verifyAtomic(*this); }
+LogicalResult AtomicMaxOp::verify() { return verifyAtomic(*this); }
 
 LogicalResult ExtractOp::verify() {
   if (getPosition().empty())

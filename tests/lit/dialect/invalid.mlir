@@ -514,3 +514,12 @@ func.func @call_kernel(%x: !adjit.array<f32, 1>) {
   adjit.call @k(%x) : (!adjit.array<f32, 1>) -> ()
   return
 }
+
+// -----
+
+/// atomic_max shares the atomic verifier: the value must match the component.
+func.func @atomic_max_component_type(%x: !adjit.array<vector<3xf32>, 1>, %v: f64, %i: index) {
+  // expected-error @below {{'adjit.atomic_max' op value type 'f64' does not match the component type 'f32' at [0]}}
+  %o = adjit.atomic_max %v, %x[%i] [0] : f64, !adjit.array<vector<3xf32>, 1>
+  return
+}
