@@ -13,6 +13,12 @@ from . import _adjit
 _adjit.register_dialects(_get_dialect_registry())
 _adjit.register_passes()
 
+# The CPU JIT is created in the background while the program imports and
+# defines its kernels; the thread is joined before the interpreter exits.
+_adjit.start_jit_warmup()
+import atexit as _atexit  # noqa: E402
+_atexit.register(_adjit.wait_jit_warmup)
+
 from . import types  # noqa: E402
 from .api import Function, Kernel, compile, func, kernel, launch, synchronize, tid  # noqa: E402
 from .compiler.builtins import registry as builtin_registry  # noqa: E402

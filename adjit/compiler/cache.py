@@ -69,12 +69,12 @@ def compiler_fingerprint() -> str:
         from .. import _adjit
         pkg = Path(__file__).resolve().parent.parent
         h = hashlib.sha256(f"format={CACHE_FORMAT}".encode())
-        for path in sorted(pkg.glob("compiler/*.py")) + [pkg / "types.py"]:
-            h.update(path.name.encode())
-            h.update(path.read_bytes())
-        native = Path(_adjit.__file__)
-        stat = native.stat()
-        h.update(f"{native.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+        # File identities (size, mtime), not contents: this runs on every
+        # warm start, and an edited file always gets a new mtime.
+        files = sorted(pkg.glob("compiler/*.py")) + [pkg / "types.py", Path(_adjit.__file__)]
+        for path in files:
+            stat = path.stat()
+            h.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
         h.update(_adjit.host_target().encode())
         _COMPILER_FINGERPRINT = h.hexdigest()
     return _COMPILER_FINGERPRINT

@@ -35,6 +35,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 using namespace llvm;
 
@@ -95,6 +96,25 @@ orc::LLJIT *processJit(std::string &error) {
 }
 
 } // namespace
+
+namespace {
+std::thread jitWarmup;
+} // namespace
+
+void adjitStartJitWarmup(void) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    jitWarmup = std::thread([] {
+      std::string ignored; // a failure is reported again on first use
+      (void)processJit(ignored);
+    });
+  });
+}
+
+void adjitWaitJitWarmup(void) {
+  if (jitWarmup.joinable())
+    jitWarmup.join();
+}
 
 char *adjitHostTargetDescription(void) {
   return copyString((sys::getProcessTriple() + "/" + sys::getHostCPUName() +

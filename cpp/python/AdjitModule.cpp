@@ -133,6 +133,15 @@ NB_MODULE(_adjit, m) {
         "Compiles an LLVM-dialect module to a host object file (bytes).");
   m.def("load_object", &loadObject, nb::arg("object"), nb::arg("names"),
         "Links an object into the process JIT; returns the symbols' addresses.");
+  m.def("start_jit_warmup", &adjitStartJitWarmup,
+        "Creates the process JIT on a background thread.");
+  m.def(
+      "wait_jit_warmup",
+      [] {
+        nb::gil_scoped_release release;
+        adjitWaitJitWarmup();
+      },
+      "Joins the JIT warm-up thread.");
   m.def(
       "host_target", [] { return takeString(adjitHostTargetDescription()); },
       "triple/cpu/features of this machine (part of compile cache keys).");

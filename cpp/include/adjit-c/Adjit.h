@@ -35,6 +35,11 @@ int adjitCompileToObject(MlirOperation module, int optLevel, char **object,
 int adjitLoadObject(const char *object, size_t size, const char **names,
                     size_t numNames, uint64_t *addresses, char **error);
 
+/// Creates the process JIT on a background thread, so the first launch does
+/// not pay for it. adjitWaitJitWarmup joins that thread (call before exit).
+void adjitStartJitWarmup(void);
+void adjitWaitJitWarmup(void);
+
 /// "triple/cpu/features" of this machine (malloc'ed): objects compiled here
 /// run on machines with the same description.
 char *adjitHostTargetDescription(void);
