@@ -20,15 +20,18 @@ import atexit as _atexit  # noqa: E402
 _atexit.register(_adjit.wait_jit_warmup)
 
 from . import types  # noqa: E402
-from .api import Function, Kernel, compile, func, kernel, launch, synchronize, tid  # noqa: E402
+from .api import Function, Kernel, compile, constant, func, kernel, launch, synchronize, tid  # noqa: E402
 from .compiler.builtins import registry as builtin_registry  # noqa: E402
 from .compiler.cache import config  # noqa: E402
 from .errors import (AdjitError, CompileError, KernelError, KernelNameError,  # noqa: E402
                      KernelSyntaxError, KernelTypeError, LaunchError)
-from .runtime.array import Array, array, empty, full, ones, ones_like, zeros, zeros_like  # noqa: E402
+from .runtime.array import (Array, array, array1d, array2d, array3d, array4d, empty, full, ones,  # noqa: E402
+                            ones_like, zeros, zeros_like)
 from .types import (bool_, float32, float64, int32, int64, mat22, mat22d, mat33, mat33d,  # noqa: E402
-                    mat44, mat44d, matrix, vec2, vec2d, vec2i, vec3, vec3d, vec3i, vec4, vec4d,
+                    mat44, mat44d, matrix, quat, quatd, vec2, vec2d, vec2i, vec3, vec3d, vec3i, vec4, vec4d,
                     vec4i, vector)
+
+quatf = quat  # Warp's name of the float32 quaternion
 
 
 def register_dialect(context, load: bool = True) -> None:

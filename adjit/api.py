@@ -26,6 +26,17 @@ def tid():
     raise RuntimeError("adjit.tid() can only be called inside an @adjit.kernel")
 
 
+def constant(x):
+    """Returns ``x``: marks a module-level value used by kernels (as in Warp).
+
+    Kernels read numbers, numpy scalars (``adjit.float32(2)``) and vector,
+    matrix and quaternion values (``adjit.vec3(...)``) from module globals
+    whether or not they are wrapped; the value is compiled in (and part of the
+    compile cache key).
+    """
+    return x
+
+
 class Function:
     """A device function (``@adjit.func``): callable from kernels and other funcs."""
 

@@ -81,10 +81,11 @@ class VectorType(Type):
         return ir.VectorType.get([self.length], self.dtype.mlir())
 
     def __eq__(self, other):
-        return isinstance(other, VectorType) and (other.length, other.dtype) == (self.length, self.dtype)
+        # A quaternion is not a 4-vector: the class takes part in equality.
+        return type(other) is type(self) and (other.length, other.dtype) == (self.length, self.dtype)
 
     def __hash__(self):
-        return hash(("vec", self.length, self.dtype.name))
+        return hash((type(self).__name__, self.length, self.dtype.name))
 
     def __call__(self, *values):
         if len(values) == 1:
@@ -150,6 +151,53 @@ def matrix(shape: tuple[int, int], dtype: ScalarType = float32) -> MatrixType:
     return _MATRICES[key]
 
 
+class QuatValue(np.ndarray):
+    """A quaternion outside kernels: a numpy array of 4 components (x, y, z, w).
+
+    It behaves as an ordinary numpy array; the subclass only records that the
+    value is a quaternion, so a global ``q = adjit.quat(...)`` is a quat
+    constant (not a vec4) in kernels.
+    """
+
+
+class QuatType(VectorType):
+    """A quaternion ``(x, y, z, w)``: ``w`` is the real part, stored last (as in Warp).
+
+    It is a distinct type from the 4-vector of the same scalar type (also as
+    in Warp): it has the same storage (and MLIR type, ``vector<4xf32>``) and
+    supports the same component access, ``+``, ``-``, negation and scaling by
+    a scalar, but ``q1 * q2`` is the Hamilton product, ``quat * vec4`` is an
+    error, and a quat array or argument does not accept vec4 values.
+    """
+
+    def __init__(self, dtype: ScalarType, name: str | None = None):
+        if not dtype.is_float:
+            raise TypeError(f"quaternions need a float type, got {dtype}")
+        super().__init__(4, dtype, name or f"quaternion({dtype})")
+
+    def __call__(self, *values):
+        if len(values) == 2 and np.ndim(values[0]) == 1:  # quat(xyz, w)
+            values = (*values[0], values[1])
+        if len(values) == 1:
+            values = tuple(values[0])
+        if len(values) == 0:
+            values = (0,) * 4
+        if len(values) != 4:
+            raise TypeError(f"{self.name}() takes 4 components (x, y, z, w), got {len(values)}")
+        return np.array(values, dtype=self.dtype.np_dtype).reshape(4).view(QuatValue)
+
+
+_QUATS: dict[str, QuatType] = {}
+
+
+def quaternion(dtype: ScalarType = float32) -> QuatType:
+    """The quaternion type of ``dtype`` components (interned)."""
+    dtype = scalar_type_of(dtype)
+    if dtype.name not in _QUATS:
+        _QUATS[dtype.name] = QuatType(dtype)
+    return _QUATS[dtype.name]
+
+
 ValueType = ScalarType | VectorType | MatrixType
 
 
@@ -191,7 +239,7 @@ def scalar_type_of(t) -> ScalarType:
         return bool_
     try:
         dt = np.dtype(t)
-    except TypeError:
+    except (TypeError, ValueError):
         raise TypeError(f"{t!r} is not a scalar type") from None
     for s in SCALAR_TYPES:
         if s.np_dtype == dt:
@@ -204,6 +252,29 @@ def value_type_of(t) -> ValueType:
     if isinstance(t, (VectorType, MatrixType)):
         return t
     return scalar_type_of(t)
+
+
+def constant_type_of(value) -> ValueType | None:
+    """The kernel type of a numpy scalar or small numpy array used as a constant
+    in kernels (``adjit.vec3(...)`` values, ``adjit.float32(2)``), else None."""
+    if not isinstance(value, (np.generic, np.ndarray)):
+        return None
+    try:
+        dtype = scalar_type_of(value.dtype)
+    except TypeError:
+        return None
+    shape = np.shape(value)
+    if len(shape) == 0:
+        return dtype
+    if dtype.is_bool:
+        return None
+    if isinstance(value, QuatValue) and shape == (4,) and dtype.is_float:
+        return quaternion(dtype)
+    if len(shape) == 1 and 2 <= shape[0] <= 4:
+        return vector(shape[0], dtype)
+    if len(shape) == 2 and 2 <= shape[0] <= 4 and 2 <= shape[1] <= 4 and dtype.is_float:
+        return matrix(shape, dtype)
+    return None
 
 
 def _named_vector(length, dtype, name):
@@ -233,3 +304,7 @@ mat44 = _named_matrix(4, float32, "mat44")
 mat22d = _named_matrix(2, float64, "mat22d")
 mat33d = _named_matrix(3, float64, "mat33d")
 mat44d = _named_matrix(4, float64, "mat44d")
+quat = quaternion(float32)
+quat.name = "quat"
+quatd = quaternion(float64)
+quatd.name = "quatd"

@@ -8,31 +8,68 @@ entries (``adjit.builtins.registry()``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import ast
+from dataclasses import dataclass
 from typing import Callable
 
 from mlir import ir
 from mlir.dialects import arith, math, vector as vector_d
 
 from .. import types as T
+from ..dialects import adjit as adjit_d
 from ..errors import AdjitError
-from .values import constant
+from .values import constant, to_index
+
+#: The default of a static parameter that must be given.
+REQUIRED = object()
+
+
+@dataclass(frozen=True)
+class StaticParam:
+    """A compile-time parameter of a builtin, passed by keyword (``identity(n=3, dtype=float)``).
+
+    ``kind`` is ``"int"`` (a constant integer) or ``"dtype"`` (a scalar type:
+    ``float``, ``int``, ``adjit.float64``, ...). Its value is passed to the
+    builtin's ``infer`` and ``emit`` as a keyword argument.
+    """
+
+    name: str
+    kind: str
+    default: object = REQUIRED
 
 
 @dataclass
 class Builtin:
-    """One builtin function of the kernel language."""
+    """One builtin function of the kernel language.
+
+    ``infer(types, **static)`` returns the result type (or raises ``TypeError``
+    with a readable reason) and ``emit(values, types, result, **static)`` builds
+    the MLIR; ``static`` holds the values of the builtin's ``static_params``.
+    """
 
     name: str
     doc: str
-    infer: Callable[[list[T.Type]], T.Type]
-    emit: Callable[[list[ir.Value], list[T.Type], T.Type], ir.Value]
+    infer: Callable[..., T.Type]
+    emit: Callable[..., ir.Value]
     differentiable: bool = True
     #: For each argument, the open interval of inputs on which the builtin is
     #: smooth (used to draw test inputs away from kinks and poles).
     domain: tuple[tuple[float, float], ...] | None = None
     #: Whether literal arguments adopt the type of the other arguments.
     unify_literals: bool = True
+    #: Compile-time keyword parameters (see StaticParam).
+    static_params: tuple[StaticParam, ...] = ()
+    #: Whether the static parameters may also be given positionally (for
+    #: builtins that take no other arguments: ``identity(3, float)``).
+    static_positional: bool = False
+    #: Whether the builtin takes arrays among its arguments (the atomics).
+    array_args: bool = False
+    #: types -> for each argument, the type a literal there adopts (or None);
+    #: overrides unify_literals.
+    literal_types: Callable[[list[T.Type]], list[T.Type | None]] | None = None
+    #: The Python operator the builtin is (``mul`` is ``*``): calls go through
+    #: the operator's rules, literal folding and unification included.
+    operator: type | None = None
 
     def __call__(self, *args, **kwargs):
         raise AdjitError(f"adjit.{self.name} can only be called inside an @adjit.kernel or @adjit.func")
@@ -393,3 +430,296 @@ def _transpose_type(m: T.MatrixType) -> T.MatrixType:
 
 def lookup(name: str) -> Builtin | None:
     return _REGISTRY.get(name)
+
+
+# --- products: mul, a * b ---------------------------------------------------------
+
+def _is_composite(t) -> bool:
+    return isinstance(t, (T.VectorType, T.MatrixType))
+
+
+def mul_type(ta, tb):
+    """The type of ``a * b`` (Warp's ``mul``); raises TypeError with the reason."""
+    scalar_a, scalar_b = isinstance(ta, T.ScalarType), isinstance(tb, T.ScalarType)
+    if scalar_a and scalar_b:
+        if ta != tb:
+            raise TypeError(f"cannot multiply {ta} by {tb}: operands have different types "
+                            "(convert one explicitly, e.g. float(i))")
+        if ta.is_bool:
+            raise TypeError("cannot multiply bool values")
+        return ta
+    if not (scalar_a or _is_composite(ta)) or not (scalar_b or _is_composite(tb)):
+        raise TypeError(f"cannot multiply {ta} by {tb}")
+    if scalar_a or scalar_b:
+        s, c = (ta, tb) if scalar_a else (tb, ta)
+        if s != c.dtype:
+            raise TypeError(f"cannot multiply {ta} by {tb}: the scalar must be {c.dtype}")
+        return c
+    if ta.dtype != tb.dtype:
+        raise TypeError(f"cannot multiply {ta} by {tb}: their scalar types differ")
+    if isinstance(ta, T.QuatType) or isinstance(tb, T.QuatType):
+        if ta != tb:
+            raise TypeError(f"cannot multiply {ta} by {tb}: a quaternion multiplies a quaternion "
+                            "(the Hamilton product) or a scalar")
+        return ta
+    if isinstance(ta, T.MatrixType) and isinstance(tb, T.VectorType):
+        if ta.cols != tb.length:
+            raise TypeError(f"cannot multiply {ta} by {tb}: shapes do not match")
+        return T.vector(ta.rows, ta.dtype)
+    if isinstance(ta, T.VectorType) and isinstance(tb, T.MatrixType):
+        if ta.length != tb.rows:
+            raise TypeError(f"cannot multiply {ta} by {tb}: shapes do not match")
+        return T.vector(tb.cols, ta.dtype)
+    if isinstance(ta, T.MatrixType) and isinstance(tb, T.MatrixType):
+        if ta.cols != tb.rows:
+            raise TypeError(f"cannot multiply {ta} by {tb}: shapes do not match")
+        return T.matrix((ta.rows, tb.cols), ta.dtype)
+    raise TypeError(f"* is not defined between two {ta} values (use cw_mul/cw_div for component-wise "
+                    "products)")
+
+
+def _infer_mul(args):
+    if len(args) != 2:
+        raise TypeError(f"mul() takes 2 arguments, got {len(args)}")
+    return mul_type(args[0], args[1])
+
+
+def _components(v: ir.Value, n: int) -> list[ir.Value]:
+    return [vector_d.ExtractOp(v, [], [i]).result for i in range(n)]
+
+
+def _transposed(m: ir.Value, t: T.MatrixType) -> ir.Value:
+    return vector_d.TransposeOp(_transpose_type(t).mlir(), m, [1, 0]).result
+
+
+def emit_matmul(a: ir.Value, b: ir.Value, ta, tb, result) -> ir.Value:
+    """matrix * vector, vector * matrix (v^T M) and matrix * matrix."""
+    scalar = ta.dtype
+    if isinstance(ta, T.VectorType):  # v * M = M^T v
+        return emit_matmul(_transposed(b, tb), a, _transpose_type(tb), ta, result)
+    if isinstance(tb, T.VectorType):
+        comps = [emit_dot(vector_d.ExtractOp(a, [], [r]).result, b, scalar) for r in range(ta.rows)]
+        return vector_d.FromElementsOp(result.mlir(), comps).result
+    bt = _transposed(b, tb)
+    m = constant(result, 0)
+    row_t = result.row_type().mlir()
+    for r in range(ta.rows):
+        row_a = vector_d.ExtractOp(a, [], [r]).result
+        comps = [emit_dot(row_a, vector_d.ExtractOp(bt, [], [c]).result, scalar) for c in range(tb.cols)]
+        m = vector_d.InsertOp(vector_d.FromElementsOp(row_t, comps).result, m, [], [r]).result
+    return m
+
+
+def emit_quat_mul(a: ir.Value, b: ir.Value, result: T.QuatType) -> ir.Value:
+    """The Hamilton product a b of quaternions stored (x, y, z, w), w real."""
+    ax, ay, az, aw = _components(a, 4)
+    bx, by, bz, bw = _components(b, 4)
+
+    def mul(x, y):
+        return arith.MulFOp(x, y).result
+
+    def add(*xs):
+        acc = xs[0]
+        for x in xs[1:]:
+            acc = arith.AddFOp(acc, x).result
+        return acc
+
+    def sub(x, y):
+        return arith.SubFOp(x, y).result
+
+    # (a_v, a_w)(b_v, b_w) = (a_w b_v + b_w a_v + a_v x b_v, a_w b_w - a_v . b_v)
+    x = sub(add(mul(aw, bx), mul(bw, ax), mul(ay, bz)), mul(az, by))
+    y = sub(add(mul(aw, by), mul(bw, ay), mul(az, bx)), mul(ax, bz))
+    z = sub(add(mul(aw, bz), mul(bw, az), mul(ax, by)), mul(ay, bx))
+    w = sub(sub(sub(mul(aw, bw), mul(ax, bx)), mul(ay, by)), mul(az, bz))
+    return vector_d.FromElementsOp(result.mlir(), [x, y, z, w]).result
+
+
+def _emit_mul(vals, types, result):
+    a, b = vals
+    ta, tb = types
+    scalar = result if isinstance(result, T.ScalarType) else result.dtype
+    mulop = arith.MulFOp if scalar.is_float else arith.MulIOp
+    if isinstance(ta, T.ScalarType) and isinstance(tb, T.ScalarType):
+        return mulop(a, b).result
+    if isinstance(ta, T.ScalarType):
+        return mulop(vector_d.BroadcastOp(result.mlir(), a).result, b).result
+    if isinstance(tb, T.ScalarType):
+        return mulop(a, vector_d.BroadcastOp(result.mlir(), b).result).result
+    if isinstance(result, T.QuatType):
+        return emit_quat_mul(a, b, result)
+    return emit_matmul(a, b, ta, tb, result)
+
+
+add_builtin("mul", "a * b: scalar products, scaling of vectors, matrices and quaternions by a scalar, "
+            "matrix-vector (M v), vector-matrix (v^T M) and matrix-matrix products, and the Hamilton "
+            "product of two quaternions (as in Warp).", _infer_mul, _emit_mul, operator=ast.Mult)
+
+
+# --- identity matrices ------------------------------------------------------------------
+
+def _infer_identity(args, n, dtype):
+    if args:
+        raise TypeError(f"identity() takes only n and dtype, got {len(args)} more arguments")
+    if not 2 <= n <= 4:
+        raise TypeError(f"identity() needs n of 2 to 4, got {n}")
+    if not dtype.is_float:
+        raise TypeError(f"identity() needs a float dtype, got {dtype}")
+    return T.matrix((n, n), dtype)
+
+
+def _emit_identity(vals, types, result, n, dtype):
+    zero, one = constant(dtype, 0.0), constant(dtype, 1.0)
+    return _matrix_from([[one if r == c else zero for c in range(n)] for r in range(n)], result)
+
+
+add_builtin("identity", "identity(n=3, dtype=float): the n x n identity matrix (n a constant of 2 to 4).",
+            _infer_identity, _emit_identity, differentiable=False,
+            static_params=(StaticParam("n", "int"), StaticParam("dtype", "dtype", T.float32)),
+            static_positional=True)
+
+
+# --- quaternions --------------------------------------------------------------------------
+# Stored (x, y, z, w) with w the real part, as in Warp; the conventions below
+# (quat_inverse is the conjugate, quat_rotate assumes a unit quaternion,
+# quat_from_axis_angle does not normalize the axis) are Warp's.
+
+def _infer_quat_identity(args, dtype):
+    if args:
+        raise TypeError(f"quat_identity() takes only dtype, got {len(args)} more arguments")
+    if not dtype.is_float:
+        raise TypeError(f"quat_identity() needs a float dtype, got {dtype}")
+    return T.quaternion(dtype)
+
+
+def _emit_quat_identity(vals, types, result, dtype):
+    zero, one = constant(dtype, 0.0), constant(dtype, 1.0)
+    return vector_d.FromElementsOp(result.mlir(), [zero, zero, zero, one]).result
+
+
+def _quat_arg(name, args, count):
+    if len(args) != count:
+        raise TypeError(f"{name}() takes {count} arguments, got {len(args)}")
+    if not isinstance(args[0], T.QuatType):
+        raise TypeError(f"{name}() needs a quaternion first, got {args[0]}")
+    return args[0]
+
+
+def _infer_quat_inverse(args):
+    return _quat_arg("quat_inverse", args, 1)
+
+
+def _emit_quat_inverse(vals, types, result):
+    x, y, z, w = _components(vals[0], 4)
+    neg = [arith.NegFOp(c).result for c in (x, y, z)]
+    return vector_d.FromElementsOp(result.mlir(), neg + [w]).result
+
+
+def _infer_quat_rotate(args):
+    q = _quat_arg("quat_rotate", args, 2)
+    if args[1] != T.vector(3, q.dtype):
+        raise TypeError(f"quat_rotate() rotates a 3-vector of {q.dtype} by a {q}, got {args[1]}")
+    return args[1]
+
+
+def _emit_quat_rotate(vals, types, result):
+    # For a unit q = (u, w): q v q* = (2w^2 - 1) v + 2 (u . v) u + 2w (u x v).
+    dtype = result.dtype
+    qx, qy, qz, qw = _components(vals[0], 4)
+    u = vector_d.FromElementsOp(result.mlir(), [qx, qy, qz]).result
+    v = vals[1]
+    two = constant(dtype, 2.0)
+    c = arith.SubFOp(arith.MulFOp(two, arith.MulFOp(qw, qw).result).result, constant(dtype, 1.0)).result
+    d = arith.MulFOp(two, emit_dot(u, v, dtype)).result
+    e = arith.MulFOp(two, qw).result
+    uxv = _emit_cross([u, v], types, result)
+
+    def scale(vec, s):
+        return arith.MulFOp(vec, vector_d.BroadcastOp(result.mlir(), s).result).result
+
+    return arith.AddFOp(arith.AddFOp(scale(v, c), scale(u, d)).result, scale(uxv, e)).result
+
+
+def _infer_quat_from_axis_angle(args):
+    if len(args) != 2 or not isinstance(args[0], T.VectorType) or args[0].length != 3 \
+            or isinstance(args[0], T.QuatType) or not args[0].dtype.is_float or args[1] != args[0].dtype:
+        raise TypeError("quat_from_axis_angle() needs a float 3-vector axis and an angle of its scalar type, "
+                        f"got {', '.join(map(str, args))}")
+    return T.quaternion(args[0].dtype)
+
+
+def _emit_quat_from_axis_angle(vals, types, result):
+    dtype = result.dtype
+    axis, angle = vals
+    half = arith.MulFOp(angle, constant(dtype, 0.5)).result
+    s = math.SinOp(half).result
+    x, y, z = (arith.MulFOp(c, s).result for c in _components(axis, 3))
+    return vector_d.FromElementsOp(result.mlir(), [x, y, z, math.CosOp(half).result]).result
+
+
+add_builtin("quat_identity", "quat_identity(dtype=float): the identity quaternion (0, 0, 0, 1).",
+            _infer_quat_identity, _emit_quat_identity, differentiable=False,
+            static_params=(StaticParam("dtype", "dtype", T.float32),), static_positional=True)
+add_builtin("quat_inverse", "The conjugate (-x, -y, -z, w): the inverse of a unit quaternion (as in Warp).",
+            _infer_quat_inverse, _emit_quat_inverse)
+add_builtin("quat_rotate", "quat_rotate(q, v): the 3-vector v rotated by the unit quaternion q (q v q^-1).",
+            _infer_quat_rotate, _emit_quat_rotate)
+add_builtin("quat_from_axis_angle", "quat_from_axis_angle(axis, angle): the rotation of angle radians about "
+            "the unit vector axis, (axis sin(angle/2), cos(angle/2)).",
+            _infer_quat_from_axis_angle, _emit_quat_from_axis_angle, domain=((-1.0, 1.0), (-6.0, 6.0)))
+
+
+# --- atomics ----------------------------------------------------------------------------
+
+def _infer_atomic(name):
+    def infer(args):
+        if len(args) < 3 or not isinstance(args[0], T.ArrayType):
+            raise TypeError(f"{name}() takes an array, one index per dimension and a value "
+                            f"({name}(a, i, value), {name}(a, i, j, value), ...), got "
+                            f"({', '.join(map(str, args))})")
+        array, indices, value = args[0], args[1:-1], args[-1]
+        if len(indices) != array.ndim:
+            raise TypeError(f"{name}() on a {array.ndim}-d array needs {array.ndim} "
+                            f"{'index' if array.ndim == 1 else 'indices'}, got {len(indices)}")
+        for t in indices:
+            if not isinstance(t, T.ScalarType) or not t.is_int:
+                raise TypeError(f"{name}() indices must be integers, got {t}")
+        if value != array.dtype:
+            raise TypeError(f"{name}() on an array of {array.dtype} needs a {array.dtype} value, got {value}")
+        return array.dtype
+    return infer
+
+
+def _atomic_literal_types(types):
+    # Literal indices are int32; a literal value takes the array's element type.
+    array = types[0] if types else None
+    value_t = array.dtype if isinstance(array, T.ArrayType) else None
+    return [None] + [T.int32] * (len(types) - 2) + [value_t] if len(types) >= 2 else [None] * len(types)
+
+
+def _emit_atomic(op_name, negate=False):
+    def emit(vals, types, result):
+        array, *indices, value = vals
+        if negate:
+            scalar = result if isinstance(result, T.ScalarType) else result.dtype
+            value = (arith.NegFOp(value).result if scalar.is_float
+                     else arith.SubIOp(constant(result, 0), value).result)
+        op = getattr(adjit_d, op_name)
+        return op(result.mlir(), value, array, [to_index(i) for i in indices],
+                  position=ir.DenseI64ArrayAttr.get([])).result
+    return emit
+
+
+_ATOMICS = [
+    ("atomic_add", "AtomicAddOp", False, "adds value to"),
+    ("atomic_sub", "AtomicAddOp", True, "subtracts value from"),
+    ("atomic_min", "AtomicMinOp", False, "stores the minimum of value and"),
+    ("atomic_max", "AtomicMaxOp", False, "stores the maximum of value and"),
+]
+for _name, _op, _neg, _what in _ATOMICS:
+    if not hasattr(adjit_d, _op):
+        continue  # a native module built before the op existed
+    add_builtin(_name, f"{_name}(a, i, [j, ...], value) atomically {_what} a[i, j, ...] and returns the old "
+                "element (vectors and matrices component by component, each component atomically).",
+                _infer_atomic(_name), _emit_atomic(_op, _neg), array_args=True, unify_literals=False,
+                literal_types=_atomic_literal_types, differentiable=False)

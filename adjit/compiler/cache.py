@@ -85,6 +85,8 @@ def _static_key(value) -> str | None:
     change the code generated for the same source text."""
     from .. import types as T
     from .builtins import Builtin
+    if T.constant_type_of(value) is not None:  # numpy scalars and vector/matrix/quat values
+        return f"value:{T.constant_type_of(value)!r}:{value.tolist()!r}"
     if isinstance(value, (bool, int, float)) and not inspect.ismodule(value):
         return repr(value)
     if isinstance(value, T.Type):
@@ -101,16 +103,17 @@ def _dependencies(pyfunc, seen: dict) -> None:
     from ..api import Function
     if pyfunc in seen:
         return
-    try:
-        source = inspect.getsource(pyfunc)
-    except (OSError, TypeError):
-        source = repr(pyfunc)
+    from .frontend import SourceInfo
+    info = SourceInfo.of(pyfunc)  # parsed once per process, shared with the frontend
+    source = "".join(info.lines)
     constants = {}
     funcs = []
-    closure = inspect.getclosurevars(pyfunc)
-    scopes = {**pyfunc.__globals__, **closure.nonlocals}
+    cells = pyfunc.__closure__ or ()
+    nonlocals = {name: cell.cell_contents for name, cell in zip(pyfunc.__code__.co_freevars, cells)
+                 if _cell_is_set(cell)}
+    scopes = {**pyfunc.__globals__, **nonlocals}
     seen[pyfunc] = (source, constants)
-    for node in ast.walk(ast.parse(_dedent(source))):
+    for node in ast.walk(info.tree):
         if isinstance(node, ast.Name) and node.id in scopes:
             value = scopes[node.id]
             if isinstance(value, Function):
@@ -130,9 +133,12 @@ def _dependencies(pyfunc, seen: dict) -> None:
         _dependencies(f, seen)
 
 
-def _dedent(source: str) -> str:
-    import textwrap
-    return textwrap.dedent(source)
+def _cell_is_set(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:  # a closure variable not assigned yet
+        return False
+    return True
 
 
 @dataclass
@@ -165,7 +171,7 @@ def key_parts(pyfunc, arg_types, options: dict) -> KeyParts:
 
 
 def _identity(pyfunc) -> str:
-    ident = f"{inspect.getsourcefile(pyfunc)}:{pyfunc.__qualname__}"
+    ident = f"{pyfunc.__code__.co_filename}:{pyfunc.__qualname__}"
     return hashlib.sha256(ident.encode()).hexdigest()[:24]
 
 

@@ -12,9 +12,11 @@ import ast
 import inspect
 import math
 import textwrap
+import weakref
 import types as pytypes
 from dataclasses import dataclass
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import arith, func, scf, vector as vector_d
 
@@ -22,7 +24,7 @@ from .. import types as T
 from ..dialects import adjit as adjit_d
 from ..errors import KernelError, KernelNameError, KernelSyntaxError, KernelTypeError
 from . import builtins as B
-from .values import Val, constant, from_index, literal, splat, to_index
+from .values import Val, constant, constant_array, from_index, literal, splat, to_index
 
 
 @dataclass
@@ -34,9 +36,21 @@ class SourceInfo:
     lines: list[str]
     tree: ast.FunctionDef
     qualname: str
+    #: The code object the source was read for (a redefinition re-reads).
+    code: object = None
 
     @classmethod
     def of(cls, pyfunc) -> "SourceInfo":
+        """The (memoized) source of ``pyfunc``: read and parsed once per process."""
+        info = _SOURCE_INFOS.get(pyfunc)
+        if info is None or info.code is not pyfunc.__code__:
+            info = cls._read(pyfunc)
+            info.code = pyfunc.__code__
+            _SOURCE_INFOS[pyfunc] = info
+        return info
+
+    @classmethod
+    def _read(cls, pyfunc) -> "SourceInfo":
         try:
             lines, first_line = inspect.getsourcelines(pyfunc)
         except (OSError, TypeError) as e:
@@ -59,6 +73,9 @@ class SourceInfo:
     def source_line(self, node) -> str:
         idx = getattr(node, "lineno", 1) - 1
         return self.lines[idx] if 0 <= idx < len(self.lines) else ""
+
+
+_SOURCE_INFOS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 class _ArrayShape:
@@ -807,11 +824,15 @@ class FunctionBuilder:
         return Val(a.type, arith.SelectOp(cond, self.materialize(a, a.type), self.materialize(b, b.type)).result)
 
     def expr_Call(self, node):
-        if node.keywords:
-            raise self.error("keyword arguments are not supported in kernel calls", node, KernelSyntaxError)
         callee = self.resolve_static(node.func) if self.is_static(node.func) else None
         if callee is None:
             raise self.error(f"'{ast.unparse(node.func)}' is not callable", node)
+        if isinstance(callee, B.Builtin):
+            value_nodes, static = self.bind_static_params(callee, node)
+            return self.call_builtin(callee, [self.expr(a) for a in value_nodes], node, static)
+        if node.keywords:
+            raise self.error(f"keyword arguments are not supported in calls to '{ast.unparse(node.func)}'",
+                             node, KernelSyntaxError)
         from .. import api  # the public objects: tid, types, functions
         if callee is api.tid:
             if not self.is_kernel:
@@ -824,8 +845,6 @@ class FunctionBuilder:
             vals = tuple(Val(T.int32, from_index(i)) for i in idx)
             return vals[0] if count == 1 else vals
         args = [self.expr(a) for a in node.args]
-        if isinstance(callee, B.Builtin):
-            return self.call_builtin(callee, args, node)
         if isinstance(callee, (T.ScalarType, T.VectorType, T.MatrixType)) or callee in (float, int, bool):
             return self.construct(T.value_type_of(callee), args, node)
         if isinstance(callee, api.Function):
@@ -836,8 +855,71 @@ class FunctionBuilder:
 
     # --- calls -------------------------------------------------------------
 
-    def call_builtin(self, builtin: B.Builtin, args, node):
-        if builtin.unify_literals and args:
+    def bind_static_params(self, builtin: B.Builtin, node):
+        """Splits a builtin call into its value argument nodes and its static parameter values."""
+        params = {p.name: p for p in builtin.static_params}
+        value_nodes = list(node.args)
+        bound = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise self.error(f"{builtin.name}() does not take **keyword arguments", kw, KernelSyntaxError)
+            if kw.arg not in params:
+                takes = (f"its keyword arguments are {', '.join(params)}" if params
+                         else "it takes no keyword arguments")
+                raise self.error(f"{builtin.name}() got an unexpected keyword argument '{kw.arg}' ({takes})", kw)
+            bound[kw.arg] = kw.value
+        if builtin.static_positional and value_nodes:
+            if len(value_nodes) > len(params):
+                raise self.error(f"{builtin.name}() takes at most {len(params)} arguments "
+                                 f"({', '.join(params)}), got {len(value_nodes) + len(bound)}", node)
+            for name, arg in zip(params, value_nodes):
+                if name in bound:
+                    raise self.error(f"{builtin.name}() got multiple values for argument '{name}'", node)
+                bound[name] = arg
+            value_nodes = []
+        static = {}
+        for name, p in params.items():
+            if name in bound:
+                static[name] = self.static_param_value(builtin, p, bound[name])
+            elif p.default is B.REQUIRED:
+                raise self.error(f"{builtin.name}() needs the argument '{name}'", node)
+            else:
+                static[name] = p.default
+        return value_nodes, static
+
+    def static_param_value(self, builtin: B.Builtin, p: B.StaticParam, node):
+        """The compile-time value of a static parameter: a constant int or a scalar type."""
+        if p.kind == "int":
+            v = self.expr(node)
+            if isinstance(v, Val) and v.is_literal and type(v.literal) is int:
+                return v.literal
+            raise self.error(f"{builtin.name}() argument '{p.name}' must be a constant integer, "
+                             f"got {self.describe(v)}", node)
+        if p.kind == "dtype":
+            if self.is_static(node):
+                try:
+                    return T.scalar_type_of(self.resolve_static(node))
+                except TypeError:
+                    pass
+            raise self.error(f"{builtin.name}() argument '{p.name}' must be a scalar type (float, int, "
+                             f"adjit.float64, ...), got '{ast.unparse(node)}'", node)
+        raise AssertionError(f"unknown static parameter kind {p.kind!r}")
+
+    def call_builtin(self, builtin: B.Builtin, args, node, static=None):
+        if builtin.operator is not None:
+            # mul(a, b) is a * b: the operator's literal folding and unification apply.
+            if len(args) != 2:
+                raise self.error(f"{builtin.name}() takes 2 arguments, got {len(args)}", node)
+            return self.binop(builtin.operator(), args[0], args[1], node)
+        return self.apply_builtin(builtin, args, node, static or {})
+
+    def apply_builtin(self, builtin: B.Builtin, args, node, static):
+        """Type-checks a builtin call with its ``infer`` and emits it."""
+        if builtin.literal_types is not None:
+            wanted = builtin.literal_types([a.type if isinstance(a, Val) else None for a in args])
+            args = [self.coerce(a, t, node) if t is not None and isinstance(a, Val) and a.is_literal
+                    and isinstance(t, T.ScalarType) else a for a, t in zip(args, wanted)]
+        elif builtin.unify_literals and args:
             # A bool argument (where/select's condition) never sets the literals' type.
             anchor = next((a for a in args if isinstance(a, Val) and not a.is_literal
                            and a.type != T.bool_), None)
@@ -847,15 +929,15 @@ class FunctionBuilder:
         for a in args:
             if not isinstance(a, Val):
                 raise self.error(f"{builtin.name}() got a non-value argument", node)
-            if isinstance(a.type, T.ArrayType):
+            if isinstance(a.type, T.ArrayType) and not builtin.array_args:
                 raise self.error(f"{builtin.name}() does not take arrays, got {a.type}", node)
         types = [a.type for a in args]
         try:
-            result = builtin.infer(types)
+            result = builtin.infer(types, **static)
         except TypeError as e:
             raise self.error(str(e), node) from None
         vals = [self.materialize(a, a.type) for a in args]
-        return Val(result, builtin.emit(vals, types, result))
+        return Val(result, builtin.emit(vals, types, result, **static))
 
     def call_function(self, fn, args, node):
         declared = parameter_types(fn.pyfunc, SourceInfo.of(fn.pyfunc), "device function")
@@ -887,6 +969,8 @@ class FunctionBuilder:
             if len(args) != 1:
                 raise self.error(f"{t}() takes 1 argument", node)
             return Val(t, self.cast(args[0], t, node))
+        if isinstance(t, T.QuatType):
+            return self.construct_quat(t, args, node)
         n = t.length if isinstance(t, T.VectorType) else t.rows * t.cols
         scalar = t.dtype
         if len(args) == 0:
@@ -911,6 +995,27 @@ class FunctionBuilder:
             row = vector_d.FromElementsOp(t.row_type().mlir(), comps[r * t.cols:(r + 1) * t.cols]).result
             m = vector_d.InsertOp(row, m, [], [r]).result
         return Val(t, m)
+
+    def construct_quat(self, t: T.QuatType, args, node):
+        """``quat()`` (zeros), ``quat(x, y, z, w)``, ``quat(xyz, w)`` and ``quat(q)`` (as in Warp)."""
+        if len(args) == 0:
+            return Val(t, constant(t, 0))
+        if len(args) == 1 and isinstance(args[0], Val) and isinstance(args[0].type, T.QuatType):
+            q = args[0]
+            if q.type.dtype == t.dtype:
+                return q
+            op = arith.ExtFOp if t.dtype.bits > q.type.dtype.bits else arith.TruncFOp
+            return Val(t, op(t.mlir(), q.value).result)
+        if len(args) == 2 and isinstance(args[0], Val) and isinstance(args[0].type, T.VectorType) \
+                and not isinstance(args[0].type, T.QuatType) and args[0].type.length == 3:
+            xyz = [self.extract(args[0], [k]) for k in range(3)]
+            comps = [self.cast(c, t.dtype, node) for c in xyz] + [self.cast(args[1], t.dtype, node)]
+            return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
+        if len(args) == 4:
+            comps = [self.cast(a, t.dtype, node) for a in args]
+            return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
+        raise self.error(f"{t}() takes the components (x, y, z, w), a 3-vector and w, or a quaternion; got "
+                         f"{', '.join(self.describe(a) for a in args)}", node)
 
     def cast(self, v, t: T.ScalarType, node) -> ir.Value:
         if not isinstance(v, Val) or not isinstance(v.type, T.ScalarType):
@@ -955,14 +1060,18 @@ class FunctionBuilder:
         if scalar_a and scalar_b:
             a, b = self.unify(a, b, node)
             return self.scalar_binop(op, a, b, node)
-        if isinstance(op, ast.Mult) and isinstance(ta, T.MatrixType) and not scalar_b:
-            return self.matmul(a, b, node)
-        if isinstance(op, ast.Mult) and isinstance(ta, T.VectorType) and isinstance(tb, T.MatrixType):
-            return self.matmul(a, b, node)
+        if isinstance(op, ast.Mult):
+            # Scaling and vector/matrix/quaternion products: the `mul` builtin.
+            # A scalar literal takes the other operand's scalar type.
+            if scalar_a and a.is_literal:
+                a = self.coerce(a, tb.dtype, node)
+            if scalar_b and b.is_literal:
+                b = self.coerce(b, ta.dtype, node)
+            return self.apply_builtin(B.lookup("mul"), [a, b], node, {})
         if scalar_a != scalar_b:
-            # Broadcasting a scalar over a vector/matrix: s*v, v*s, v/s.
+            # Broadcasting a scalar over a vector/matrix: v/s.
             vec, s = (b, a) if scalar_a else (a, b)
-            if not isinstance(op, (ast.Mult, ast.Div)) or (scalar_a and isinstance(op, ast.Div)):
+            if not isinstance(op, ast.Div) or scalar_a:
                 raise self.error(f"unsupported operand types for {self.op_name(op)}: {ta} and {tb}", node)
             s = self.coerce(s, vec.type.dtype, node)
             sv = splat(vec.type, self.materialize(s, vec.type.dtype))
@@ -1038,42 +1147,6 @@ class FunctionBuilder:
         if cls is None:
             raise self.error(f"unsupported operator {self.op_name(op)}", node, KernelSyntaxError)
         return cls(x, y).result
-
-    def matmul(self, a, b, node):
-        ta, tb = a.type, b.type
-        if ta.dtype != tb.dtype:
-            raise self.error(f"cannot multiply {ta} by {tb}", node)
-        scalar = ta.dtype
-        if isinstance(ta, T.MatrixType) and isinstance(tb, T.VectorType):
-            if ta.cols != tb.length:
-                raise self.error(f"cannot multiply {ta} by {tb}: shapes do not match", node)
-            comps = [B.emit_dot(vector_d.ExtractOp(a.value, [], [r]).result, b.value, scalar)
-                     for r in range(ta.rows)]
-            t = T.vector(ta.rows, scalar)
-            return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
-        if isinstance(ta, T.VectorType) and isinstance(tb, T.MatrixType):
-            if ta.length != tb.rows:
-                raise self.error(f"cannot multiply {ta} by {tb}: shapes do not match", node)
-            tt = self.transpose(b)
-            return self.matmul(tt, a, node)
-        if isinstance(ta, T.MatrixType) and isinstance(tb, T.MatrixType):
-            if ta.cols != tb.rows:
-                raise self.error(f"cannot multiply {ta} by {tb}: shapes do not match", node)
-            bt = self.transpose(b)
-            t = T.matrix((ta.rows, tb.cols), scalar)
-            m = constant(t, 0)
-            for r in range(ta.rows):
-                row_a = vector_d.ExtractOp(a.value, [], [r]).result
-                comps = [B.emit_dot(row_a, vector_d.ExtractOp(bt.value, [], [c]).result, scalar)
-                         for c in range(tb.cols)]
-                row = vector_d.FromElementsOp(T.vector(tb.cols, scalar).mlir(), comps).result
-                m = vector_d.InsertOp(row, m, [], [r]).result
-            return Val(t, m)
-        raise self.error(f"cannot multiply {ta} by {tb}", node)
-
-    def transpose(self, m: Val) -> Val:
-        t = T.matrix((m.type.cols, m.type.rows), m.type.dtype)
-        return Val(t, vector_d.TransposeOp(t.mlir(), m.value, [1, 0]).result)
 
     def negate(self, v: Val) -> Val:
         t = v.type
@@ -1242,7 +1315,14 @@ class FunctionBuilder:
         raise self.error(f"name '{name}' is not defined", node, KernelNameError)
 
     def static_value(self, obj, node):
-        """A module-level object used as a value: numbers become literals."""
+        """A module-level object used as a value: numbers become literals, numpy
+        scalars and small numpy arrays (``adjit.vec3(...)`` values) typed constants."""
+        if isinstance(obj, (np.generic, np.ndarray)):
+            t = T.constant_type_of(obj)
+            if t is not None:
+                return Val(t, self.literal_constant(t, obj.item()) if isinstance(t, T.ScalarType)
+                           else constant_array(t, obj))
+            return obj
         if isinstance(obj, (bool, int, float)):
             return literal(obj)
         return obj

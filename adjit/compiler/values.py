@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import arith, vector as vector_d
 
@@ -50,6 +51,12 @@ def constant(t: T.Type, py_value) -> ir.Value:
     else:
         elem = ir.IntegerAttr.get(scalar.mlir(), int(py_value))
     return arith.ConstantOp(t.mlir(), ir.DenseElementsAttr.get_splat(t.mlir(), elem)).result
+
+
+def constant_array(t: T.VectorType | T.MatrixType, value) -> ir.Value:
+    """An arith.constant of vector/matrix type ``t`` holding the numpy array ``value``."""
+    data = np.ascontiguousarray(value, dtype=t.dtype.np_dtype).reshape(t.shape)
+    return arith.ConstantOp(t.mlir(), ir.DenseElementsAttr.get(data, type=t.mlir())).result
 
 
 def splat(t: T.VectorType | T.MatrixType, scalar: ir.Value) -> ir.Value:

@@ -117,3 +117,27 @@ def zeros_like(a: Array, requires_grad: bool | None = None) -> Array:
 
 def ones_like(a: Array, requires_grad: bool | None = None) -> Array:
     return ones(a.shape, a.dtype, a.requires_grad if requires_grad is None else requires_grad, a.device)
+
+
+def _array_nd(ndim: int):
+    def array_nd(data=None, dtype=None, shape=None, requires_grad: bool = False, device: str = "cpu"):
+        if data is None and shape is None:
+            return T.ArrayType(dtype if dtype is not None else T.float32, ndim)
+        if shape is not None and data is None and len(_shape_tuple(shape)) != ndim:
+            raise ValueError(f"array{ndim}d needs a shape of {ndim} extents, got {shape!r}")
+        a = array(data, dtype=dtype, shape=shape, requires_grad=requires_grad, device=device)
+        if a.ndim != ndim:
+            raise ValueError(f"array{ndim}d needs {ndim}-d data, got data of shape {np.shape(data)} "
+                             f"({a.ndim}-d arrays of {a.dtype})")
+        return a
+
+    array_nd.__name__ = array_nd.__qualname__ = f"array{ndim}d"
+    array_nd.__doc__ = (f"``array(..., ndim={ndim})``: in a kernel signature ``x: adjit.array{ndim}d(dtype=float)``"
+                        f" is the annotation of a {ndim}-d array; with data or a shape it creates a {ndim}-d array.")
+    return array_nd
+
+
+array1d = _array_nd(1)
+array2d = _array_nd(2)
+array3d = _array_nd(3)
+array4d = _array_nd(4)

@@ -426,11 +426,400 @@ def test_float64_matrix_builtins():
     np.testing.assert_allclose(o.numpy()[1], np.broadcast_to(np.eye(3), (32, 3, 3)), atol=1e-13)
 
 
+# --- products: mul(a, b) is a * b -------------------------------------------------------------------
+
+@adjit.kernel
+def products(s: adjit.array(dtype=float), v: adjit.array(dtype=adjit.vec3), m: adjit.array(dtype=adjit.mat33),
+             r: adjit.array(dtype=M23), q: adjit.array(dtype=adjit.quat), p: adjit.array(dtype=adjit.quat),
+             os: adjit.array(dtype=float, ndim=2), ov: adjit.array(dtype=adjit.vec3, ndim=2),
+             ov2: adjit.array(dtype=adjit.vec2), om: adjit.array(dtype=adjit.mat33, ndim=2),
+             om23: adjit.array(dtype=M23), oq: adjit.array(dtype=adjit.quat, ndim=2)):
+    i = adjit.tid()
+    os[0, i] = adjit.mul(s[i], s[i])
+    os[1, i] = s[i] * s[i]
+    os[2, i] = adjit.mul(s[i], 3.0)
+    os[3, i] = adjit.mul(2, 3) * s[i]
+    ov[0, i] = adjit.mul(s[i], v[i])
+    ov[1, i] = adjit.mul(v[i], s[i])
+    ov[2, i] = adjit.mul(2.0, v[i])
+    ov[3, i] = adjit.mul(m[i], v[i])
+    ov[4, i] = m[i] * v[i]
+    ov[5, i] = adjit.mul(v[i], m[i])
+    ov[6, i] = v[i] * m[i]
+    ov2[i] = adjit.mul(r[i], v[i])
+    om[0, i] = adjit.mul(m[i], m[i])
+    om[1, i] = m[i] * m[i]
+    om[2, i] = adjit.mul(s[i], m[i])
+    om23[i] = adjit.mul(r[i], m[i])
+    oq[0, i] = adjit.mul(q[i], p[i])
+    oq[1, i] = q[i] * p[i]
+    oq[2, i] = adjit.mul(q[i], s[i])
+    oq[3, i] = 2.0 * q[i]
+
+
+def _hamilton(a, b):
+    """Quaternion product from the textbook definition, (x, y, z, w) storage, w real."""
+    av, aw, bv, bw = a[..., :3], a[..., 3:], b[..., :3], b[..., 3:]
+    return np.concatenate([aw * bv + bw * av + np.cross(av, bv),
+                           aw * bw - (av * bv).sum(-1, keepdims=True)], axis=-1)
+
+
+def _unit_quats(rng, k):
+    q = rng.normal(size=(k, 4))
+    return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+def test_mul_is_the_product_operator():
+    rng = np.random.default_rng(8)
+    k = 64
+    s = rng.uniform(-2, 2, k).astype(np.float32)
+    v = rng.uniform(-2, 2, (k, 3)).astype(np.float32)
+    m = rng.uniform(-2, 2, (k, 3, 3)).astype(np.float32)
+    r = rng.uniform(-2, 2, (k, 2, 3)).astype(np.float32)
+    q, p = _unit_quats(rng, k).astype(np.float32), _unit_quats(rng, k).astype(np.float32)
+    os, ov, ov2 = adjit.zeros((4, k)), adjit.zeros((7, k), dtype=adjit.vec3), adjit.zeros(k, dtype=adjit.vec2)
+    om, om23, oq = adjit.zeros((3, k), dtype=adjit.mat33), adjit.zeros(k, dtype=M23), adjit.zeros((4, k), dtype=adjit.quat)
+    adjit.launch(products, dim=k, inputs=[
+        adjit.array(s), adjit.array(v, dtype=adjit.vec3), adjit.array(m, dtype=adjit.mat33), adjit.array(r, dtype=M23),
+        adjit.array(q, dtype=adjit.quat), adjit.array(p, dtype=adjit.quat), os, ov, ov2, om, om23, oq])
+    S, V, M, R, Q, P = (x.astype(np.float64) for x in (s, v, m, r, q, p))
+    os, ov, om, oq = os.numpy(), ov.numpy(), om.numpy(), oq.numpy()
+    # mul(a, b) and a * b are the same operation, bit for bit.
+    for out, (x, y) in ((os, (0, 1)), (ov, (3, 4)), (ov, (5, 6)), (om, (0, 1)), (oq, (0, 1))):
+        np.testing.assert_array_equal(out[x], out[y])
+    np.testing.assert_allclose(os[0], S * S, **F32)
+    np.testing.assert_allclose(os[2], S * 3.0, **F32)
+    np.testing.assert_allclose(os[3], 6.0 * S, **F32)
+    np.testing.assert_allclose(ov[0], S[:, None] * V, **F32)
+    np.testing.assert_allclose(ov[1], S[:, None] * V, **F32)
+    np.testing.assert_allclose(ov[2], 2.0 * V, **F32)
+    np.testing.assert_allclose(ov[3], np.einsum("kij,kj->ki", M, V), rtol=1e-5, atol=4e-6)
+    np.testing.assert_allclose(ov[5], np.einsum("ki,kij->kj", V, M), rtol=1e-5, atol=4e-6)
+    np.testing.assert_allclose(ov2.numpy(), np.einsum("kij,kj->ki", R, V), rtol=1e-5, atol=4e-6)
+    np.testing.assert_allclose(om[0], M @ M, rtol=1e-5, atol=4e-6)
+    np.testing.assert_allclose(om[2], S[:, None, None] * M, **F32)
+    np.testing.assert_allclose(om23.numpy(), R @ M, rtol=1e-5, atol=4e-6)
+    np.testing.assert_allclose(oq[0], _hamilton(Q, P), **F32)
+    np.testing.assert_allclose(oq[2], S[:, None] * Q, **F32)
+    np.testing.assert_allclose(oq[3], 2.0 * Q, **F32)
+
+
+@adjit.kernel
+def products_f64_int(s: adjit.array(dtype=adjit.float64), q: adjit.array(dtype=adjit.quatd),
+                     p: adjit.array(dtype=adjit.quatd), m: adjit.array(dtype=adjit.mat44d),
+                     a: adjit.array(dtype=int), b: adjit.array(dtype=adjit.vec3i),
+                     oq: adjit.array(dtype=adjit.quatd, ndim=2), om: adjit.array(dtype=adjit.mat44d),
+                     oi: adjit.array(dtype=int), ob: adjit.array(dtype=adjit.vec3i)):
+    i = adjit.tid()
+    oq[0, i] = adjit.mul(q[i], p[i])
+    oq[1, i] = adjit.mul(s[i], q[i]) * 0.5
+    om[i] = adjit.mul(m[i], m[i]) * s[i]
+    oi[i] = adjit.mul(a[i], a[i] + 1)
+    ob[i] = adjit.mul(b[i], a[i]) * 2
+
+
+def test_mul_float64_and_int():
+    rng = np.random.default_rng(9)
+    k = 64
+    s, m = rng.uniform(-2, 2, k), rng.uniform(-1, 1, (k, 4, 4))
+    q, p = _unit_quats(rng, k), _unit_quats(rng, k)
+    a = rng.integers(-1000, 1000, k).astype(np.int32)
+    b = rng.integers(-1000, 1000, (k, 3)).astype(np.int32)
+    oq, om = adjit.zeros((2, k), dtype=adjit.quatd), adjit.zeros(k, dtype=adjit.mat44d)
+    oi, ob = adjit.zeros(k, dtype=int), adjit.zeros(k, dtype=adjit.vec3i)
+    adjit.launch(products_f64_int, dim=k, inputs=[
+        adjit.array(s), adjit.array(q, dtype=adjit.quatd), adjit.array(p, dtype=adjit.quatd),
+        adjit.array(m, dtype=adjit.mat44d), adjit.array(a), adjit.array(b, dtype=adjit.vec3i), oq, om, oi, ob])
+    np.testing.assert_allclose(oq.numpy()[0], _hamilton(q, p), **F64)
+    np.testing.assert_allclose(oq.numpy()[1], 0.5 * s[:, None] * q, **F64)
+    np.testing.assert_allclose(om.numpy(), (m @ m) * s[:, None, None], rtol=1e-13, atol=1e-13)
+    np.testing.assert_array_equal(oi.numpy(), a * (a + 1))
+    np.testing.assert_array_equal(ob.numpy(), b * a[:, None] * 2)
+
+
+# --- identity matrices (keyword arguments) ---------------------------------------------------------
+
+@adjit.kernel
+def identities(o2: adjit.array(dtype=adjit.mat22), o3: adjit.array(dtype=adjit.mat33, ndim=2),
+               o4: adjit.array(dtype=adjit.mat44), o3d: adjit.array(dtype=adjit.mat33d, ndim=2),
+               m: adjit.array(dtype=adjit.mat33)):
+    i = adjit.tid()
+    o2[i] = adjit.identity(n=2, dtype=float)
+    o3[0, i] = adjit.identity(n=3, dtype=float)
+    o3[1, i] = adjit.identity(dtype=adjit.float32, n=3)
+    o3[2, i] = adjit.identity(3, float)
+    o3[3, i] = adjit.identity(n=3)
+    o3[4, i] = m[i] * adjit.identity(n=3, dtype=float) - m[i]
+    o4[i] = adjit.identity(n=4, dtype=float) * float(i)
+    o3d[0, i] = adjit.identity(n=3, dtype=adjit.float64)
+    o3d[1, i] = adjit.identity(3, dtype=adjit.float64) * 2.0
+
+
+def test_identity():
+    k = 5
+    m = np.random.default_rng(10).uniform(-1, 1, (k, 3, 3)).astype(np.float32)
+    o2, o3, o4 = adjit.zeros(k, dtype=adjit.mat22), adjit.zeros((5, k), dtype=adjit.mat33), adjit.zeros(k, dtype=adjit.mat44)
+    o3d = adjit.zeros((2, k), dtype=adjit.mat33d)
+    adjit.launch(identities, dim=k, inputs=[o2, o3, o4, o3d, adjit.array(m, dtype=adjit.mat33)])
+    np.testing.assert_array_equal(o2.numpy(), np.broadcast_to(np.eye(2), (k, 2, 2)))
+    for j in range(4):
+        np.testing.assert_array_equal(o3.numpy()[j], np.broadcast_to(np.eye(3), (k, 3, 3)))
+    np.testing.assert_array_equal(o3.numpy()[4], np.zeros((k, 3, 3)))  # M I = M exactly
+    np.testing.assert_array_equal(o4.numpy(), np.arange(k)[:, None, None] * np.eye(4))
+    np.testing.assert_array_equal(o3d.numpy()[0], np.broadcast_to(np.eye(3), (k, 3, 3)))
+    np.testing.assert_array_equal(o3d.numpy()[1], np.broadcast_to(2 * np.eye(3), (k, 3, 3)))
+
+
+# --- quaternions ---------------------------------------------------------------------------------------
+
+@adjit.kernel
+def quat_ops(q: adjit.array(dtype=adjit.quat), p: adjit.array(dtype=adjit.quat), v: adjit.array(dtype=adjit.vec3),
+             axis: adjit.array(dtype=adjit.vec3), angle: adjit.array(dtype=float),
+             oq: adjit.array(dtype=adjit.quat, ndim=2), ov: adjit.array(dtype=adjit.vec3, ndim=2),
+             os: adjit.array(dtype=float, ndim=2)):
+    i = adjit.tid()
+    oq[0, i] = adjit.quat_inverse(q[i])
+    oq[1, i] = adjit.quat_from_axis_angle(axis[i], angle[i])
+    oq[2, i] = adjit.quat_identity()
+    oq[3, i] = q[i] * adjit.quat_inverse(q[i])
+    oq[4, i] = adjit.quat_identity(dtype=float) * q[i]
+    ov[0, i] = adjit.quat_rotate(q[i], v[i])
+    ov[1, i] = adjit.quat_rotate(adjit.quat_inverse(q[i]), adjit.quat_rotate(q[i], v[i]))
+    ov[2, i] = adjit.quat_rotate(q[i] * p[i], v[i])
+    ov[3, i] = adjit.quat_rotate(q[i], adjit.quat_rotate(p[i], v[i]))
+    ov[4, i] = adjit.quat_rotate(adjit.quat_from_axis_angle(axis[i], angle[i]), v[i])
+    os[0, i] = adjit.length(adjit.quat_from_axis_angle(axis[i], angle[i]))
+    os[1, i] = adjit.dot(q[i], p[i])
+
+
+def _rotate(q, v):
+    """v rotated by q: the vector part of q (v, 0) q^-1, with the true inverse (float64)."""
+    inv = np.concatenate([-q[..., :3], q[..., 3:]], axis=-1) / (q * q).sum(-1, keepdims=True)
+    return _hamilton(_hamilton(q, np.concatenate([v, np.zeros_like(v[..., :1])], axis=-1)), inv)[..., :3]
+
+
+def test_quaternion_builtins():
+    rng = np.random.default_rng(11)
+    k = N
+    q, p = _unit_quats(rng, k).astype(np.float32), _unit_quats(rng, k).astype(np.float32)
+    v = rng.uniform(-2, 2, (k, 3)).astype(np.float32)
+    axis = rng.normal(size=(k, 3))
+    axis = (axis / np.linalg.norm(axis, axis=1, keepdims=True)).astype(np.float32)
+    angle = rng.uniform(-6, 6, k).astype(np.float32)
+    oq, ov, os = adjit.zeros((5, k), dtype=adjit.quat), adjit.zeros((5, k), dtype=adjit.vec3), adjit.zeros((2, k))
+    adjit.launch(quat_ops, dim=k, inputs=[
+        adjit.array(q, dtype=adjit.quat), adjit.array(p, dtype=adjit.quat), adjit.array(v, dtype=adjit.vec3),
+        adjit.array(axis, dtype=adjit.vec3), adjit.array(angle), oq, ov, os])
+    Q, P, V, A, T = (x.astype(np.float64) for x in (q, p, v, axis, angle))
+    oq, ov, os = oq.numpy(), ov.numpy(), os.numpy()
+    np.testing.assert_array_equal(oq[0], np.concatenate([-q[:, :3], q[:, 3:]], axis=1))  # the conjugate
+    from_axis_angle = np.concatenate([A * np.sin(T / 2)[:, None], np.cos(T / 2)[:, None]], axis=1)
+    np.testing.assert_allclose(oq[1], from_axis_angle, **F32)
+    np.testing.assert_array_equal(oq[2], np.broadcast_to([0, 0, 0, 1], (k, 4)))
+    np.testing.assert_allclose(oq[3], np.broadcast_to([0, 0, 0, 1], (k, 4)), **F32)
+    np.testing.assert_array_equal(oq[4], q)
+    # Rotations of unit quaternions (|v| < 3.5): float32 rounding of a few terms.
+    rot = dict(rtol=1e-5, atol=4e-6)
+    np.testing.assert_allclose(ov[0], _rotate(Q, V), **rot)
+    np.testing.assert_allclose(ov[1], V, **rot)
+    np.testing.assert_allclose(ov[2], _rotate(_hamilton(Q, P), V), **rot)
+    np.testing.assert_allclose(ov[3], _rotate(Q, _rotate(P, V)), **rot)
+    np.testing.assert_allclose(ov[4], _rotate(from_axis_angle, V), **rot)
+    np.testing.assert_allclose(os[0], np.ones(k), **F32)
+    np.testing.assert_allclose(os[1], (Q * P).sum(1), **F32)
+
+
+@adjit.kernel
+def quat_conventions(out: adjit.array(dtype=adjit.vec3d), oq: adjit.array(dtype=adjit.quatd)):
+    # A quarter turn about +z maps +x onto +y (right-hand rule, as in Warp).
+    r = adjit.quat_from_axis_angle(adjit.vec3d(0.0, 0.0, 1.0), adjit.float64(1.5707963267948966))
+    out[0] = adjit.quat_rotate(r, adjit.vec3d(1.0, 0.0, 0.0))
+    out[1] = adjit.quat_rotate(adjit.quat_identity(adjit.float64), adjit.vec3d(1.0, 2.0, 3.0))
+    # i j = k, j i = -k, i i = -1.
+    i = adjit.quatd(1.0, 0.0, 0.0, 0.0)
+    j = adjit.quatd(0.0, 1.0, 0.0, 0.0)
+    oq[0] = i * j
+    oq[1] = j * i
+    oq[2] = i * i
+    oq[3] = r
+    oq[4] = adjit.quat_inverse(r) * r
+
+
+def test_quaternion_conventions_float64():
+    out, oq = adjit.zeros(2, dtype=adjit.vec3d), adjit.zeros(5, dtype=adjit.quatd)
+    adjit.launch(quat_conventions, dim=1, inputs=[out, oq])
+    np.testing.assert_allclose(out.numpy()[0], [0.0, 1.0, 0.0], atol=1e-15)
+    np.testing.assert_array_equal(out.numpy()[1], [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(oq.numpy()[:3], [[0, 0, 1, 0], [0, 0, -1, 0], [0, 0, 0, -1]])
+    h = np.sqrt(0.5)
+    np.testing.assert_allclose(oq.numpy()[3], [0.0, 0.0, h, h], **F64)
+    np.testing.assert_allclose(oq.numpy()[4], [0.0, 0.0, 0.0, 1.0], **F64)
+
+
+@adjit.kernel
+def quat_f64(q: adjit.array(dtype=adjit.quatd), v: adjit.array(dtype=adjit.vec3d),
+             axis: adjit.array(dtype=adjit.vec3d), angle: adjit.array(dtype=adjit.float64),
+             oq: adjit.array(dtype=adjit.quatd, ndim=2), ov: adjit.array(dtype=adjit.vec3d)):
+    i = adjit.tid()
+    oq[0, i] = adjit.quat_inverse(q[i])
+    oq[1, i] = adjit.quat_from_axis_angle(axis[i], angle[i])
+    oq[2, i] = adjit.quat_identity(dtype=adjit.float64)
+    ov[i] = adjit.quat_rotate(q[i], v[i])
+
+
+def test_float64_quaternion_builtins():
+    rng = np.random.default_rng(12)
+    k = N
+    q, v = _unit_quats(rng, k), rng.uniform(-2, 2, (k, 3))
+    axis = rng.normal(size=(k, 3))
+    axis /= np.linalg.norm(axis, axis=1, keepdims=True)
+    angle = rng.uniform(-6, 6, k)
+    oq, ov = adjit.zeros((3, k), dtype=adjit.quatd), adjit.zeros(k, dtype=adjit.vec3d)
+    adjit.launch(quat_f64, dim=k, inputs=[adjit.array(q, dtype=adjit.quatd), adjit.array(v, dtype=adjit.vec3d),
+                                          adjit.array(axis, dtype=adjit.vec3d), adjit.array(angle), oq, ov])
+    np.testing.assert_array_equal(oq.numpy()[0], np.concatenate([-q[:, :3], q[:, 3:]], axis=1))
+    np.testing.assert_allclose(oq.numpy()[1], np.concatenate([axis * np.sin(angle / 2)[:, None],
+                                                              np.cos(angle / 2)[:, None]], axis=1), **F64)
+    np.testing.assert_array_equal(oq.numpy()[2], np.broadcast_to([0, 0, 0, 1], (k, 4)))
+    np.testing.assert_allclose(ov.numpy(), _rotate(q, v), rtol=1e-13, atol=1e-14)
+
+
+# --- atomics --------------------------------------------------------------------------------------------
+
+@adjit.kernel
+def atomic_counters(count: adjit.array(dtype=int), old_add: adjit.array(dtype=int),
+                    down: adjit.array(dtype=int), old_sub: adjit.array(dtype=int)):
+    i = adjit.tid()
+    old_add[i] = adjit.atomic_add(count, 0, 1)
+    old_sub[i] = adjit.atomic_sub(down, 0, 1)
+
+
+def test_atomic_add_and_sub_return_the_old_value():
+    # Every thread bumps one counter: the old values are exactly 0 .. n-1 (some order).
+    n = 4099
+    count, old_add = adjit.zeros(1, dtype=int), adjit.zeros(n, dtype=int)
+    down, old_sub = adjit.full(1, n, dtype=int), adjit.zeros(n, dtype=int)
+    adjit.launch(atomic_counters, dim=n, inputs=[count, old_add, down, old_sub])
+    assert count.numpy()[0] == n and down.numpy()[0] == 0
+    np.testing.assert_array_equal(np.sort(old_add.numpy()), np.arange(n))
+    np.testing.assert_array_equal(np.sort(old_sub.numpy()), np.arange(1, n + 1))
+
+
+@adjit.kernel
+def atomic_bins(x: adjit.array(dtype=float), bins: adjit.array(dtype=int),
+                total: adjit.array(dtype=float), rest: adjit.array(dtype=float),
+                lo: adjit.array(dtype=float), hi: adjit.array(dtype=float),
+                ilo: adjit.array(dtype=int), ihi: adjit.array(dtype=int),
+                old: adjit.array(dtype=float, ndim=2), iold: adjit.array(dtype=int, ndim=2)):
+    i = adjit.tid()
+    b = bins[i]
+    old[0, i] = adjit.atomic_add(total, b, x[i])
+    old[1, i] = adjit.atomic_sub(rest, b, x[i])
+    old[2, i] = adjit.atomic_min(lo, b, x[i])
+    old[3, i] = adjit.atomic_max(hi, b, x[i])
+    iold[0, i] = adjit.atomic_min(ilo, b, int(x[i] * 4.0))
+    iold[1, i] = adjit.atomic_max(ihi, b, int(x[i] * 4.0))
+
+
+def test_atomic_builtins_on_contended_bins():
+    rng = np.random.default_rng(13)
+    n, nb = 20000, 7
+    # Positive quarters: sums are exact in float32 and partial sums strictly increase.
+    x = (rng.integers(1, 400, n) / 4.0).astype(np.float32)
+    bins = rng.integers(0, nb, n).astype(np.int32)
+    total, rest = adjit.zeros(nb), adjit.full(nb, 1000.0)
+    lo, hi = adjit.full(nb, 1e30), adjit.full(nb, -1e30)
+    ilo, ihi = adjit.full(nb, 1 << 30, dtype=int), adjit.full(nb, -(1 << 30), dtype=int)
+    old, iold = adjit.zeros((4, n)), adjit.zeros((2, n), dtype=int)
+    adjit.launch(atomic_bins, dim=n, inputs=[adjit.array(x), adjit.array(bins), total, rest, lo, hi, ilo, ihi,
+                                             old, iold])
+    X = x.astype(np.float64)
+    ref_sum = np.bincount(bins, X, nb)
+    ref_min = np.array([X[bins == b].min() for b in range(nb)])
+    ref_max = np.array([X[bins == b].max() for b in range(nb)])
+    np.testing.assert_array_equal(total.numpy(), ref_sum)
+    np.testing.assert_array_equal(rest.numpy(), 1000.0 - ref_sum)
+    np.testing.assert_array_equal(lo.numpy(), ref_min)
+    np.testing.assert_array_equal(hi.numpy(), ref_max)
+    np.testing.assert_array_equal(ilo.numpy(), (4 * ref_min).astype(np.int32))
+    np.testing.assert_array_equal(ihi.numpy(), (4 * ref_max).astype(np.int32))
+    old, iold = old.numpy(), iold.numpy()
+    for b in range(nb):
+        sel = bins == b
+        # Per bin, the old values of atomic_add are the partial sums in some order of the adds:
+        # sorted by old value, consecutive differences are the added values.
+        order = np.argsort(old[0, sel])
+        np.testing.assert_array_equal(old[0, sel][order], np.concatenate([[0.0], np.cumsum(X[sel][order])[:-1]]))
+        order = np.argsort(-old[1, sel])
+        np.testing.assert_array_equal(old[1, sel][order],
+                                      1000.0 - np.concatenate([[0.0], np.cumsum(X[sel][order])[:-1]]))
+        # Each old min/max is the running extreme before that thread: never beyond the final one,
+        # and the initial value was seen by exactly one thread.
+        assert (old[2, sel] >= ref_min[b]).all() and (old[3, sel] <= ref_max[b]).all()
+        assert (old[2, sel] == np.float32(1e30)).sum() == 1 and (old[3, sel] == np.float32(-1e30)).sum() == 1
+        assert (iold[0, sel] == 1 << 30).sum() == 1 and (iold[1, sel] == -(1 << 30)).sum() == 1
+
+
+@adjit.kernel
+def atomic_nd(v: adjit.array(dtype=adjit.vec3), w: adjit.array(dtype=adjit.vec3), d: adjit.array(dtype=adjit.float64),
+              grid: adjit.array2d(dtype=float), cube: adjit.array3d(dtype=adjit.vec3),
+              hyper: adjit.array4d(dtype=adjit.float64), grid_max: adjit.array2d(dtype=adjit.float64),
+              vacc: adjit.array(dtype=adjit.vec3), dacc: adjit.array(dtype=adjit.float64),
+              vold: adjit.array(dtype=adjit.vec3), vmin: adjit.array(dtype=adjit.vec3)):
+    i, j = adjit.tid()
+    adjit.atomic_add(grid, i % 3, j, 0.5)
+    adjit.atomic_sub(cube, i % 2, j % 2, 1, v[j])
+    adjit.atomic_add(hyper, 0, i % 2, j, 1, d[i])
+    adjit.atomic_max(grid_max, j % 2, 0, d[i] * adjit.float64(j))
+    vold[i * 4 + j] = adjit.atomic_add(vacc, j, w[i])
+    adjit.atomic_add(dacc, 0, 1)
+    adjit.atomic_min(vmin, 0, v[i] - v[j])
+
+
+def test_atomics_on_n_d_arrays_vectors_and_float64():
+    rng = np.random.default_rng(14)
+    ni, nj = 10, 4
+    v = (rng.integers(-40, 40, (nj * 3, 3)) / 8.0).astype(np.float32)[:max(ni, nj)]
+    w = (rng.integers(1, 40, (ni, 3)) / 8.0).astype(np.float32)  # positive: partial sums increase
+    d = rng.uniform(-1, 1, ni)
+    grid, cube = adjit.zeros((3, nj)), adjit.zeros((2, 2, 2), dtype=adjit.vec3)
+    hyper, grid_max = adjit.zeros((1, 2, nj, 2), dtype=adjit.float64), adjit.full((2, 1), -5.0, dtype=adjit.float64)
+    vacc, dacc = adjit.zeros(nj, dtype=adjit.vec3), adjit.zeros(1, dtype=adjit.float64)
+    vold, vmin = adjit.zeros(ni * nj, dtype=adjit.vec3), adjit.full(1, 100.0, dtype=adjit.vec3)
+    adjit.launch(atomic_nd, dim=(ni, nj), inputs=[adjit.array(v, dtype=adjit.vec3), adjit.array(w, dtype=adjit.vec3),
+                                                  adjit.array(d), grid, cube,
+                                                  hyper, grid_max, vacc, dacc, vold, vmin])
+    I, J = np.meshgrid(np.arange(ni), np.arange(nj), indexing="ij")
+    ref_grid = np.zeros((3, nj))
+    np.add.at(ref_grid, (I % 3, J), 0.5)
+    np.testing.assert_array_equal(grid.numpy(), ref_grid)
+    ref_cube = np.zeros((2, 2, 2, 3))
+    np.add.at(ref_cube, (I % 2, J % 2, 1), -v[J].astype(np.float64))
+    np.testing.assert_array_equal(cube.numpy(), ref_cube)
+    ref_hyper = np.zeros((1, 2, nj, 2))
+    np.add.at(ref_hyper, (0, I % 2, J, 1), d[I])
+    np.testing.assert_allclose(hyper.numpy(), ref_hyper, **F64)
+    ref_max = np.full((2, 1), -5.0)
+    np.maximum.at(ref_max, (J % 2, 0), d[I] * J)
+    np.testing.assert_array_equal(grid_max.numpy(), ref_max)
+    W = w.astype(np.float64)
+    np.testing.assert_array_equal(vacc.numpy(), np.broadcast_to(W.sum(0), (nj, 3)))
+    assert dacc.numpy()[0] == ni * nj  # a literal value adopts the array's float64
+    # The old vec3 values: per column j, the partial sums of the w[i] in some order.
+    vo = vold.numpy().reshape(ni, nj, 3)
+    for jj in range(nj):
+        order = np.argsort(vo[:, jj, 0])
+        np.testing.assert_array_equal(vo[order, jj], np.concatenate([np.zeros((1, 3)), np.cumsum(W[order], 0)[:-1]]))
+    np.testing.assert_array_equal(vmin.numpy()[0], np.minimum((v[I] - v[J]).reshape(-1, 3).min(0), 100.0))
+
+
 # --- registry coverage ----------------------------------------------------------------------------------
 
 TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "where", "select",
                        "dot", "length", "length_sq", "normalize", "cross",
-                       "trace", "determinant", "transpose", "inverse", "diag", "outer"}
+                       "trace", "determinant", "transpose", "inverse", "diag", "outer",
+                       "mul", "identity", "quat_identity", "quat_inverse", "quat_rotate", "quat_from_axis_angle",
+                       "atomic_add", "atomic_sub", "atomic_min", "atomic_max"}
 
 
 def test_every_registered_builtin_has_a_numpy_test():

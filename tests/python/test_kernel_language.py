@@ -1,0 +1,350 @@
+"""Warp's kernel language as ``import adjit as wp`` sees it: array1d-4d
+annotations, wp.constant globals, scalar types as casts, keyword arguments
+of builtins, and the quaternion type (float64 numpy references)."""
+import importlib.util
+import math
+import textwrap
+
+import numpy as np
+import pytest
+
+import adjit
+import adjit as wp
+
+F32 = dict(rtol=1e-5, atol=1e-6)
+F64 = dict(rtol=1e-13, atol=1e-14)
+
+
+# --- array1d .. array4d ------------------------------------------------------------------------
+
+def test_array_nd_annotations_are_arrays_of_that_ndim():
+    assert wp.array1d(dtype=float) == wp.array(dtype=float, ndim=1) == wp.array1d()
+    assert wp.array2d(dtype=wp.vec3) == wp.array(dtype=wp.vec3, ndim=2)
+    assert wp.array3d(dtype=wp.float64) == wp.array(dtype=wp.float64, ndim=3)
+    assert wp.array4d(dtype=wp.quat) == wp.array(dtype=wp.quat, ndim=4)
+    assert wp.array2d(dtype=float) != wp.array3d(dtype=float)
+
+
+def test_array_nd_constructors_check_the_ndim():
+    a = wp.array2d(np.ones((2, 3), np.float32))
+    assert a.shape == (2, 3) and a.dtype == wp.float32
+    b = wp.array3d(shape=(2, 3, 4), dtype=wp.vec3)
+    assert b.shape == (2, 3, 4) and b.numpy().shape == (2, 3, 4, 3)
+    c = wp.array1d(np.zeros((5, 3)), dtype=wp.vec3)
+    assert c.shape == (5,)
+    with pytest.raises(ValueError, match="array2d"):
+        wp.array2d(np.ones(4, np.float32))
+    with pytest.raises(ValueError, match="array4d"):
+        wp.array4d(shape=(2, 2))
+
+
+@wp.kernel
+def nd_sums(a: wp.array2d(dtype=float), b: wp.array3d(dtype=wp.float64), c: wp.array4d(dtype=wp.vec2),
+            v: wp.array1d(dtype=wp.vec3), out: wp.array2d(dtype=wp.float64)):
+    i, j = wp.tid()
+    s = wp.float64(0.0)
+    for k in range(b.shape[2]):
+        s += b[i, j, k]
+    t = float(0.0)
+    for k in range(c.shape[2]):
+        for m in range(c.shape[3]):
+            t += c[i, j, k, m].x - c[i, j, k, m].y
+    out[i, j] = wp.float64(a[i, j]) + s + wp.float64(t) + wp.float64(v[j].z)
+
+
+def test_kernels_take_array_nd_parameters():
+    rng = np.random.default_rng(0)
+    a = rng.integers(-8, 8, (3, 4)).astype(np.float32)
+    b = rng.uniform(-1, 1, (3, 4, 5))
+    c = rng.integers(-8, 8, (3, 4, 2, 3, 2)).astype(np.float32)
+    v = rng.integers(-8, 8, (4, 3)).astype(np.float32)
+    out = wp.zeros((3, 4), dtype=wp.float64)
+    wp.launch(nd_sums, dim=(3, 4), inputs=[wp.array2d(a), wp.array3d(b), wp.array4d(c, dtype=wp.vec2),
+                                           wp.array1d(v, dtype=wp.vec3), out])
+    ref = a + b.sum(2) + (c[..., 0] - c[..., 1]).sum((2, 3)) + v[None, :, 2]
+    np.testing.assert_allclose(out.numpy(), ref, **F64)
+
+
+# --- wp.constant and module-level values ----------------------------------------------------------
+
+C_INT = wp.constant(3)
+C_FLOAT = wp.constant(1.5)
+C_F32 = wp.constant(wp.float32(0.1))
+C_F64 = wp.constant(wp.float64(0.1))
+C_I64 = wp.constant(wp.int64(1 << 40))
+C_VEC = wp.constant(wp.vec3(1.0, 2.0, 3.0))
+C_VECD = wp.constant(wp.vec3d(0.1, 0.2, 0.3))
+C_MAT = wp.constant(wp.mat22(1.0, 2.0, 3.0, 4.0))
+C_QUAT = wp.constant(wp.quat(0.0, 0.0, math.sin(0.25), math.cos(0.25)))
+
+
+def test_constant_returns_its_argument():
+    x = object()
+    assert wp.constant(x) is x
+    assert wp.constant(2.5) == 2.5
+
+
+@wp.kernel
+def use_constants(x: wp.array(dtype=float), xd: wp.array(dtype=wp.float64), big: wp.array(dtype=wp.int64),
+                     v: wp.array(dtype=wp.vec3), vd: wp.array(dtype=wp.vec3d), m: wp.array(dtype=wp.mat22),
+                     q: wp.array(dtype=wp.quat)):
+    i = wp.tid()
+    x[i] = float(i * C_INT) * C_FLOAT + C_F32
+    xd[i] = wp.float64(i) + C_F64  # a float64 constant keeps its type
+    big[i] = C_I64 + wp.int64(i)
+    v[i] = C_VEC * float(i)
+    vd[i] = C_VECD
+    m[i] = C_MAT * float(i)
+    q[i] = C_QUAT * C_QUAT  # a quat constant multiplies as a quaternion
+
+
+def test_kernels_read_constants():
+    n = 4
+    x, xd, big = wp.zeros(n), wp.zeros(n, dtype=wp.float64), wp.zeros(n, dtype=wp.int64)
+    v, vd, m, q = (wp.zeros(n, dtype=t) for t in (wp.vec3, wp.vec3d, wp.mat22, wp.quat))
+    wp.launch(use_constants, dim=n, inputs=[x, xd, big, v, vd, m, q])
+    i = np.arange(n)
+    np.testing.assert_allclose(x.numpy(), i * 3 * 1.5 + 0.1, **F32)
+    np.testing.assert_array_equal(xd.numpy(), i + 0.1)  # float64 0.1, not float32 0.1
+    np.testing.assert_array_equal(big.numpy(), (1 << 40) + i)
+    np.testing.assert_array_equal(v.numpy(), i[:, None] * [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(vd.numpy(), np.broadcast_to([0.1, 0.2, 0.3], (n, 3)))
+    np.testing.assert_array_equal(m.numpy(), i[:, None, None] * np.array([[1.0, 2.0], [3.0, 4.0]]))
+    np.testing.assert_allclose(q.numpy(), np.broadcast_to([0, 0, math.sin(0.5), math.cos(0.5)], (n, 4)), **F32)
+
+
+def _load_module(path, name, text):
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_compile_cache_sees_constant_values(tmp_path):
+    # Same kernel source, different vector constants: two different programs.
+    kernel = textwrap.dedent("""\
+        import adjit as wp
+
+        OFFSET = wp.constant(wp.vec3({}))
+
+        @wp.kernel
+        def shift(v: wp.array(dtype=wp.vec3)):
+            i = wp.tid()
+            v[i] = v[i] + OFFSET
+        """)
+    results = []
+    for k, offset in enumerate(["1.0, 2.0, 3.0", "-1.0, 0.5, 0.0"]):
+        module = _load_module(tmp_path / f"const_kernel_{k}.py", f"const_kernel_{k}", kernel.format(offset))
+        v = wp.zeros(2, dtype=wp.vec3)
+        wp.launch(module.shift, dim=2, inputs=[v])
+        results.append(v.numpy()[0].tolist())
+    assert results == [[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0]]
+
+
+# --- scalar types as casts ----------------------------------------------------------------------
+
+@wp.kernel
+def casts(x: wp.array(dtype=float), xd: wp.array(dtype=wp.float64), i32: wp.array(dtype=int),
+          o32: wp.array(dtype=wp.float32, ndim=2), o64: wp.array(dtype=wp.float64, ndim=2),
+          oi: wp.array(dtype=wp.int32, ndim=2), ol: wp.array(dtype=wp.int64, ndim=2)):
+    i = wp.tid()
+    o32[0, i] = wp.float32(i)
+    o32[1, i] = wp.float32(xd[i])
+    o32[2, i] = wp.float32(2)
+    o64[0, i] = wp.float64(x[i])
+    o64[1, i] = wp.float64(i32[i])
+    o64[2, i] = wp.float64(0.1)
+    oi[0, i] = wp.int32(x[i])
+    oi[1, i] = wp.int32(wp.int64(i32[i]) * wp.int64(3))
+    oi[2, i] = int(xd[i])
+    oi[3, i] = wp.int32(wp.bool_(i32[i]))
+    ol[0, i] = wp.int64(i32[i]) * wp.int64(1048576) * wp.int64(1048576)
+    ol[1, i] = wp.int64(xd[i] * 1e12)
+
+
+def test_scalar_types_convert_in_kernels():
+    x = np.array([0.5, -0.5, 2.75, -2.75, 1e6, -7.0], np.float32)
+    xd = np.array([0.1, -1.9, 1e-30, 3.5, -1e6, 123456.789], np.float64)
+    i32 = np.array([0, 1, -1, 7, -123456, 2**31 - 1], np.int32)
+    n = len(x)
+    o32, o64 = wp.zeros((3, n)), wp.zeros((3, n), dtype=wp.float64)
+    oi, ol = wp.zeros((4, n), dtype=int), wp.zeros((2, n), dtype=wp.int64)
+    wp.launch(casts, dim=n, inputs=[wp.array(x), wp.array(xd), wp.array(i32), o32, o64, oi, ol])
+    np.testing.assert_array_equal(o32.numpy()[0], np.arange(n, dtype=np.float32))
+    np.testing.assert_array_equal(o32.numpy()[1], xd.astype(np.float32))  # round to nearest
+    np.testing.assert_array_equal(o32.numpy()[2], 2.0)
+    np.testing.assert_array_equal(o64.numpy()[0], x.astype(np.float64))
+    np.testing.assert_array_equal(o64.numpy()[1], i32.astype(np.float64))
+    np.testing.assert_array_equal(o64.numpy()[2], 0.1)
+    np.testing.assert_array_equal(oi.numpy()[0], np.trunc(x).astype(np.int32))  # toward zero
+    np.testing.assert_array_equal(oi.numpy()[1], (i32.astype(np.int64) * 3).astype(np.int32))  # wraps
+    np.testing.assert_array_equal(oi.numpy()[2], np.trunc(xd).astype(np.int32))
+    np.testing.assert_array_equal(oi.numpy()[3], (i32 != 0).astype(np.int32))
+    np.testing.assert_array_equal(ol.numpy()[0], i32.astype(np.int64) << 40)
+    np.testing.assert_array_equal(ol.numpy()[1], np.trunc(xd * 1e12).astype(np.int64))
+
+
+def test_scalar_types_convert_outside_kernels():
+    assert wp.float32(1.5) == np.float32(1.5) and type(wp.float32(1.5)) is np.float32
+    assert type(wp.int64(3)) is np.int64 and wp.int64(3) == 3
+
+
+# --- quaternion values -------------------------------------------------------------------------------
+
+def test_quat_is_a_distinct_type_from_vec4():
+    assert wp.quat != wp.vec4 and wp.quatd != wp.vec4d and wp.quat != wp.quatd
+    assert wp.quat.length == 4 and wp.quat.dtype == wp.float32 and wp.quatd.dtype == wp.float64
+    assert repr(wp.quat) == "quat" and repr(wp.quatd) == "quatd" and wp.quatf is wp.quat
+    assert wp.array(dtype=wp.quat) != wp.array(dtype=wp.vec4)
+    q = wp.quat(1, 2, 3, 4)
+    assert q.dtype == np.float32 and q.tolist() == [1, 2, 3, 4]
+    assert wp.quat([0.5, 0, 0], 1.0).tolist() == [0.5, 0, 0, 1.0]  # (xyz, w)
+    assert wp.quat().tolist() == [0, 0, 0, 0]
+    assert wp.quatd(0, 0, 0, 1).dtype == np.float64
+    with pytest.raises(TypeError):
+        wp.quat(1.0, 2.0)
+    with pytest.raises(TypeError):
+        adjit.types.quaternion(wp.int32)
+
+
+@wp.kernel
+def quat_values(q: wp.quat, qs: wp.array(dtype=wp.quat), v: wp.array(dtype=wp.vec3),
+                out: wp.array(dtype=wp.quat, ndim=2), outd: wp.array(dtype=wp.quatd),
+                comps: wp.array(dtype=float, ndim=2)):
+    i = wp.tid()
+    p = qs[i]
+    out[0, i] = wp.quat(p.x, p.y, p.z, p.w)
+    out[1, i] = wp.quat(v[i], 2.0)
+    out[2, i] = wp.quat()
+    out[3, i] = p + q
+    out[4, i] = p - q
+    out[5, i] = -p
+    out[6, i] = p / 2.0
+    r = p
+    r.w = 7.0
+    r[0] = float(i)
+    out[7, i] = r
+    s = p
+    s *= q
+    out[8, i] = s
+    out[9, i] = wp.quat(wp.quatd(p))
+    out[10, i] = wp.quat(1, 2, 3, i)
+    outd[i] = wp.quatd(p)
+    comps[0, i] = p.w
+    comps[1, i] = p[3]
+    comps[2, i] = qs[i].z
+    comps[3, i] = qs[i][1]
+
+
+def _hamilton(a, b):
+    av, aw, bv, bw = a[..., :3], a[..., 3:], b[..., :3], b[..., 3:]
+    return np.concatenate([aw * bv + bw * av + np.cross(av, bv), aw * bw - (av * bv).sum(-1, keepdims=True)], -1)
+
+
+def test_quaternion_values_in_kernels():
+    rng = np.random.default_rng(1)
+    n = 6
+    qs = rng.uniform(-1, 1, (n, 4)).astype(np.float32)
+    v = rng.uniform(-1, 1, (n, 3)).astype(np.float32)
+    q = wp.quat(0.25, -0.5, 0.75, 1.0)
+    out, outd, comps = wp.zeros((11, n), dtype=wp.quat), wp.zeros(n, dtype=wp.quatd), wp.zeros((4, n))
+    wp.launch(quat_values, dim=n, inputs=[q, wp.array(qs, dtype=wp.quat), wp.array(v, dtype=wp.vec3), out, outd,
+                                          comps])
+    o = out.numpy()
+    np.testing.assert_array_equal(o[0], qs)
+    np.testing.assert_array_equal(o[1], np.concatenate([v, np.full((n, 1), 2.0, np.float32)], 1))
+    np.testing.assert_array_equal(o[2], 0.0)
+    np.testing.assert_array_equal(o[3], qs + q)
+    np.testing.assert_array_equal(o[4], qs - q)
+    np.testing.assert_array_equal(o[5], -qs)
+    np.testing.assert_array_equal(o[6], qs / np.float32(2.0))
+    np.testing.assert_array_equal(o[7], np.concatenate([np.arange(n)[:, None], qs[:, 1:3], np.full((n, 1), 7.0)], 1))
+    np.testing.assert_allclose(o[8], _hamilton(qs.astype(np.float64), np.asarray(q, np.float64)), **F32)
+    np.testing.assert_array_equal(o[9], qs)
+    np.testing.assert_array_equal(o[10], np.stack([np.full(n, 1), np.full(n, 2), np.full(n, 3), np.arange(n)], 1))
+    np.testing.assert_array_equal(outd.numpy(), qs.astype(np.float64))
+    np.testing.assert_array_equal(comps.numpy(), [qs[:, 3], qs[:, 3], qs[:, 2], qs[:, 1]])
+
+
+def test_quat_arrays_and_vec4_arrays_do_not_mix():
+    qs = wp.zeros(2, dtype=wp.vec4)  # a vec4 array where the kernel wants quats
+    with pytest.raises(adjit.LaunchError, match="quat"):
+        wp.launch(quat_values, dim=2, inputs=[wp.quat(), qs, wp.zeros(2, dtype=wp.vec3), wp.zeros((11, 2), dtype=wp.quat),
+                                              wp.zeros(2, dtype=wp.quatd), wp.zeros((4, 2))])
+
+
+# --- a Warp-style module end to end ----------------------------------------------------------------
+
+GRAVITY = wp.constant(wp.vec3(0.0, -9.8, 0.0))
+DT = wp.constant(0.01)
+
+
+@wp.func
+def rigid_step(q: wp.quat, w: wp.vec3, dt: float):
+    # First-order integration of the orientation: q' = q + dt/2 (w, 0) q, renormalized.
+    dq = wp.quat(w, 0.0) * q * (0.5 * dt)
+    r = q + dq
+    return r / wp.length(r)
+
+
+@wp.kernel
+def integrate(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), q: wp.array(dtype=wp.quat),
+              w: wp.array(dtype=wp.vec3), body_to_cell: wp.array(dtype=int),
+              counts: wp.array2d(dtype=int), com: wp.array(dtype=wp.vec3),
+              frame: wp.array(dtype=wp.mat33)):
+    i = wp.tid()
+    vi = v[i] + GRAVITY * DT
+    x[i] = x[i] + vi * DT
+    v[i] = vi
+    q[i] = rigid_step(q[i], w[i], DT)
+    c = body_to_cell[i]
+    wp.atomic_add(counts, c, 0, 1)
+    wp.atomic_add(com, c, x[i])
+    m = wp.identity(n=3, dtype=float)
+    m[0] = wp.quat_rotate(q[i], m[0])
+    m[1] = wp.quat_rotate(q[i], m[1])
+    m[2] = wp.quat_rotate(q[i], m[2])
+    frame[i] = m
+
+
+def _rigid_step_ref(q, w, dt):
+    dq = _hamilton(np.concatenate([w, np.zeros((len(w), 1))], 1), q) * (0.5 * dt)
+    r = q + dq
+    return r / np.linalg.norm(r, axis=1, keepdims=True)
+
+
+def _rotate(q, v):
+    inv = np.concatenate([-q[:, :3], q[:, 3:]], 1) / (q * q).sum(1, keepdims=True)
+    return _hamilton(_hamilton(q, np.concatenate([v, np.zeros((len(v), 1))], 1)), inv)[:, :3]
+
+
+def test_a_warp_style_module_runs():
+    rng = np.random.default_rng(2)
+    n = 100
+    x0 = rng.uniform(-1, 1, (n, 3)).astype(np.float32)
+    v0 = rng.uniform(-1, 1, (n, 3)).astype(np.float32)
+    q0 = rng.normal(size=(n, 4))
+    q0 = (q0 / np.linalg.norm(q0, axis=1, keepdims=True)).astype(np.float32)
+    w = rng.uniform(-3, 3, (n, 3)).astype(np.float32)
+    cells = rng.integers(0, 5, n).astype(np.int32)
+    x, v = wp.array(x0, dtype=wp.vec3), wp.array(v0, dtype=wp.vec3)
+    q = wp.array(q0, dtype=wp.quat)
+    counts, com, frame = wp.zeros((5, 1), dtype=int), wp.zeros(5, dtype=wp.vec3), wp.zeros(n, dtype=wp.mat33)
+    wp.launch(integrate, dim=n, inputs=[x, v, q, wp.array(w, dtype=wp.vec3), wp.array(cells), counts, com, frame])
+    X0, V0, Q0, W = (a.astype(np.float64) for a in (x0, v0, q0, w))
+    V1 = V0 + np.array([0.0, -9.8, 0.0]) * 0.01
+    X1 = X0 + V1 * 0.01
+    Q1 = _rigid_step_ref(Q0, W, 0.01)
+    np.testing.assert_allclose(v.numpy(), V1, **F32)
+    np.testing.assert_allclose(x.numpy(), X1, **F32)
+    np.testing.assert_allclose(q.numpy(), Q1, rtol=1e-5, atol=2e-6)
+    np.testing.assert_array_equal(counts.numpy()[:, 0], np.bincount(cells, minlength=5))
+    ref_com = np.zeros((5, 3))
+    np.add.at(ref_com, cells, X1)
+    np.testing.assert_allclose(com.numpy(), ref_com, rtol=1e-5, atol=1e-5)
+    # Row k of the frame is e_k rotated by q.
+    for k in range(3):
+        e = np.zeros((n, 3))
+        e[:, k] = 1.0
+        np.testing.assert_allclose(frame.numpy()[:, k], _rotate(Q1, e), rtol=1e-5, atol=2e-6)
