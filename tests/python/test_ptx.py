@@ -96,3 +96,20 @@ def test_larger_kernels_assemble(tmp_path, kernel, arch):
 def test_atomic_add_is_an_atomic_in_ptx():
     ptx = adjit.compile(transform_points, target="cuda", arch="sm_80")
     assert re.search(r"\b(atom|red)\.[\w.]*add\.f32", ptx), "total[0] += ... must be an atomic add"
+
+
+def _kernels_of(module_name):
+    module = __import__(module_name)
+    return [(f"{module_name}.{name}", obj) for name, obj in sorted(vars(module).items())
+            if isinstance(obj, adjit.Kernel)]
+
+
+# Every kernel of the control-flow and array suites (loops with break and
+# continue, early returns, atomics, N-D launches) also lowers to valid PTX.
+_SUITE_KERNELS = _kernels_of("test_control_flow") + _kernels_of("test_arrays")
+
+
+@requires_ptxas
+@pytest.mark.parametrize("name,kernel", _SUITE_KERNELS, ids=[n for n, _ in _SUITE_KERNELS])
+def test_suite_kernels_assemble_for_sm80(tmp_path, name, kernel):
+    _ptxas(tmp_path, adjit.compile(kernel, target="cuda", arch="sm_80"), "sm_80")
