@@ -1315,14 +1315,14 @@ class FunctionBuilder:
         raise self.error(f"name '{name}' is not defined", node, KernelNameError)
 
     def static_value(self, obj, node):
-        """A module-level object used as a value: numbers become literals, numpy
-        scalars and small numpy arrays (``adjit.vec3(...)`` values) typed constants."""
+        """A module-level object used as a value: Python numbers (np.float64 is
+        one) become weakly typed literals; other numpy scalars (``adjit.float32(2)``)
+        and small numpy arrays (``adjit.vec3(...)`` values) typed constants."""
+        if isinstance(obj, (bool, int, float)):
+            return literal(float(obj) if isinstance(obj, float) else obj)
         if isinstance(obj, (np.generic, np.ndarray)):
             t = T.constant_type_of(obj)
             if t is not None:
                 return Val(t, self.literal_constant(t, obj.item()) if isinstance(t, T.ScalarType)
                            else constant_array(t, obj))
-            return obj
-        if isinstance(obj, (bool, int, float)):
-            return literal(obj)
         return obj

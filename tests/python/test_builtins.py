@@ -478,7 +478,8 @@ def test_mul_is_the_product_operator():
     r = rng.uniform(-2, 2, (k, 2, 3)).astype(np.float32)
     q, p = _unit_quats(rng, k).astype(np.float32), _unit_quats(rng, k).astype(np.float32)
     os, ov, ov2 = adjit.zeros((4, k)), adjit.zeros((7, k), dtype=adjit.vec3), adjit.zeros(k, dtype=adjit.vec2)
-    om, om23, oq = adjit.zeros((3, k), dtype=adjit.mat33), adjit.zeros(k, dtype=M23), adjit.zeros((4, k), dtype=adjit.quat)
+    om, om23 = adjit.zeros((3, k), dtype=adjit.mat33), adjit.zeros(k, dtype=M23)
+    oq = adjit.zeros((4, k), dtype=adjit.quat)
     adjit.launch(products, dim=k, inputs=[
         adjit.array(s), adjit.array(v, dtype=adjit.vec3), adjit.array(m, dtype=adjit.mat33), adjit.array(r, dtype=M23),
         adjit.array(q, dtype=adjit.quat), adjit.array(p, dtype=adjit.quat), os, ov, ov2, om, om23, oq])
@@ -537,6 +538,43 @@ def test_mul_float64_and_int():
     np.testing.assert_array_equal(ob.numpy(), b * a[:, None] * 2)
 
 
+@adjit.kernel
+def componentwise(a: adjit.array(dtype=adjit.vec3), b: adjit.array(dtype=adjit.vec3),
+                  m: adjit.array(dtype=adjit.mat22d), n: adjit.array(dtype=adjit.mat22d),
+                  u: adjit.array(dtype=adjit.vec2i), w: adjit.array(dtype=adjit.vec2i),
+                  ov: adjit.array(dtype=adjit.vec3, ndim=2), om: adjit.array(dtype=adjit.mat22d, ndim=2),
+                  oi: adjit.array(dtype=adjit.vec2i, ndim=2)):
+    i = adjit.tid()
+    ov[0, i] = adjit.cw_mul(a[i], b[i])
+    ov[1, i] = adjit.cw_div(a[i], b[i])
+    om[0, i] = adjit.cw_mul(m[i], n[i])
+    om[1, i] = adjit.cw_div(m[i], n[i])
+    oi[0, i] = adjit.cw_mul(u[i], w[i])
+    oi[1, i] = adjit.cw_div(u[i], w[i])
+
+
+def test_componentwise_products():
+    rng = np.random.default_rng(15)
+    k = 64
+    a, b = rng.uniform(-2, 2, (k, 3)).astype(np.float32), rng.uniform(0.5, 2, (k, 3)).astype(np.float32)
+    m, n = rng.uniform(-2, 2, (k, 2, 2)), rng.uniform(0.5, 2, (k, 2, 2))
+    u, w = rng.integers(-100, 100, (k, 2)).astype(np.int32), rng.integers(1, 9, (k, 2)).astype(np.int32)
+    w[::2] *= -1
+    ov, om = adjit.zeros((2, k), dtype=adjit.vec3), adjit.zeros((2, k), dtype=adjit.mat22d)
+    oi = adjit.zeros((2, k), dtype=adjit.vec2i)
+    adjit.launch(componentwise, dim=k, inputs=[
+        adjit.array(a, dtype=adjit.vec3), adjit.array(b, dtype=adjit.vec3), adjit.array(m, dtype=adjit.mat22d),
+        adjit.array(n, dtype=adjit.mat22d), adjit.array(u, dtype=adjit.vec2i), adjit.array(w, dtype=adjit.vec2i),
+        ov, om, oi])
+    A, B = a.astype(np.float64), b.astype(np.float64)
+    np.testing.assert_allclose(ov.numpy()[0], A * B, **F32)
+    np.testing.assert_allclose(ov.numpy()[1], A / B, **F32)
+    np.testing.assert_allclose(om.numpy()[0], m * n, **F64)
+    np.testing.assert_allclose(om.numpy()[1], m / n, **F64)
+    np.testing.assert_array_equal(oi.numpy()[0], u * w)
+    np.testing.assert_array_equal(oi.numpy()[1], np.trunc(u / w).astype(np.int32))  # toward zero
+
+
 # --- identity matrices (keyword arguments) ---------------------------------------------------------
 
 @adjit.kernel
@@ -558,7 +596,8 @@ def identities(o2: adjit.array(dtype=adjit.mat22), o3: adjit.array(dtype=adjit.m
 def test_identity():
     k = 5
     m = np.random.default_rng(10).uniform(-1, 1, (k, 3, 3)).astype(np.float32)
-    o2, o3, o4 = adjit.zeros(k, dtype=adjit.mat22), adjit.zeros((5, k), dtype=adjit.mat33), adjit.zeros(k, dtype=adjit.mat44)
+    o2, o3 = adjit.zeros(k, dtype=adjit.mat22), adjit.zeros((5, k), dtype=adjit.mat33)
+    o4 = adjit.zeros(k, dtype=adjit.mat44)
     o3d = adjit.zeros((2, k), dtype=adjit.mat33d)
     adjit.launch(identities, dim=k, inputs=[o2, o3, o4, o3d, adjit.array(m, dtype=adjit.mat33)])
     np.testing.assert_array_equal(o2.numpy(), np.broadcast_to(np.eye(2), (k, 2, 2)))
@@ -819,7 +858,7 @@ TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "wh
                        "dot", "length", "length_sq", "normalize", "cross",
                        "trace", "determinant", "transpose", "inverse", "diag", "outer",
                        "mul", "identity", "quat_identity", "quat_inverse", "quat_rotate", "quat_from_axis_angle",
-                       "atomic_add", "atomic_sub", "atomic_min", "atomic_max"}
+                       "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "cw_mul", "cw_div"}
 
 
 def test_every_registered_builtin_has_a_numpy_test():

@@ -90,7 +90,7 @@ def use_constants(x: wp.array(dtype=float), xd: wp.array(dtype=wp.float64), big:
                      q: wp.array(dtype=wp.quat)):
     i = wp.tid()
     x[i] = float(i * C_INT) * C_FLOAT + C_F32
-    xd[i] = wp.float64(i) + C_F64  # a float64 constant keeps its type
+    xd[i] = wp.float64(i) + C_F64  # np.float64 is a Python float: a literal, here of float64
     big[i] = C_I64 + wp.int64(i)
     v[i] = C_VEC * float(i)
     vd[i] = C_VECD
@@ -111,6 +111,26 @@ def test_kernels_read_constants():
     np.testing.assert_array_equal(vd.numpy(), np.broadcast_to([0.1, 0.2, 0.3], (n, 3)))
     np.testing.assert_array_equal(m.numpy(), i[:, None, None] * np.array([[1.0, 2.0], [3.0, 4.0]]))
     np.testing.assert_allclose(q.numpy(), np.broadcast_to([0, 0, math.sin(0.5), math.cos(0.5)], (n, 4)), **F32)
+
+
+@wp.kernel
+def mixed_constants(x: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = x[i] * C_F64 + wp.float32(1.0)  # the float64 literal adopts float32
+
+
+@wp.kernel
+def typed_constant_mismatch(xd: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    xd[i] = xd[i] + C_F32  # a float32 constant is typed: no silent widening
+
+
+def test_numpy_scalar_constants_are_typed_except_float64():
+    x = wp.full(2, 10.0)
+    wp.launch(mixed_constants, dim=2, inputs=[x])
+    np.testing.assert_array_equal(x.numpy(), np.float32(10.0) * np.float32(0.1) + np.float32(1.0))
+    with pytest.raises(adjit.KernelTypeError, match="float64 and float32"):
+        adjit.compile(typed_constant_mismatch)
 
 
 def _load_module(path, name, text):
@@ -270,8 +290,9 @@ def test_quaternion_values_in_kernels():
 def test_quat_arrays_and_vec4_arrays_do_not_mix():
     qs = wp.zeros(2, dtype=wp.vec4)  # a vec4 array where the kernel wants quats
     with pytest.raises(adjit.LaunchError, match="quat"):
-        wp.launch(quat_values, dim=2, inputs=[wp.quat(), qs, wp.zeros(2, dtype=wp.vec3), wp.zeros((11, 2), dtype=wp.quat),
-                                              wp.zeros(2, dtype=wp.quatd), wp.zeros((4, 2))])
+        wp.launch(quat_values, dim=2, inputs=[wp.quat(), qs, wp.zeros(2, dtype=wp.vec3),
+                                              wp.zeros((11, 2), dtype=wp.quat), wp.zeros(2, dtype=wp.quatd),
+                                              wp.zeros((4, 2))])
 
 
 # --- a Warp-style module end to end ----------------------------------------------------------------
@@ -348,3 +369,75 @@ def test_a_warp_style_module_runs():
         e = np.zeros((n, 3))
         e[:, k] = 1.0
         np.testing.assert_allclose(frame.numpy()[:, k], _rotate(Q1, e), rtol=1e-5, atol=2e-6)
+
+
+# --- the same kernel under Warp itself (when it is installed) --------------------------------------
+
+def _warp_cross_check_source():
+    return textwrap.dedent("""\
+        import {mod} as wp
+
+        @wp.kernel
+        def k(q: wp.array(dtype=wp.quatd), p: wp.array(dtype=wp.quatd), v: wp.array(dtype=wp.vec3d),
+              axis: wp.array(dtype=wp.vec3d), angle: wp.array(dtype=wp.float64), m: wp.array(dtype=wp.mat33d),
+              oq: wp.array2d(dtype=wp.quatd), ov: wp.array2d(dtype=wp.vec3d), om: wp.array2d(dtype=wp.mat33d),
+              lo: wp.array(dtype=wp.float64), hi: wp.array(dtype=wp.float64), acc: wp.array(dtype=wp.vec3d),
+              old: wp.array(dtype=wp.vec3d)):
+            i = wp.tid()
+            oq[0, i] = q[i] * p[i]
+            oq[1, i] = wp.mul(q[i], p[i])
+            oq[2, i] = wp.quat_inverse(q[i])
+            oq[3, i] = wp.quat_from_axis_angle(axis[i], angle[i])
+            oq[4, i] = wp.quat_identity(dtype=wp.float64) * q[i] * wp.float64(2.0)
+            oq[5, i] = wp.quatd(v[i], angle[i])
+            ov[0, i] = wp.quat_rotate(q[i], v[i])
+            ov[1, i] = wp.mul(m[i], v[i])
+            ov[2, i] = wp.mul(v[i], m[i])
+            om[0, i] = wp.identity(n=3, dtype=wp.float64)
+            om[1, i] = wp.mul(m[i], m[i]) - m[i] * wp.identity(n=3, dtype=wp.float64)
+            wp.atomic_min(lo, i % 3, angle[i])
+            wp.atomic_max(hi, i % 3, angle[i])
+            old[i] = wp.atomic_sub(acc, 0, v[i])
+        """)
+
+
+def _run_cross_check(wp_mod, kernel, arrays, n):
+    def arr(data, dtype):
+        return wp_mod.array(data, dtype=dtype, device="cpu")
+
+    def zeros(shape, dtype):
+        return wp_mod.zeros(shape, dtype=dtype, device="cpu")
+
+    q, p, v, axis, angle, m = arrays
+    ins = [arr(q, wp_mod.quatd), arr(p, wp_mod.quatd), arr(v, wp_mod.vec3d), arr(axis, wp_mod.vec3d),
+           arr(angle, wp_mod.float64), arr(m, wp_mod.mat33d)]
+    outs = [zeros((6, n), wp_mod.quatd), zeros((3, n), wp_mod.vec3d), zeros((2, n), wp_mod.mat33d),
+            arr(np.full(3, 10.0), wp_mod.float64), arr(np.full(3, -10.0), wp_mod.float64),
+            zeros(1, wp_mod.vec3d), zeros(n, wp_mod.vec3d)]
+    wp_mod.launch(kernel, dim=n, inputs=ins + outs, device="cpu")
+    return [o.numpy() for o in outs]
+
+
+def test_matches_warp_on_the_cpu(tmp_path):
+    warp = pytest.importorskip("warp")
+    warp.config.quiet = True
+    warp.config.kernel_cache_dir = str(tmp_path / "warp-cache")  # never the user's cache
+    warp.init()
+    rng = np.random.default_rng(3)
+    n = 64
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    p = rng.normal(size=(n, 4))
+    p /= np.linalg.norm(p, axis=1, keepdims=True)
+    axis = rng.normal(size=(n, 3))
+    axis /= np.linalg.norm(axis, axis=1, keepdims=True)
+    arrays = (q, p, rng.uniform(-2, 2, (n, 3)), axis, rng.uniform(-6, 6, n), rng.uniform(-1, 1, (n, 3, 3)))
+    results = {}
+    for name, mod in (("warp", warp), ("adjit", adjit)):
+        module = _load_module(tmp_path / f"cross_{name}.py", f"cross_{name}",
+                              _warp_cross_check_source().format(mod=name))
+        results[name] = _run_cross_check(mod, module.k, arrays, n)
+    for j, (w, a) in enumerate(zip(results["warp"], results["adjit"])):
+        if j == 6:  # atomic_sub's old values depend on the order of the threads
+            continue
+        np.testing.assert_allclose(a, w, rtol=1e-13, atol=1e-14, err_msg=f"output {j}")
