@@ -58,4 +58,40 @@ def AdjitGpuLaunch : Pass<"adjit-gpu-launch", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def AdjitAdjoint : Pass<"adjit-adjoint", "::mlir::ModuleOp"> {
+  let summary = "Generate the reverse-mode adjoint kernel of each kernel";
+  let description = [{
+    For each kernel `@k(args...)`, adds `@k_adjoint(args..., grads...)`, one
+    gradient array per array argument, in order. The adjoint kernel replays
+    the primal computation of its thread (without its stores), then walks it
+    backwards, applying each op's rule (AdjointOpInterface):
+
+    - a load `x[i]` adds the value's adjoint into `grad_x[i]` (atomically);
+    - a store `y[i] = v` (and `y[i].c = v`) reads the gradient slot
+      `grad_y[i]` (component), adds it into `v`'s adjoint and zeroes the slot;
+      this one rule serves every store;
+    - vector components are updated component by component: the adjoint of
+      `extract(v, c)` touches only component `c` of `v`'s adjoint.
+
+    Locals are SSA values, so `b = a` needs no rule. `scf.if` is reversed
+    into an `scf.if` on the replayed condition that recomputes the branch and
+    yields the updated adjoints; `scf.for` loops with constant bounds are
+    unrolled first. Device functions must be inlined before this pass.
+
+    Rationale for the errors: a kernel that reads an array it also writes
+    (in-place update), a loop with runtime bounds, and ops without a rule are
+    rejected with a diagnostic at the offending op, never differentiated
+    wrongly.
+  }];
+  let options = [
+    Option<"keepPrimal", "keep-primal", "bool", /*default=*/"true",
+           "Keep the primal kernels next to the adjoints">,
+    Option<"maxUnroll", "max-unroll", "int64_t", /*default=*/"64",
+           "Largest constant trip count of an scf.for that is unrolled">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+                           "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 #endif // ADJIT_PASSES_TD

@@ -8,9 +8,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "adjit/InitAll.h"
+#include "adjit/Adjoint.h"
 #include "adjit/AdjitDialect.h"
 #include "adjit/Passes.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -21,7 +23,8 @@
 using namespace mlir;
 
 void mlir::adjit::registerAdjitDialects(DialectRegistry &registry) {
-  registry.insert<AdjitDialect, func::FuncDialect>();
+  registry.insert<AdjitDialect, func::FuncDialect, math::MathDialect>();
+  registerAdjointRules(registry);
 }
 
 namespace {
@@ -50,6 +53,14 @@ void registerPipelines() {
       "adjit-optimize",
       "Stage adjit -> optimized: simplify adjit IR (canonicalize, cse)",
       [](OpPassManager &pm) { appendPipeline(pm, "canonicalize,cse"); });
+  PassPipelineRegistration<>(
+      "adjit-differentiate",
+      "Stage optimized -> adjoint: inline device functions and replace each "
+      "kernel by its adjoint kernel",
+      [](OpPassManager &pm) {
+        appendPipeline(pm, "inline,adjit-adjoint{keep-primal=false},"
+                           "canonicalize,cse");
+      });
   PassPipelineRegistration<>(
       "adjit-lower-cpu",
       "Stage optimized -> cpu: lower arrays to memrefs and wrap kernels in "

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -17,7 +18,25 @@ using namespace mlir::adjit;
 #define GET_OP_CLASSES
 #include "AdjitOps.cpp.inc"
 
+namespace {
+/// Device functions are inlined into kernels (before differentiation, and by
+/// LLVM anyway); every adjit op may be inlined.
+struct AdjitInlinerInterface : public DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Operation *, bool) const final {
+    return true;
+  }
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+  bool isLegalToInline(Region *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+};
+} // namespace
+
 void AdjitDialect::initialize() {
+  addInterfaces<AdjitInlinerInterface>();
   addTypes<
 #define GET_TYPEDEF_LIST
 #include "AdjitTypes.cpp.inc"

@@ -1,0 +1,63 @@
+//===- Adjoint.h - reverse-mode differentiation of adjit kernels -*- C++ -*-===//
+
+#ifndef ADJIT_ADJOINT_H
+#define ADJIT_ADJOINT_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/OpDefinition.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir {
+class DialectRegistry;
+namespace adjit {
+
+/// What the derivative rules see while the adjoint pass walks a kernel
+/// backwards: the replayed primal values, the adjoints accumulated so far and
+/// the gradient arrays.
+class AdjointState {
+public:
+  AdjointState(IRMapping *primal, DenseMap<Value, Value> gradArrays)
+      : primalMap(primal), gradArrays(std::move(gradArrays)) {}
+
+  /// Whether values of `type` carry adjoints (float scalars and vectors).
+  static bool isActive(Type type);
+
+  /// The value `v` of the primal kernel, as replayed in the adjoint kernel.
+  Value primal(Value v) const { return primalMap->lookupOrDefault(v); }
+
+  /// The adjoint accumulated for `v` so far, or null if none (zero).
+  Value adjoint(Value v) const { return adjoints.lookup(v); }
+
+  /// The adjoint of `v`, materializing a zero when none was accumulated.
+  Value adjointOrZero(OpBuilder &b, Location loc, Value v);
+
+  /// adjoint(v) += contribution, for active `v`; a no-op for inactive values.
+  void accumulate(OpBuilder &b, Location loc, Value v, Value contribution);
+
+  /// The gradient array of a primal kernel's array argument.
+  Value gradArray(Value primalArray) const {
+    return gradArrays.lookup(primalArray);
+  }
+
+  // Used by the pass to reverse regions.
+  IRMapping *getPrimalMap() { return primalMap; }
+  void setPrimalMap(IRMapping *map) { primalMap = map; }
+  DenseMap<Value, Value> &getAdjoints() { return adjoints; }
+
+private:
+  IRMapping *primalMap;
+  DenseMap<Value, Value> gradArrays;
+  DenseMap<Value, Value> adjoints;
+};
+
+/// Attaches the derivative rules (AdjointOpInterface models) to the adjit,
+/// arith, math and vector ops.
+void registerAdjointRules(DialectRegistry &registry);
+
+} // namespace adjit
+} // namespace mlir
+
+#include "AdjointInterface.h.inc"
+
+#endif // ADJIT_ADJOINT_H

@@ -1,0 +1,568 @@
+//===- AdjointRules.cpp - reverse-mode derivative rules, one per op -------===//
+//
+// Each rule propagates the adjoints of an op's results to its operands; it
+// is attached to the op as an AdjointOpInterface model. Rules are written
+// once per op for every type the op accepts (scalars and vectors alike: the
+// arithmetic below is elementwise on both).
+//
+//===----------------------------------------------------------------------===//
+
+#include "adjit/Adjoint.h"
+#include "adjit/AdjitDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/DialectRegistry.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::adjit;
+
+#include "AdjointInterface.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// AdjointState
+//===----------------------------------------------------------------------===//
+
+bool AdjointState::isActive(Type type) {
+  if (auto vecTy = dyn_cast<VectorType>(type))
+    type = vecTy.getElementType();
+  return isa<FloatType>(type);
+}
+
+/// A constant of float scalar or vector type `type` with every element `v`.
+static Value splatConstant(OpBuilder &b, Location loc, Type type, double v) {
+  Type elemTy = type;
+  if (auto vecTy = dyn_cast<VectorType>(type))
+    elemTy = vecTy.getElementType();
+  auto elem = b.getFloatAttr(elemTy, v);
+  if (auto vecTy = dyn_cast<VectorType>(type))
+    return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vecTy, elem));
+  return arith::ConstantOp::create(b, loc, elem);
+}
+
+Value AdjointState::adjointOrZero(OpBuilder &b, Location loc, Value v) {
+  if (Value adj = adjoint(v))
+    return adj;
+  return splatConstant(b, loc, v.getType(), 0.0);
+}
+
+void AdjointState::accumulate(OpBuilder &b, Location loc, Value v,
+                              Value contribution) {
+  if (!isActive(v.getType()) || !contribution)
+    return;
+  Value &slot = adjoints[v];
+  slot = slot ? arith::AddFOp::create(b, loc, slot, contribution).getResult()
+              : contribution;
+}
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+Value mul(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::MulFOp::create(b, loc, x, y);
+}
+Value div(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::DivFOp::create(b, loc, x, y);
+}
+Value add(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::AddFOp::create(b, loc, x, y);
+}
+Value sub(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::SubFOp::create(b, loc, x, y);
+}
+Value neg(OpBuilder &b, Location loc, Value x) {
+  return arith::NegFOp::create(b, loc, x);
+}
+Value cst(OpBuilder &b, Location loc, Value like, double v) {
+  return splatConstant(b, loc, like.getType(), v);
+}
+
+/// adjoint(v)[pos] += contribution: only that component of v's adjoint changes.
+void accumulateComponent(AdjointState &s, OpBuilder &b, Location loc, Value v,
+                         ArrayRef<int64_t> position, Value contribution) {
+  if (!AdjointState::isActive(v.getType()))
+    return;
+  Value &slot = s.getAdjoints()[v];
+  if (!slot) {
+    Value zero = splatConstant(b, loc, v.getType(), 0.0);
+    slot = vector::InsertOp::create(b, loc, contribution, zero, position);
+    return;
+  }
+  Value old = vector::ExtractOp::create(b, loc, slot, position);
+  slot = vector::InsertOp::create(b, loc, add(b, loc, old, contribution), slot,
+                                  position);
+}
+
+SmallVector<Value> mapped(AdjointState &s, ValueRange values) {
+  SmallVector<Value> out;
+  for (Value v : values)
+    out.push_back(s.primal(v));
+  return out;
+}
+
+/// Attaches `Rule` to `OpT` as its AdjointOpInterface model.
+template <typename OpT, LogicalResult (*Rule)(OpT, OpBuilder &, AdjointState &)>
+struct RuleModel
+    : AdjointOpInterface::ExternalModel<RuleModel<OpT, Rule>, OpT> {
+  LogicalResult emitAdjoint(Operation *op, OpBuilder &b,
+                            AdjointState &s) const {
+    return Rule(cast<OpT>(op), b, s);
+  }
+};
+
+template <typename OpT, LogicalResult (*Rule)(OpT, OpBuilder &, AdjointState &)>
+void attach(MLIRContext *ctx) {
+  OpT::template attachInterface<RuleModel<OpT, Rule>>(*ctx);
+}
+
+//===----------------------------------------------------------------------===//
+// arith
+//===----------------------------------------------------------------------===//
+
+LogicalResult addfRule(arith::AddFOp op, OpBuilder &b, AdjointState &s) {
+  if (Value adj = s.adjoint(op.getResult())) {
+    s.accumulate(b, op.getLoc(), op.getLhs(), adj);
+    s.accumulate(b, op.getLoc(), op.getRhs(), adj);
+  }
+  return success();
+}
+
+LogicalResult subfRule(arith::SubFOp op, OpBuilder &b, AdjointState &s) {
+  if (Value adj = s.adjoint(op.getResult())) {
+    s.accumulate(b, op.getLoc(), op.getLhs(), adj);
+    s.accumulate(b, op.getLoc(), op.getRhs(), neg(b, op.getLoc(), adj));
+  }
+  return success();
+}
+
+LogicalResult mulfRule(arith::MulFOp op, OpBuilder &b, AdjointState &s) {
+  if (Value adj = s.adjoint(op.getResult())) {
+    Location loc = op.getLoc();
+    s.accumulate(b, loc, op.getLhs(), mul(b, loc, adj, s.primal(op.getRhs())));
+    s.accumulate(b, loc, op.getRhs(), mul(b, loc, adj, s.primal(op.getLhs())));
+  }
+  return success();
+}
+
+LogicalResult divfRule(arith::DivFOp op, OpBuilder &b, AdjointState &s) {
+  if (Value adj = s.adjoint(op.getResult())) {
+    Location loc = op.getLoc();
+    Value rhs = s.primal(op.getRhs());
+    Value quotient = s.primal(op.getResult());
+    Value adjLhs = div(b, loc, adj, rhs);
+    s.accumulate(b, loc, op.getLhs(), adjLhs);
+    // d(a/b)/db = -(a/b)/b
+    s.accumulate(b, loc, op.getRhs(), neg(b, loc, mul(b, loc, adjLhs, quotient)));
+  }
+  return success();
+}
+
+LogicalResult negfRule(arith::NegFOp op, OpBuilder &b, AdjointState &s) {
+  if (Value adj = s.adjoint(op.getResult()))
+    s.accumulate(b, op.getLoc(), op.getOperand(), neg(b, op.getLoc(), adj));
+  return success();
+}
+
+/// max/min: the adjoint flows to the operand that was selected (lhs on ties).
+template <typename OpT, arith::CmpFPredicate Pred>
+LogicalResult minMaxRule(OpT op, OpBuilder &b, AdjointState &s) {
+  if (Value adj = s.adjoint(op.getResult())) {
+    Location loc = op.getLoc();
+    Value pickLhs = arith::CmpFOp::create(b, loc, Pred, s.primal(op.getLhs()),
+                                          s.primal(op.getRhs()));
+    Value zero = cst(b, loc, adj, 0.0);
+    s.accumulate(b, loc, op.getLhs(),
+                 arith::SelectOp::create(b, loc, pickLhs, adj, zero));
+    s.accumulate(b, loc, op.getRhs(),
+                 arith::SelectOp::create(b, loc, pickLhs, zero, adj));
+  }
+  return success();
+}
+
+LogicalResult selectRule(arith::SelectOp op, OpBuilder &b, AdjointState &s) {
+  if (Value adj = s.adjoint(op.getResult())) {
+    Location loc = op.getLoc();
+    Value cond = s.primal(op.getCondition());
+    Value zero = cst(b, loc, adj, 0.0);
+    s.accumulate(b, loc, op.getTrueValue(),
+                 arith::SelectOp::create(b, loc, cond, adj, zero));
+    s.accumulate(b, loc, op.getFalseValue(),
+                 arith::SelectOp::create(b, loc, cond, zero, adj));
+  }
+  return success();
+}
+
+LogicalResult extfRule(arith::ExtFOp op, OpBuilder &b, AdjointState &s) {
+  if (Value adj = s.adjoint(op.getResult()))
+    s.accumulate(b, op.getLoc(), op.getIn(),
+                 arith::TruncFOp::create(b, op.getLoc(), op.getIn().getType(), adj));
+  return success();
+}
+
+LogicalResult truncfRule(arith::TruncFOp op, OpBuilder &b, AdjointState &s) {
+  if (Value adj = s.adjoint(op.getResult()))
+    s.accumulate(b, op.getLoc(), op.getIn(),
+                 arith::ExtFOp::create(b, op.getLoc(), op.getIn().getType(), adj));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// math: d/dx f(x) in terms of x (the operand) and r (the result)
+//===----------------------------------------------------------------------===//
+
+template <typename OpT, Value (*Derivative)(OpBuilder &, Location, Value x,
+                                            Value r)>
+LogicalResult unaryRule(OpT op, OpBuilder &b, AdjointState &s) {
+  if (Value adj = s.adjoint(op.getResult())) {
+    Location loc = op.getLoc();
+    Value d = Derivative(b, loc, s.primal(op.getOperand()),
+                         s.primal(op.getResult()));
+    s.accumulate(b, loc, op.getOperand(), mul(b, loc, adj, d));
+  }
+  return success();
+}
+
+Value dSqrt(OpBuilder &b, Location l, Value, Value r) {
+  return div(b, l, cst(b, l, r, 0.5), r);
+}
+Value dExp(OpBuilder &, Location, Value, Value r) { return r; }
+Value dLog(OpBuilder &b, Location l, Value x, Value) {
+  return div(b, l, cst(b, l, x, 1.0), x);
+}
+Value dLog2(OpBuilder &b, Location l, Value x, Value) {
+  return div(b, l, cst(b, l, x, 1.0 / std::log(2.0)), x);
+}
+Value dLog10(OpBuilder &b, Location l, Value x, Value) {
+  return div(b, l, cst(b, l, x, 1.0 / std::log(10.0)), x);
+}
+Value dSin(OpBuilder &b, Location l, Value x, Value) {
+  return math::CosOp::create(b, l, x);
+}
+Value dCos(OpBuilder &b, Location l, Value x, Value) {
+  return neg(b, l, math::SinOp::create(b, l, x));
+}
+Value dTan(OpBuilder &b, Location l, Value, Value r) {
+  return add(b, l, cst(b, l, r, 1.0), mul(b, l, r, r));
+}
+Value oneMinusSquare(OpBuilder &b, Location l, Value x) {
+  return sub(b, l, cst(b, l, x, 1.0), mul(b, l, x, x));
+}
+Value dAsin(OpBuilder &b, Location l, Value x, Value) {
+  return div(b, l, cst(b, l, x, 1.0),
+             math::SqrtOp::create(b, l, oneMinusSquare(b, l, x)));
+}
+Value dAcos(OpBuilder &b, Location l, Value x, Value r) {
+  return neg(b, l, dAsin(b, l, x, r));
+}
+Value dAtan(OpBuilder &b, Location l, Value x, Value) {
+  return div(b, l, cst(b, l, x, 1.0),
+             add(b, l, cst(b, l, x, 1.0), mul(b, l, x, x)));
+}
+Value dSinh(OpBuilder &b, Location l, Value x, Value) {
+  return math::CoshOp::create(b, l, x);
+}
+Value dCosh(OpBuilder &b, Location l, Value x, Value) {
+  return math::SinhOp::create(b, l, x);
+}
+Value dTanh(OpBuilder &b, Location l, Value, Value r) {
+  return oneMinusSquare(b, l, r);
+}
+Value dAbs(OpBuilder &b, Location l, Value x, Value) {
+  Value negative = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, x,
+                                         cst(b, l, x, 0.0));
+  return arith::SelectOp::create(b, l, negative, cst(b, l, x, -1.0),
+                                 cst(b, l, x, 1.0));
+}
+
+/// Piecewise-constant ops (floor, ceil, round): zero derivative.
+template <typename OpT>
+LogicalResult zeroRule(OpT, OpBuilder &, AdjointState &) {
+  return success();
+}
+
+LogicalResult powfRule(math::PowFOp op, OpBuilder &b, AdjointState &s) {
+  if (Value adj = s.adjoint(op.getResult())) {
+    Location loc = op.getLoc();
+    Value x = s.primal(op.getLhs()), y = s.primal(op.getRhs());
+    Value r = s.primal(op.getResult());
+    // d/dx = y * x^(y-1); d/dy = r * log(x)
+    Value xPowYm1 =
+        math::PowFOp::create(b, loc, x, sub(b, loc, y, cst(b, loc, y, 1.0)));
+    s.accumulate(b, loc, op.getLhs(), mul(b, loc, adj, mul(b, loc, y, xPowYm1)));
+    s.accumulate(b, loc, op.getRhs(),
+                 mul(b, loc, adj, mul(b, loc, r, math::LogOp::create(b, loc, x))));
+  }
+  return success();
+}
+
+LogicalResult atan2Rule(math::Atan2Op op, OpBuilder &b, AdjointState &s) {
+  if (Value adj = s.adjoint(op.getResult())) {
+    Location loc = op.getLoc();
+    Value y = s.primal(op.getLhs()), x = s.primal(op.getRhs());
+    Value r2 = add(b, loc, mul(b, loc, x, x), mul(b, loc, y, y));
+    Value scale = div(b, loc, adj, r2);
+    s.accumulate(b, loc, op.getLhs(), mul(b, loc, scale, x));
+    s.accumulate(b, loc, op.getRhs(), neg(b, loc, mul(b, loc, scale, y)));
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// vector
+//===----------------------------------------------------------------------===//
+
+LogicalResult fromElementsRule(vector::FromElementsOp op, OpBuilder &b,
+                               AdjointState &s) {
+  Value adj = s.adjoint(op.getResult());
+  if (!adj)
+    return success();
+  ArrayRef<int64_t> shape = op.getType().getShape();
+  SmallVector<int64_t> pos(shape.size(), 0);
+  for (auto [linear, element] : llvm::enumerate(op.getElements())) {
+    int64_t rest = linear;
+    for (int d = shape.size() - 1; d >= 0; --d) {
+      pos[d] = rest % shape[d];
+      rest /= shape[d];
+    }
+    s.accumulate(b, op.getLoc(), element,
+                 vector::ExtractOp::create(b, op.getLoc(), adj, pos));
+  }
+  return success();
+}
+
+LogicalResult vectorExtractRule(vector::ExtractOp op, OpBuilder &b,
+                                AdjointState &s) {
+  Value adj = s.adjoint(op.getResult());
+  if (!adj)
+    return success();
+  if (!op.getDynamicPosition().empty())
+    return op.emitOpError("has no derivative rule for dynamic positions");
+  accumulateComponent(s, b, op.getLoc(), op.getSource(),
+                      op.getStaticPosition(), adj);
+  return success();
+}
+
+/// The rule of a functional component write: the value's adjoint takes the
+/// component of the result's adjoint; the destination's adjoint is the
+/// result's with that component zeroed (the written component was replaced).
+LogicalResult insertAdjoint(Operation *op, Value value, Value dest,
+                            Value result, ArrayRef<int64_t> position,
+                            OpBuilder &b, AdjointState &s) {
+  Value adj = s.adjoint(result);
+  if (!adj)
+    return success();
+  Location loc = op->getLoc();
+  s.accumulate(b, loc, value, vector::ExtractOp::create(b, loc, adj, position));
+  Value zero = splatConstant(b, loc, value.getType(), 0.0);
+  s.accumulate(b, loc, dest, vector::InsertOp::create(b, loc, zero, adj, position));
+  return success();
+}
+
+LogicalResult vectorInsertRule(vector::InsertOp op, OpBuilder &b,
+                               AdjointState &s) {
+  if (!op.getDynamicPosition().empty())
+    return op.emitOpError("has no derivative rule for dynamic positions");
+  return insertAdjoint(op, op.getValueToStore(), op.getDest(), op.getResult(),
+                       op.getStaticPosition(), b, s);
+}
+
+LogicalResult broadcastRule(vector::BroadcastOp op, OpBuilder &b,
+                            AdjointState &s) {
+  Value adj = s.adjoint(op.getResult());
+  if (!adj)
+    return success();
+  if (isa<VectorType>(op.getSource().getType()))
+    return op.emitOpError("has no derivative rule for a vector source");
+  Location loc = op.getLoc();
+  auto vecTy = cast<VectorType>(adj.getType());
+  auto flatTy = VectorType::get({vecTy.getNumElements()}, vecTy.getElementType());
+  Value flat = vector::ShapeCastOp::create(b, loc, flatTy, adj);
+  s.accumulate(b, loc, op.getSource(),
+               vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, flat));
+  return success();
+}
+
+LogicalResult reductionRule(vector::ReductionOp op, OpBuilder &b,
+                            AdjointState &s) {
+  Value adj = s.adjoint(op.getResult());
+  if (!adj)
+    return success();
+  if (op.getKind() != vector::CombiningKind::ADD)
+    return op.emitOpError("has a derivative rule only for the add kind");
+  Location loc = op.getLoc();
+  s.accumulate(b, loc, op.getVector(),
+               vector::BroadcastOp::create(b, loc, op.getVector().getType(), adj));
+  if (Value acc = op.getAcc())
+    s.accumulate(b, loc, acc, adj);
+  return success();
+}
+
+LogicalResult transposeRule(vector::TransposeOp op, OpBuilder &b,
+                            AdjointState &s) {
+  Value adj = s.adjoint(op.getResult());
+  if (!adj)
+    return success();
+  ArrayRef<int64_t> perm = op.getPermutation();
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = i;
+  s.accumulate(b, op.getLoc(), op.getVector(),
+               vector::TransposeOp::create(b, op.getLoc(), adj, inverse));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// adjit
+//===----------------------------------------------------------------------===//
+
+LogicalResult extractRule(ExtractOp op, OpBuilder &b, AdjointState &s) {
+  if (Value adj = s.adjoint(op.getResult()))
+    accumulateComponent(s, b, op.getLoc(), op.getSource(), op.getPosition(), adj);
+  return success();
+}
+
+LogicalResult insertRule(InsertOp op, OpBuilder &b, AdjointState &s) {
+  return insertAdjoint(op, op.getValue(), op.getDest(), op.getResult(),
+                       op.getPosition(), b, s);
+}
+
+Value gradOf(Operation *op, Value array, AdjointState &s) {
+  Value grad = s.gradArray(array);
+  if (!grad)
+    op->emitOpError("accesses an array that is not a kernel argument");
+  return grad;
+}
+
+/// A read of x[i] (or a component of it): its adjoint is added into
+/// grad_x[i], atomically since other threads may read the same element.
+template <typename OpT>
+LogicalResult loadRule(OpT op, OpBuilder &b, AdjointState &s,
+                       ArrayRef<int64_t> position) {
+  Value adj = s.adjoint(op.getResult());
+  if (!adj)
+    return success();
+  Value grad = gradOf(op, op.getArray(), s);
+  if (!grad)
+    return failure();
+  AtomicAddOp::create(b, op.getLoc(), adj, grad,
+                      mapped(s, op.getIndices()), position);
+  return success();
+}
+
+LogicalResult arrayLoadRule(LoadOp op, OpBuilder &b, AdjointState &s) {
+  return loadRule(op, b, s, {});
+}
+LogicalResult componentLoadRule(LoadComponentOp op, OpBuilder &b,
+                                AdjointState &s) {
+  return loadRule(op, b, s, op.getPosition());
+}
+
+/// The one store rule: read the gradient slot the store wrote, add it into
+/// the stored value's adjoint, and zero the slot (the store overwrote
+/// whatever was there before, which therefore gets no gradient).
+template <typename OpT>
+LogicalResult storeRule(OpT op, OpBuilder &b, AdjointState &s,
+                        ArrayRef<int64_t> position, bool zeroSlot) {
+  Value value = op.getValue();
+  if (!AdjointState::isActive(value.getType()))
+    return success();
+  Value grad = gradOf(op, op.getArray(), s);
+  if (!grad)
+    return failure();
+  Location loc = op.getLoc();
+  SmallVector<Value> indices = mapped(s, op.getIndices());
+  Type type = value.getType();
+  Value slot = position.empty()
+                   ? LoadOp::create(b, loc, type, grad, indices).getResult()
+                   : LoadComponentOp::create(b, loc, type, grad, indices,
+                                             position).getResult();
+  s.accumulate(b, loc, value, slot);
+  if (!zeroSlot)
+    return success();
+  Value zero = splatConstant(b, loc, type, 0.0);
+  if (position.empty())
+    StoreOp::create(b, loc, zero, grad, indices);
+  else
+    StoreComponentOp::create(b, loc, zero, grad, indices, position);
+  return success();
+}
+
+LogicalResult arrayStoreRule(StoreOp op, OpBuilder &b, AdjointState &s) {
+  return storeRule(op, b, s, {}, /*zeroSlot=*/true);
+}
+LogicalResult componentStoreRule(StoreComponentOp op, OpBuilder &b,
+                                 AdjointState &s) {
+  return storeRule(op, b, s, op.getPosition(), /*zeroSlot=*/true);
+}
+/// An accumulation keeps what was there: the slot's gradient also stays.
+LogicalResult atomicAddRule(AtomicAddOp op, OpBuilder &b, AdjointState &s) {
+  if (s.adjoint(op.getResult()))
+    return op.emitOpError("returns an old value that is used in a "
+                          "differentiated computation; that has no derivative "
+                          "rule yet");
+  return storeRule(op, b, s, op.getPosition(), /*zeroSlot=*/false);
+}
+
+} // namespace
+
+void mlir::adjit::registerAdjointRules(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, arith::ArithDialect *) {
+    attach<arith::AddFOp, addfRule>(ctx);
+    attach<arith::SubFOp, subfRule>(ctx);
+    attach<arith::MulFOp, mulfRule>(ctx);
+    attach<arith::DivFOp, divfRule>(ctx);
+    attach<arith::NegFOp, negfRule>(ctx);
+    attach<arith::MaximumFOp,
+           minMaxRule<arith::MaximumFOp, arith::CmpFPredicate::OGE>>(ctx);
+    attach<arith::MinimumFOp,
+           minMaxRule<arith::MinimumFOp, arith::CmpFPredicate::OLE>>(ctx);
+    attach<arith::SelectOp, selectRule>(ctx);
+    attach<arith::ExtFOp, extfRule>(ctx);
+    attach<arith::TruncFOp, truncfRule>(ctx);
+  });
+  registry.addExtension(+[](MLIRContext *ctx, math::MathDialect *) {
+    attach<math::SqrtOp, unaryRule<math::SqrtOp, dSqrt>>(ctx);
+    attach<math::ExpOp, unaryRule<math::ExpOp, dExp>>(ctx);
+    attach<math::LogOp, unaryRule<math::LogOp, dLog>>(ctx);
+    attach<math::Log2Op, unaryRule<math::Log2Op, dLog2>>(ctx);
+    attach<math::Log10Op, unaryRule<math::Log10Op, dLog10>>(ctx);
+    attach<math::SinOp, unaryRule<math::SinOp, dSin>>(ctx);
+    attach<math::CosOp, unaryRule<math::CosOp, dCos>>(ctx);
+    attach<math::TanOp, unaryRule<math::TanOp, dTan>>(ctx);
+    attach<math::AsinOp, unaryRule<math::AsinOp, dAsin>>(ctx);
+    attach<math::AcosOp, unaryRule<math::AcosOp, dAcos>>(ctx);
+    attach<math::AtanOp, unaryRule<math::AtanOp, dAtan>>(ctx);
+    attach<math::SinhOp, unaryRule<math::SinhOp, dSinh>>(ctx);
+    attach<math::CoshOp, unaryRule<math::CoshOp, dCosh>>(ctx);
+    attach<math::TanhOp, unaryRule<math::TanhOp, dTanh>>(ctx);
+    attach<math::AbsFOp, unaryRule<math::AbsFOp, dAbs>>(ctx);
+    attach<math::FloorOp, zeroRule<math::FloorOp>>(ctx);
+    attach<math::CeilOp, zeroRule<math::CeilOp>>(ctx);
+    attach<math::RoundOp, zeroRule<math::RoundOp>>(ctx);
+    attach<math::PowFOp, powfRule>(ctx);
+    attach<math::Atan2Op, atan2Rule>(ctx);
+  });
+  registry.addExtension(+[](MLIRContext *ctx, vector::VectorDialect *) {
+    attach<vector::FromElementsOp, fromElementsRule>(ctx);
+    attach<vector::ExtractOp, vectorExtractRule>(ctx);
+    attach<vector::InsertOp, vectorInsertRule>(ctx);
+    attach<vector::BroadcastOp, broadcastRule>(ctx);
+    attach<vector::ReductionOp, reductionRule>(ctx);
+    attach<vector::TransposeOp, transposeRule>(ctx);
+  });
+  registry.addExtension(+[](MLIRContext *ctx, AdjitDialect *) {
+    attach<ExtractOp, extractRule>(ctx);
+    attach<InsertOp, insertRule>(ctx);
+    attach<LoadOp, arrayLoadRule>(ctx);
+    attach<LoadComponentOp, componentLoadRule>(ctx);
+    attach<StoreOp, arrayStoreRule>(ctx);
+    attach<StoreComponentOp, componentStoreRule>(ctx);
+    attach<AtomicAddOp, atomicAddRule>(ctx);
+  });
+}
