@@ -23,8 +23,9 @@ from . import types  # noqa: E402
 from .api import Function, Kernel, compile, constant, func, kernel, launch, synchronize, tid  # noqa: E402
 from .compiler.builtins import registry as builtin_registry  # noqa: E402
 from .compiler.cache import config  # noqa: E402
-from .errors import (AdjitError, CompileError, KernelError, KernelNameError,  # noqa: E402
+from .errors import (AdjitError, CompileError, GradientError, KernelError, KernelNameError,  # noqa: E402
                      KernelSyntaxError, KernelTypeError, LaunchError)
+from .runtime.tape import Tape  # noqa: E402
 from .runtime.array import (Array, array, array1d, array2d, array3d, array4d, empty, full, ones,  # noqa: E402
                             ones_like, zeros, zeros_like)
 from .types import (bool_, float32, float64, int32, int64, mat22, mat22d, mat33, mat33d,  # noqa: E402

@@ -15,6 +15,7 @@ from .compiler import stages as S
 from .compiler.frontend import ModuleBuilder, SourceInfo, parameter_types
 from .errors import KernelTypeError, LaunchError
 from .runtime.array import Array
+from .runtime.tape import active_tape, grad_or_scratch
 
 
 #: LLVM optimization level of CPU kernels.
@@ -70,6 +71,7 @@ class Kernel:
         self.__doc__ = pyfunc.__doc__
         self._source = SourceInfo.of(pyfunc)
         self._cpu: CompiledCpuKernel | None = None
+        self._cpu_adjoint: CompiledCpuKernel | None = None
         self.arg_names = [a.arg for a in self._source.tree.args.args]
         self._arg_types: list | None = None
 
@@ -96,22 +98,29 @@ class Kernel:
         mb.add_kernel(self.pyfunc, self.arg_types, self.mlir_name)
         return mb.module
 
-    def compile_cpu(self) -> CompiledCpuKernel:
-        """Compiles for the CPU once per process, through the disk cache."""
-        if self._cpu is None:
-            options = {"target": "cpu", "opt_level": CPU_OPT_LEVEL}
+    def compile_cpu(self, adjoint: bool = False) -> CompiledCpuKernel:
+        """Compiles the kernel (or its adjoint) for the CPU once per process,
+        through the disk cache."""
+        compiled = self._cpu_adjoint if adjoint else self._cpu
+        if compiled is None:
+            options = {"target": "cpu", "opt_level": CPU_OPT_LEVEL, "adjoint": adjoint}
             parts = cache.key_parts(self.pyfunc, self.arg_types, options)
             obj = cache.load(self.pyfunc, parts)
             from_cache = obj is not None
             if obj is None:
                 context = ir.Context()
                 module = self.build_module(context)
-                S.run_stages(module, S.cpu_stages(), self.mlir_name)
+                S.run_stages(module, S.cpu_stages(adjoint), self.mlir_name)
                 obj = _adjit.compile_to_object(module.operation, CPU_OPT_LEVEL)
                 cache.store(self.pyfunc, parts, obj)
-            (entry,) = _adjit.load_object(obj, [f"{self.mlir_name}_cpu_entry"])
-            self._cpu = CompiledCpuKernel(entry, from_cache)
-        return self._cpu
+            name = f"{self.mlir_name}_adjoint" if adjoint else self.mlir_name
+            (entry,) = _adjit.load_object(obj, [f"{name}_cpu_entry"])
+            compiled = CompiledCpuKernel(entry, from_cache)
+            if adjoint:
+                self._cpu_adjoint = compiled
+            else:
+                self._cpu = compiled
+        return compiled
 
     def __call__(self, *args):
         raise RuntimeError(f"kernel '{self.__name__}' must be launched with adjit.launch()")
@@ -129,8 +138,9 @@ def func(fn):
     return Function(fn)
 
 
-def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80") -> str:
-    """Compiles a kernel and returns its final IR as text.
+def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80", adjoint: bool = False) -> str:
+    """Compiles a kernel (or, with ``adjoint=True``, its adjoint) and returns
+    its final IR as text.
 
     ``target="cuda"`` returns the PTX for ``arch``; ``target="cpu"`` returns
     the LLVM dialect module that is JIT-compiled for this machine.
@@ -138,10 +148,10 @@ def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80") -> str:
     context = ir.Context()
     module = k.build_module(context)
     if target == "cuda":
-        S.run_stages(module, S.cuda_stages(arch), k.mlir_name)
+        S.run_stages(module, S.cuda_stages(arch, adjoint), k.mlir_name)
         return _ptx_of(module)
     if target == "cpu":
-        S.run_stages(module, S.cpu_stages(), k.mlir_name)
+        S.run_stages(module, S.cpu_stages(adjoint), k.mlir_name)
         return str(module)
     raise ValueError(f"unknown target '{target}' (expected 'cpu' or 'cuda')")
 
@@ -239,7 +249,20 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
     total, shape = _launch_shape(dim)
     packed = [_pack_argument(k, n, t, v) for n, t, v in zip(k.arg_names, k.arg_types, args)]
     compiled = k.compile_cpu()
+    tape = active_tape()
+    if tape is not None:
+        tape.record_launch(k, dim, args)
     _adjit.launch_cpu(compiled.entry, total, shape, packed)
+
+
+def launch_adjoint(k: Kernel, dim, args: list) -> None:
+    """Runs the adjoint of a launch of ``k``: its gradient arrays are each
+    array argument's ``.grad`` (a scratch array where there is none)."""
+    total, shape = _launch_shape(dim)
+    packed = [_pack_argument(k, n, t, v) for n, t, v in zip(k.arg_names, k.arg_types, args)]
+    grads = [grad_or_scratch(a) for a, t in zip(args, k.arg_types) if isinstance(t, T.ArrayType)]
+    compiled = k.compile_cpu(adjoint=True)
+    _adjit.launch_cpu(compiled.entry, total, shape, packed + [g.numpy() for g in grads])
 
 
 def synchronize() -> None:

@@ -76,3 +76,10 @@ class LaunchError(AdjitError):
 
 class CompileError(AdjitError):
     """A compile stage failed on IR that passed the frontend's checks (a bug in adjit)."""
+
+
+class GradientError(AdjitError):
+    """A kernel or a recorded launch whose gradient adjit cannot compute exactly.
+
+    adjit raises this instead of returning a gradient that might be wrong.
+    """

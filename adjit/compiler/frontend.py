@@ -352,6 +352,7 @@ class FunctionBuilder:
         with ir.InsertionPoint(self.mb.module.body):
             fn = func.FuncOp(self.name, fn_type)
         fn.attributes["adjit.kernel"] = ir.UnitAttr.get()
+        fn.attributes["adjit.arg_names"] = ir.ArrayAttr.get([ir.StringAttr.get(p) for p in params])
         block = fn.add_entry_block()
         for name, t, arg in zip(params, self.arg_types, block.arguments):
             self.env[name] = Val(t, arg)

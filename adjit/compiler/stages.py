@@ -14,7 +14,7 @@ from pathlib import Path
 from mlir import ir
 from mlir.passmanager import PassManager
 
-from ..errors import CompileError
+from ..errors import CompileError, GradientError
 
 
 @dataclass(frozen=True)
@@ -24,14 +24,22 @@ class Stage:
     pipeline: str | None = None
 
 
-def cpu_stages() -> list[Stage]:
-    return [Stage("adjit"), Stage("optimized", "adjit-optimize"),
-            Stage("cpu", "adjit-lower-cpu"), Stage("llvm", "adjit-cpu-to-llvm")]
+def _front(adjoint: bool) -> list[Stage]:
+    stages = [Stage("adjit"), Stage("optimized", "adjit-optimize")]
+    if adjoint:
+        stages.append(Stage("adjoint", "adjit-differentiate"))
+    return stages
 
 
-def cuda_stages(chip: str = "sm_80") -> list[Stage]:
-    return [Stage("adjit"), Stage("optimized", "adjit-optimize"),
-            Stage("gpu", "adjit-lower-gpu"), Stage("ptx", f"adjit-gpu-to-ptx{{chip={chip}}}")]
+def cpu_stages(adjoint: bool = False) -> list[Stage]:
+    """adjit -> optimized [-> adjoint] -> cpu -> llvm."""
+    return _front(adjoint) + [Stage("cpu", "adjit-lower-cpu"), Stage("llvm", "adjit-cpu-to-llvm")]
+
+
+def cuda_stages(chip: str = "sm_80", adjoint: bool = False) -> list[Stage]:
+    """adjit -> optimized [-> adjoint] -> gpu -> ptx."""
+    return _front(adjoint) + [Stage("gpu", "adjit-lower-gpu"),
+                              Stage("ptx", f"adjit-gpu-to-ptx{{chip={chip}}}")]
 
 
 def dump_dir() -> Path | None:
@@ -56,6 +64,8 @@ def run_stages(module: ir.Module, stages: list[Stage], kernel_name: str) -> ir.M
             try:
                 pm.run(module.operation)
             except ir.MLIRError as e:
+                if stage.name == "adjoint":
+                    raise _gradient_error(kernel_name, e) from None
                 raise CompileError(f"kernel '{kernel_name}': stage '{stage.name}' "
                                    f"({stage.pipeline}) failed:\n{e}") from None
         if out is not None:
@@ -71,3 +81,26 @@ def _dump(out: Path, module: ir.Module, stages: list[Stage], i: int, kernel_name
         header += f"// next stage: adjit-opt --pass-pipeline='builtin.module({stages[i + 1].pipeline})' <this file>\n"
     text = module.operation.get_asm(enable_debug_info=True)
     (out / f"{kernel_name}.{i}-{stage.name}.mlir").write_text(header + text)
+
+
+def _gradient_error(kernel_name: str, error: ir.MLIRError) -> GradientError:
+    """A user-facing error for a kernel the adjoint pass rejected, located at
+    the offending Python line (ops carry Python file:line:col locations)."""
+    import linecache
+    import re
+    lines = []
+    for diag in error.error_diagnostics:
+        where = str(diag.location)
+        m = re.search(r'"([^"]+)":(\d+):(\d+)', where)
+        message = re.sub(r"^'[\w.]+' op ", "", diag.message)
+        if m:
+            filename, line = m.group(1), int(m.group(2))
+            lines.append(f"{filename}:{line}: {message}\n    {linecache.getline(filename, line).strip()}")
+            for note in diag.notes:
+                n = re.search(r'"([^"]+)":(\d+):(\d+)', str(note.location))
+                if n:
+                    lines.append(f"  note: {n.group(1)}:{n.group(2)}: {note.message}\n    "
+                                 f"{linecache.getline(n.group(1), int(n.group(2))).strip()}")
+        else:
+            lines.append(message)
+    return GradientError(f"kernel '{kernel_name}' cannot be differentiated:\n" + "\n".join(lines))

@@ -1,0 +1,105 @@
+"""The tape: records launches (and array copies) for reverse-mode gradients.
+
+``with adjit.Tape() as tape:`` records every launch made inside it;
+``tape.backward(loss=...)`` (or ``grads={array: seed}``) then runs the
+recorded steps' adjoints in reverse order, accumulating into ``.grad``.
+
+Gradient slots of outputs are consumed: the adjoint of a store reads the
+stored element's gradient, passes it on and zeroes it, because the value
+that was there before the store did not reach the output. Gradients of
+inputs accumulate across backward calls; ``tape.zero()`` clears them.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..errors import GradientError
+from .array import Array, zeros_like
+
+_ACTIVE: list["Tape"] = []
+
+
+def active_tape() -> "Tape | None":
+    """The innermost tape being recorded, if any."""
+    return _ACTIVE[-1] if _ACTIVE else None
+
+
+class Tape:
+    """Records launches for reverse-mode differentiation (as Warp's Tape)."""
+
+    def __init__(self):
+        self._steps: list[Callable[[], None]] = []
+        self._arrays: dict[int, Array] = {}
+
+    def __enter__(self) -> "Tape":
+        _ACTIVE.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _ACTIVE.remove(self)
+
+    # --- recording ------------------------------------------------------------
+
+    def record_launch(self, kernel, dim, args: list) -> None:
+        """Records a launch; its adjoint runs on backward()."""
+        arrays = [(name, a) for name, a in zip(kernel.arg_names, args) if isinstance(a, Array)]
+        for i, (name_a, a) in enumerate(arrays):
+            for name_b, b in arrays[i + 1:]:
+                if np.may_share_memory(a.numpy(), b.numpy()):
+                    raise GradientError(
+                        f"kernel '{kernel.__name__}': arguments '{name_a}' and '{name_b}' share memory; "
+                        "gradients of launches with aliased array arguments are not supported "
+                        "(pass distinct arrays, e.g. adjit.clone() one of them)")
+        for _, a in arrays:
+            self._arrays[id(a)] = a
+        from ..api import launch_adjoint
+        captured = list(args)
+        self._steps.append(lambda: launch_adjoint(kernel, dim, captured))
+
+    def record(self, backward: Callable[[], None], arrays=()) -> None:
+        """Records a custom step: ``backward()`` runs in reverse order."""
+        for a in arrays:
+            self._arrays[id(a)] = a
+        self._steps.append(backward)
+
+    # --- replay ---------------------------------------------------------------
+
+    def backward(self, loss: Array | None = None, grads: dict | None = None) -> None:
+        """Runs the recorded adjoints in reverse order.
+
+        ``loss``: an array whose gradient is seeded with ones (a one-element
+        loss, or the sum of its elements). ``grads``: ``{array: seed}`` to seed
+        any outputs' gradients explicitly. Gradients accumulate into ``.grad``.
+        """
+        if loss is not None:
+            _require_grad(loss, "loss")
+            loss.grad.numpy()[...] = 1
+        for array, seed in (grads or {}).items():
+            _require_grad(array, "grads")
+            array.grad.numpy()[...] = seed.numpy() if isinstance(seed, Array) else seed
+        for step in reversed(self._steps):
+            step()
+
+    def zero(self) -> None:
+        """Zeroes the gradients of every array the tape has seen."""
+        for a in self._arrays.values():
+            if a.grad is not None:
+                a.grad.numpy()[...] = 0
+
+    def reset(self) -> None:
+        """Forgets the recorded steps and zeroes the gradients."""
+        self.zero()
+        self._steps.clear()
+        self._arrays.clear()
+
+
+def _require_grad(array: Array, what: str) -> None:
+    if not isinstance(array, Array) or array.grad is None:
+        raise GradientError(f"backward({what}=...) needs an array created with requires_grad=True")
+
+
+def grad_or_scratch(array: Array) -> Array:
+    """The gradient array of ``array``, or a zeroed scratch one if it has none."""
+    return array.grad if array.grad is not None else zeros_like(array, requires_grad=False)
