@@ -45,7 +45,13 @@ FailureOr<func::FuncOp> mlir::adjit::outlineKernelBody(func::FuncOp kernel) {
   // body into the thread loop and drops the symbol.
   kernel->setAttr("llvm.linkage",
                   LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
-  kernel->removeAttr(AdjitDialect::getKernelAttrName());
+  // The body is no longer a kernel: drop the kernel's adjit.* attributes.
+  SmallVector<StringAttr> adjitAttrs;
+  for (NamedAttribute attr : kernel->getAttrs())
+    if (attr.getName().getValue().starts_with("adjit."))
+      adjitAttrs.push_back(attr.getName());
+  for (StringAttr name : adjitAttrs)
+    kernel->removeAttr(name);
   return kernel;
 }
 
