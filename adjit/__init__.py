@@ -26,7 +26,7 @@ from .compiler.cache import config  # noqa: E402
 from .errors import (AdjitError, CompileError, GradientError, KernelError, KernelNameError,  # noqa: E402
                      KernelSyntaxError, KernelTypeError, LaunchError)
 from .runtime.tape import Tape  # noqa: E402
-from .runtime.array import (Array, array, array1d, array2d, array3d, array4d, empty, full, ones,  # noqa: E402
+from .runtime.array import (Array, array, clone, copy, array1d, array2d, array3d, array4d, empty, full, ones,  # noqa: E402
                             ones_like, zeros, zeros_like)
 from .types import (bool_, float32, float64, int32, int64, mat22, mat22d, mat33, mat33d,  # noqa: E402
                     mat44, mat44d, matrix, quat, quatd, vec2, vec2d, vec2i, vec3, vec3d, vec3i, vec4, vec4d,
@@ -46,3 +46,5 @@ def _export_builtins():
 
 
 _export_builtins()
+
+from . import autograd  # noqa: E402,F401

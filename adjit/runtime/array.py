@@ -43,6 +43,31 @@ class Array:
     def __len__(self) -> int:
         return self.shape[0]
 
+    # --- writes recorded on an active tape --------------------------------------
+
+    def assign(self, src) -> "Array":
+        """Copies ``src`` (an Array or array-like) into this array, recorded on
+        an active tape: the adjoint adds this array's gradient into ``src``'s
+        and consumes this array's (its old values were overwritten)."""
+        if isinstance(src, Array):
+            copy(self, src)
+        else:
+            self._buffer[...] = np.asarray(src, dtype=self._buffer.dtype).reshape(self._buffer.shape)
+            _record_overwrite(self)
+        return self
+
+    def zero_(self) -> "Array":
+        """Sets every element to zero (recorded: the old values get no gradient)."""
+        self._buffer[...] = 0
+        _record_overwrite(self)
+        return self
+
+    def fill_(self, value) -> "Array":
+        """Sets every element to ``value`` (recorded: the old values get no gradient)."""
+        self._buffer[...] = value
+        _record_overwrite(self)
+        return self
+
     def __repr__(self) -> str:
         return f"adjit.array(shape={self.shape}, dtype={self.dtype})"
 
@@ -141,3 +166,55 @@ array1d = _array_nd(1)
 array2d = _array_nd(2)
 array3d = _array_nd(3)
 array4d = _array_nd(4)
+
+
+def _record_overwrite(dest: Array) -> None:
+    from .tape import active_tape
+    tape = active_tape()
+    if tape is not None and dest.grad is not None:
+        grad = dest.grad
+
+        def backward():
+            grad.numpy()[...] = 0
+        tape.record(backward, [dest])
+
+
+def copy(dest: Array, src: Array) -> Array:
+    """Copies ``src`` into ``dest`` (same shape and dtype), recorded on an
+    active tape: the adjoint adds ``dest.grad`` into ``src.grad`` and zeroes
+    ``dest.grad``."""
+    if not isinstance(dest, Array) or not isinstance(src, Array):
+        raise TypeError("copy(dest, src) takes two adjit arrays")
+    if dest.shape != src.shape or dest.dtype != src.dtype:
+        raise ValueError(f"copy: shapes/dtypes differ: {dest.shape} {dest.dtype} vs {src.shape} {src.dtype}")
+    dest._buffer[...] = src._buffer
+    from .tape import active_tape
+    tape = active_tape()
+    if tape is not None and dest.grad is not None:
+        dest_grad, src_grad = dest.grad, src.grad
+
+        def backward():
+            if src_grad is not None:
+                src_grad.numpy()[...] += dest_grad.numpy()
+            dest_grad.numpy()[...] = 0
+        tape.record(backward, [dest, src])
+    return dest
+
+
+def clone(src: Array, requires_grad: bool | None = None) -> Array:
+    """A copy of ``src``, recorded on an active tape: the adjoint adds the
+    clone's gradient into ``src.grad``."""
+    if requires_grad is None:
+        requires_grad = src.requires_grad
+    out = Array(src._buffer.copy(), src.dtype, requires_grad, src.device)
+    from .tape import active_tape
+    tape = active_tape()
+    if tape is not None and out.grad is not None:
+        out_grad, src_grad = out.grad, src.grad
+
+        def backward():
+            if src_grad is not None:
+                src_grad.numpy()[...] += out_grad.numpy()
+            out_grad.numpy()[...] = 0
+        tape.record(backward, [out, src])
+    return out

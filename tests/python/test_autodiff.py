@@ -267,3 +267,94 @@ def constant_loop(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64)):
 
 def test_constant_loops_are_unrolled_and_differentiated():
     _fd_check(constant_loop, [(np.linspace(-1, 1, 5), wp.float64)], 5)
+
+
+# --- S1: Jacobians with masks by name or by index; S2: copies on the tape --------------
+
+@wp.kernel
+def two_outputs(a: wp.array(dtype=wp.float64), b: wp.array(dtype=wp.float64),
+                out1: wp.array(dtype=wp.float64), out2: wp.array(dtype=wp.vec2d)):
+    i = wp.tid()
+    out1[i] = a[i] * b[i]
+    out2[i] = wp.vec2d(wp.sin(a[i]), a[i] + b[i] * b[i])
+
+
+def _two_output_args():
+    a = wp.array(np.array([0.1, 0.2, 0.3]), dtype=wp.float64)
+    b = wp.array(np.array([1.0, 2.0, 3.0]), dtype=wp.float64)
+    return [a, b], [wp.zeros(3, dtype=wp.float64), wp.zeros(3, dtype=wp.vec2d)]
+
+
+def test_s1_jacobian_mask_by_index_and_by_name_agree():
+    ins, outs = _two_output_args()
+    by_index = wp.autograd.jacobian(two_outputs, 3, ins, outs, input_output_mask=[(0, 0), (1, 1)])
+    by_name = wp.autograd.jacobian(two_outputs, 3, ins, outs, input_output_mask=[("a", "out1"), ("b", "out2")])
+    np.testing.assert_array_equal(by_index[0, 0], np.diag([1.0, 2.0, 3.0]))
+    expected_b_out2 = np.zeros((6, 3))
+    for k, bk in enumerate([1.0, 2.0, 3.0]):
+        expected_b_out2[2 * k + 1, k] = 2 * bk
+    np.testing.assert_allclose(by_index[1, 1], expected_b_out2)
+    for key_i, key_n in (((0, 0), ("a", "out1")), ((1, 1), ("b", "out2"))):
+        np.testing.assert_array_equal(by_index[key_i], by_name[key_n])
+        np.testing.assert_array_equal(by_index[key_n], by_name[key_i])  # lookups accept both
+
+
+def test_jacobian_matches_finite_differences_and_gradcheck_reports():
+    ins, outs = _two_output_args()
+    result = wp.autograd.gradcheck(two_outputs, 3, ins, outs, eps=1e-6, atol=1e-8, rtol=1e-6)
+    assert result, result.report
+    assert "d out2 / d b" in result.report
+
+
+@wp.kernel
+def kink(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    y[i] = wp.abs(x[i])
+
+
+def test_gradcheck_fails_at_a_kink_with_a_readable_report():
+    x = wp.array(np.array([0.0, 1.0]), dtype=wp.float64)
+    result = wp.autograd.gradcheck(kink, 2, [x], [wp.zeros(2, dtype=wp.float64)], eps=1e-6)
+    assert not result
+    assert "FAIL d y / d x" in result.report and "adjoint 1 vs finite difference 0" in result.report
+
+
+def test_bad_masks_are_clear_errors():
+    ins, outs = _two_output_args()
+    with pytest.raises(wp.GradientError, match="out of range"):
+        wp.autograd.jacobian(two_outputs, 3, ins, outs, input_output_mask=[(2, 0)])
+    with pytest.raises(wp.GradientError, match="'c' is not one of the inputs"):
+        wp.autograd.jacobian(two_outputs, 3, ins, outs, input_output_mask=[("c", "out1")])
+
+
+@wp.kernel
+def square(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = x[i] * x[i]
+
+
+def test_s2_clone_copy_and_assign_are_on_the_tape():
+    xs = np.array([1.0, -2.0, 3.0], np.float32)
+    x = wp.array(xs, requires_grad=True)
+    with wp.Tape() as tape:
+        c = wp.clone(x)                      # c = x
+        d = wp.zeros(3, requires_grad=True)
+        wp.copy(d, c)                        # d = c
+        e = wp.zeros(3, requires_grad=True)
+        e.assign(d)                          # e = d
+        y = wp.zeros(3, requires_grad=True)
+        wp.launch(square, dim=3, inputs=[e], outputs=[y])
+    tape.backward(grads={y: 1.0})
+    np.testing.assert_allclose(x.grad.numpy(), 2 * xs)
+    # consumed on the way: the intermediate gradients were passed on, not kept
+    assert not d.grad.numpy().any() and not e.grad.numpy().any()
+
+
+def test_overwrites_cut_the_gradient():
+    x = wp.array(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    with wp.Tape() as tape:
+        y = wp.zeros(2, requires_grad=True)
+        wp.launch(square, dim=2, inputs=[x], outputs=[y])
+        y.fill_(5.0)                         # y no longer depends on x
+    tape.backward(grads={y: 1.0})
+    assert not x.grad.numpy().any()
