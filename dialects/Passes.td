@@ -75,13 +75,18 @@ def AdjitAdjoint : Pass<"adjit-adjoint", "::mlir::ModuleOp"> {
 
     Locals are SSA values, so `b = a` needs no rule. `scf.if` is reversed
     into an `scf.if` on the replayed condition that recomputes the branch and
-    yields the updated adjoints; `scf.for` loops with constant bounds are
-    unrolled first. Device functions must be inlined before this pass.
+    yields the updated adjoints. `scf.for` loops with small constant trip
+    counts are unrolled; other `scf.for` and (canonical) `scf.while` loops are
+    reversed by recomputation: reversed iteration k replays iterations 0..k-1
+    from the loop's inputs to rebuild its state, so a thread needs O(1) extra
+    memory for O(n^2) time in the trip count n (a while loop is first replayed
+    once to count its trips). Device functions must be inlined before this
+    pass.
 
     Rationale for the errors: a kernel that reads an array it also writes
-    (in-place update), a loop with runtime bounds, and ops without a rule are
-    rejected with a diagnostic at the offending op, never differentiated
-    wrongly.
+    (in-place update: the overwritten values are not saved yet) and ops
+    without a rule are rejected with a diagnostic at the offending op, never
+    differentiated wrongly.
   }];
   let options = [
     Option<"keepPrimal", "keep-primal", "bool", /*default=*/"true",

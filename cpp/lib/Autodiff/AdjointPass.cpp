@@ -92,11 +92,13 @@ LogicalResult prepare(func::FuncOp work, func::FuncOp kernel,
       return loop.emitOpError("could not be unrolled for differentiation");
   }
 
-  WalkResult loopCheck = work.walk([&](Operation *op) {
-    if (isa<scf::ForOp, scf::WhileOp>(op) && hasActiveWork(op)) {
-      op->emitOpError("is a loop with a runtime trip count (or more than the "
-                      "unroll limit) over differentiable values; such loops "
-                      "are not differentiable yet");
+  WalkResult loopCheck = work.walk([&](scf::WhileOp loop) {
+    auto cond = loop.getConditionOp();
+    if (hasActiveWork(loop) &&
+        !llvm::equal(cond.getArgs(), loop.getBeforeArguments())) {
+      loop.emitOpError("forwards values other than its loop-carried ones to "
+                       "its body; only the canonical form (as the frontend "
+                       "emits) is differentiable");
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -222,6 +224,205 @@ LogicalResult reverseIf(scf::IfOp ifOp, OpBuilder &b, AdjointState &s) {
   return success();
 }
 
+/// Positions `b` at the end of `block`, before any terminator it already has
+/// (which is erased: the caller emits its own).
+void setInsertionToEndReplacingTerminator(OpBuilder &b, Block *block) {
+  if (!block->empty() && block->back().hasTrait<OpTrait::IsTerminator>())
+    block->back().erase();
+  b.setInsertionPointToEnd(block);
+}
+
+/// Active values defined outside `loop` and used inside it.
+llvm::SetVector<Value> capturedActiveValues(Operation *loop) {
+  llvm::SetVector<Value> captured;
+  loop->walk([&](Operation *op) {
+    for (Value operand : op->getOperands()) {
+      if (!AdjointState::isActive(operand.getType()))
+        continue;
+      Operation *owner = operand.getParentRegion()->getParentOp();
+      if (owner != loop && !loop->isProperAncestor(owner))
+        captured.insert(operand);
+    }
+  });
+  return captured;
+}
+
+/// Reverses a loop whose iteration k runs `body` with `carriedArgs` bound to
+/// state_k (state_0 = the inits, state_{k+1} = what the body yields) and
+/// other block arguments bound by `bindIteration(map, k)`, for `trips`
+/// iterations. Strategy: recompute, not store. Iteration k of the reversed
+/// loop replays the primal iterations 0..k-1 from the inits to rebuild
+/// state_k, replays iteration k, and applies the rules to it backwards. Each
+/// thread therefore needs O(1) extra memory, for O(trips^2) time.
+LogicalResult reverseLoop(
+    Operation *loop, ValueRange primalInits, Block &body, ValueRange carriedArgs,
+    Value trips,
+    function_ref<void(OpBuilder &, IRMapping &, Value)> bindIteration,
+    OpBuilder &b, AdjointState &s) {
+  Location loc = loop->getLoc();
+  llvm::SetVector<Value> captured = capturedActiveValues(loop);
+  SmallVector<unsigned> active;
+  for (auto [i, arg] : llvm::enumerate(carriedArgs))
+    if (AdjointState::isActive(arg.getType()))
+      active.push_back(i);
+  SmallVector<Value> replayedInits;
+  for (Value init : primalInits)
+    replayedInits.push_back(s.primal(init));
+  auto yield = cast<scf::YieldOp>(body.getTerminator());
+
+  // Rebuilds state_k by replaying iterations 0..k-1.
+  auto stateAt = [&](Value k) -> FailureOr<SmallVector<Value>> {
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto recompute = scf::ForOp::create(b, loc, zero, k, one, replayedInits);
+    OpBuilder::InsertionGuard guard(b);
+    setInsertionToEndReplacingTerminator(b, recompute.getBody());
+    IRMapping map = *s.getPrimalMap();
+    for (auto [arg, v] : llvm::zip(carriedArgs, recompute.getRegionIterArgs()))
+      map.map(arg, v);
+    bindIteration(b, map, recompute.getInductionVar());
+    if (failed(replay(body, b, map)))
+      return failure();
+    SmallVector<Value> next;
+    for (Value y : yield.getOperands())
+      next.push_back(map.lookupOrDefault(y));
+    scf::YieldOp::create(b, loc, next);
+    return SmallVector<Value>(recompute.getResults());
+  };
+
+  SmallVector<Value> adjInits;
+  for (unsigned i : active)
+    adjInits.push_back(s.adjointOrZero(b, loc, loop->getResult(i)));
+  for (Value v : captured)
+    adjInits.push_back(s.adjointOrZero(b, loc, v));
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto reversed = scf::ForOp::create(b, loc, zero, trips, one, adjInits);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    setInsertionToEndReplacingTerminator(b, reversed.getBody());
+    ValueRange adjArgs = reversed.getRegionIterArgs();
+    // Iteration k = trips - 1 - r, last to first.
+    Value last = arith::SubIOp::create(b, loc, trips, one);
+    Value k = arith::SubIOp::create(b, loc, last, reversed.getInductionVar());
+    FailureOr<SmallVector<Value>> state = stateAt(k);
+    if (failed(state))
+      return failure();
+    IRMapping *outerMap = s.getPrimalMap();
+    IRMapping iteration = *outerMap;
+    for (auto [arg, v] : llvm::zip(carriedArgs, *state))
+      iteration.map(arg, v);
+    bindIteration(b, iteration, k);
+    if (failed(replay(body, b, iteration)))
+      return failure();
+    DenseMap<Value, Value> saved = s.getAdjoints();
+    s.setPrimalMap(&iteration);
+    for (auto [j, v] : llvm::enumerate(captured))
+      s.getAdjoints()[v] = adjArgs[active.size() + j];
+    for (auto [n, i] : llvm::enumerate(active))
+      s.accumulate(b, loc, yield.getOperand(i), adjArgs[n]);
+    if (failed(reverseBlock(body, b, s)))
+      return failure();
+    SmallVector<Value> outs;
+    for (unsigned i : active)
+      outs.push_back(s.adjointOrZero(b, loc, carriedArgs[i]));
+    for (Value v : captured)
+      outs.push_back(s.adjointOrZero(b, loc, v));
+    scf::YieldOp::create(b, loc, outs);
+    s.setPrimalMap(outerMap);
+    s.getAdjoints() = saved;
+  }
+  // Captured adjoints first: they replace the adjoints that entered the loop,
+  // while an init may itself be a captured value (z = a; loop uses a and z).
+  for (auto [j, v] : llvm::enumerate(captured))
+    s.getAdjoints()[v] = reversed.getResult(active.size() + j);
+  for (auto [n, i] : llvm::enumerate(active))
+    s.accumulate(b, loc, primalInits[i], reversed.getResult(n));
+  return success();
+}
+
+LogicalResult reverseFor(scf::ForOp loop, OpBuilder &b, AdjointState &s) {
+  Location loc = loop.getLoc();
+  Value lb = s.primal(loop.getLowerBound()), ub = s.primal(loop.getUpperBound());
+  Value step = s.primal(loop.getStep());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value span = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, ub, lb), zero);
+  Value trips = arith::CeilDivSIOp::create(b, loc, span, step);
+  Value iv = loop.getInductionVar();
+  return reverseLoop(
+      loop, loop.getInitArgs(), *loop.getBody(), loop.getRegionIterArgs(), trips,
+      [&](OpBuilder &builder, IRMapping &map, Value k) {
+        map.map(iv, arith::AddIOp::create(
+                        builder, loc, lb,
+                        arith::MulIOp::create(builder, loc, k, step)));
+      },
+      b, s);
+}
+
+/// Counts the iterations of a while loop by replaying it with a counter.
+FailureOr<Value> whileTripCount(scf::WhileOp loop, OpBuilder &b,
+                                AdjointState &s) {
+  Location loc = loop.getLoc();
+  SmallVector<Value> inits;
+  for (Value init : loop.getInits())
+    inits.push_back(s.primal(init));
+  inits.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+  SmallVector<Type> types;
+  for (Value v : inits)
+    types.push_back(v.getType());
+  auto counting = scf::WhileOp::create(b, loc, types, inits);
+  OpBuilder::InsertionGuard guard(b);
+  auto makeBlock = [&](Region &region) {
+    region.getBlocks().clear();
+    auto *block = new Block();
+    region.push_back(block);
+    for (Type t : types)
+      block->addArgument(t, loc);
+    return block;
+  };
+  Block *before = makeBlock(counting.getBefore());
+  Block *after = makeBlock(counting.getAfter());
+  {
+    b.setInsertionPointToEnd(before);
+    IRMapping map = *s.getPrimalMap();
+    for (auto [arg, v] : llvm::zip(loop.getBeforeArguments(), before->getArguments()))
+      map.map(arg, v);
+    if (failed(replay(loop.getBefore().front(), b, map)))
+      return failure();
+    scf::ConditionOp::create(
+        b, loc, map.lookupOrDefault(loop.getConditionOp().getCondition()),
+        before->getArguments());
+  }
+  {
+    b.setInsertionPointToEnd(after);
+    IRMapping map = *s.getPrimalMap();
+    for (auto [arg, v] : llvm::zip(loop.getAfterArguments(), after->getArguments()))
+      map.map(arg, v);
+    if (failed(replay(loop.getAfter().front(), b, map)))
+      return failure();
+    SmallVector<Value> next;
+    for (Value y : loop.getYieldOp().getOperands())
+      next.push_back(map.lookupOrDefault(y));
+    next.push_back(arith::AddIOp::create(
+        b, loc, after->getArguments().back(),
+        arith::ConstantIndexOp::create(b, loc, 1)));
+    scf::YieldOp::create(b, loc, next);
+  }
+  return counting.getResults().back();
+}
+
+LogicalResult reverseWhile(scf::WhileOp loop, OpBuilder &b, AdjointState &s) {
+  FailureOr<Value> trips = whileTripCount(loop, b, s);
+  if (failed(trips))
+    return failure();
+  // Canonical form: the before region only tests, and forwards the carried
+  // values unchanged, so iteration k is the after region on state_k.
+  return reverseLoop(
+      loop, loop.getInits(), loop.getAfter().front(), loop.getAfterArguments(),
+      *trips, [](OpBuilder &, IRMapping &, Value) {}, b, s);
+}
+
 LogicalResult reverseBlock(Block &block, OpBuilder &b, AdjointState &s) {
   for (Operation &op : llvm::reverse(block.without_terminator())) {
     if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
@@ -229,8 +430,16 @@ LogicalResult reverseBlock(Block &block, OpBuilder &b, AdjointState &s) {
         return failure();
       continue;
     }
-    if (isa<scf::ForOp, scf::WhileOp>(op))
-      continue; // inactive (checked in prepare)
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      if (hasActiveWork(loop) && failed(reverseFor(loop, b, s)))
+        return failure();
+      continue;
+    }
+    if (auto loop = dyn_cast<scf::WhileOp>(op)) {
+      if (hasActiveWork(loop) && failed(reverseWhile(loop, b, s)))
+        return failure();
+      continue;
+    }
     if (auto rule = dyn_cast<AdjointOpInterface>(op)) {
       if (failed(rule.emitAdjoint(b, s)))
         return failure();
