@@ -72,6 +72,7 @@ class Kernel:
         self._source = SourceInfo.of(pyfunc)
         self._cpu: CompiledCpuKernel | None = None
         self._cpu_adjoint: CompiledCpuKernel | None = None
+        self._arg_access: list[str] | None = None
         self.arg_names = [a.arg for a in self._source.tree.args.args]
         self._arg_types: list | None = None
 
@@ -97,6 +98,21 @@ class Kernel:
         mb = ModuleBuilder(context)
         mb.add_kernel(self.pyfunc, self.arg_types, self.mlir_name)
         return mb.module
+
+    @property
+    def arg_access(self) -> list[str]:
+        """How the kernel accesses each argument, from the compiler's array
+        access analysis: "read", "write", "read-write" or "none" (", own
+        element" when each thread touches only its own element), "" for
+        non-arrays. Computed once, by running the frontend and the first stage."""
+        if self._arg_access is None:
+            context = ir.Context()
+            module = self.build_module(context)
+            S.run_stages(module, S.cpu_stages()[:2], self.mlir_name, dump=False)
+            fn = next(op for op in module.body.operations
+                      if "adjit.kernel" in op.attributes)
+            self._arg_access = [ir.StringAttr(a).value for a in fn.attributes["adjit.arg_access"]]
+        return self._arg_access
 
     def compile_cpu(self, adjoint: bool = False) -> CompiledCpuKernel:
         """Compiles the kernel (or its adjoint) for the CPU once per process,
@@ -255,12 +271,14 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
     _adjit.launch_cpu(compiled.entry, total, shape, packed)
 
 
-def launch_adjoint(k: Kernel, dim, args: list) -> None:
-    """Runs the adjoint of a launch of ``k``: its gradient arrays are each
-    array argument's ``.grad`` (a scratch array where there is none)."""
+def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None) -> None:
+    """Runs the adjoint of a launch of ``k`` with the primal values ``args``;
+    its gradient arrays are the ``.grad`` of the arrays in ``grads_of``
+    (default ``args``; a scratch array where there is none)."""
     total, shape = _launch_shape(dim)
     packed = [_pack_argument(k, n, t, v) for n, t, v in zip(k.arg_names, k.arg_types, args)]
-    grads = [grad_or_scratch(a) for a, t in zip(args, k.arg_types) if isinstance(t, T.ArrayType)]
+    grads = [grad_or_scratch(a) for a, t in zip(grads_of or args, k.arg_types)
+             if isinstance(t, T.ArrayType)]
     compiled = k.compile_cpu(adjoint=True)
     _adjit.launch_cpu(compiled.entry, total, shape, packed + [g.numpy() for g in grads])
 

@@ -58,6 +58,23 @@ def AdjitGpuLaunch : Pass<"adjit-gpu-launch", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def AdjitArrayAccess : Pass<"adjit-array-access", "::mlir::ModuleOp"> {
+  let summary = "Run the array access (alias) analysis and record it on kernels";
+  let description = [{
+    For each kernel, records in `adjit.arg_access` how each array argument is
+    accessed: "read", "write", "read-write" or "none", with ", own element"
+    when every access is to the calling thread's own element (its indices are
+    exactly the thread's coordinates), i.e. no two threads share an element.
+    With `remarks`, also reports it as one remark per array argument (the
+    printer used by the lit tests). The Python runtime reads the attribute to
+    know which arrays a launch writes; the adjoint pass uses the analysis.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Report the analysis as remarks">,
+  ];
+}
+
 def AdjitAdjoint : Pass<"adjit-adjoint", "::mlir::ModuleOp"> {
   let summary = "Generate the reverse-mode adjoint kernel of each kernel";
   let description = [{

@@ -54,9 +54,11 @@ def verify(module: ir.Module, what: str) -> None:
         raise CompileError(f"{what}: invalid IR (a bug in adjit):\n{e}") from None
 
 
-def run_stages(module: ir.Module, stages: list[Stage], kernel_name: str) -> ir.Module:
-    """Runs every stage's pipeline on ``module`` in place, dumping each stage."""
-    out = dump_dir()
+def run_stages(module: ir.Module, stages: list[Stage], kernel_name: str,
+               dump: bool = True) -> ir.Module:
+    """Runs every stage's pipeline on ``module`` in place, dumping each stage
+    (when ``ADJIT_DUMP_DIR`` is set and ``dump``)."""
+    out = dump_dir() if dump else None
     verify(module, f"kernel '{kernel_name}', stage '{stages[0].name}'")
     for i, stage in enumerate(stages):
         if stage.pipeline is not None:

@@ -56,7 +56,13 @@ class Tape:
             self._arrays[id(a)] = a
         from ..api import launch_adjoint
         captured = list(args)
-        self._steps.append(lambda: launch_adjoint(kernel, dim, captured))
+        # An array the kernel reads and overwrites: its adjoint must see the
+        # values before the launch, so keep a snapshot (the compiler accepts
+        # only patterns where the snapshot makes the gradient exact).
+        for k, access in enumerate(kernel.arg_access):
+            if access.startswith("read-write") and isinstance(captured[k], Array):
+                captured[k] = _snapshot(captured[k])
+        self._steps.append(lambda: launch_adjoint(kernel, dim, captured, grads_of=list(args)))
 
     def record(self, backward: Callable[[], None], arrays=()) -> None:
         """Records a custom step: ``backward()`` runs in reverse order."""
@@ -93,6 +99,11 @@ class Tape:
         self.zero()
         self._steps.clear()
         self._arrays.clear()
+
+
+def _snapshot(array: Array) -> Array:
+    """A copy of the values (no gradient of its own: the original's is used)."""
+    return Array(array.numpy().copy(), array.dtype, False, array.device)
 
 
 def _require_grad(array: Array, what: str) -> None:

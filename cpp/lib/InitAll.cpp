@@ -51,8 +51,11 @@ struct GpuToPtxOptions : public PassPipelineOptions<GpuToPtxOptions> {
 void registerPipelines() {
   PassPipelineRegistration<>(
       "adjit-optimize",
-      "Stage adjit -> optimized: simplify adjit IR (canonicalize, cse)",
-      [](OpPassManager &pm) { appendPipeline(pm, "canonicalize,cse"); });
+      "Stage adjit -> optimized: simplify adjit IR (canonicalize, cse) and "
+      "record the array access analysis on kernels",
+      [](OpPassManager &pm) {
+        appendPipeline(pm, "canonicalize,cse,adjit-array-access");
+      });
   PassPipelineRegistration<>(
       "adjit-differentiate",
       "Stage optimized -> adjoint: inline device functions and replace each "

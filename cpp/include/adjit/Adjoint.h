@@ -7,6 +7,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OpDefinition.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir {
 class DialectRegistry;
@@ -40,6 +41,16 @@ public:
     return gradArrays.lookup(primalArray);
   }
 
+  /// Whether every access of the kernel to `primalArray` is to the calling
+  /// thread's own element (ArrayAccessAnalysis), so its gradient elements
+  /// are private to threads and need no atomics.
+  bool isOwnElementOnly(Value primalArray) const {
+    return ownElementArrays.contains(primalArray);
+  }
+  void markOwnElementOnly(Value primalArray) {
+    ownElementArrays.insert(primalArray);
+  }
+
   // Used by the pass to reverse regions.
   IRMapping *getPrimalMap() { return primalMap; }
   void setPrimalMap(IRMapping *map) { primalMap = map; }
@@ -49,6 +60,7 @@ private:
   IRMapping *primalMap;
   DenseMap<Value, Value> gradArrays;
   DenseMap<Value, Value> adjoints;
+  llvm::SmallDenseSet<Value> ownElementArrays;
 };
 
 /// Attaches the derivative rules (AdjointOpInterface models) to the adjit,

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "adjit/Adjoint.h"
+#include "adjit/ArrayAccessAnalysis.h"
 #include "adjit/AdjitDialect.h"
 #include "adjit/Passes.h"
 
@@ -68,6 +69,31 @@ bool hasActiveWork(Operation *root) {
   return active;
 }
 
+/// Whether every read of an array happens before every write of it, in one
+/// thread's program order, with no loop around both (which would read a
+/// previous iteration's write). Atomics read and write at once: not before.
+bool readsPrecedeWrites(const ArrayAccessAnalysis::ArgumentAccess &access) {
+  for (Operation *read : access.reads) {
+    for (Operation *write : access.writes) {
+      if (read == write)
+        return false;
+      // Lift both to the innermost block that holds an ancestor of each.
+      Operation *writeAncestor = write;
+      Operation *readAncestor = nullptr;
+      while (writeAncestor) {
+        readAncestor = writeAncestor->getBlock()->findAncestorOpInBlock(*read);
+        if (readAncestor)
+          break;
+        writeAncestor = writeAncestor->getParentOp();
+      }
+      if (!readAncestor || readAncestor == writeAncestor ||
+          !readAncestor->isBeforeInBlock(writeAncestor))
+        return false;
+    }
+  }
+  return true;
+}
+
 /// Step 1: unroll small constant loops and reject what is not supported.
 LogicalResult prepare(func::FuncOp work, func::FuncOp kernel,
                       int64_t maxUnroll) {
@@ -106,31 +132,32 @@ LogicalResult prepare(func::FuncOp work, func::FuncOp kernel,
   if (loopCheck.wasInterrupted())
     return failure();
 
-  // In-place updates: the adjoint replays loads after the forward launch
-  // wrote the array, so it would read overwritten values.
+  // In-place updates. An array read and written by the kernel is
+  // differentiable when each thread only touches its own element and reads
+  // it before writing it: the runtime then passes the adjoint a snapshot of
+  // the array taken before the forward launch, so replayed loads see the
+  // values the forward launch read. Anything else would need values that
+  // are not saved.
+  ArrayAccessAnalysis analysis(work);
   for (BlockArgument arg : work.getArguments()) {
-    if (!isa<ArrayType>(arg.getType()))
+    const auto *access = analysis.lookup(arg);
+    if (!access || !access->isRead() || !access->isWritten())
       continue;
-    Operation *reader = nullptr, *writer = nullptr;
-    work.walk([&](Operation *op) {
-      if (!llvm::is_contained(op->getOperands(), arg))
-        return;
-      if (readsArray(op) && !reader)
-        reader = op;
-      if (writesMemory(op) && !writer)
-        writer = op;
-    });
-    if (reader && writer) {
-      InFlightDiagnostic diag = writer->emitOpError()
-                                << "writes kernel argument "
-                                << argName(kernel, arg.getArgNumber())
-                                << ", which the kernel also reads; the "
-                                   "gradient of an in-place update needs the "
-                                   "overwritten values, which are not saved "
-                                   "yet";
-      diag.attachNote(reader->getLoc()) << "the array is read here";
-      return failure();
-    }
+    if (access->ownElementOnly && readsPrecedeWrites(*access))
+      continue;
+    Operation *reader = access->reads.front(), *writer = access->writes.front();
+    InFlightDiagnostic diag = writer->emitOpError()
+                              << "writes kernel argument "
+                              << argName(kernel, arg.getArgNumber())
+                              << ", which the kernel also reads";
+    if (!access->ownElementOnly)
+      diag << " at elements other threads may write";
+    else
+      diag << " after writing it";
+    diag << "; the gradient needs the overwritten values, which are not "
+            "saved for this pattern yet";
+    diag.attachNote(reader->getLoc()) << "the array is read here";
+    return failure();
   }
   return success();
 }
@@ -502,6 +529,11 @@ LogicalResult differentiate(func::FuncOp kernel, int64_t maxUnroll) {
   if (failed(replay(body, b, map)))
     return failure();
   AdjointState state(&map, std::move(grads));
+  ArrayAccessAnalysis analysis(work);
+  for (unsigned i : arrayArgs)
+    if (const auto *access = analysis.lookup(work.getArgument(i)))
+      if (access->ownElementOnly)
+        state.markOwnElementOnly(work.getArgument(i));
   if (failed(reverseBlock(body, b, state)))
     return failure();
   func::ReturnOp::create(b, kernel.getLoc());

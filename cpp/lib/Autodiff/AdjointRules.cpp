@@ -440,7 +440,8 @@ Value gradOf(Operation *op, Value array, AdjointState &s) {
 }
 
 /// A read of x[i] (or a component of it): its adjoint is added into
-/// grad_x[i], atomically since other threads may read the same element.
+/// grad_x[i]: atomically, since other threads may read the same element,
+/// unless every access to x is to the thread's own element.
 template <typename OpT>
 LogicalResult loadRule(OpT op, OpBuilder &b, AdjointState &s,
                        ArrayRef<int64_t> position) {
@@ -450,8 +451,21 @@ LogicalResult loadRule(OpT op, OpBuilder &b, AdjointState &s,
   Value grad = gradOf(op, op.getArray(), s);
   if (!grad)
     return failure();
-  AtomicAddOp::create(b, op.getLoc(), adj, grad,
-                      mapped(s, op.getIndices()), position);
+  Location loc = op.getLoc();
+  SmallVector<Value> indices = mapped(s, op.getIndices());
+  if (!s.isOwnElementOnly(op.getArray())) {
+    AtomicAddOp::create(b, loc, adj, grad, indices, position);
+    return success();
+  }
+  Type type = adj.getType();
+  if (position.empty()) {
+    Value old = LoadOp::create(b, loc, type, grad, indices);
+    StoreOp::create(b, loc, add(b, loc, old, adj), grad, indices);
+  } else {
+    Value old = LoadComponentOp::create(b, loc, type, grad, indices, position);
+    StoreComponentOp::create(b, loc, add(b, loc, old, adj), grad, indices,
+                             position);
+  }
   return success();
 }
 

@@ -12,7 +12,7 @@
 /// Stage "optimized": still adjit, simplified (the dead load and the unused
 /// dim are gone).
 // OPT-LABEL: func.func @saxpy(
-// OPT-SAME: attributes {adjit.kernel}
+// OPT-SAME: attributes {adjit.arg_access = ["", "read, own element", "read-write, own element"], adjit.kernel}
 // OPT: adjit.tid : index
 // OPT-COUNT-2: adjit.load
 // OPT-NOT: adjit.load

@@ -49,7 +49,7 @@
 # HEAD3-NOT: next stage
 
 # OPT-LABEL: func.func @saxpy(
-# OPT-SAME: attributes {adjit.arg_names = ["a", "x", "y"], adjit.kernel}
+# OPT-SAME: attributes {adjit.arg_access = ["", "read, own element", "read-write, own element"], adjit.arg_names = ["a", "x", "y"], adjit.kernel}
 # OPT: adjit.tid : index
 # OPT-COUNT-2: adjit.load
 # OPT: adjit.store

@@ -1,0 +1,132 @@
+//===- ArrayAccessAnalysis.cpp - how a kernel touches its arrays ----------===//
+
+#include "adjit/ArrayAccessAnalysis.h"
+#include "adjit/AdjitDialect.h"
+#include "adjit/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+namespace mlir::adjit {
+#define GEN_PASS_DEF_ADJITARRAYACCESS
+#include "Passes.h.inc"
+} // namespace mlir::adjit
+
+using namespace mlir;
+using namespace mlir::adjit;
+
+/// Looks through index -> integer -> index cast round trips.
+static Value stripIndexCasts(Value v) {
+  while (auto outer = v.getDefiningOp<arith::IndexCastOp>()) {
+    auto inner = outer.getIn().getDefiningOp<arith::IndexCastOp>();
+    if (!inner || !isa<IndexType>(inner.getIn().getType()))
+      break;
+    v = inner.getIn();
+  }
+  return v;
+}
+
+bool ArrayAccessAnalysis::isOwnElement(ValueRange indices) {
+  TidOp tid;
+  for (auto [position, index] : llvm::enumerate(indices)) {
+    auto result = dyn_cast<OpResult>(stripIndexCasts(index));
+    if (!result || result.getResultNumber() != position)
+      return false;
+    auto owner = dyn_cast<TidOp>(result.getOwner());
+    if (!owner || (tid && owner != tid))
+      return false;
+    tid = owner;
+  }
+  return tid && tid.getNumResults() == indices.size();
+}
+
+/// The array operand and indices of an access op, if `op` is one.
+static std::optional<std::pair<Value, ValueRange>> accessOf(Operation *op) {
+  if (auto load = dyn_cast<LoadOp>(op))
+    return std::make_pair(load.getArray(), ValueRange(load.getIndices()));
+  if (auto load = dyn_cast<LoadComponentOp>(op))
+    return std::make_pair(load.getArray(), ValueRange(load.getIndices()));
+  if (auto store = dyn_cast<StoreOp>(op))
+    return std::make_pair(store.getArray(), ValueRange(store.getIndices()));
+  if (auto store = dyn_cast<StoreComponentOp>(op))
+    return std::make_pair(store.getArray(), ValueRange(store.getIndices()));
+  if (auto atomic = dyn_cast<AtomicAddOp>(op))
+    return std::make_pair(atomic.getArray(), ValueRange(atomic.getIndices()));
+  if (auto atomic = dyn_cast<AtomicMinOp>(op))
+    return std::make_pair(atomic.getArray(), ValueRange(atomic.getIndices()));
+  if (auto atomic = dyn_cast<AtomicMaxOp>(op))
+    return std::make_pair(atomic.getArray(), ValueRange(atomic.getIndices()));
+  return std::nullopt;
+}
+
+ArrayAccessAnalysis::ArrayAccessAnalysis(func::FuncOp kernel) {
+  for (BlockArgument arg : kernel.getArguments())
+    if (isa<ArrayType>(arg.getType()))
+      accesses[arg];
+  kernel.walk([&](Operation *op) {
+    auto access = accessOf(op);
+    if (!access)
+      return;
+    auto it = accesses.find(access->first);
+    if (it == accesses.end())
+      return;
+    ArgumentAccess &info = it->second;
+    bool reads = isa<LoadOp, LoadComponentOp, AtomicAddOp, AtomicMinOp, AtomicMaxOp>(op);
+    bool writes = !isa<LoadOp, LoadComponentOp>(op);
+    if (reads)
+      info.reads.push_back(op);
+    if (writes)
+      info.writes.push_back(op);
+    if (!isOwnElement(access->second))
+      info.ownElementOnly = false;
+  });
+}
+
+const ArrayAccessAnalysis::ArgumentAccess *
+ArrayAccessAnalysis::lookup(Value arg) const {
+  auto it = accesses.find(arg);
+  return it == accesses.end() ? nullptr : &it->second;
+}
+
+std::string ArrayAccessAnalysis::describe(const ArgumentAccess &access) {
+  std::string kind = access.isRead() && access.isWritten() ? "read-write"
+                     : access.isRead()                     ? "read"
+                     : access.isWritten()                  ? "write"
+                                                           : "none";
+  if (access.ownElementOnly && (access.isRead() || access.isWritten()))
+    kind += ", own element";
+  return kind;
+}
+
+namespace {
+
+/// Annotates each kernel with `adjit.arg_access` (one string per argument:
+/// "" for non-arrays) and, with `remarks`, reports it as remarks.
+struct AdjitArrayAccessPass
+    : adjit::impl::AdjitArrayAccessBase<AdjitArrayAccessPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    for (auto kernel : getOperation().getOps<func::FuncOp>()) {
+      if (!isKernel(kernel))
+        continue;
+      ArrayAccessAnalysis analysis(kernel);
+      SmallVector<Attribute> summary;
+      auto names = kernel->getAttrOfType<ArrayAttr>("adjit.arg_names");
+      for (BlockArgument arg : kernel.getArguments()) {
+        const auto *access = analysis.lookup(arg);
+        std::string text = access ? ArrayAccessAnalysis::describe(*access) : "";
+        summary.push_back(StringAttr::get(kernel.getContext(), text));
+        if (!remarks || !access)
+          continue;
+        InFlightDiagnostic remark = kernel.emitRemark()
+                                    << "argument #" << arg.getArgNumber();
+        if (names && arg.getArgNumber() < names.size())
+          remark << " (" << names[arg.getArgNumber()] << ")";
+        remark << ": " << text;
+      }
+      kernel->setAttr("adjit.arg_access",
+                      ArrayAttr::get(kernel.getContext(), summary));
+    }
+  }
+};
+
+} // namespace
