@@ -104,15 +104,15 @@ class Kernel:
         """How the kernel accesses each argument, from the compiler's array
         access analysis: "read", "write", "read-write" or "none" (", own
         element" when each thread touches only its own element), "" for
-        non-arrays. Computed once, by running the frontend and the first stage."""
+        non-arrays. Known once the kernel is compiled (or loaded from cache)."""
         if self._arg_access is None:
-            context = ir.Context()
-            module = self.build_module(context)
-            S.run_stages(module, S.cpu_stages()[:2], self.mlir_name, dump=False)
-            fn = next(op for op in module.body.operations
-                      if "adjit.kernel" in op.attributes)
-            self._arg_access = [ir.StringAttr(a).value for a in fn.attributes["adjit.arg_access"]]
+            self.compile_cpu()
         return self._arg_access
+
+    def _record_arg_access(self, stage: str, module: ir.Module) -> None:
+        if stage == "optimized":
+            fn = next(op for op in module.body.operations if "adjit.kernel" in op.attributes)
+            self._arg_access = [ir.StringAttr(a).value for a in fn.attributes["adjit.arg_access"]]
 
     def compile_cpu(self, adjoint: bool = False) -> CompiledCpuKernel:
         """Compiles the kernel (or its adjoint) for the CPU once per process,
@@ -121,14 +121,20 @@ class Kernel:
         if compiled is None:
             options = {"target": "cpu", "opt_level": CPU_OPT_LEVEL, "adjoint": adjoint}
             parts = cache.key_parts(self.pyfunc, self.arg_types, options)
-            obj = cache.load(self.pyfunc, parts)
-            from_cache = obj is not None
-            if obj is None:
+            entry = cache.load(self.pyfunc, parts)
+            from_cache = entry is not None
+            if entry is not None:
+                obj, metadata = entry
+                if not adjoint:
+                    self._arg_access = metadata["arg_access"]
+            else:
                 context = ir.Context()
                 module = self.build_module(context)
-                S.run_stages(module, S.cpu_stages(adjoint), self.mlir_name)
+                S.run_stages(module, S.cpu_stages(adjoint), self.mlir_name,
+                             after_stage=None if adjoint else self._record_arg_access)
                 obj = _adjit.compile_to_object(module.operation, CPU_OPT_LEVEL)
-                cache.store(self.pyfunc, parts, obj)
+                cache.store(self.pyfunc, parts, obj,
+                            {} if adjoint else {"arg_access": self._arg_access})
             name = f"{self.mlir_name}_adjoint" if adjoint else self.mlir_name
             (entry,) = _adjit.load_object(obj, [f"{name}_cpu_entry"])
             compiled = CompiledCpuKernel(entry, from_cache)
@@ -267,7 +273,11 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
     compiled = k.compile_cpu()
     tape = active_tape()
     if tape is not None:
-        tape.record_launch(k, dim, args)
+        tape.record_launch(k, dim, args)  # also bumps the written arrays' versions
+    else:
+        for a, access in zip(args, k._arg_access):
+            if "write" in access:
+                a._version += 1
     _adjit.launch_cpu(compiled.entry, total, shape, packed)
 
 

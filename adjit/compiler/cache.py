@@ -31,8 +31,8 @@ from pathlib import Path
 log = logging.getLogger("adjit.cache")
 
 #: Bumped whenever the entry layout or the CPU entry ABI changes.
-CACHE_FORMAT = 1
-_MAGIC = b"ADJITOBJ1\n"
+CACHE_FORMAT = 2
+_MAGIC = b"ADJITOBJ2\n"
 
 
 class _Config:
@@ -175,8 +175,9 @@ def _identity(pyfunc) -> str:
     return hashlib.sha256(ident.encode()).hexdigest()[:24]
 
 
-def load(pyfunc, parts: KeyParts) -> bytes | None:
-    """The cached object for these key parts, or None (logging why it must compile)."""
+def load(pyfunc, parts: KeyParts) -> tuple[bytes, dict] | None:
+    """The cached (object, metadata) for these key parts, or None (logging
+    why it must compile)."""
     if not enabled():
         log.info("compiling %s: the cache is disabled", pyfunc.__qualname__)
         return None
@@ -195,14 +196,16 @@ def load(pyfunc, parts: KeyParts) -> bytes | None:
     return payload
 
 
-def store(pyfunc, parts: KeyParts, payload: bytes) -> None:
-    """Writes an entry atomically (temporary file + rename)."""
+def store(pyfunc, parts: KeyParts, payload: bytes, metadata: dict | None = None) -> None:
+    """Writes an entry (object + JSON metadata) atomically (temporary file + rename)."""
     if not enabled():
         return
     directory = cache_dir()
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        blob = _MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+        meta = json.dumps(metadata or {}).encode()
+        body = len(meta).to_bytes(8, "little") + meta + payload
+        blob = _MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
         _atomic_write(directory / f"{parts.key()}.adjitobj", blob)
         record = json.dumps(parts.__dict__).encode()
         _atomic_write(directory / f"{_identity(pyfunc)}.last.json", record)
@@ -224,14 +227,19 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-def _verified_payload(blob: bytes) -> bytes | None:
+def _verified_payload(blob: bytes) -> tuple[bytes, dict] | None:
     if not blob.startswith(_MAGIC):
         return None
     rest = blob[len(_MAGIC):]
-    digest, sep, payload = rest.partition(b"\n")
-    if not sep or hashlib.sha256(payload).hexdigest().encode() != digest:
+    digest, sep, body = rest.partition(b"\n")
+    if not sep or hashlib.sha256(body).hexdigest().encode() != digest or len(body) < 8:
         return None
-    return payload
+    size = int.from_bytes(body[:8], "little")
+    try:
+        metadata = json.loads(body[8:8 + size])
+    except ValueError:
+        return None
+    return body[8 + size:], metadata
 
 
 def _miss_reason(directory: Path, pyfunc, parts: KeyParts) -> str:

@@ -55,9 +55,10 @@ def verify(module: ir.Module, what: str) -> None:
 
 
 def run_stages(module: ir.Module, stages: list[Stage], kernel_name: str,
-               dump: bool = True) -> ir.Module:
+               dump: bool = True, after_stage=None) -> ir.Module:
     """Runs every stage's pipeline on ``module`` in place, dumping each stage
-    (when ``ADJIT_DUMP_DIR`` is set and ``dump``)."""
+    (when ``ADJIT_DUMP_DIR`` is set and ``dump``) and calling
+    ``after_stage(stage_name, module)`` after each."""
     out = dump_dir() if dump else None
     verify(module, f"kernel '{kernel_name}', stage '{stages[0].name}'")
     for i, stage in enumerate(stages):
@@ -72,6 +73,8 @@ def run_stages(module: ir.Module, stages: list[Stage], kernel_name: str,
                                    f"({stage.pipeline}) failed:\n{e}") from None
         if out is not None:
             _dump(out, module, stages, i, kernel_name)
+        if after_stage is not None:
+            after_stage(stage.name, module)
     return module
 
 

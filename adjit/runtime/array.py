@@ -24,6 +24,9 @@ class Array:
         ncomp = len(_component_shape(dtype))
         self.shape = tuple(buffer.shape[:buffer.ndim - ncomp])
         self.requires_grad = requires_grad
+        #: Bumped by every write adjit makes (launches, copies, fills), so the
+        #: tape can tell whether a recorded value was overwritten later.
+        self._version = 0
         self.grad: Array | None = None
         if requires_grad:
             self.grad = Array(np.zeros_like(buffer), dtype, False, device)
@@ -52,18 +55,21 @@ class Array:
         if isinstance(src, Array):
             copy(self, src)
         else:
+            _before_write(self)
             self._buffer[...] = np.asarray(src, dtype=self._buffer.dtype).reshape(self._buffer.shape)
             _record_overwrite(self)
         return self
 
     def zero_(self) -> "Array":
         """Sets every element to zero (recorded: the old values get no gradient)."""
+        _before_write(self)
         self._buffer[...] = 0
         _record_overwrite(self)
         return self
 
     def fill_(self, value) -> "Array":
         """Sets every element to ``value`` (recorded: the old values get no gradient)."""
+        _before_write(self)
         self._buffer[...] = value
         _record_overwrite(self)
         return self
@@ -168,6 +174,16 @@ array3d = _array_nd(3)
 array4d = _array_nd(4)
 
 
+def _before_write(dest: Array) -> None:
+    """Lets an active tape save ``dest`` if a recorded step still needs its
+    current values, then bumps its version."""
+    from .tape import active_tape
+    tape = active_tape()
+    if tape is not None:
+        tape.protect(dest)
+    dest._version += 1
+
+
 def _record_overwrite(dest: Array) -> None:
     from .tape import active_tape
     tape = active_tape()
@@ -187,6 +203,7 @@ def copy(dest: Array, src: Array) -> Array:
         raise TypeError("copy(dest, src) takes two adjit arrays")
     if dest.shape != src.shape or dest.dtype != src.dtype:
         raise ValueError(f"copy: shapes/dtypes differ: {dest.shape} {dest.dtype} vs {src.shape} {src.dtype}")
+    _before_write(dest)
     dest._buffer[...] = src._buffer
     from .tape import active_tape
     tape = active_tape()

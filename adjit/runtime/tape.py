@@ -32,6 +32,9 @@ class Tape:
     def __init__(self):
         self._steps: list[Callable[[], None]] = []
         self._arrays: dict[int, Array] = {}
+        # id(array) -> [(captured argument list, position, version)] of
+        # recorded launches that read the array and still refer to it.
+        self._readers: dict[int, list] = {}
 
     def __enter__(self) -> "Tape":
         _ACTIVE.append(self)
@@ -54,15 +57,39 @@ class Tape:
                         "(pass distinct arrays, e.g. adjit.clone() one of them)")
         for _, a in arrays:
             self._arrays[id(a)] = a
-        from ..api import launch_adjoint
-        captured = list(args)
-        # An array the kernel reads and overwrites: its adjoint must see the
-        # values before the launch, so keep a snapshot (the compiler accepts
-        # only patterns where the snapshot makes the gradient exact).
-        for k, access in enumerate(kernel.arg_access):
-            if access.startswith("read-write") and isinstance(captured[k], Array):
-                captured[k] = _snapshot(captured[k])
-        self._steps.append(lambda: launch_adjoint(kernel, dim, captured, grads_of=list(args)))
+        access = kernel.arg_access
+        # This launch overwrites some arrays: earlier steps that still need
+        # their current values get a snapshot first.
+        for a, acc in zip(args, access):
+            if isinstance(a, Array) and "write" in acc:
+                self.protect(a)
+        captured = [_snapshot(a) if isinstance(a, Array) and acc.startswith("read-write") else a
+                    for a, acc in zip(args, access)]
+        # (An array read and overwritten by this very launch: its adjoint
+        # needs the values from before it, kept in a snapshot; the compiler
+        # accepts only the patterns where that is exact.)
+        for a, acc in zip(args, access):
+            if isinstance(a, Array) and "write" in acc:
+                a._version += 1
+        step = _LaunchStep(kernel, dim, captured, list(args))
+        for k, acc in enumerate(access):
+            if isinstance(captured[k], Array) and acc.startswith("read") and captured[k] is args[k]:
+                self._readers.setdefault(id(args[k]), []).append((step, k))
+        self._steps.append(step)
+
+    def protect(self, array: Array) -> None:
+        """Called before ``array`` is overwritten: recorded steps that read it
+        switch to a snapshot of its current values."""
+        readers = self._readers.pop(id(array), None)
+        if not readers:
+            return
+        snapshot = _snapshot(array)
+        for step, k in readers:
+            # Only if the step still sees the values it read; otherwise the
+            # step reports the overwrite when it runs.
+            if step.captured[k] is array and array._version == step.versions[k]:
+                step.captured[k] = snapshot
+                step.versions[k] = snapshot._version
 
     def record(self, backward: Callable[[], None], arrays=()) -> None:
         """Records a custom step: ``backward()`` runs in reverse order."""
@@ -99,6 +126,29 @@ class Tape:
         self.zero()
         self._steps.clear()
         self._arrays.clear()
+        self._readers.clear()
+
+
+class _LaunchStep:
+    """A recorded launch: runs its adjoint, after checking that every array it
+    reads still holds the values it read (or was saved before it changed)."""
+
+    def __init__(self, kernel, dim, captured: list, grads_of: list):
+        self.kernel, self.dim, self.captured, self.grads_of = kernel, dim, captured, grads_of
+        self.versions = [a._version if isinstance(a, Array) else None for a in captured]
+        # Only values the adjoint replays matter: arrays the kernel reads.
+        self.reads = [acc.startswith("read") for acc in kernel.arg_access]
+
+    def __call__(self) -> None:
+        for name, a, version, read in zip(self.kernel.arg_names, self.captured, self.versions,
+                                          self.reads):
+            if read and isinstance(a, Array) and a._version != version:
+                raise GradientError(
+                    f"the array passed as '{name}' to kernel '{self.kernel.__name__}' was overwritten "
+                    "after the launch was recorded, outside the tape, and its recorded values "
+                    "were not saved; record that write on the tape too (or launch on a copy)")
+        from ..api import launch_adjoint
+        launch_adjoint(self.kernel, self.dim, self.captured, grads_of=self.grads_of)
 
 
 def _snapshot(array: Array) -> Array:

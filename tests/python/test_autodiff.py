@@ -156,9 +156,27 @@ def in_place_square(x: wp.array(dtype=float)):
     x[i] = x[i] * x[i]
 
 
+@wp.kernel
+def write_read_back_rewrite(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = x[i] * 2.0
+    t = y[i]
+    y[i] = t * t
+
+
+@wp.kernel
+def neighbour_in_place(x: wp.array(dtype=float)):
+    i = wp.tid()
+    if i > 0:
+        x[i] = x[i - 1] * 2.0
+
+
 @pytest.mark.parametrize("kernel,inputs,message", [
-    (in_place_square, lambda: [wp.array(np.ones(3, np.float32), requires_grad=True)],
-     "which the kernel also reads"),
+    (write_read_back_rewrite, lambda: [wp.array(np.ones(3, np.float32), requires_grad=True),
+                                       wp.zeros(3, requires_grad=True)],
+     "after writing it"),
+    (neighbour_in_place, lambda: [wp.array(np.ones(3, np.float32), requires_grad=True)],
+     "at elements other threads may write"),
 ])
 def test_unsupported_gradients_are_clear_errors_not_wrong(kernel, inputs, message):
     args = inputs()
@@ -169,6 +187,33 @@ def test_unsupported_gradients_are_clear_errors_not_wrong(kernel, inputs, messag
     text = str(info.value)
     assert message in text
     assert "test_autodiff.py:" in text  # located at the kernel's Python line
+
+
+def test_in_place_updates_use_the_pre_launch_values():
+    xs = np.array([1.0, 2.0, 3.0], np.float32)
+    x = wp.array(xs, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(in_place_square, dim=3, inputs=[x])   # x <- x^2
+        wp.launch(in_place_square, dim=3, inputs=[x])   # x <- x^4
+    tape.backward(grads={x: 1.0})
+    np.testing.assert_allclose(x.numpy(), xs ** 4)
+    np.testing.assert_allclose(x.grad.numpy(), 4 * xs ** 3)
+
+
+def test_saxpy_gradients():
+    x = wp.array(np.arange(5, dtype=np.float32), requires_grad=True)
+    y = wp.array(np.ones(5, np.float32), requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(saxpy_kernel, dim=5, inputs=[2.0, x, y])
+    tape.backward(grads={y: np.full(5, 3.0, np.float32)})
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(5, 6.0, np.float32))
+    np.testing.assert_array_equal(y.grad.numpy(), np.full(5, 3.0, np.float32))  # d y_new / d y_old = 1
+
+
+@wp.kernel
+def saxpy_kernel(a: float, x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = a * x[i] + y[i]
 
 
 def test_aliased_arguments_are_rejected_when_recorded():
@@ -418,3 +463,44 @@ def test_break_and_continue_in_a_runtime_loop():
     # values stay away from the branch thresholds, where the function jumps
     x = np.array([[0.5, 0.05, 0.9, 0.3, 3.0, 1.7], [0.1, 0.6, 0.3, 0.45, 0.01, 0.05]])
     _fd_check(runtime_argmax, [(x, f64)], 2, scalars=(6,))
+
+
+# --- later writes: saved when recorded, a clear error when not ------------------------------
+
+@wp.kernel
+def square_into(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = x[i] * x[i]
+
+
+@wp.kernel
+def overwrite_with_three(x: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = 3.0
+
+
+def test_a_later_recorded_launch_overwriting_an_input_is_saved_for():
+    x = wp.array(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    y = wp.zeros(2, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(square_into, dim=2, inputs=[x], outputs=[y])
+        wp.launch(overwrite_with_three, dim=2, inputs=[x])
+    tape.backward(grads={y: 1.0})
+    np.testing.assert_array_equal(x.numpy(), [3.0, 3.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])  # from the values square_into read
+
+
+def test_an_unrecorded_overwrite_of_a_recorded_input_is_an_error():
+    x = wp.array(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    y = wp.zeros(2, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(square_into, dim=2, inputs=[x], outputs=[y])
+    wp.launch(overwrite_with_three, dim=2, inputs=[x])  # outside the tape
+    with pytest.raises(wp.GradientError, match="'x' to kernel 'square_into' was overwritten"):
+        tape.backward(grads={y: 1.0})
+    x2 = wp.array(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    with wp.Tape() as tape2:
+        wp.launch(square_into, dim=2, inputs=[x2], outputs=[y])
+    x2.fill_(0.0)  # also outside the tape
+    with pytest.raises(wp.GradientError, match="overwritten"):
+        tape2.backward(grads={y: 1.0})
