@@ -157,11 +157,23 @@ def in_place_square(x: wp.array(dtype=float)):
 
 
 @wp.kernel
-def write_read_back_rewrite(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+def write_read_back_rewrite(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64)):
+    # an output written, read back and rewritten in one thread
     i = wp.tid()
-    y[i] = x[i] * 2.0
+    y[i] = x[i] * wp.float64(2.0)
     t = y[i]
-    y[i] = t * t
+    y[i] = t * t + y[i]
+
+
+def test_output_written_read_back_and_rewritten():
+    _fd_check(write_read_back_rewrite, [(np.array([0.5, -1.0, 2.0]), wp.float64)], 3)
+
+
+@wp.kernel
+def in_place_runtime_loop(x: wp.array(dtype=float), n: int, y: wp.array(dtype=float)):
+    i = wp.tid()
+    for k in range(n):
+        y[i] = y[i] * x[i]
 
 
 @wp.kernel
@@ -172,8 +184,8 @@ def neighbour_in_place(x: wp.array(dtype=float)):
 
 
 @pytest.mark.parametrize("kernel,inputs,message", [
-    (write_read_back_rewrite, lambda: [wp.array(np.ones(3, np.float32), requires_grad=True),
-                                       wp.zeros(3, requires_grad=True)],
+    (in_place_runtime_loop, lambda: [wp.array(np.ones(3, np.float32), requires_grad=True), 3,
+                                     wp.ones(3, requires_grad=True)],
      "after writing it"),
     (neighbour_in_place, lambda: [wp.array(np.ones(3, np.float32), requires_grad=True)],
      "at elements other threads may write"),

@@ -89,9 +89,83 @@ bool readsPrecedeWrites(const ArrayAccessAnalysis::ArgumentAccess &access) {
       if (!readAncestor || readAncestor == writeAncestor ||
           !readAncestor->isBeforeInBlock(writeAncestor))
         return false;
+      // Inside a loop, a later iteration reads what an earlier one wrote.
+      for (Operation *parent = readAncestor->getParentOp(); parent;
+           parent = parent->getParentOp())
+        if (isa<scf::ForOp, scf::WhileOp>(parent))
+          return false;
     }
   }
   return true;
+}
+
+/// Store-to-load forwarding for arrays each thread accesses only at its own
+/// element: in program order within a block, a load after a store of the
+/// same array reads what the thread stored, so it is replaced by that value.
+/// Nested regions start from the enclosing state; a region that stores to an
+/// array makes that array unknown after it. The adjoint then never replays a
+/// load of a value the kernel itself overwrote.
+void forwardStores(Block &block, const ArrayAccessAnalysis &analysis,
+                   DenseMap<Value, Value> known) {
+  auto ownElement = [&](Value array) {
+    const auto *access = analysis.lookup(array);
+    return access && access->ownElementOnly;
+  };
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    if (auto store = dyn_cast<StoreOp>(op)) {
+      if (ownElement(store.getArray()))
+        known[store.getArray()] = store.getValue();
+      continue;
+    }
+    if (auto store = dyn_cast<StoreComponentOp>(op)) {
+      auto it = known.find(store.getArray());
+      if (it != known.end() && ownElement(store.getArray())) {
+        OpBuilder b(store);
+        it->second = InsertOp::create(b, store.getLoc(), it->second.getType(),
+                                      store.getValue(), it->second,
+                                      store.getPositionAttr());
+      }
+      continue;
+    }
+    if (auto load = dyn_cast<LoadOp>(op)) {
+      if (Value value = known.lookup(load.getArray())) {
+        load.getResult().replaceAllUsesWith(value);
+        load.erase();
+      }
+      continue;
+    }
+    if (auto load = dyn_cast<LoadComponentOp>(op)) {
+      if (Value value = known.lookup(load.getArray())) {
+        OpBuilder b(load);
+        Value component = ExtractOp::create(b, load.getLoc(), load.getType(),
+                                            value, load.getPositionAttr());
+        load.getResult().replaceAllUsesWith(component);
+        load.erase();
+      }
+      continue;
+    }
+    if (isa<AtomicAddOp, AtomicMinOp, AtomicMaxOp>(op)) {
+      known.erase(op.getOperand(1));
+      continue;
+    }
+    if (op.getNumRegions() == 0)
+      continue;
+    SmallVector<Value> writtenInside;
+    op.walk([&](Operation *nested) {
+      if (writesMemory(nested))
+        writtenInside.push_back(nested->getOperand(1));
+    });
+    // A loop body may run after its own earlier iterations stored.
+    DenseMap<Value, Value> inner = known;
+    if (isa<scf::ForOp, scf::WhileOp>(op))
+      for (Value array : writtenInside)
+        inner.erase(array);
+    for (Region &region : op.getRegions())
+      for (Block &nested : region)
+        forwardStores(nested, analysis, inner);
+    for (Value array : writtenInside)
+      known.erase(array);
+  }
 }
 
 /// Step 1: unroll small constant loops and reject what is not supported.
@@ -132,6 +206,8 @@ LogicalResult prepare(func::FuncOp work, func::FuncOp kernel,
   if (loopCheck.wasInterrupted())
     return failure();
 
+  forwardStores(work.getBody().front(), ArrayAccessAnalysis(work), {});
+
   // In-place updates. An array read and written by the kernel is
   // differentiable when each thread only touches its own element and reads
   // it before writing it: the runtime then passes the adjoint a snapshot of
@@ -153,7 +229,8 @@ LogicalResult prepare(func::FuncOp work, func::FuncOp kernel,
     if (!access->ownElementOnly)
       diag << " at elements other threads may write";
     else
-      diag << " after writing it";
+      diag << " after writing it in a way the compiler cannot forward (e.g. in "
+              "a later loop iteration)";
     diag << "; the gradient needs the overwritten values, which are not "
             "saved for this pattern yet";
     diag.attachNote(reader->getLoc()) << "the array is read here";
