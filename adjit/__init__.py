@@ -20,7 +20,8 @@ import atexit as _atexit  # noqa: E402
 _atexit.register(_adjit.wait_jit_warmup)
 
 from . import types  # noqa: E402
-from .api import Function, Kernel, compile, constant, func, kernel, launch, synchronize, tid  # noqa: E402
+from .api import (Function, Kernel, adjoint, compile, constant, func, func_grad, kernel,  # noqa: E402
+                  launch, synchronize, tid)
 from .compiler.builtins import registry as builtin_registry  # noqa: E402
 from .compiler.cache import config  # noqa: E402
 from .errors import (AdjitError, CompileError, GradientError, KernelError, KernelNameError,  # noqa: E402

@@ -39,12 +39,18 @@ def constant(x):
 
 
 class Function:
-    """A device function (``@adjit.func``): callable from kernels and other funcs."""
+    """A device function (``@adjit.func``): callable from kernels and other funcs.
 
-    def __init__(self, pyfunc):
+    ``differentiable=False`` makes its results carry no gradient; a
+    hand-written adjoint can be attached with ``@adjit.func_grad(f)``.
+    """
+
+    def __init__(self, pyfunc, differentiable: bool = True):
         self.pyfunc = pyfunc
         self.__name__ = pyfunc.__name__
         self.__doc__ = pyfunc.__doc__
+        self.differentiable = differentiable
+        self.custom_grad = None
 
     def __call__(self, *args):
         raise RuntimeError(f"@adjit.func '{self.__name__}' can only be called inside kernels")
@@ -64,8 +70,10 @@ class CompiledCpuKernel:
 class Kernel:
     """A kernel (``@adjit.kernel``): launched over a 1-4-D grid of threads."""
 
-    def __init__(self, pyfunc):
+    def __init__(self, pyfunc, no_grad=()):
         self.pyfunc = pyfunc
+        #: Parameters whose values carry no gradient (reads are constants).
+        self.no_grad = tuple(no_grad)
         self.key = pyfunc.__qualname__
         self.__name__ = pyfunc.__name__
         self.__doc__ = pyfunc.__doc__
@@ -96,7 +104,7 @@ class Kernel:
     def build_module(self, context: ir.Context) -> ir.Module:
         """The kernel (and the device functions it calls) in the adjit dialect."""
         mb = ModuleBuilder(context)
-        mb.add_kernel(self.pyfunc, self.arg_types, self.mlir_name)
+        mb.add_kernel(self.pyfunc, self.arg_types, self.mlir_name, self.no_grad)
         return mb.module
 
     @property
@@ -119,7 +127,8 @@ class Kernel:
         through the disk cache."""
         compiled = self._cpu_adjoint if adjoint else self._cpu
         if compiled is None:
-            options = {"target": "cpu", "opt_level": CPU_OPT_LEVEL, "adjoint": adjoint}
+            options = {"target": "cpu", "opt_level": CPU_OPT_LEVEL, "adjoint": adjoint,
+                       "no_grad": list(self.no_grad)}
             parts = cache.key_parts(self.pyfunc, self.arg_types, options)
             entry = cache.load(self.pyfunc, parts)
             from_cache = entry is not None
@@ -148,16 +157,56 @@ class Kernel:
         raise RuntimeError(f"kernel '{self.__name__}' must be launched with adjit.launch()")
 
 
-def kernel(fn=None, **options):
-    """Decorator: a Python function written in the kernel language becomes a Kernel."""
+def kernel(fn=None, *, no_grad=(), **options):
+    """Decorator: a Python function written in the kernel language becomes a Kernel.
+
+    ``no_grad=("x",)``: reads of parameter ``x`` carry no gradient. Other
+    options (Warp's ``module=``, ``enable_backward=``) are accepted and ignored.
+    """
     if fn is None:
-        return lambda f: Kernel(f)
-    return Kernel(fn)
+        return lambda f: Kernel(f, no_grad)
+    return Kernel(fn, no_grad)
 
 
-def func(fn):
-    """Decorator: a device function callable from kernels."""
-    return Function(fn)
+def func(fn=None, *, differentiable: bool = True):
+    """Decorator: a device function callable from kernels.
+
+    ``@adjit.func(differentiable=False)``: no gradient flows through its
+    results (as if they were constants).
+    """
+    if fn is None:
+        return lambda f: Function(f, differentiable)
+    return Function(fn, differentiable)
+
+
+def func_grad(f: Function):
+    """Decorator: a hand-written adjoint for device function ``f`` (as Warp's).
+
+    The adjoint takes f's parameters followed by one adjoint per result of
+    ``f`` and accumulates into ``adjit.adjoint[param]``::
+
+        @adjit.func_grad(my_func)
+        def adj_my_func(x: float, y: float, adj_ret: float):
+            adjit.adjoint[x] += adj_ret * y
+            adjit.adjoint[y] += adj_ret * x
+    """
+    if not isinstance(f, Function):
+        raise TypeError("func_grad(f) needs an @adjit.func")
+
+    def attach(grad_fn):
+        f.custom_grad = grad_fn
+        return grad_fn
+    return attach
+
+
+class _Adjoints:
+    """``adjit.adjoint[x]`` inside an ``@adjit.func_grad``."""
+
+    def __getitem__(self, item):
+        raise RuntimeError("adjit.adjoint[...] can only be used inside an @adjit.func_grad")
+
+
+adjoint = _Adjoints()
 
 
 def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80", adjoint: bool = False) -> str:

@@ -196,6 +196,23 @@ def Adjit_InsertOp : Adjit_Op<"insert", [Pure, AllTypesMatch<["dest", "result"]>
   let hasVerifier = 1;
 }
 
+def Adjit_StopGradientOp : Adjit_Op<"stop_gradient", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "the identity, with a zero derivative";
+  let description = [{
+    Passes its operand through unchanged; the adjoint pass propagates no
+    gradient through it. The frontend emits it for `adjit.stop_gradient(x)`,
+    for results of non-differentiable device functions, and for reads of
+    kernel arguments marked `no_grad`.
+
+    ```mlir
+    %y = adjit.stop_gradient %x : f32
+    ```
+  }];
+  let arguments = (ins AnyType:$input);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
 //===----------------------------------------------------------------------===//
 // Device function calls
 //===----------------------------------------------------------------------===//

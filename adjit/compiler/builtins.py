@@ -428,6 +428,18 @@ def _transpose_type(m: T.MatrixType) -> T.MatrixType:
     return T.matrix((m.cols, m.rows), m.dtype)
 
 
+def _infer_stop_gradient(args):
+    if len(args) != 1:
+        raise TypeError(f"stop_gradient() takes 1 argument, got {len(args)}")
+    return args[0]
+
+
+add_builtin("stop_gradient", "The value itself, through which no gradient flows.",
+            _infer_stop_gradient,
+            lambda v, t, r: adjit_d.StopGradientOp(v[0].type, v[0]).result,
+            differentiable=False)
+
+
 def lookup(name: str) -> Builtin | None:
     return _REGISTRY.get(name)
 

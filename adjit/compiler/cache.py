@@ -118,6 +118,9 @@ def _dependencies(pyfunc, seen: dict) -> None:
             value = scopes[node.id]
             if isinstance(value, Function):
                 funcs.append(value.pyfunc)
+                if value.custom_grad is not None:
+                    funcs.append(value.custom_grad)
+                constants[node.id] = f"func:differentiable={value.differentiable}"
             elif _static_key(value) is not None:
                 constants[node.id] = _static_key(value)
         elif isinstance(node, ast.Attribute):
@@ -127,6 +130,9 @@ def _dependencies(pyfunc, seen: dict) -> None:
                 value = getattr(scopes[base.id], node.attr, None)
                 if isinstance(value, Function):
                     funcs.append(value.pyfunc)
+                    if value.custom_grad is not None:
+                        funcs.append(value.custom_grad)
+                    constants[f"{base.id}.{node.attr}"] = f"func:differentiable={value.differentiable}"
                 elif _static_key(value) is not None:
                     constants[f"{base.id}.{node.attr}"] = _static_key(value)
     for f in funcs:

@@ -95,9 +95,31 @@ class ModuleBuilder:
         self.used_functions: list = []
         self._building: set = set()  # device functions being emitted (to reject recursion)
 
-    def add_kernel(self, pyfunc, arg_types: list[T.Type], name: str) -> None:
+    def add_kernel(self, pyfunc, arg_types: list[T.Type], name: str, no_grad=()) -> None:
         source = SourceInfo.of(pyfunc)
-        FunctionBuilder(self, pyfunc, source, arg_types, name, is_kernel=True).build()
+        builder = FunctionBuilder(self, pyfunc, source, arg_types, name, is_kernel=True)
+        params = [a.arg for a in source.tree.args.args]
+        for p in no_grad:
+            if p not in params:
+                raise KernelError(f"no_grad names '{p}', which is not a parameter of kernel "
+                                  f"'{pyfunc.__name__}' ({', '.join(params)})")
+        builder.no_grad = frozenset(no_grad)
+        builder.build()
+
+    def _add_custom_adjoint(self, fn, name, arg_types, result_types, node, caller) -> None:
+        """Emits ``fn``'s hand-written adjoint (``@adjit.func_grad``) and links
+        the callee to it; the callee is kept a call until differentiation."""
+        grad = fn.custom_grad
+        source = SourceInfo.of(grad)
+        grad_name = f"{name}_custom_adjoint"
+        builder = FunctionBuilder(self, grad, source, list(arg_types) + list(result_types), grad_name,
+                                  is_kernel=False)
+        builder.primal_params = [a.arg for a in SourceInfo.of(fn.pyfunc).tree.args.args]
+        builder.build()
+        callee = next(op for op in self.module.body.operations
+                      if "sym_name" in op.attributes and ir.StringAttr(op.attributes["sym_name"]).value == name)
+        callee.attributes["no_inline"] = ir.UnitAttr.get()
+        callee.attributes["adjit.custom_adjoint"] = ir.FlatSymbolRefAttr.get(grad_name)
 
     def device_function(self, fn, arg_types: list[T.Type], node, caller) -> tuple[str, list[T.Type]]:
         """Emits (once per argument types) the func.func for device function ``fn``."""
@@ -116,6 +138,8 @@ class ModuleBuilder:
                 self.functions[key] = (name, builder.build())
             finally:
                 self._building.discard(key)
+            if getattr(fn, "custom_grad", None) is not None:
+                self._add_custom_adjoint(fn, name, arg_types, self.functions[key][1], node, caller)
         return self.functions[key]
 
 
@@ -320,6 +344,12 @@ class FunctionBuilder:
         self.env: dict[str, Val] = {}
         self.node: ast.AST = source.tree
         self.return_types: list[T.Type] | None = None
+        #: For a custom adjoint (func_grad): the primal function's parameter
+        #: names; ``adjoint[p] += ...`` accumulates into them.
+        self.primal_params: list[str] | None = None
+        self.adjoint_acc: dict[str, Val] = {}
+        #: Kernel parameters whose reads carry no gradient (``no_grad``).
+        self.no_grad: frozenset = frozenset()
 
     # --- diagnostics and locations -----------------------------------------
 
@@ -379,6 +409,16 @@ class FunctionBuilder:
             self.env[name] = Val(t, arg)
         with ir.InsertionPoint(block):
             returned = self.visit_block(body) or []
+            if self.primal_params is not None:
+                # A custom adjoint returns the adjoint of each float primal parameter.
+                if returned:
+                    raise self.error("a func_grad returns nothing; accumulate with "
+                                     "adjit.adjoint[arg] += ...", self.src.tree, KernelSyntaxError)
+                returned = []
+                for p, t in zip(self.primal_params, self.arg_types):
+                    scalar = t if isinstance(t, T.ScalarType) else getattr(t, "dtype", None)
+                    if isinstance(scalar, T.ScalarType) and scalar.is_float:
+                        returned.append(self.adjoint_acc.get(p) or Val(t, constant(t, 0)))
             self.return_types = [v.type for v in returned]
             func.ReturnOp([self.materialize(v, v.type) for v in returned])
         fn.attributes["function_type"] = ir.TypeAttr.get(
@@ -443,6 +483,11 @@ class FunctionBuilder:
 
     def stmt_AugAssign(self, stmt):
         target = stmt.target
+        if self.primal_params is not None and isinstance(target, ast.Subscript) and \
+                self.is_static(target.value):
+            from .. import api
+            if self.resolve_static(target.value) is api.adjoint:
+                return self.accumulate_adjoint(stmt)
         if isinstance(stmt.op, (ast.Add, ast.Sub)):
             array_target = self.array_element_target(target)
             if array_target is not None:
@@ -458,6 +503,19 @@ class FunctionBuilder:
         current = self.expr(target)
         value = self.binop(stmt.op, current, self.expr(stmt.value), stmt)
         self.assign(target, value)
+
+    def accumulate_adjoint(self, stmt):
+        """``adjit.adjoint[x] += e`` in a func_grad."""
+        target = stmt.target
+        if not isinstance(stmt.op, ast.Add) or not isinstance(target.slice, ast.Name) or \
+                target.slice.id not in self.primal_params:
+            raise self.error("in a func_grad, write adjit.adjoint[<argument>] += <value>", stmt,
+                             KernelSyntaxError)
+        name = target.slice.id
+        t = self.arg_types[self.primal_params.index(name)]
+        value = self.concrete(self.coerce(self.expr(stmt.value), t, stmt.value))
+        old = self.adjoint_acc.get(name)
+        self.adjoint_acc[name] = value if old is None else self.binop(ast.Add(), old, value, stmt)
 
     def stmt_If(self, stmt):
         cond = self.condition(stmt.test)
@@ -762,16 +820,25 @@ class FunctionBuilder:
         base = self.expr(node.value)
         if isinstance(base, Val) and isinstance(base.type, T.ArrayType):
             indices = self.array_indices(base, node.slice, node)
-            return Val(base.type.dtype, adjit_d.LoadOp(base.type.dtype.mlir(), base.value, indices).result)
+            loaded = adjit_d.LoadOp(base.type.dtype.mlir(), base.value, indices).result
+            return Val(base.type.dtype, self.no_grad_guard(base, loaded))
         if isinstance(base, Val) and isinstance(base.type, (T.VectorType, T.MatrixType)):
             # Array element component read: a[i].x / a[i][k] -> load_component.
             arr = self.array_element_target(node)
             if arr is not None:
                 array, indices, position, comp_t = arr
-                return Val(comp_t, adjit_d.LoadComponentOp(comp_t.mlir(), array.value, indices,
-                                                           ir.DenseI64ArrayAttr.get(position)).result)
+                loaded = adjit_d.LoadComponentOp(comp_t.mlir(), array.value, indices,
+                                                 ir.DenseI64ArrayAttr.get(position)).result
+                return Val(comp_t, self.no_grad_guard(array, loaded))
             return self.extract(base, self.component_position(base.type, node))
         raise self.error(f"{self.describe(base)} cannot be indexed", node)
+
+    def no_grad_guard(self, array: Val, loaded: ir.Value) -> ir.Value:
+        """Reads of a kernel argument marked no_grad carry no gradient."""
+        if any(self.env.get(name) is not None and self.env[name].value == array.value
+               for name in self.no_grad):
+            return adjit_d.StopGradientOp(loaded.type, loaded).result
+        return loaded
 
     def expr_BinOp(self, node):
         return self.binop(node.op, self.expr(node.left), self.expr(node.right), node)
@@ -960,6 +1027,8 @@ class FunctionBuilder:
         name, results = self.mb.device_function(fn, arg_types, node, self)
         call = adjit_d.CallOp([t.mlir() for t in results], ir.FlatSymbolRefAttr.get(name), vals)
         outs = tuple(Val(t, r) for t, r in zip(results, call.results))
+        if not getattr(fn, "differentiable", True):
+            outs = tuple(Val(v.type, adjit_d.StopGradientOp(v.value.type, v.value).result) for v in outs)
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else outs

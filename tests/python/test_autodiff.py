@@ -516,3 +516,57 @@ def test_an_unrecorded_overwrite_of_a_recorded_input_is_an_error():
     x2.fill_(0.0)  # also outside the tape
     with pytest.raises(wp.GradientError, match="overwritten"):
         tape2.backward(grads={y: 1.0})
+
+
+# --- custom and suppressed gradients ---------------------------------------------------------
+
+@wp.func
+def scaled_product(x: float, y: float):
+    return x * y
+
+
+@wp.func_grad(scaled_product)
+def adj_scaled_product(x: float, y: float, adj_ret: float):
+    # deliberately not the true derivative, so the test sees which one is used
+    wp.adjoint[x] += adj_ret * y * 10.0
+    wp.adjoint[y] += adj_ret * x
+
+
+@wp.func(differentiable=False)
+def square_no_grad(x: float):
+    return x * x
+
+
+@wp.kernel
+def custom_and_suppressed(a: wp.array(dtype=float), b: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = scaled_product(a[i], b[i]) + square_no_grad(a[i]) + wp.stop_gradient(b[i] * b[i])
+
+
+@wp.kernel(no_grad=("b",))
+def product_no_grad_b(a: wp.array(dtype=float), b: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = a[i] * b[i]
+
+
+def test_func_grad_replaces_the_derivative_and_marks_stop_gradients():
+    a = wp.array(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    b = wp.array(np.array([3.0, 4.0], np.float32), requires_grad=True)
+    out = wp.zeros(2, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(custom_and_suppressed, dim=2, inputs=[a, b], outputs=[out])
+    tape.backward(grads={out: 1.0})
+    np.testing.assert_array_equal(out.numpy(), [1 * 3 + 1 + 9, 2 * 4 + 4 + 16])
+    np.testing.assert_array_equal(a.grad.numpy(), [30.0, 40.0])  # custom rule; square_no_grad adds 0
+    np.testing.assert_array_equal(b.grad.numpy(), [1.0, 2.0])    # stop_gradient(b*b) adds 0
+
+
+def test_no_grad_kernel_parameters():
+    a = wp.array(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    b = wp.array(np.array([3.0, 4.0], np.float32), requires_grad=True)
+    out = wp.zeros(2, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(product_no_grad_b, dim=2, inputs=[a, b], outputs=[out])
+    tape.backward(grads={out: 1.0})
+    np.testing.assert_array_equal(a.grad.numpy(), [3.0, 4.0])
+    assert not b.grad.numpy().any()

@@ -858,7 +858,21 @@ TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "wh
                        "dot", "length", "length_sq", "normalize", "cross",
                        "trace", "determinant", "transpose", "inverse", "diag", "outer",
                        "mul", "identity", "quat_identity", "quat_inverse", "quat_rotate", "quat_from_axis_angle",
-                       "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "cw_mul", "cw_div"}
+                       "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "cw_mul", "cw_div",
+                       "stop_gradient"}
+
+
+@adjit.kernel
+def _stop_gradient_forward(x: adjit.array(dtype=adjit.vec3), y: adjit.array(dtype=adjit.vec3)):
+    i = adjit.tid()
+    y[i] = adjit.stop_gradient(x[i] * 2.0)
+
+
+def test_stop_gradient_is_the_identity_forward():
+    xs = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y = adjit.zeros(2, dtype=adjit.vec3)
+    adjit.launch(_stop_gradient_forward, dim=2, inputs=[adjit.array(xs, dtype=adjit.vec3)], outputs=[y])
+    np.testing.assert_array_equal(y.numpy(), 2 * xs)
 
 
 def test_every_registered_builtin_has_a_numpy_test():

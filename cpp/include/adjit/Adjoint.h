@@ -51,6 +51,10 @@ public:
     ownElementArrays.insert(primalArray);
   }
 
+  /// The module holding the kernel (symbol lookups for custom adjoints).
+  Operation *getModule() const { return module; }
+  void setModule(Operation *m) { module = m; }
+
   // Used by the pass to reverse regions.
   IRMapping *getPrimalMap() { return primalMap; }
   void setPrimalMap(IRMapping *map) { primalMap = map; }
@@ -61,6 +65,7 @@ private:
   DenseMap<Value, Value> gradArrays;
   DenseMap<Value, Value> adjoints;
   llvm::SmallDenseSet<Value> ownElementArrays;
+  Operation *module = nullptr;
 };
 
 /// Attaches the derivative rules (AdjointOpInterface models) to the adjit,

@@ -171,9 +171,16 @@ void forwardStores(Block &block, const ArrayAccessAnalysis &analysis,
 /// Step 1: unroll small constant loops and reject what is not supported.
 LogicalResult prepare(func::FuncOp work, func::FuncOp kernel,
                       int64_t maxUnroll) {
+  auto module = kernel->getParentOfType<ModuleOp>();
   WalkResult calls = work.walk([&](CallOp call) {
+    auto callee = module ? dyn_cast_or_null<func::FuncOp>(SymbolTable::lookupSymbolIn(
+                               module, call.getCalleeAttr()))
+                         : func::FuncOp();
+    if (callee && callee->hasAttr("adjit.custom_adjoint"))
+      return WalkResult::advance();
     call.emitOpError("device function calls must be inlined before "
-                     "adjit-adjoint (run the 'inline' pass first)");
+                     "adjit-adjoint (run the 'inline' pass first), unless "
+                     "the callee has a custom adjoint");
     return WalkResult::interrupt();
   });
   if (calls.wasInterrupted())
@@ -606,6 +613,7 @@ LogicalResult differentiate(func::FuncOp kernel, int64_t maxUnroll) {
   if (failed(replay(body, b, map)))
     return failure();
   AdjointState state(&map, std::move(grads));
+  state.setModule(kernel->getParentOp());
   ArrayAccessAnalysis analysis(work);
   for (unsigned i : arrayArgs)
     if (const auto *access = analysis.lookup(work.getArgument(i)))

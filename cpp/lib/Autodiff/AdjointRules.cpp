@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/SymbolTable.h"
 
 #include <cmath>
 
@@ -523,6 +524,43 @@ LogicalResult atomicAddRule(AtomicAddOp op, OpBuilder &b, AdjointState &s) {
   return storeRule(op, b, s, op.getPosition(), /*zeroSlot=*/false);
 }
 
+/// A call to a device function with a hand-written adjoint (`func_grad`):
+/// `@f` carries `adjit.custom_adjoint = @f_grad`, which takes f's arguments
+/// followed by the adjoints of f's results and returns the adjoints of f's
+/// float arguments, in order.
+LogicalResult callRule(CallOp op, OpBuilder &b, AdjointState &s) {
+  if (llvm::none_of(op.getResults(), [&](Value r) { return s.adjoint(r); }))
+    return success();
+  auto callee = dyn_cast_or_null<func::FuncOp>(
+      SymbolTable::lookupSymbolIn(s.getModule(), op.getCalleeAttr()));
+  auto grad = callee ? callee->getAttrOfType<FlatSymbolRefAttr>("adjit.custom_adjoint")
+                     : FlatSymbolRefAttr();
+  if (!grad)
+    return op.emitOpError("calls a device function without a custom adjoint; "
+                          "calls must be inlined before adjit-adjoint");
+  auto gradFn = dyn_cast_or_null<func::FuncOp>(
+      SymbolTable::lookupSymbolIn(s.getModule(), grad));
+  if (!gradFn)
+    return op.emitOpError() << "custom adjoint " << grad << " not found";
+  Location loc = op.getLoc();
+  SmallVector<Value> args = mapped(s, op.getOperands());
+  for (Value r : op.getResults())
+    args.push_back(AdjointState::isActive(r.getType()) ? s.adjointOrZero(b, loc, r)
+                                                       : s.primal(r));
+  auto call = CallOp::create(b, loc, gradFn, args);
+  unsigned next = 0;
+  for (Value operand : op.getOperands()) {
+    if (!AdjointState::isActive(operand.getType()))
+      continue;
+    if (next >= call.getNumResults())
+      return op.emitOpError() << "custom adjoint " << grad
+                              << " returns fewer adjoints than the call has "
+                                 "float arguments";
+    s.accumulate(b, loc, operand, call.getResult(next++));
+  }
+  return success();
+}
+
 } // namespace
 
 void mlir::adjit::registerAdjointRules(DialectRegistry &registry) {
@@ -578,5 +616,7 @@ void mlir::adjit::registerAdjointRules(DialectRegistry &registry) {
     attach<StoreOp, arrayStoreRule>(ctx);
     attach<StoreComponentOp, componentStoreRule>(ctx);
     attach<AtomicAddOp, atomicAddRule>(ctx);
+    attach<StopGradientOp, zeroRule<StopGradientOp>>(ctx);
+    attach<CallOp, callRule>(ctx);
   });
 }

@@ -219,6 +219,16 @@ struct InsertLowering : OpConversionPattern<InsertOp> {
   }
 };
 
+struct StopGradientLowering : OpConversionPattern<StopGradientOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(StopGradientOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, adaptor.getInput());
+    return success();
+  }
+};
+
 struct CallLowering : OpConversionPattern<CallOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -265,7 +275,8 @@ struct AdjitLowerToStdPass
                  StoreComponentLowering, AtomicLowering<AtomicAddOp>,
                  AtomicLowering<AtomicMinOp>, AtomicLowering<AtomicMaxOp>,
                  DimLowering,
-                 ExtractLowering, InsertLowering, CallLowering>(converter, ctx);
+                 ExtractLowering, InsertLowering, StopGradientLowering,
+                 CallLowering>(converter, ctx);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);
     populateCallOpTypeConversionPattern(patterns, converter);

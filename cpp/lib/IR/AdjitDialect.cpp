@@ -23,8 +23,10 @@ namespace {
 /// LLVM anyway); every adjit op may be inlined.
 struct AdjitInlinerInterface : public DialectInlinerInterface {
   using DialectInlinerInterface::DialectInlinerInterface;
-  bool isLegalToInline(Operation *, Operation *, bool) const final {
-    return true;
+  bool isLegalToInline(Operation *, Operation *callable, bool) const final {
+    // Device functions with a custom adjoint stay calls until the adjoint
+    // pass has seen them (the frontend marks them no_inline).
+    return !callable->hasAttr("no_inline");
   }
   bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
     return true;
