@@ -1,0 +1,18 @@
+"""The README's example runs as written (a kernel, with its gradient)."""
+import re
+from pathlib import Path
+
+import numpy as np
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_readme_kernel_with_gradient_runs(tmp_path):
+    code = re.search(r"```python\n(.*?)```", README.read_text(), re.S).group(1)
+    script = tmp_path / "readme_example.py"  # kernels need a real source file
+    script.write_text(code)
+    namespace = {"__name__": "readme_example", "__file__": str(script)}
+    exec(compile(code, str(script), "exec"), namespace)
+    np.testing.assert_array_equal(namespace["x"].grad.numpy(), 2.0)
+    np.testing.assert_array_equal(namespace["y"].grad.numpy(), 1.0)
+    assert ".entry saxpy" in namespace["ptx"]
