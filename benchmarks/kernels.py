@@ -19,6 +19,15 @@ def saxpy(a: float, x: wp.array(dtype=float), y: wp.array(dtype=float)):
 
 
 @wp.kernel(module="unique")
+def saxpy_out(a: float, x: wp.array(dtype=float), y: wp.array(dtype=float), z: wp.array(dtype=float)):
+    # out-of-place saxpy: its gradients mean the same in adjit and Warp, and it is the
+    # one bench.py compiles cold with its adjoint (bench.py times the in-place saxpy's
+    # backward too, and records adjit's error if it cannot differentiate it)
+    i = wp.tid()
+    z[i] = a * x[i] + y[i]
+
+
+@wp.kernel(module="unique")
 def length_cross(a: wp.array(dtype=wp.vec3), b: wp.array(dtype=wp.vec3), y: wp.array(dtype=wp.vec3)):
     i = wp.tid()
     y[i] = wp.length(wp.cross(a[i], b[i])) * a[i]
