@@ -78,9 +78,10 @@ class Kernel:
         self.__name__ = pyfunc.__name__
         self.__doc__ = pyfunc.__doc__
         self._source = SourceInfo.of(pyfunc)
-        self._cpu: CompiledCpuKernel | None = None
-        self._cpu_adjoint: CompiledCpuKernel | None = None
+        # (adjoint, noalias) -> compiled variant
+        self._compiled: dict[tuple[bool, bool], CompiledCpuKernel] = {}
         self._arg_access: list[str] | None = None
+        self._array_args: int | None = None
         self.arg_names = [a.arg for a in self._source.tree.args.args]
         self._arg_types: list | None = None
 
@@ -117,18 +118,26 @@ class Kernel:
             self.compile_cpu()
         return self._arg_access
 
+    @property
+    def array_args(self) -> int:
+        """How many of the kernel's parameters are arrays."""
+        if self._array_args is None:
+            self._array_args = sum(isinstance(t, T.ArrayType) for t in self.arg_types)
+        return self._array_args
+
     def _record_arg_access(self, stage: str, module: ir.Module) -> None:
         if stage == "optimized":
             fn = next(op for op in module.body.operations if "adjit.kernel" in op.attributes)
             self._arg_access = [ir.StringAttr(a).value for a in fn.attributes["adjit.arg_access"]]
 
-    def compile_cpu(self, adjoint: bool = False) -> CompiledCpuKernel:
+    def compile_cpu(self, adjoint: bool = False, noalias: bool = True) -> CompiledCpuKernel:
         """Compiles the kernel (or its adjoint) for the CPU once per process,
-        through the disk cache."""
-        compiled = self._cpu_adjoint if adjoint else self._cpu
+        through the disk cache. ``noalias``: the variant for launches whose
+        array arguments do not overlap (faster; the launch checks)."""
+        compiled = self._compiled.get((adjoint, noalias))
         if compiled is None:
             options = {"target": "cpu", "opt_level": CPU_OPT_LEVEL, "adjoint": adjoint,
-                       "no_grad": list(self.no_grad)}
+                       "noalias": noalias, "no_grad": list(self.no_grad)}
             parts = cache.key_parts(self.pyfunc, self.arg_types, options)
             entry = cache.load(self.pyfunc, parts)
             from_cache = entry is not None
@@ -139,7 +148,7 @@ class Kernel:
             else:
                 context = ir.Context()
                 module = self.build_module(context)
-                S.run_stages(module, S.cpu_stages(adjoint), self.mlir_name,
+                S.run_stages(module, S.cpu_stages(adjoint, noalias), self.mlir_name,
                              after_stage=None if adjoint else self._record_arg_access)
                 obj = _adjit.compile_to_object(module.operation, CPU_OPT_LEVEL)
                 cache.store(self.pyfunc, parts, obj,
@@ -147,10 +156,7 @@ class Kernel:
             name = f"{self.mlir_name}_adjoint" if adjoint else self.mlir_name
             (entry,) = _adjit.load_object(obj, [f"{name}_cpu_entry"])
             compiled = CompiledCpuKernel(entry, from_cache)
-            if adjoint:
-                self._cpu_adjoint = compiled
-            else:
-                self._cpu = compiled
+            self._compiled[(adjoint, noalias)] = compiled
         return compiled
 
     def __call__(self, *args):
@@ -319,7 +325,10 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
                             f"({', '.join(k.arg_names)}), got {len(args)}")
     total, shape = _launch_shape(dim)
     packed = [_pack_argument(k, n, t, v) for n, t, v in zip(k.arg_names, k.arg_types, args)]
-    compiled = k.compile_cpu()
+    # Arrays that overlap (the same array twice, or views of one buffer) get
+    # the variant compiled without the no-overlap promise.
+    overlap = k.array_args > 1 and _adjit.arrays_overlap(packed)
+    compiled = k.compile_cpu(noalias=not overlap)
     tape = active_tape()
     if tape is not None:
         tape.record_launch(k, dim, args)  # also bumps the written arrays' versions
@@ -338,8 +347,9 @@ def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None) -> 
     packed = [_pack_argument(k, n, t, v) for n, t, v in zip(k.arg_names, k.arg_types, args)]
     grads = [grad_or_scratch(a) for a, t in zip(grads_of or args, k.arg_types)
              if isinstance(t, T.ArrayType)]
-    compiled = k.compile_cpu(adjoint=True)
-    _adjit.launch_cpu(compiled.entry, total, shape, packed + [g.numpy() for g in grads])
+    all_args = packed + [g.numpy() for g in grads]
+    compiled = k.compile_cpu(adjoint=True, noalias=not _adjit.arrays_overlap(all_args))
+    _adjit.launch_cpu(compiled.entry, total, shape, all_args)
 
 
 def synchronize() -> None:

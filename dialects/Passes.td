@@ -39,9 +39,30 @@ def AdjitCpuLaunch : Pass<"adjit-cpu-launch", "::mlir::ModuleOp"> {
     `shape` points at the 4 launch extents. The entry loops over linear
     indices [begin, end) and calls the body, which LLVM inlines so the loop
     can be vectorized. The runtime calls the entry on chunks, one per worker.
+
+    With `noalias`, the body's array arguments are promised not to overlap
+    (marked for `adjit-apply-noalias` after the LLVM conversion), so LLVM can
+    vectorize without runtime overlap checks. Rationale: the runtime checks
+    the arrays of each launch and uses the variant without the promise when
+    two of them overlap.
   }];
+  let options = [
+    Option<"noalias", "noalias", "bool", /*default=*/"false",
+           "Promise that the kernel's array arguments do not overlap">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
                            "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect"];
+}
+
+def AdjitApplyNoAlias : Pass<"adjit-apply-noalias", "::mlir::ModuleOp"> {
+  let summary = "Turn adjit.noalias_args markers into llvm.noalias argument attributes";
+  let description = [{
+    Runs after the conversion to the LLVM dialect (which expands each memref
+    argument into its descriptor fields and drops argument attributes on
+    memrefs): every `llvm.func` with `adjit.noalias_args = array<i64: ...>`
+    gets `llvm.noalias` on those argument positions (the aligned pointers of
+    its array arguments), and loses the marker.
+  }];
 }
 
 def AdjitGpuLaunch : Pass<"adjit-gpu-launch", "::mlir::ModuleOp"> {

@@ -31,9 +31,11 @@ def _front(adjoint: bool) -> list[Stage]:
     return stages
 
 
-def cpu_stages(adjoint: bool = False) -> list[Stage]:
-    """adjit -> optimized [-> adjoint] -> cpu -> llvm."""
-    return _front(adjoint) + [Stage("cpu", "adjit-lower-cpu"), Stage("llvm", "adjit-cpu-to-llvm")]
+def cpu_stages(adjoint: bool = False, noalias: bool = False) -> list[Stage]:
+    """adjit -> optimized [-> adjoint] -> cpu -> llvm. ``noalias``: compile
+    for launches whose arrays do not overlap (the runtime checks)."""
+    lower = f"adjit-lower-cpu{{noalias={'true' if noalias else 'false'}}}"
+    return _front(adjoint) + [Stage("cpu", lower), Stage("llvm", "adjit-cpu-to-llvm")]
 
 
 def cuda_stages(chip: str = "sm_80", adjoint: bool = False) -> list[Stage]:

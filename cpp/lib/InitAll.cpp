@@ -36,6 +36,13 @@ void appendPipeline(OpPassManager &pm, StringRef pipeline) {
         llvm::Twine("adjit: cannot build pipeline: ") + pipeline);
 }
 
+struct LowerCpuOptions : public PassPipelineOptions<LowerCpuOptions> {
+  Option<bool> noalias{*this, "noalias",
+                       llvm::cl::desc("Promise that array arguments of a "
+                                      "launch do not overlap"),
+                       llvm::cl::init(false)};
+};
+
 struct GpuToPtxOptions : public PassPipelineOptions<GpuToPtxOptions> {
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("The SM to generate PTX for"),
@@ -64,12 +71,14 @@ void registerPipelines() {
         appendPipeline(pm, "inline,adjit-adjoint{keep-primal=false},"
                            "canonicalize,cse");
       });
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<LowerCpuOptions>(
       "adjit-lower-cpu",
       "Stage optimized -> cpu: lower arrays to memrefs and wrap kernels in "
       "packed CPU entry points",
-      [](OpPassManager &pm) {
-        appendPipeline(pm, "adjit-lower-to-std,adjit-cpu-launch,canonicalize,cse");
+      [](OpPassManager &pm, const LowerCpuOptions &options) {
+        appendPipeline(pm, std::string("adjit-lower-to-std,adjit-cpu-launch{noalias=") +
+                               (options.noalias ? "true" : "false") +
+                               "},canonicalize,cse");
       });
   PassPipelineRegistration<>(
       "adjit-cpu-to-llvm",
@@ -79,7 +88,8 @@ void registerPipelines() {
         // the rest become libm calls, resolved from the process at load.
         appendPipeline(pm, "convert-scf-to-cf,convert-math-to-llvm,"
                            "convert-math-to-libm,convert-vector-to-llvm,"
-                           "convert-to-llvm,reconcile-unrealized-casts");
+                           "convert-to-llvm,reconcile-unrealized-casts,"
+                           "adjit-apply-noalias");
       });
   PassPipelineRegistration<>(
       "adjit-lower-gpu",

@@ -73,6 +73,27 @@ void launchCpu(uintptr_t entry, int64_t total, std::array<int64_t, 4> shape,
                             pointers.data(), shape.data(), total);
 }
 
+/// Whether any two of `args` that are arrays share bytes (the runtime's
+/// half of the alias analysis: kernels are compiled assuming they don't).
+bool arraysOverlap(nb::list args) {
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
+  for (nb::handle arg : args) {
+    if (nb::isinstance<nb::bytes>(arg))
+      continue;
+    auto array = nb::cast<nb::ndarray<nb::c_contig, nb::device::cpu>>(arg);
+    if (array.nbytes() == 0)
+      continue;
+    auto begin = reinterpret_cast<uintptr_t>(array.data());
+    ranges.emplace_back(begin, begin + array.nbytes());
+  }
+  for (size_t i = 0; i < ranges.size(); ++i)
+    for (size_t j = i + 1; j < ranges.size(); ++j)
+      if (ranges[i].first < ranges[j].second &&
+          ranges[j].first < ranges[i].second)
+        return true;
+  return false;
+}
+
 /// Takes ownership of a malloc'ed C string from the C API.
 std::string takeString(char *s) {
   std::string out = s ? s : "";
@@ -128,6 +149,8 @@ NB_MODULE(_adjit, m) {
   m.def("register_passes", &adjitRegisterPassesAndPipelines,
         "Registers the adjit passes and stage pipelines globally.");
 
+  m.def("arrays_overlap", &arraysOverlap, nb::arg("args"),
+        "Whether two array arguments (ndarrays in the list) share memory.");
   m.def("compile_to_object", &compileToObject, nb::arg("module"),
         nb::arg("opt_level") = 3,
         "Compiles an LLVM-dialect module to a host object file (bytes).");

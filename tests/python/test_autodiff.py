@@ -570,3 +570,20 @@ def test_no_grad_kernel_parameters():
     tape.backward(grads={out: 1.0})
     np.testing.assert_array_equal(a.grad.numpy(), [3.0, 4.0])
     assert not b.grad.numpy().any()
+
+
+@wp.kernel
+def atomic_sum_of_squares(x: wp.array(dtype=wp.float64), total: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    wp.atomic_add(total, 0, x[i] * x[i])
+
+
+def test_gradient_through_an_atomic_reduction():
+    xs = np.array([0.5, -1.0, 2.0])
+    x = wp.array(xs, dtype=wp.float64, requires_grad=True)
+    total = wp.zeros(1, dtype=wp.float64, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(atomic_sum_of_squares, dim=3, inputs=[x], outputs=[total])
+    tape.backward(loss=total)
+    assert total.numpy()[0] == pytest.approx(np.sum(xs ** 2))
+    np.testing.assert_allclose(x.grad.numpy(), 2 * xs)

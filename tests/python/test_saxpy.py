@@ -103,3 +103,13 @@ def test_scalar_float64_kernel():
     np.testing.assert_allclose(y.numpy(), ref, rtol=1e-15, atol=1e-15)
     # A float32 computation would be off by ~1e-8 relative.
     assert np.max(np.abs(y.numpy() - ref)) < 1e-14
+
+
+def test_overlapping_arrays_use_the_variant_without_the_no_overlap_promise():
+    # x and y are the same buffer: y = a*y + y must still be computed per
+    # element, as if nothing were reordered.
+    data = np.linspace(0, 1, 5000).astype(np.float32)
+    y = adjit.array(data)
+    adjit.launch(saxpy, dim=5000, inputs=[3.0, y, y])
+    np.testing.assert_allclose(y.numpy(), 4 * data, rtol=1e-6)
+    assert (False, False) in saxpy._compiled  # the aliasing-safe variant was compiled

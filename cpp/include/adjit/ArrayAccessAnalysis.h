@@ -22,7 +22,7 @@ namespace mlir::adjit {
 class ArrayAccessAnalysis {
 public:
   struct ArgumentAccess {
-    SmallVector<Operation *> reads;  // load, load_component, atomics
+    SmallVector<Operation *> reads;  // loads, atomics whose old value is used
     SmallVector<Operation *> writes; // store, store_component, atomics
     /// Every access is to the calling thread's own element.
     bool ownElementOnly = true;

@@ -70,7 +70,11 @@ ArrayAccessAnalysis::ArrayAccessAnalysis(func::FuncOp kernel) {
     if (it == accesses.end())
       return;
     ArgumentAccess &info = it->second;
-    bool reads = isa<LoadOp, LoadComponentOp, AtomicAddOp, AtomicMinOp, AtomicMaxOp>(op);
+    // An atomic reads only if its old value is used; an unused one only
+    // combines into memory.
+    bool reads = isa<LoadOp, LoadComponentOp>(op) ||
+                 (isa<AtomicAddOp, AtomicMinOp, AtomicMaxOp>(op) &&
+                  !op->getResult(0).use_empty());
     bool writes = !isa<LoadOp, LoadComponentOp>(op);
     if (reads)
       info.reads.push_back(op);

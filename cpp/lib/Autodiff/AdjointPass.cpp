@@ -556,6 +556,9 @@ LogicalResult reverseBlock(Block &block, OpBuilder &b, AdjointState &s) {
         return failure();
       continue;
     }
+    if (op.getNumRegions() != 0 && hasActiveWork(&op))
+      return op.emitOpError("has regions the adjoint pass cannot reverse "
+                            "(only scf.if, scf.for and scf.while are)");
     // Without a rule, an op is fine only if no gradient has to pass through
     // it: no active operand receives one (constants, casts from integers,
     // comparisons) and it writes no float array.
@@ -629,15 +632,19 @@ struct AdjitAdjointPass : adjit::impl::AdjitAdjointBase<AdjitAdjointPass> {
   using Base::Base;
   void runOnOperation() override {
     SmallVector<func::FuncOp> kernels;
+    SymbolTable symbols(getOperation());
     for (auto fn : getOperation().getOps<func::FuncOp>())
-      if (isKernel(fn) && !fn->hasAttr("adjit.adjoint_of"))
+      if (isKernel(fn) && !fn->hasAttr("adjit.adjoint_of") &&
+          !symbols.lookup((fn.getSymName() + "_adjoint").str()))
         kernels.push_back(fn);
     for (func::FuncOp kernel : kernels)
       if (failed(differentiate(kernel, maxUnroll)))
         return signalPassFailure();
-    if (!keepPrimal)
+    if (!keepPrimal) {
       for (func::FuncOp kernel : kernels)
         kernel.erase();
+      getOperation().walk([](func::FuncOp fn) { fn->removeAttr("adjit.adjoint_of"); });
+    }
   }
 };
 

@@ -367,6 +367,8 @@ LogicalResult insertAdjoint(Operation *op, Value value, Value dest,
 
 LogicalResult vectorInsertRule(vector::InsertOp op, OpBuilder &b,
                                AdjointState &s) {
+  if (!s.adjoint(op.getResult()))
+    return success();
   if (!op.getDynamicPosition().empty())
     return op.emitOpError("has no derivative rule for dynamic positions");
   return insertAdjoint(op, op.getValueToStore(), op.getDest(), op.getResult(),

@@ -20,6 +20,7 @@
 
 namespace mlir::adjit {
 #define GEN_PASS_DEF_ADJITCPULAUNCH
+#define GEN_PASS_DEF_ADJITAPPLYNOALIAS
 #include "Passes.h.inc"
 } // namespace mlir::adjit
 
@@ -119,7 +120,26 @@ LogicalResult buildEntry(OpBuilder &b, func::FuncOp body, StringRef kernelName,
   return success();
 }
 
+/// Marks the body's array arguments as non-overlapping: the positions of
+/// their aligned pointers once the LLVM conversion expands each memref into
+/// (allocated, aligned, offset, sizes..., strides...).
+void markNoAlias(func::FuncOp body) {
+  SmallVector<int64_t> positions;
+  int64_t position = 0;
+  for (Type type : body.getArgumentTypes()) {
+    if (auto memrefTy = dyn_cast<MemRefType>(type)) {
+      positions.push_back(position + 1);
+      position += 3 + 2 * memrefTy.getRank();
+    } else {
+      position += 1;
+    }
+  }
+  body->setAttr("adjit.noalias_args",
+                DenseI64ArrayAttr::get(body.getContext(), positions));
+}
+
 struct AdjitCpuLaunchPass : adjit::impl::AdjitCpuLaunchBase<AdjitCpuLaunchPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> kernels;
@@ -133,10 +153,28 @@ struct AdjitCpuLaunchPass : adjit::impl::AdjitCpuLaunchBase<AdjitCpuLaunchPass> 
       FailureOr<func::FuncOp> body = outlineKernelBody(kernel);
       if (failed(body))
         return signalPassFailure();
+      if (noalias)
+        markNoAlias(*body);
       b.setInsertionPointAfter(*body);
       if (failed(buildEntry(b, *body, name, argTypes)))
         return signalPassFailure();
     }
+  }
+};
+
+struct AdjitApplyNoAliasPass
+    : adjit::impl::AdjitApplyNoAliasBase<AdjitApplyNoAliasPass> {
+  void runOnOperation() override {
+    getOperation().walk([&](LLVM::LLVMFuncOp fn) {
+      auto positions = fn->getAttrOfType<DenseI64ArrayAttr>("adjit.noalias_args");
+      if (!positions)
+        return;
+      for (int64_t position : positions.asArrayRef())
+        if (position < fn.getNumArguments())
+          fn.setArgAttr(position, LLVM::LLVMDialect::getNoAliasAttrName(),
+                        UnitAttr::get(fn.getContext()));
+      fn->removeAttr("adjit.noalias_args");
+    });
   }
 };
 

@@ -1,13 +1,14 @@
 // RUN: adjit-opt %s --adjit-array-access=remarks=true -split-input-file -verify-diagnostics | FileCheck %s
 
 /// Reads and writes per array argument; own-element when every index is the
-/// thread's coordinates (through the frontend's index casts).
+/// thread's coordinates (through the frontend's index casts). An atomic whose
+/// old value is unused only writes.
 // CHECK-LABEL: func.func @mixed(
-// CHECK-SAME: adjit.arg_access = ["read", "write, own element", "read, own element", "read-write", ""]
+// CHECK-SAME: adjit.arg_access = ["read", "write, own element", "read, own element", "write", ""]
 // expected-remark @below {{argument #0 ("x"): read}}
 // expected-remark @below {{argument #1 ("y"): write, own element}}
 // expected-remark @below {{argument #2 ("z"): read, own element}}
-// expected-remark @below {{argument #3 ("w"): read-write}}
+// expected-remark @below {{argument #3 ("w"): write}}
 func.func @mixed(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>, %z: !adjit.array<vector<3xf32>, 2>,
                  %w: !adjit.array<f32, 1>, %s: f32) attributes {adjit.kernel, adjit.arg_names = ["x", "y", "z", "w", "s"]} {
   %i = adjit.tid : index
@@ -51,5 +52,21 @@ func.func @in_place(%x: !adjit.array<vector<3xf32>, 1>, %u: !adjit.array<f32, 1>
   %c = adjit.load_component %x[%i] [0] : !adjit.array<vector<3xf32>, 1> -> f32
   %d = arith.mulf %c, %c : f32
   adjit.store_component %d, %x[%i] [0] : f32, !adjit.array<vector<3xf32>, 1>
+  return
+}
+
+// -----
+
+/// An atomic whose old value is used also reads.
+// CHECK-LABEL: func.func @atomic_read(
+// CHECK-SAME: adjit.arg_access = ["read-write", "write, own element"]
+// expected-remark @below {{argument #0: read-write}}
+// expected-remark @below {{argument #1: write, own element}}
+func.func @atomic_read(%c: !adjit.array<i32, 1>, %o: !adjit.array<i32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1 : i32
+  %slot = adjit.atomic_add %one, %c[%c0] [] : i32, !adjit.array<i32, 1>
+  adjit.store %slot, %o[%i] : !adjit.array<i32, 1>
   return
 }

@@ -42,7 +42,7 @@
 # HEAD0: // adjit stage 'adjit' of kernel 'saxpy'
 # HEAD0-NEXT: // next stage: adjit-opt --pass-pipeline='builtin.module(adjit-optimize)' <this file>
 # HEAD1: // adjit stage 'optimized' of kernel 'saxpy'
-# HEAD1-NEXT: // next stage: adjit-opt --pass-pipeline='builtin.module(adjit-lower-cpu)' <this file>
+# HEAD1-NEXT: // next stage: adjit-opt --pass-pipeline='builtin.module(adjit-lower-cpu{noalias=false})' <this file>
 # HEAD2: // adjit stage 'cpu' of kernel 'saxpy'
 # HEAD2-NEXT: // next stage: adjit-opt --pass-pipeline='builtin.module(adjit-cpu-to-llvm)' <this file>
 # HEAD3: // adjit stage 'llvm' of kernel 'saxpy'
