@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -257,6 +258,12 @@ LogicalResult replay(Block &block, OpBuilder &b, IRMapping &map) {
                               "differentiable yet");
       continue;
     }
+    // Region cloning keeps block arguments that are already mapped; forget
+    // the ones an earlier replay of the same region recorded.
+    op.walk([&](Block *nested) {
+      for (BlockArgument arg : nested->getArguments())
+        map.erase(arg);
+    });
     Operation *copy = b.clone(op, map);
     SmallVector<Operation *> writes;
     copy->walk([&](Operation *nested) {
@@ -275,6 +282,18 @@ LogicalResult replay(Block &block, OpBuilder &b, IRMapping &map) {
 }
 
 LogicalResult reverseBlock(Block &block, OpBuilder &b, AdjointState &s);
+void setInsertionToEndReplacingTerminator(OpBuilder &b, Block *block);
+
+/// A copy of `map` with its value mappings only. Cloning a region records
+/// block mappings too; a stale one would make a second clone of the same
+/// region (a branch or loop body replayed again) reuse the first clone's
+/// blocks.
+IRMapping valuesOnly(const IRMapping &map) {
+  IRMapping copy;
+  for (auto [from, to] : map.getValueMap())
+    copy.map(from, to);
+  return copy;
+}
 
 /// Reverses an scf.if: see the file comment.
 LogicalResult reverseIf(scf::IfOp ifOp, OpBuilder &b, AdjointState &s) {
@@ -303,11 +322,8 @@ LogicalResult reverseIf(scf::IfOp ifOp, OpBuilder &b, AdjointState &s) {
        llvm::zip(ifOp->getRegions(), reversed->getRegions())) {
     Block &newBlock = newRegion.front();
     OpBuilder::InsertionGuard guard(b);
-    if (!newBlock.empty() && newBlock.mightHaveTerminator())
-      b.setInsertionPoint(newBlock.getTerminator());
-    else
-      b.setInsertionPointToEnd(&newBlock);
-    IRMapping branchMap = *outerMap;
+    setInsertionToEndReplacingTerminator(b, &newBlock);
+    IRMapping branchMap = valuesOnly(*outerMap);
     s.setPrimalMap(&branchMap);
     if (!primalRegion.empty()) {
       Block &primalBlock = primalRegion.front();
@@ -325,8 +341,7 @@ LogicalResult reverseIf(scf::IfOp ifOp, OpBuilder &b, AdjointState &s) {
     SmallVector<Value> outs;
     for (Value v : captured)
       outs.push_back(s.adjointOrZero(b, loc, v));
-    if (!types.empty())
-      scf::YieldOp::create(b, loc, outs);
+    scf::YieldOp::create(b, loc, outs);
     s.setPrimalMap(outerMap);
     s.getAdjoints() = saved;
   }
@@ -388,7 +403,7 @@ LogicalResult reverseLoop(
     auto recompute = scf::ForOp::create(b, loc, zero, k, one, replayedInits);
     OpBuilder::InsertionGuard guard(b);
     setInsertionToEndReplacingTerminator(b, recompute.getBody());
-    IRMapping map = *s.getPrimalMap();
+    IRMapping map = valuesOnly(*s.getPrimalMap());
     for (auto [arg, v] : llvm::zip(carriedArgs, recompute.getRegionIterArgs()))
       map.map(arg, v);
     bindIteration(b, map, recompute.getInductionVar());
@@ -420,7 +435,7 @@ LogicalResult reverseLoop(
     if (failed(state))
       return failure();
     IRMapping *outerMap = s.getPrimalMap();
-    IRMapping iteration = *outerMap;
+    IRMapping iteration = valuesOnly(*outerMap);
     for (auto [arg, v] : llvm::zip(carriedArgs, *state))
       iteration.map(arg, v);
     bindIteration(b, iteration, k);
@@ -496,7 +511,7 @@ FailureOr<Value> whileTripCount(scf::WhileOp loop, OpBuilder &b,
   Block *after = makeBlock(counting.getAfter());
   {
     b.setInsertionPointToEnd(before);
-    IRMapping map = *s.getPrimalMap();
+    IRMapping map = valuesOnly(*s.getPrimalMap());
     for (auto [arg, v] : llvm::zip(loop.getBeforeArguments(), before->getArguments()))
       map.map(arg, v);
     if (failed(replay(loop.getBefore().front(), b, map)))
@@ -507,7 +522,7 @@ FailureOr<Value> whileTripCount(scf::WhileOp loop, OpBuilder &b,
   }
   {
     b.setInsertionPointToEnd(after);
-    IRMapping map = *s.getPrimalMap();
+    IRMapping map = valuesOnly(*s.getPrimalMap());
     for (auto [arg, v] : llvm::zip(loop.getAfterArguments(), after->getArguments()))
       map.map(arg, v);
     if (failed(replay(loop.getAfter().front(), b, map)))
@@ -562,7 +577,9 @@ LogicalResult reverseBlock(Block &block, OpBuilder &b, AdjointState &s) {
     // Without a rule, an op is fine only if no gradient has to pass through
     // it: no active operand receives one (constants, casts from integers,
     // comparisons) and it writes no float array.
-    bool hasActiveOperand = llvm::any_of(op.getOperandTypes(), AdjointState::isActive);
+    bool hasActiveOperand = llvm::any_of(op.getOperands(), [](Value v) {
+      return AdjointState::isActive(v.getType()) && !matchPattern(v, m_Constant());
+    });
     bool needsRule =
         (hasActiveOperand &&
          llvm::any_of(op.getResults(), [&](Value r) { return s.adjoint(r); })) ||

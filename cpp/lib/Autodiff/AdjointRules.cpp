@@ -337,6 +337,20 @@ LogicalResult fromElementsRule(vector::FromElementsOp op, OpBuilder &b,
   return success();
 }
 
+LogicalResult toElementsRule(vector::ToElementsOp op, OpBuilder &b,
+                             AdjointState &s) {
+  if (llvm::none_of(op.getResults(), [&](Value r) { return s.adjoint(r); }))
+    return success();
+  Location loc = op.getLoc();
+  SmallVector<Value> elements;
+  for (Value r : op.getResults())
+    elements.push_back(s.adjointOrZero(b, loc, r));
+  s.accumulate(b, loc, op.getSource(),
+               vector::FromElementsOp::create(b, loc, op.getSource().getType(),
+                                              elements));
+  return success();
+}
+
 LogicalResult vectorExtractRule(vector::ExtractOp op, OpBuilder &b,
                                 AdjointState &s) {
   Value adj = s.adjoint(op.getResult());
@@ -604,6 +618,7 @@ void mlir::adjit::registerAdjointRules(DialectRegistry &registry) {
   });
   registry.addExtension(+[](MLIRContext *ctx, vector::VectorDialect *) {
     attach<vector::FromElementsOp, fromElementsRule>(ctx);
+    attach<vector::ToElementsOp, toElementsRule>(ctx);
     attach<vector::ExtractOp, vectorExtractRule>(ctx);
     attach<vector::InsertOp, vectorInsertRule>(ctx);
     attach<vector::BroadcastOp, broadcastRule>(ctx);

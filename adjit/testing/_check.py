@@ -1,0 +1,187 @@
+"""Gradient checks that raise a readable AssertionError: adjoint Jacobians
+(``adjit.autograd.jacobian`` / ``adjit.Tape``) against central finite
+differences."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import autograd
+from .. import types as T
+from ..runtime.array import Array
+from ..runtime.tape import Tape
+
+#: Defaults for float64 kernels (see docs/testing.md for the reasoning).
+EPS, RTOL, ATOL = 1e-6, 1e-5, 1e-7
+
+
+class GradientMismatch(AssertionError):
+    """Adjoint gradients differ from finite differences (the report is the message)."""
+
+
+def _is_float_array(a) -> bool:
+    if not isinstance(a, Array):
+        return False
+    scalar = a.dtype if isinstance(a.dtype, T.ScalarType) else a.dtype.dtype
+    return scalar.is_float
+
+
+def _element_name(name: str, dtype, flat: int) -> str:
+    """``y[2].z`` / ``m[1][0, 2]`` / ``x[3]`` for a flat index into an array's numpy buffer."""
+    comp = () if isinstance(dtype, T.ScalarType) else dtype.shape
+    per = int(np.prod(comp)) if comp else 1
+    element, rest = divmod(flat, per)
+    if not comp:
+        return f"{name}[{element}]"
+    if len(comp) == 1:
+        return f"{name}[{element}].{'xyzw'[rest]}" if comp[0] <= 4 else f"{name}[{element}][{rest}]"
+    r, c = divmod(rest, comp[1])
+    return f"{name}[{element}][{r}, {c}]"
+
+
+def _values(a) -> str:
+    if isinstance(a, Array):
+        return np.array2string(a.numpy(), precision=17, separator=", ", threshold=200)
+    return repr(a)
+
+
+def compare_jacobians(title: str, analytic: dict, numeric: dict, names_in, names_out, arrays_in, arrays_out,
+                      eps, rtol, atol, max_entries: int = 8, inputs=None) -> str | None:
+    """Compares ``{(i, o): J}`` elementwise (``|J - J_fd| <= atol + rtol |J_fd|``);
+    returns None when all match, else a report."""
+    lines, failed = [], False
+    for key in sorted(analytic):
+        i, o = key
+        j, fd = analytic[key], numeric[key]
+        err = np.abs(j - fd)
+        allowed = atol + rtol * np.abs(fd)
+        bad = err > allowed
+        if not bad.any():
+            lines.append(f"  ok    d {names_out[o]} / d {names_in[i]}: max |adjoint - fd| = "
+                         f"{err.max() if err.size else 0:.3g}")
+            continue
+        failed = True
+        lines.append(f"  FAIL  d {names_out[o]} / d {names_in[i]}: {int(bad.sum())} of {bad.size} entries out of "
+                     "tolerance:")
+        order = np.argsort(-(err - allowed), axis=None)[:max_entries]
+        for flat in order:
+            r, c = np.unravel_index(flat, err.shape)
+            if not bad[r, c]:
+                break
+            lines.append(f"          d {_element_name(names_out[o], arrays_out[o].dtype, r)} / "
+                         f"d {_element_name(names_in[i], arrays_in[i].dtype, c)}: adjoint {j[r, c]:.10g}, "
+                         f"finite difference {fd[r, c]:.10g} (|diff| {err[r, c]:.3g} > allowed "
+                         f"{allowed[r, c]:.3g})")
+    if not failed:
+        return None
+    header = [f"{title}: adjoint gradients differ from central finite differences "
+              f"(eps={eps:g}, rtol={rtol:g}, atol={atol:g}; an entry fails when "
+              "|adjoint - fd| > atol + rtol*|fd|)"]
+    if inputs is not None:
+        header.append("  at the inputs:")
+        for name, a in inputs:
+            header.append(f"    {name} = {_values(a)}")
+    return "\n".join(header + lines)
+
+
+def check_gradients(kernel, dim, inputs, outputs, eps: float = EPS, rtol: float = RTOL, atol: float = ATOL,
+                    input_output_mask=None, max_entries: int = 8) -> None:
+    """Checks a kernel's adjoint against central finite differences.
+
+    For every (float input array, float output array) pair (or those in
+    ``input_output_mask``, as in ``adjit.autograd.jacobian``), the Jacobian
+    from the adjoint kernel (one backward pass per output element) must match
+    the central finite-difference Jacobian (two launches per input element)
+    elementwise: ``|J - J_fd| <= atol + rtol * |J_fd|``. Raises an
+    AssertionError (``GradientMismatch``) naming the worst entries otherwise.
+
+    The defaults (eps=1e-6, rtol=1e-5, atol=1e-7) are for float64 kernels; a
+    float32 kernel needs eps around 1e-3 and tolerances around 1e-2. Keep the
+    inputs away from kinks (``abs``, ``min``/``max``, branch conditions):
+    finite differences across a kink are meaningless.
+    """
+    inputs, outputs = list(inputs), list(outputs)
+    snapshot = [o.numpy().copy() if isinstance(o, Array) else None for o in outputs]
+    analytic = autograd.jacobian(kernel, dim, inputs, outputs, input_output_mask)
+    for o, s in zip(outputs, snapshot):  # jacobian() leaves the outputs as one launch does
+        if s is not None:
+            o.numpy()[...] = s
+    numeric = autograd.jacobian_fd(kernel, dim, inputs, outputs, input_output_mask, eps)
+    names_in, names_out = analytic._names_in, analytic._names_out
+    src = kernel._source
+    report = compare_jacobians(
+        f"kernel '{kernel.__name__}' ({src.filename}:{src.first_line})", dict(analytic), dict(numeric),
+        names_in, names_out, inputs, outputs, eps, rtol, atol, max_entries,
+        inputs=[(n, a) for n, a in zip(names_in, inputs)])
+    if report is not None:
+        raise GradientMismatch(report)
+
+
+def check_tape_gradients(run, inputs, eps: float = EPS, rtol: float = RTOL, atol: float = ATOL,
+                         names=None, max_entries: int = 8) -> None:
+    """Checks the gradients of several launches recorded on one tape.
+
+    ``run(*inputs)`` launches kernels (any number, in any order) and returns
+    the list of output arrays it created, each with ``requires_grad=True``;
+    it is called once under a ``Tape`` and then once per finite-difference
+    evaluation, so it must create fresh outputs on every call. The Jacobian of
+    every returned output with respect to every float input array, from
+    ``tape.backward`` seeded with each output element in turn, must match
+    central finite differences of ``run`` elementwise (as in check_gradients).
+    """
+    inputs = list(inputs)
+    names = list(names) if names is not None else [f"inputs[{k}]" for k in range(len(inputs))]
+    diff = [k for k, a in enumerate(inputs) if _is_float_array(a)]
+    if not diff:
+        raise ValueError("check_tape_gradients: no float input array to differentiate with respect to")
+    added = []
+    for k in diff:
+        if inputs[k].grad is None:
+            inputs[k].grad = Array(np.zeros_like(inputs[k].numpy()), inputs[k].dtype)
+            added.append(inputs[k])
+    try:
+        tape = Tape()
+        with tape:
+            outs = list(run(*inputs))
+        for n, o in enumerate(outs):
+            if not isinstance(o, Array) or o.grad is None:
+                raise ValueError(f"check_tape_gradients: output {n} of run() is not an array created with "
+                                 "requires_grad=True (the tape needs its gradient to seed it)")
+        out_names = [f"outputs[{n}]" for n in range(len(outs))]
+        analytic = {(k, o): np.zeros((outs[o].numpy().size, inputs[k].numpy().size))
+                    for k in diff for o in range(len(outs))}
+        for o, out in enumerate(outs):
+            for row in range(out.numpy().size):
+                tape.zero()
+                for k in diff:
+                    inputs[k].grad.numpy()[...] = 0
+                for other in outs:
+                    other.grad.numpy()[...] = 0
+                out.grad.numpy().reshape(-1)[row] = 1
+                tape.backward()
+                for k in diff:
+                    analytic[k, o][row] = inputs[k].grad.numpy().reshape(-1)
+        tape.zero()
+        numeric = {key: np.zeros_like(j) for key, j in analytic.items()}
+        for k in diff:
+            flat = inputs[k].numpy().reshape(-1)
+            for col in range(flat.size):
+                original = flat[col].copy()
+                values = []
+                for sign in (1, -1):
+                    flat[col] = original + sign * eps
+                    values.append([np.asarray(o.numpy(), np.float64).reshape(-1).copy() for o in run(*inputs)])
+                flat[col] = original
+                for o in range(len(outs)):
+                    numeric[k, o][:, col] = (values[0][o] - values[1][o]) / (2 * eps)
+        report = compare_jacobians(
+            f"launches of {getattr(run, '__qualname__', 'run')}", analytic, numeric, names, out_names,
+            inputs, outs, eps, rtol, atol, max_entries,
+            inputs=[(names[k], inputs[k]) for k in range(len(inputs))])
+        if report is not None:
+            raise GradientMismatch(report)
+    finally:
+        for a in added:
+            a.grad = None
+        for k in diff:
+            if inputs[k].grad is not None:
+                inputs[k].grad.numpy()[...] = 0

@@ -1,0 +1,287 @@
+"""What the fuzzer knows about the builtins: which argument types they take
+(found by asking each builtin's ``infer``), their numpy semantics (the
+independent reference of the forward values), and where they are not smooth.
+
+A builtin added to the registry with ``differentiable=True`` is fuzzed without
+any change here: its signatures over the fuzzed types come from ``infer``, its
+smooth region from its ``domain``. Its forward reference is then the compiled
+builtin itself (a one-call kernel, see ``_compiled_reference``), so only its
+gradients are checked independently until a numpy reference is added to
+``NUMPY_REFERENCES``; ``missing_numpy_references()`` lists such builtins.
+"""
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import types as T
+from ..compiler import builtins as B
+
+# --- the fuzzed types ------------------------------------------------------------
+
+F, V, M, Q, BOOL = "float64", "vec3d", "mat33d", "quatd", "bool"
+#: The value types generated kernels compute with (float64 only: the gradient
+#: oracle needs double-precision finite differences).
+VALUE_TYPES = (F, V, M, Q)
+ADJIT_TYPE = {F: T.float64, V: T.vec3d, M: T.mat33d, Q: T.quatd, BOOL: T.bool_}
+SOURCE_TYPE = {F: "wp.float64", V: "wp.vec3d", M: "wp.mat33d", Q: "wp.quatd"}
+SHAPE = {F: (), V: (3,), M: (3, 3), Q: (4,)}
+
+
+def code_of(t) -> str | None:
+    """The fuzzer's code of an adjit type, or None if it is not fuzzed."""
+    for code, at in ADJIT_TYPE.items():
+        if at == t and type(at) is type(t):
+            return code
+    return None
+
+
+# --- numpy semantics -----------------------------------------------------------------
+
+def _f(x):
+    return np.float64(x) if np.ndim(x) == 0 else np.asarray(x, dtype=np.float64)
+
+
+def _det3(m):
+    # Laplace expansion along the first row, as the compiler emits it.
+    def det2(a, b, c, d):
+        return a * d - b * c
+    return (m[0, 0] * det2(m[1, 1], m[1, 2], m[2, 1], m[2, 2])
+            - m[0, 1] * det2(m[1, 0], m[1, 2], m[2, 0], m[2, 2])
+            + m[0, 2] * det2(m[1, 0], m[1, 1], m[2, 0], m[2, 1]))
+
+
+def _inverse3(m):
+    inv_det = 1.0 / _det3(m)
+    out = np.empty((3, 3))
+    for r in range(3):
+        for c in range(3):
+            minor = np.delete(np.delete(m, c, axis=0), r, axis=1)
+            cof = minor[0, 0] * minor[1, 1] - minor[0, 1] * minor[1, 0]
+            out[r, c] = (-cof if (r + c) % 2 else cof) * inv_det
+    return out
+
+
+def quat_mul(a, b):
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return np.array([aw * bx + bw * ax + ay * bz - az * by,
+                     aw * by + bw * ay + az * bx - ax * bz,
+                     aw * bz + bw * az + ax * by - ay * bx,
+                     aw * bw - ax * bx - ay * by - az * bz])
+
+
+def _quat_rotate(q, v):
+    u, w = q[:3], q[3]
+    return (2 * w * w - 1) * v + 2 * np.dot(u, v) * u + 2 * w * np.cross(u, v)
+
+
+def _quat_from_axis_angle(axis, angle):
+    half = angle * 0.5
+    return np.array([*(axis * np.sin(half)), np.cos(half)])
+
+
+def mul(a, b, ta, tb):
+    """``a * b`` on fuzzed types (scalar scaling, matrix products, Hamilton product)."""
+    if ta == F or tb == F:
+        return _f(a * b)
+    if ta == Q and tb == Q:
+        return quat_mul(a, b)
+    return _f(np.asarray(a) @ np.asarray(b))
+
+
+#: name -> f(args, argtypes) in float64 numpy.
+NUMPY_REFERENCES = {
+    "sqrt": lambda a, t: _f(np.sqrt(a[0])),
+    "exp": lambda a, t: _f(np.exp(a[0])),
+    "log": lambda a, t: _f(np.log(a[0])),
+    "sin": lambda a, t: _f(np.sin(a[0])),
+    "cos": lambda a, t: _f(np.cos(a[0])),
+    "tanh": lambda a, t: _f(np.tanh(a[0])),
+    "tan": lambda a, t: _f(np.tan(a[0])),
+    "asin": lambda a, t: _f(np.arcsin(a[0])),
+    "acos": lambda a, t: _f(np.arccos(a[0])),
+    "atan": lambda a, t: _f(np.arctan(a[0])),
+    "sinh": lambda a, t: _f(np.sinh(a[0])),
+    "cosh": lambda a, t: _f(np.cosh(a[0])),
+    "log2": lambda a, t: _f(np.log2(a[0])),
+    "log10": lambda a, t: _f(np.log10(a[0])),
+    "abs": lambda a, t: _f(np.abs(a[0])),
+    "min": lambda a, t: _f(np.minimum(a[0], a[1])),
+    "max": lambda a, t: _f(np.maximum(a[0], a[1])),
+    "dot": lambda a, t: _f(np.dot(a[0], a[1])),
+    "length": lambda a, t: _f(np.sqrt(np.dot(a[0], a[0]))),
+    "length_sq": lambda a, t: _f(np.dot(a[0], a[0])),
+    "normalize": lambda a, t: _f(a[0] / np.sqrt(np.dot(a[0], a[0]))),
+    "cross": lambda a, t: _f(np.cross(a[0], a[1])),
+    "pow": lambda a, t: _f(np.power(a[0], a[1])),
+    "atan2": lambda a, t: _f(np.arctan2(a[0], a[1])),
+    "sign": lambda a, t: _f(np.where(np.asarray(a[0]) < 0, -1.0, 1.0)),
+    "clamp": lambda a, t: _f(np.minimum(np.maximum(a[0], a[1]), a[2])),
+    "where": lambda a, t: a[1] if a[0] else a[2],
+    "select": lambda a, t: a[2] if a[0] else a[1],
+    "transpose": lambda a, t: _f(np.transpose(a[0])),
+    "trace": lambda a, t: _f(np.trace(a[0])),
+    "determinant": lambda a, t: _f(_det3(a[0])),
+    "inverse": lambda a, t: _inverse3(a[0]),
+    "outer": lambda a, t: _f(np.outer(a[0], a[1])),
+    "diag": lambda a, t: _f(np.diag(a[0])),
+    "mul": lambda a, t: mul(a[0], a[1], t[0], t[1]),
+    "quat_inverse": lambda a, t: _f(np.array([-a[0][0], -a[0][1], -a[0][2], a[0][3]])),
+    "quat_rotate": lambda a, t: _f(_quat_rotate(a[0], a[1])),
+    "quat_from_axis_angle": lambda a, t: _f(_quat_from_axis_angle(a[0], a[1])),
+    "cw_mul": lambda a, t: _f(a[0] * a[1]),
+    "cw_div": lambda a, t: _f(a[0] / a[1]),
+}
+
+
+def _min_abs(x) -> float:
+    return float(np.min(np.abs(x)))
+
+
+#: name -> f(args) giving the distance of the arguments to the builtin's
+#: nearest kink (where its derivative jumps). Examples closer than the
+#: fuzzer's margin are discarded: finite differences are meaningless there.
+KINKS = {
+    "abs": lambda a: _min_abs(a[0]),
+    "sign": lambda a: _min_abs(a[0]),
+    "min": lambda a: _min_abs(np.asarray(a[0]) - a[1]),
+    "max": lambda a: _min_abs(np.asarray(a[0]) - a[1]),
+    "clamp": lambda a: min(_min_abs(np.asarray(a[0]) - a[1]),
+                           _min_abs(np.maximum(a[0], a[1]) - a[2])),
+}
+
+#: Builtins whose argument the generator shapes into a well-conditioned
+#: region by construction (their singular set is not an interval per
+#: argument, so ``domain`` cannot say it): name -> shaping kind.
+SHAPED_ARGUMENTS = {"inverse": "diagonally_dominant"}
+
+
+# --- signatures ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    args: tuple[str, ...]
+    result: str
+    #: per argument: the open interval where the builtin is smooth, or None.
+    domain: tuple
+    #: the numpy reference is independent of adjit (else the compiled builtin).
+    independent: bool
+
+
+def _infer_result(builtin, types):
+    try:
+        return builtin.infer(list(types))
+    except (TypeError, ValueError, IndexError, AttributeError):
+        return None
+
+
+_SIGNATURES: dict = {}
+
+
+def signatures(names=None) -> list[Signature]:
+    """Every (builtin, argument types) the fuzzer can call: the differentiable
+    builtins of the registry, tried by their ``infer`` on all combinations of
+    1 to 3 arguments of the fuzzed types (bool arguments are comparisons)."""
+    key = (tuple(names) if names is not None else None,
+           tuple((name, id(entry)) for name, entry in B.registry().items()))
+    if key not in _SIGNATURES:
+        _SIGNATURES[key] = _signatures(names)
+    return list(_SIGNATURES[key])
+
+
+def _signatures(names) -> list[Signature]:
+    out = []
+    candidates = VALUE_TYPES + (BOOL,)
+    for name, builtin in B.registry().items():
+        if names is not None and name not in names:
+            continue
+        if not builtin.differentiable or builtin.static_params or builtin.array_args:
+            continue
+        for arity in (1, 2, 3):
+            for combo in itertools.product(candidates, repeat=arity):
+                result = _infer_result(builtin, [ADJIT_TYPE[c] for c in combo])
+                code = code_of(result) if result is not None else None
+                if code is None or code == BOOL:
+                    continue
+                domain = tuple(builtin.domain[k] if builtin.domain and k < len(builtin.domain) else None
+                               for k in range(arity))
+                out.append(Signature(name, combo, code, domain, name in NUMPY_REFERENCES))
+    return out
+
+
+def missing_numpy_references() -> list[str]:
+    """Differentiable builtins the fuzzer calls whose forward values are only
+    checked against the compiled builtin itself (add them to NUMPY_REFERENCES)."""
+    return sorted({s.name for s in signatures() if not s.independent})
+
+
+def uncovered_builtins() -> list[str]:
+    """Differentiable builtins the fuzzer never calls (no signature over the fuzzed types)."""
+    called = {s.name for s in signatures()}
+    return sorted(name for name, b in B.registry().items()
+                  if b.differentiable and name not in called)
+
+
+def evaluate(sig: Signature, args):
+    """The builtin's value on numpy arguments (the reference of the forward check)."""
+    ref = NUMPY_REFERENCES.get(sig.name)
+    if ref is not None:
+        return ref(args, sig.args)
+    return _compiled_reference(sig, args)
+
+
+# --- the fallback reference: the compiled builtin --------------------------------------
+
+_COMPILED: dict = {}
+_TMPDIR: list = []
+
+
+def _compiled_reference(sig: Signature, args):
+    kernel = _COMPILED.get(sig)
+    if kernel is None:
+        kernel = _COMPILED[sig] = _compile_one_call(sig)
+    from .. import api
+    from ..runtime.array import array, zeros
+    ins = []
+    for code, a in zip(sig.args, args):
+        if code == BOOL:
+            ins.append(array(np.array([1 if a else 0], np.int32), dtype=T.int32))
+        else:
+            ins.append(array(np.asarray(a, np.float64).reshape((1,) + SHAPE[code]), dtype=ADJIT_TYPE[code]))
+    out = zeros(1, dtype=ADJIT_TYPE[sig.result])
+    api.launch(kernel, 1, inputs=ins, outputs=[out])
+    value = out.numpy()[0].copy()
+    return _f(value)
+
+
+def _compile_one_call(sig: Signature):
+    params, call_args = [], []
+    for k, code in enumerate(sig.args):
+        if code == BOOL:
+            params.append(f"a{k}: wp.array(dtype=wp.int32)")
+            call_args.append(f"a{k}[0] != 0")
+        else:
+            params.append(f"a{k}: wp.array(dtype={SOURCE_TYPE[code]})")
+            call_args.append(f"a{k}[0]")
+    source = ("import adjit as wp\n\n\n@wp.kernel\n"
+              f"def reference_{sig.name}({', '.join(params)}, out: wp.array(dtype={SOURCE_TYPE[sig.result]})):\n"
+              f"    out[0] = wp.{sig.name}({', '.join(call_args)})\n")
+    if not _TMPDIR:
+        _TMPDIR.append(tempfile.mkdtemp(prefix="adjit-fuzz-reference-"))
+    name = f"_adjit_reference_{sig.name}_{'_'.join(sig.args)}"
+    path = os.path.join(_TMPDIR[0], name + ".py")
+    with open(path, "w") as f:
+        f.write(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return getattr(module, f"reference_{sig.name}")

@@ -1,0 +1,227 @@
+"""The gradient fuzzer: Hypothesis writes programs in the kernel language,
+adjit compiles them through the real frontend, and the oracle checks
+
+- forward values against a plain-numpy float64 evaluation of the same
+  program, and
+- the adjoint Jacobians (adjit.Tape backward) against central finite
+  differences (eps=1e-6, rtol=1e-5, atol=1e-7),
+
+printing a paste-ready reproducer for the shrunk failing program.
+
+The CI profile is a fixed, derandomized budget (about two minutes on two
+cores); ``ADJIT_FUZZ_PROFILE=long`` runs many more, freshly random examples.
+Known open bugs are kept out by switches of GenConfig (see
+test_fuzz_regressions.py); docs/testing.md explains it all.
+"""
+import subprocess
+import sys
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import adjit as wp
+from adjit.testing import (GenConfig, GradientMismatch, arrays, check_gradients, check_program,
+                           check_tape_gradients, fuzz_settings, module_source, programs)
+from adjit.testing import _program as P
+from adjit.testing import _reference as R
+
+f64 = wp.float64
+
+# --- the fuzzer --------------------------------------------------------------------------
+
+#: Valid examples per fuzz test in the CI profile (see docs/testing.md for the timing).
+CI_EXAMPLES = {"one_launch": 160, "several_launches": 80, "scalars": 60}
+
+
+#: What the fuzz tests of this session generated (for the coverage test below).
+SEEN = {}
+
+
+def _fuzz(name, program):
+    SEEN.setdefault(name, Counter()).update(P.features(program))
+    check_program(program)
+
+
+@fuzz_settings(CI_EXAMPLES["one_launch"])
+@given(programs(GenConfig(max_kernels=1)))
+def test_fuzz_one_launch(program):
+    _fuzz("one_launch", program)
+
+
+@fuzz_settings(CI_EXAMPLES["several_launches"])
+@given(programs(GenConfig(min_kernels=2, max_kernels=3, max_top_statements=4)))
+def test_fuzz_several_launches_on_one_tape(program):
+    _fuzz("several_launches", program)
+
+
+@fuzz_settings(CI_EXAMPLES["scalars"])
+@given(programs(GenConfig(types=(R.F,), max_kernels=1, max_depth=4)))
+def test_fuzz_scalar_programs(program):
+    _fuzz("scalars", program)
+
+
+# --- the generator reaches what it should ------------------------------------------------------
+
+FEATURES = {
+    "assign", "alias", "component:set", "component:+=", "component:*=", "augmented:+=", "augmented:*=",
+    "store:element", "store:component", "store:atomic+=", "store:atomic-=", "if", "if/else",
+    "for:constant", "for:runtime", "break", "continue", "return:early", "call:device_function",
+    "read:own", "read:next", "read:component", "expression:if_else", "expression:component",
+    "expression:loop_index", "construct:vec3d", "construct:quatd", "operator:/", "operator:**",
+    "launches:several", "launches:chained", "launches:overwrite",
+}
+
+
+def test_the_generator_reaches_every_differentiable_builtin_and_language_feature():
+    # The programs the fuzz tests above checked (they run first), else a
+    # generation-only run of the same size.
+    seen = Counter()
+    for counter in SEEN.values():
+        seen.update(counter)
+    if set(SEEN) != set(CI_EXAMPLES):
+        @settings(max_examples=sum(CI_EXAMPLES.values()), derandomize=True, database=None, deadline=None,
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+        @given(programs())
+        def collect(program):
+            seen.update(P.features(program))
+        collect()
+    assert not R.uncovered_builtins(), "differentiable builtins with no signature over the fuzzed types"
+    builtins = {s.name for s in R.signatures()}
+    missing = sorted(({f"builtin:{b}" for b in builtins} | FEATURES) - set(seen))
+    assert not missing, f"never generated: {missing}"
+
+
+def test_every_fuzzed_builtin_has_an_independent_numpy_reference():
+    # A new differentiable builtin is fuzzed at once (its forward values then
+    # checked against the compiled builtin itself); this asks for a numpy
+    # reference so that its forward values are checked independently too.
+    assert R.missing_numpy_references() == []
+
+
+def test_a_builtin_without_numpy_reference_is_evaluated_by_a_compiled_call(monkeypatch):
+    sig = next(s for s in R.signatures(("atan2",)) if s.args == (R.F, R.F))
+    monkeypatch.delitem(R.NUMPY_REFERENCES, "atan2")
+    got = R.evaluate(sig, [np.float64(0.3), np.float64(1.7)])
+    assert got == pytest.approx(np.arctan2(0.3, 1.7), rel=1e-15)
+
+
+# --- the oracle catches wrong programs, and its reproducer runs as a test --------------------------
+
+def _program(body, reads, writes, dim=3, n=2, funcs=()):
+    """A hand-written program: arrays named x* are inputs, y* outputs."""
+    rng = np.random.default_rng(0)
+    arrays_ = {}
+    for name, t in reads + writes:
+        values = rng.uniform(0.2, 1.2, (dim,) + R.SHAPE[t])
+        arrays_[name] = P.ArrayDecl(name, t, "input" if name.startswith("x") else "output", values,
+                                    (0.2, 1.2))
+    kernel = P.KernelDef("k0", [n_ for n_, _ in reads], [n_ for n_, _ in writes], False, body)
+    return P.Program(dim, n, arrays_, list(funcs), [kernel]).evaluate()
+
+
+def _sin_program():
+    sig = next(s for s in R.signatures(("sin",)) if s.args == (R.F,))
+    x = P.Read(R.F, "x0", R.F, dim=3)
+    return _program([P.Store("y1", R.F, P.Bin(R.F, "*", P.Call(R.F, sig, [x]), x))],
+                    [("x0", R.F)], [("y1", R.F)])
+
+
+def test_a_correct_program_passes_and_its_reproducer_is_a_passing_test_file(tmp_path):
+    program = _sin_program()
+    check_program(program)
+    path = tmp_path / "test_reproducer.py"
+    path.write_text(module_source(program))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "2 passed" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_a_wrong_forward_formula_is_caught_with_a_reproducer(monkeypatch):
+    # sin emitted as cos, in this process only (and out of the compile cache)
+    from mlir.dialects import math
+    from adjit.compiler import builtins as B
+    monkeypatch.setattr(wp.config, "cache", False)
+    monkeypatch.setattr(B.lookup("sin"), "emit", lambda vals, types, result: math.CosOp(vals[0]).result)
+    with pytest.raises(AssertionError) as info:
+        check_program(_sin_program())
+    text = str(info.value)
+    assert "failed test_forward" in text and "Mismatched elements" in text
+    assert "----- reproducer" in text and "def k0(x0: wp.array(dtype=wp.float64)" in text
+
+
+def test_a_wrong_expected_value_is_caught(monkeypatch):
+    program = _sin_program()
+    program.expected["y1"] = program.expected["y1"] + 1e-6
+    with pytest.raises(AssertionError, match="failed test_forward"):
+        check_program(program)
+
+
+def test_programs_near_a_kink_are_discarded():
+    sig = next(s for s in R.signatures(("abs",)) if s.args == (R.F,))
+    x = P.Read(R.F, "x0", R.F, dim=1)
+    program = _program([P.Store("y1", R.F, P.Call(R.F, sig, [P.Bin(R.F, "-", x, P.Lit(R.F, 0.7))]))],
+                       [("x0", R.F)], [("y1", R.F)], dim=1)
+    program.arrays["x0"].values[:] = 0.7 + 1e-4
+    from adjit.testing._oracle import well_conditioned
+    assert "kink" in well_conditioned(program.evaluate())
+
+
+# --- check_gradients and check_tape_gradients, as users call them -------------------------------------
+
+@wp.kernel
+def cubic(x: wp.array(dtype=f64), v: wp.array(dtype=wp.vec3d), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    y[i] = x[i] * x[i] * x[i] + wp.dot(v[i], v[i]) * wp.sin(x[i])
+
+
+@wp.kernel
+def kink_at_zero(x: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    y[i] = wp.abs(x[i])
+
+
+@settings(max_examples=10, deadline=None, derandomize=True, database=None)
+@given(x=arrays(f64, 4, elements=st.floats(-2, 2)), v=arrays(wp.vec3d, 4))
+def test_check_gradients_with_hypothesis_inputs(x, v):
+    check_gradients(cubic, dim=4, inputs=[x, v], outputs=[wp.zeros(4, dtype=f64)])
+
+
+def test_check_gradients_reports_the_worst_entries_readably():
+    x = wp.array(np.array([0.0, 1.0]), dtype=f64)
+    with pytest.raises(GradientMismatch) as info:
+        check_gradients(kink_at_zero, dim=2, inputs=[x], outputs=[wp.zeros(2, dtype=f64)])
+    text = str(info.value)
+    assert "kernel 'kink_at_zero'" in text and "test_fuzz_gradients.py" in text
+    assert "FAIL  d y / d x: 1 of 4 entries out of tolerance" in text
+    assert "d y[0] / d x[0]: adjoint 1, finite difference 0" in text
+    assert "x = [0., 1.]" in text
+
+
+def test_check_tape_gradients_over_several_launches():
+    xs = wp.array(np.array([0.3, -0.7, 1.1]), dtype=f64)
+    vs = wp.array(np.array([[0.1, 0.2, 0.3], [1.0, -1.0, 0.5], [0.0, 0.4, -0.2]]), dtype=wp.vec3d)
+
+    def run(x, v):
+        t = wp.zeros(3, dtype=f64, requires_grad=True)
+        wp.launch(cubic, dim=3, inputs=[x, v], outputs=[t])
+        y = wp.zeros(3, dtype=f64, requires_grad=True)
+        wp.launch(cubic, dim=3, inputs=[t, v], outputs=[y])
+        return [t, y]
+
+    check_tape_gradients(run, [xs, vs], names=["x", "v"])
+
+
+def test_arrays_strategy_draws_adjit_arrays_that_print_as_code():
+    from hypothesis.vendor.pretty import pretty
+
+    @settings(max_examples=5, derandomize=True, database=None)
+    @given(arrays(wp.mat33d, st.integers(1, 3)))
+    def draw(a):
+        assert isinstance(a, wp.Array) and a.dtype == wp.mat33d and a.numpy().shape[1:] == (3, 3)
+        assert a.grad is not None
+        text = pretty(a)
+        assert text.startswith("adjit.array(np.array([[[") and "dtype=adjit.mat33d" in text
+
+    draw()
