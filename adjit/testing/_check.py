@@ -117,7 +117,7 @@ def check_gradients(kernel, dim, inputs, outputs, eps: float = EPS, rtol: float 
 
 
 def check_tape_gradients(run, inputs, eps: float = EPS, rtol: float = RTOL, atol: float = ATOL,
-                         names=None, max_entries: int = 8) -> None:
+                         names=None, output_names=None, max_entries: int = 8) -> None:
     """Checks the gradients of several launches recorded on one tape.
 
     ``run(*inputs)`` launches kernels (any number, in any order) and returns
@@ -127,6 +127,7 @@ def check_tape_gradients(run, inputs, eps: float = EPS, rtol: float = RTOL, atol
     every returned output with respect to every float input array, from
     ``tape.backward`` seeded with each output element in turn, must match
     central finite differences of ``run`` elementwise (as in check_gradients).
+    ``names`` and ``output_names`` name the inputs and outputs in the report.
     """
     inputs = list(inputs)
     names = list(names) if names is not None else [f"inputs[{k}]" for k in range(len(inputs))]
@@ -146,7 +147,8 @@ def check_tape_gradients(run, inputs, eps: float = EPS, rtol: float = RTOL, atol
             if not isinstance(o, Array) or o.grad is None:
                 raise ValueError(f"check_tape_gradients: output {n} of run() is not an array created with "
                                  "requires_grad=True (the tape needs its gradient to seed it)")
-        out_names = [f"outputs[{n}]" for n in range(len(outs))]
+        out_names = (list(output_names) if output_names is not None
+                     else [f"outputs[{n}]" for n in range(len(outs))])
         analytic = {(k, o): np.zeros((outs[o].numpy().size, inputs[k].numpy().size))
                     for k in diff for o in range(len(outs))}
         for o, out in enumerate(outs):

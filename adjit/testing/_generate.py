@@ -54,22 +54,22 @@ class GenConfig:
     types: tuple = (F, V, M, Q)
     #: ``y[i] += v`` stores (atomic adds)
     atomic_stores: bool = True
-    # Switches that keep the fuzzer away from open bugs, each with its
-    # reproducer in tests/python/test_fuzz_regressions.py (turn them on when
-    # the bug is fixed):
+    # Switches that keep the fuzzer away from a bug while it is open (turn one
+    # off, with an xfail reproducer in tests/python/test_fuzz_regressions.py,
+    # and back on when the bug is fixed). All the bugs below are fixed:
     #: loops reversed by recomputation (``range(n)``, or any loop with
     #: break/continue: a while loop) nested in an if/else branch or in
     #: another such loop, directly or in a called device function; off while
     #: the adjoint pass aborts or emits invalid IR for them
-    nested_dynamic_loops: bool = False
+    nested_dynamic_loops: bool = True
     #: ``wp.mat33d(<9 scalars>)`` and ``wp.mat33d(<3 rows>)``; off while a
     #: matrix with a constant row has no derivative rule (vector.to_elements)
-    constructed_matrices: bool = False
+    constructed_matrices: bool = True
     #: array stores inside if/else branches (and inside loops with
     #: break/continue, whose bodies the frontend guards with ifs); off while
     #: the adjoint pass builds an invalid scf.if for a branch that stores a
     #: value computed from a load made in that branch
-    stores_in_branches: bool = False
+    stores_in_branches: bool = True
 
 
 #: The part of a builtin's domain the generator draws from: the domain cut to

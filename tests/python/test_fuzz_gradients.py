@@ -32,7 +32,7 @@ f64 = wp.float64
 # --- the fuzzer --------------------------------------------------------------------------
 
 #: Valid examples per fuzz test in the CI profile (see docs/testing.md for the timing).
-CI_EXAMPLES = {"one_launch": 160, "several_launches": 80, "scalars": 60}
+CI_EXAMPLES = {"one_launch": 350, "several_launches": 170, "scalars": 130}
 
 
 #: What the fuzz tests of this session generated (for the coverage test below).
@@ -69,7 +69,8 @@ FEATURES = {
     "store:element", "store:component", "store:atomic+=", "store:atomic-=", "if", "if/else",
     "for:constant", "for:runtime", "break", "continue", "return:early", "call:device_function",
     "read:own", "read:next", "read:component", "expression:if_else", "expression:component",
-    "expression:loop_index", "construct:vec3d", "construct:quatd", "operator:/", "operator:**",
+    "expression:loop_index", "construct:vec3d", "construct:mat33d", "construct:quatd", "operator:/",
+    "operator:**",
     "launches:several", "launches:chained", "launches:overwrite",
 }
 
