@@ -54,6 +54,9 @@ class GenConfig:
     types: tuple = (F, V, M, Q)
     #: ``y[i] += v`` stores (atomic adds)
     atomic_stores: bool = True
+    #: a builtin name: the first kernel also stores that builtin applied to
+    #: input reads, so its derivative rule is always on a differentiated path
+    focus: str | None = None
     # Switches that keep the fuzzer away from a bug while it is open (turn one
     # off, with an xfail reproducer in tests/python/test_fuzz_regressions.py,
     # and back on when the bug is fixed). All the bugs below are fixed:
@@ -385,6 +388,23 @@ class Generator:
         style = "pow_operator" if sig.name == "pow" and sig.args == (F, F) and self.flag() else "call"
         return P.Call(t, sig, args, style)
 
+    def focused_call(self, sig) -> P.Expr:
+        """``sig`` applied to input reads (or, past ``max_inputs``, expressions)."""
+        args = []
+        for k, at in enumerate(sig.args):
+            if at == BOOL:
+                args.append(self.condition(1))
+            elif sig.domain[k] is not None:
+                interval = safe_interval(sig.domain[k])
+                args.append(self.read(at, interval) or self.safe(at, interval, 1))
+            elif R.SHAPED_ARGUMENTS.get(sig.name) == "diagonally_dominant" and at == M:
+                diag = P.Bin(M, "*", P.Identity(), P.Lit(F, 2.5, bare=True))
+                off = self.read(M, INVERSE_OFF_DIAGONAL) or self.safe(M, INVERSE_OFF_DIAGONAL, 1)
+                args.append(P.Bin(M, "+", diag, off))
+            else:
+                args.append(self.read(at) or self.expr(at, 1))
+        return P.Call(sig.result, sig, args)
+
     def construct(self, t, depth) -> P.Expr:
         if t == V:
             if self.flag():
@@ -601,8 +621,21 @@ class Generator:
         earlier = [a for a in self.arrays.values() if a.role == "output" and a.name not in self.kernel.writes]
         if earlier and self.flag() and self.flag():
             self.kernel.writes.append(self.pick(earlier).name)
+        focused = None
+        if self.cfg.focus and not self.kernels:
+            focused = self.pick([s for s in self.sigs if s.name == self.cfg.focus])
+            decl = P.ArrayDecl(f"y{len(self.arrays)}", focused.result, "output",
+                               self.literal_values(focused.result))
+            self.arrays[decl.name] = decl
+            self.kernel.writes.append(decl.name)
         self.scopes = [{}]
         body = self.block(self.between(1, self.cfg.max_top_statements))
+        if focused is not None:
+            saved, self.pending = self.pending, []
+            stmt = P.Store(decl.name, focused.result, self.focused_call(focused))
+            self.kernel.stored.add(decl.name)
+            body += self.pending + [stmt]
+            self.pending = saved
         # Every output is stored at least once; sometimes overwritten at the end.
         for w in self.kernel.writes:
             if w not in self.kernel.stored or self.flag():

@@ -32,7 +32,9 @@ f64 = wp.float64
 # --- the fuzzer --------------------------------------------------------------------------
 
 #: Valid examples per fuzz test in the CI profile (see docs/testing.md for the timing).
-CI_EXAMPLES = {"one_launch": 350, "several_launches": 170, "scalars": 130}
+CI_EXAMPLES = {"one_launch": 300, "several_launches": 170, "scalars": 130, "each_builtin": 3}
+#: Programs generated (not checked) by the coverage test.
+COVERAGE_EXAMPLES = 250
 
 
 #: What the fuzz tests of this session generated (for the coverage test below).
@@ -62,6 +64,21 @@ def test_fuzz_scalar_programs(program):
     _fuzz("scalars", program)
 
 
+FUZZED_BUILTINS = sorted({s.name for s in R.signatures()})
+
+
+@pytest.mark.parametrize("builtin", FUZZED_BUILTINS)
+def test_fuzz_each_builtin_on_a_differentiated_path(builtin):
+    # The programs above may use a builtin only where no gradient flows (a
+    # branch condition, constant arguments); these store it applied to inputs.
+    @fuzz_settings(CI_EXAMPLES["each_builtin"])
+    @given(programs(GenConfig(max_kernels=1, max_top_statements=2, focus=builtin)))
+    def fuzz(program):
+        assert f"builtin:{builtin}" in P.features(program)
+        _fuzz("each_builtin", program)
+    fuzz()
+
+
 # --- the generator reaches what it should ------------------------------------------------------
 
 FEATURES = {
@@ -75,23 +92,28 @@ FEATURES = {
 }
 
 
-def test_the_generator_reaches_every_differentiable_builtin_and_language_feature():
+def test_every_differentiable_builtin_is_fuzzed():
+    # Each one with a signature over the fuzzed types is a case of
+    # test_fuzz_each_builtin_on_a_differentiated_path.
+    assert R.uncovered_builtins() == []
+
+
+def test_the_generator_reaches_every_language_feature():
     # The programs the fuzz tests above checked (they run first) plus a
-    # generation-only run of the same size: what the generator reaches must
-    # not hinge on which examples the oracle happened to keep.
+    # generation-only run: what the generator reaches must not hinge on which
+    # examples the oracle happened to keep. (Builtins: each is fuzzed by
+    # test_fuzz_each_builtin_on_a_differentiated_path.)
     seen = Counter()
     for counter in SEEN.values():
         seen.update(counter)
 
-    @settings(max_examples=sum(CI_EXAMPLES.values()), derandomize=True, database=None, deadline=None,
+    @settings(max_examples=COVERAGE_EXAMPLES, derandomize=True, database=None, deadline=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(programs())
     def collect(program):
         seen.update(P.features(program))
     collect()
-    assert not R.uncovered_builtins(), "differentiable builtins with no signature over the fuzzed types"
-    builtins = {s.name for s in R.signatures()}
-    missing = sorted(({f"builtin:{b}" for b in builtins} | FEATURES) - set(seen))
+    missing = sorted(FEATURES - set(seen))
     assert not missing, f"never generated: {missing}"
 
 
@@ -227,3 +249,9 @@ def test_arrays_strategy_draws_adjit_arrays_that_print_as_code():
         assert text.startswith("adjit.array(np.array([[[") and "dtype=adjit.mat33d" in text
 
     draw()
+
+
+def test_the_long_profile_runs_ten_times_the_ci_budget_freshly_random():
+    ci, long = fuzz_settings(7, profile="ci"), fuzz_settings(7, profile="long")
+    assert (ci.max_examples, ci.derandomize) == (7, True)
+    assert (long.max_examples, long.derandomize) == (70, False)
