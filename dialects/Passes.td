@@ -12,7 +12,10 @@ def AdjitLowerToStd : Pass<"adjit-lower-to-std", "::mlir::ModuleOp"> {
     trailing static dimensions are the element's components
     (`!adjit.array<vector<3xf32>, 1>` becomes `memref<?x3xf32>`), and rewrites
     the array, component and call ops in terms of `memref`, `vector` and
-    `func`. `adjit.tid` is left for the launch passes.
+    `func`. `adjit.tid` is left for the launch passes. Reductions of vectors of
+    at most 16 elements (`dot`, `length`) become chains of scalar ops in
+    element order: the CPU's loop vectorizer widens scalar ops across thread
+    indices, but not `vector.reduce` intrinsics.
 
     Before:
     ```mlir

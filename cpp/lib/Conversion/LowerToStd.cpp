@@ -16,6 +16,7 @@
 #include "LaunchUtils.h"
 
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::adjit {
@@ -244,6 +245,33 @@ struct CallLowering : OpConversionPattern<CallOp> {
   }
 };
 
+/// A reduction of a small vector (a vec3's dot product, a length) becomes a
+/// chain of scalar ops in element order: LLVM's loop vectorizer cannot widen a
+/// vector.reduce intrinsic across thread indices, scalar ops it can.
+struct SmallReductionUnrolling : OpConversionPattern<vector::ReductionOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(vector::ReductionOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value result = adaptor.getAcc();
+    for (int64_t k = 0, e = op.getSourceVectorType().getNumElements(); k < e;
+         ++k) {
+      Value element =
+          vector::ExtractOp::create(rewriter, loc, adaptor.getVector(), k);
+      result = result ? vector::makeArithReduction(rewriter, loc, op.getKind(),
+                                                   result, element,
+                                                   op.getFastmathAttr())
+                      : element;
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// The largest vector whose reductions are unrolled into scalar ops.
+constexpr int64_t kMaxUnrolledReduction = 16;
+
 struct AdjitLowerToStdPass
     : adjit::impl::AdjitLowerToStdBase<AdjitLowerToStdPass> {
   void runOnOperation() override {
@@ -265,6 +293,13 @@ struct AdjitLowerToStdPass
       return converter.isSignatureLegal(op.getFunctionType()) &&
              converter.isLegal(&op.getBody());
     });
+    target.addDynamicallyLegalOp<vector::ReductionOp>(
+        [](vector::ReductionOp op) {
+          VectorType type = op.getSourceVectorType();
+          return type.getRank() != 1 || type.isScalable() ||
+                 type.getNumElements() > kMaxUnrolledReduction ||
+                 isa<vector::MaskOp>(op->getParentOp());
+        });
     target.addDynamicallyLegalOp<func::CallOp, func::ReturnOp>(
         [&](Operation *op) { return converter.isLegal(op); });
     target.markUnknownOpDynamicallyLegal(
@@ -276,7 +311,7 @@ struct AdjitLowerToStdPass
                  AtomicLowering<AtomicMinOp>, AtomicLowering<AtomicMaxOp>,
                  DimLowering,
                  ExtractLowering, InsertLowering, StopGradientLowering,
-                 CallLowering>(converter, ctx);
+                 CallLowering, SmallReductionUnrolling>(converter, ctx);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);
     populateCallOpTypeConversionPattern(patterns, converter);

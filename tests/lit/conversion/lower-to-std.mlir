@@ -294,3 +294,32 @@ func.func @saxpy(%a: f32, %x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) at
   adjit.store %r, %y[%i] : !adjit.array<f32, 1>
   return
 }
+
+/// Reductions of small vectors become scalar ops in element order (the loop
+/// vectorizer widens those across threads); an accumulator comes first, and
+/// larger vectors keep their reduction.
+// CHECK-LABEL: func.func @small_reductions(
+// CHECK-SAME: %[[V:.*]]: vector<3xf32>, %[[A:.*]]: f32, %[[W:.*]]: vector<4xi32>, %[[L:.*]]: vector<32xf32>)
+// CHECK-NEXT: %[[V0:.*]] = vector.extract %[[V]][0] : f32 from vector<3xf32>
+// CHECK-NEXT: %[[V1:.*]] = vector.extract %[[V]][1] : f32 from vector<3xf32>
+// CHECK-NEXT: %[[S1:.*]] = arith.addf %[[V0]], %[[V1]] : f32
+// CHECK-NEXT: %[[V2:.*]] = vector.extract %[[V]][2] : f32 from vector<3xf32>
+// CHECK-NEXT: %[[S2:.*]] = arith.addf %[[S1]], %[[V2]] : f32
+// CHECK-NEXT: %[[M0:.*]] = vector.extract %[[V]][0] : f32 from vector<3xf32>
+// CHECK-NEXT: %[[P0:.*]] = arith.mulf %[[A]], %[[M0]] : f32
+// CHECK: arith.maxnumf
+// CHECK: arith.maxnumf
+// CHECK: arith.minsi
+// CHECK: arith.minsi
+// CHECK: arith.minsi
+// CHECK-NOT: arith.minsi
+// CHECK: vector.reduction <add>, %[[L]] : vector<32xf32> into f32
+func.func @small_reductions(%v: vector<3xf32>, %a: f32, %w: vector<4xi32>, %l: vector<32xf32>)
+    -> (f32, f32, f32, i32, f32) {
+  %s = vector.reduction <add>, %v : vector<3xf32> into f32
+  %p = vector.reduction <mul>, %v, %a : vector<3xf32> into f32
+  %m = vector.reduction <maxnumf>, %v : vector<3xf32> into f32
+  %i = vector.reduction <minsi>, %w : vector<4xi32> into i32
+  %big = vector.reduction <add>, %l : vector<32xf32> into f32
+  return %s, %p, %m, %i, %big : f32, f32, f32, i32, f32
+}
