@@ -171,8 +171,19 @@ def _emit_dot(vals, types, result):
     return emit_dot(vals[0], vals[1], result)
 
 
+def _safe_length(v, scalar: T.ScalarType):
+    """(length of ``v``, length > 0), with a zero gradient at the zero vector
+    (as Warp): sqrt only sees the squared length where it is positive, so its
+    derivative's 1/sqrt never meets a zero adjoint there (inf * 0 = NaN)."""
+    squared = emit_dot(v, v, scalar)
+    zero, one = constant(scalar, 0.0), constant(scalar, 1.0)
+    positive = arith.CmpFOp(arith.CmpFPredicate.OGT, squared, zero).result
+    root = math.SqrtOp(arith.SelectOp(positive, squared, one).result).result
+    return arith.SelectOp(positive, root, zero).result, positive
+
+
 def _emit_length(vals, types, result):
-    return math.SqrtOp(emit_dot(vals[0], vals[0], result)).result
+    return _safe_length(vals[0], result)[0]
 
 
 def _emit_length_sq(vals, types, result):
@@ -180,8 +191,13 @@ def _emit_length_sq(vals, types, result):
 
 
 def _emit_normalize(vals, types, result):
-    length = math.SqrtOp(emit_dot(vals[0], vals[0], result.dtype)).result
-    return arith.DivFOp(vals[0], vector_d.BroadcastOp(result.mlir(), length).result).result
+    """v / length(v); the zero vector (and a zero gradient) at zero, as Warp."""
+    scalar = result.dtype
+    length, positive = _safe_length(vals[0], scalar)
+    one = constant(scalar, 1.0)
+    inverse = arith.DivFOp(one, arith.SelectOp(positive, length, one).result).result
+    inverse = arith.SelectOp(positive, inverse, constant(scalar, 0.0)).result
+    return arith.MulFOp(vals[0], vector_d.BroadcastOp(result.mlir(), inverse).result).result
 
 
 def _emit_cross(vals, types, result):
@@ -218,12 +234,12 @@ add_builtin("min", "The smaller of two values (component-wise).", _same_numeric(
 add_builtin("max", "The larger of two values (component-wise).", _same_numeric("max", 2), _emit_max)
 add_builtin("dot", "Dot product of two float vectors.",
             _float_vectors("dot", 2, lambda v: v.dtype), _emit_dot)
-add_builtin("length", "Euclidean length of a float vector.",
+add_builtin("length", "Euclidean length of a float vector (its gradient at the zero vector is zero).",
             _float_vectors("length", 1, lambda v: v.dtype), _emit_length,
             domain=((0.1, 10.0),))
 add_builtin("length_sq", "Squared Euclidean length of a float vector.",
             _float_vectors("length_sq", 1, lambda v: v.dtype), _emit_length_sq)
-add_builtin("normalize", "The vector divided by its length.",
+add_builtin("normalize", "The vector divided by its length (the zero vector, with a zero gradient, at zero).",
             _float_vectors("normalize", 1, lambda v: v), _emit_normalize,
             domain=((0.1, 10.0),))
 add_builtin("cross", "Cross product of two 3-vectors.",

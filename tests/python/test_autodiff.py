@@ -301,6 +301,25 @@ def test_vector_matrix_rules_match_finite_differences():
 
 
 @wp.kernel
+def lengths_and_directions(v: wp.array(dtype=wp.vec3d), y: wp.array(dtype=wp.vec3d)):
+    i = wp.tid()
+    y[i] = wp.normalize(v[i]) + wp.vec3d(wp.length(v[i]), wp.float64(0.0), wp.float64(0.0))
+
+
+def test_length_and_normalize_at_zero_have_zero_gradients_as_in_warp():
+    v = wp.array(np.zeros((1, 3)), dtype=wp.vec3d, requires_grad=True)
+    y = wp.zeros(1, dtype=wp.vec3d, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(lengths_and_directions, dim=1, inputs=[v], outputs=[y])
+    tape.backward(grads={y: np.array([[1.0, 2.0, 3.0]])})
+    assert np.array_equal(y.numpy(), np.zeros((1, 3)))
+    assert np.array_equal(v.grad.numpy(), np.zeros((1, 3)))
+    # Away from zero (even very near it), the same kernel is exact.
+    p = np.random.default_rng(3).normal(size=(4, 3)) * np.array([[1.0], [1.0], [1e-3], [10.0]])
+    _fd_check(lengths_and_directions, [(p, wp.vec3d)], 4, out_dtype=wp.vec3d, h=1e-8, rtol=1e-5)
+
+
+@wp.kernel
 def constant_loop(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64)):
     i = wp.tid()
     s = wp.float64(0.0)
