@@ -124,10 +124,21 @@ def AdjitAdjoint : Pass<"adjit-adjoint", "::mlir::ModuleOp"> {
     once to count its trips). Device functions must be inlined before this
     pass.
 
-    Rationale for the errors: a kernel that reads an array it also writes
-    (in-place update: the overwritten values are not saved yet) and ops
-    without a rule are rejected with a diagnostic at the offending op, never
-    differentiated wrongly.
+    In-place updates. A kernel that reads and writes an array, each thread at
+    its own element only, is differentiated when the replayed loads can see
+    the values the forward launch read: a load after a store in the same
+    block gets the stored value (store-to-load forwarding); a loop that reads
+    and writes the element (`for k: y[i] = y[i] * x[i]`, also through
+    component stores, `+=` and branches inside the loop) carries it as a
+    loop-carried value, loaded before the loop and stored after it, so its
+    reversal recomputes each iteration's value; and the remaining loads, all
+    before any write, read a snapshot of the array the runtime takes before
+    the forward launch.
+
+    Rationale for the errors: in-place patterns outside these forms (a
+    neighbour's element written in the same launch, whose value depends on
+    thread order) and ops without a rule are rejected with a diagnostic at
+    the offending op, never differentiated wrongly.
   }];
   let options = [
     Option<"keepPrimal", "keep-primal", "bool", /*default=*/"true",

@@ -2,13 +2,16 @@
 //
 // Algorithm, per kernel @k (see Passes.td for the contract):
 //  1. Work on a clone: fully unroll scf.for loops with small constant trip
-//     counts, then reject what cannot be differentiated exactly yet (calls
-//     not inlined, loops with runtime bounds carrying active values, arrays
-//     both read and written) with a diagnostic at the op.
+//     counts, carry array elements a loop reads and writes as loop-carried
+//     values, forward stores to later loads, then reject what cannot be
+//     differentiated exactly (calls not inlined, non-canonical while loops,
+//     arrays read after being written in other ways) with a diagnostic at
+//     the op.
 //  2. Create @k_adjoint(args..., grads...) and replay the primal body into it
 //     without its memory writes (they already happened in the forward
-//     launch); loads read the values the forward launch read, because no
-//     array the kernel reads is written by it (step 1).
+//     launch); loads read the values the forward launch read, because every
+//     remaining load of an array the kernel writes precedes its writes and
+//     reads the runtime's pre-launch snapshot (step 1).
 //  3. Walk the primal body backwards; each op's AdjointOpInterface rule
 //     accumulates adjoints into its operands, keyed by primal value, with
 //     operands read through the replay mapping. An scf.if becomes an scf.if
@@ -169,6 +172,199 @@ void forwardStores(Block &block, const ArrayAccessAnalysis &analysis,
   }
 }
 
+/// The indices of an array access (load, store and their component forms).
+std::optional<OperandRange> accessIndices(Operation *op, Value array) {
+  if (auto load = dyn_cast<LoadOp>(op); load && load.getArray() == array)
+    return load.getIndices();
+  if (auto load = dyn_cast<LoadComponentOp>(op);
+      load && load.getArray() == array)
+    return load.getIndices();
+  if (auto store = dyn_cast<StoreOp>(op); store && store.getArray() == array)
+    return store.getIndices();
+  if (auto store = dyn_cast<StoreComponentOp>(op);
+      store && store.getArray() == array)
+    return store.getIndices();
+  if (auto add = dyn_cast<AtomicAddOp>(op); add && add.getArray() == array)
+    return add.getIndices();
+  return std::nullopt;
+}
+
+/// Whether `loop` reads and writes `array` only at one index list defined
+/// outside it, through loads, stores and atomic adds whose old value is
+/// unused, in the loop's own blocks or in scf.if ops nested there (never in a
+/// nested loop), and for an scf.while, never writes it in the condition
+/// region. Sets `indices`.
+bool promotable(Operation *loop, Value array, SmallVector<Value> &indices) {
+  bool read = false, written = false, ok = true;
+  indices.clear();
+  for (Operation *user : array.getUsers()) {
+    if (!loop->isProperAncestor(user) || isa<DimOp>(user))
+      continue;
+    std::optional<OperandRange> at = accessIndices(user, array);
+    if (!at)
+      return false;
+    if (!read && !written)
+      indices.assign(at->begin(), at->end());
+    else if (!llvm::equal(*at, indices))
+      return false;
+    if (isa<AtomicAddOp>(user) && !user->use_empty())
+      return false;
+    bool isWrite = isa<StoreOp, StoreComponentOp, AtomicAddOp>(user);
+    (isWrite ? written : read) = true;
+    for (Operation *parent = user->getParentOp(); parent != loop;
+         parent = parent->getParentOp())
+      ok &= isa<scf::IfOp>(parent);
+    if (auto whileOp = dyn_cast<scf::WhileOp>(loop))
+      ok &= !(isWrite && whileOp.getBefore().isAncestor(user->getParentRegion()));
+  }
+  for (Value index : indices)
+    ok &= !loop->isAncestor(index.getParentBlock()->getParentOp());
+  return ok && read && written;
+}
+
+/// Rewrites the accesses to `array` in `block` (and the scf.if ops in it)
+/// as operations on `current`, its element's value on entry; returns the
+/// value on exit. An scf.if that accesses the array gets one more result.
+Value threadElement(Block &block, Value array, Value current) {
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    OpBuilder b(&op);
+    Location loc = op.getLoc();
+    if (auto load = dyn_cast<LoadOp>(op); load && load.getArray() == array) {
+      load.getResult().replaceAllUsesWith(current);
+      load.erase();
+    } else if (auto load = dyn_cast<LoadComponentOp>(op);
+               load && load.getArray() == array) {
+      load.getResult().replaceAllUsesWith(ExtractOp::create(
+          b, loc, load.getType(), current, load.getPositionAttr()));
+      load.erase();
+    } else if (auto store = dyn_cast<StoreOp>(op);
+               store && store.getArray() == array) {
+      current = store.getValue();
+      store.erase();
+    } else if (auto store = dyn_cast<StoreComponentOp>(op);
+               store && store.getArray() == array) {
+      current = InsertOp::create(b, loc, current.getType(), store.getValue(),
+                                 current, store.getPositionAttr());
+      store.erase();
+    } else if (auto add = dyn_cast<AtomicAddOp>(op);
+               add && add.getArray() == array) {
+      // Only this thread touches its element: the add needs no atomicity.
+      ArrayRef<int64_t> position = add.getPosition();
+      Value old = position.empty()
+                      ? current
+                      : ExtractOp::create(b, loc, add.getValue().getType(),
+                                          current, add.getPositionAttr())
+                            .getResult();
+      Value sum = isa<FloatType>(getElementTypeOrSelf(old))
+                      ? arith::AddFOp::create(b, loc, old, add.getValue())
+                            .getResult()
+                      : arith::AddIOp::create(b, loc, old, add.getValue())
+                            .getResult();
+      current = position.empty()
+                    ? sum
+                    : InsertOp::create(b, loc, current.getType(), sum, current,
+                                       add.getPositionAttr())
+                          .getResult();
+      add.erase();
+    } else if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+      bool accesses = false;
+      ifOp.walk([&](Operation *nested) {
+        accesses |= accessIndices(nested, array).has_value();
+      });
+      if (!accesses)
+        continue;
+      SmallVector<Type> types(ifOp.getResultTypes());
+      types.push_back(current.getType());
+      auto newIf = scf::IfOp::create(b, loc, types, ifOp.getCondition(),
+                                     /*addThenBlock=*/false,
+                                     /*addElseBlock=*/false);
+      newIf.getThenRegion().takeBody(ifOp.getThenRegion());
+      if (ifOp.getElseRegion().empty()) {
+        Block *elseBlock = b.createBlock(&newIf.getElseRegion());
+        scf::YieldOp::create(b, loc);
+        (void)elseBlock;
+      } else {
+        newIf.getElseRegion().takeBody(ifOp.getElseRegion());
+      }
+      for (Region *region : {&newIf.getThenRegion(), &newIf.getElseRegion()}) {
+        Block &branch = region->front();
+        Value out = threadElement(branch, array, current);
+        cast<scf::YieldOp>(branch.getTerminator()).getResultsMutable().append(out);
+      }
+      ifOp.replaceAllUsesWith(newIf.getResults().drop_back());
+      ifOp.erase();
+      current = newIf.getResults().back();
+    }
+  }
+  return current;
+}
+
+/// Makes the element of `array` at `indices` a loop-carried value of `loop`:
+/// loaded before it, carried through it (one more iter_arg, appended),
+/// stored after it. Returns the loop that replaces `loop`.
+Operation *promoteElement(Operation *loop, Value array,
+                          ArrayRef<Value> indices) {
+  OpBuilder b(loop);
+  Location loc = loop->getLoc();
+  Type type = cast<ArrayType>(array.getType()).getElementType();
+  Value init = LoadOp::create(b, loc, type, array, indices);
+  SmallVector<Value> inits(cast<LoopLikeOpInterface>(loop).getInits());
+  inits.push_back(init);
+  SmallVector<Type> types(loop->getResultTypes());
+  types.push_back(type);
+  Operation *newLoop;
+  if (auto forOp = dyn_cast<scf::ForOp>(loop)) {
+    auto newFor = scf::ForOp::create(b, loc, forOp.getLowerBound(),
+                                     forOp.getUpperBound(), forOp.getStep(),
+                                     inits);
+    newFor->setAttrs(forOp->getAttrs());
+    newFor.getRegion().takeBody(forOp.getRegion());
+    Block &body = *newFor.getBody();
+    Value atEnd = threadElement(body, array, body.addArgument(type, loc));
+    cast<scf::YieldOp>(body.getTerminator()).getResultsMutable().append(atEnd);
+    newLoop = newFor;
+  } else {
+    auto newWhile =
+        scf::WhileOp::create(b, loc, types, inits, nullptr, nullptr);
+    auto whileOp = cast<scf::WhileOp>(loop);
+    newWhile.getBefore().takeBody(whileOp.getBefore());
+    newWhile.getAfter().takeBody(whileOp.getAfter());
+    Block &before = newWhile.getBefore().front();
+    Value atTest = threadElement(before, array, before.addArgument(type, loc));
+    newWhile.getConditionOp().getArgsMutable().append(atTest);
+    Block &after = newWhile.getAfter().front();
+    Value atEnd = threadElement(after, array, after.addArgument(type, loc));
+    cast<scf::YieldOp>(after.getTerminator()).getResultsMutable().append(atEnd);
+    newLoop = newWhile;
+  }
+  loop->replaceAllUsesWith(newLoop->getResults().drop_back());
+  loop->erase();
+  b.setInsertionPointAfter(newLoop);
+  StoreOp::create(b, loc, newLoop->getResults().back(), array, indices);
+  return newLoop;
+}
+
+/// Loops that read back what they wrote to their thread's own element
+/// (`for k in range(n): y[i] = y[i] * x[i]`) carry that element as a value
+/// instead, innermost loops first, so the adjoint recomputes each
+/// iteration's value rather than reading memory the loop overwrote.
+void promoteLoopElements(func::FuncOp work, const ArrayAccessAnalysis &analysis) {
+  SmallVector<Operation *> loops;
+  work.walk<WalkOrder::PostOrder>([&](Operation *op) {
+    if (isa<scf::ForOp, scf::WhileOp>(op))
+      loops.push_back(op);
+  });
+  for (Operation *loop : loops) {
+    for (BlockArgument array : work.getArguments()) {
+      const auto *access = analysis.lookup(array);
+      SmallVector<Value> indices;
+      if (access && access->ownElementOnly &&
+          promotable(loop, array, indices))
+        loop = promoteElement(loop, array, indices);
+    }
+  }
+}
+
 /// Step 1: unroll small constant loops and reject what is not supported.
 LogicalResult prepare(func::FuncOp work, func::FuncOp kernel,
                       int64_t maxUnroll) {
@@ -214,7 +410,11 @@ LogicalResult prepare(func::FuncOp work, func::FuncOp kernel,
   if (loopCheck.wasInterrupted())
     return failure();
 
-  forwardStores(work.getBody().front(), ArrayAccessAnalysis(work), {});
+  {
+    ArrayAccessAnalysis before(work);
+    promoteLoopElements(work, before);
+    forwardStores(work.getBody().front(), before, {});
+  }
 
   // In-place updates. An array read and written by the kernel is
   // differentiable when each thread only touches its own element and reads

@@ -59,19 +59,23 @@ func.func @in_place_shared(%x: !adjit.array<f32, 1>) attributes {adjit.kernel, a
 
 // -----
 
-/// An own-element in-place update inside a runtime loop reads, in later
+/// An own-element in-place update that a loop cannot carry as a value (here
+/// a while loop whose condition region writes the element) reads, in later
 /// iterations, what earlier ones wrote: rejected (without arg_names the
 /// argument is named by number).
-func.func @in_place_loop(%x: !adjit.array<f32, 1>, %n: index) attributes {adjit.kernel} {
+func.func @in_place_loop(%x: !adjit.array<f32, 1>) attributes {adjit.kernel} {
   %i = adjit.tid : index
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  scf.for %k = %c0 to %n step %c1 {
+  %one = arith.constant 1.0 : f32
+  scf.while : () -> () {
     // expected-note @below {{the array is read here}}
     %a = adjit.load %x[%i] : !adjit.array<f32, 1>
     %b = arith.mulf %a, %a : f32
     // expected-error @below {{'adjit.store' op writes kernel argument #0, which the kernel also reads after writing it in a way the compiler cannot forward (e.g. in a later loop iteration); the gradient needs the overwritten values, which are not saved for this pattern yet}}
     adjit.store %b, %x[%i] : !adjit.array<f32, 1>
+    %c = arith.cmpf olt, %b, %one : f32
+    scf.condition(%c)
+  } do {
+    scf.yield
   }
   return
 }

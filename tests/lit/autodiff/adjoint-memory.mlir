@@ -438,3 +438,34 @@ func.func @forward(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attribute
   adjit.store %c, %y[%i] : !adjit.array<f32, 1>
   return
 }
+
+/// An own-element in-place update in a runtime loop: the element becomes a
+/// loop-carried value (loaded before the loop, stored after it), so the
+/// adjoint recomputes each iteration's value from the pre-loop load instead
+/// of reading memory the loop overwrote.
+// PRIMAL-LABEL: func.func @in_place_loop(
+// CANON-LABEL: func.func @in_place_loop_adjoint(
+// CANON-SAME: %[[X:[^:]*]]: !adjit.array<f32, 1>, %[[N:[^:]*]]: index, %[[GX:[^:]*]]: !adjit.array<f32, 1>)
+// CANON: %[[I:.*]] = adjit.tid : index
+// CANON-NEXT: %[[X0:.*]] = adjit.load %[[X]][%[[I]]] : <f32, 1>
+// CANON-NEXT: %[[G:.*]] = adjit.load %[[GX]][%[[I]]] : <f32, 1>
+// CANON-NEXT: adjit.store %{{.*}}, %[[GX]][%[[I]]] : <f32, 1>
+// CANON: %[[GIN:.*]] = scf.for {{.*}} iter_args(%[[A:.*]] = %[[G]]) -> (f32) {
+// CANON: scf.for {{.*}} iter_args(%[[V:.*]] = %[[X0]]) -> (f32) {
+// CANON-NEXT: arith.mulf %[[V]], %[[V]] : f32
+// CANON-NOT: adjit.load %[[X]]
+// CANON: adjit.load %[[GX]][%[[I]]]
+// CANON-NEXT: arith.addf
+// CANON-NEXT: adjit.store %{{.*}}, %[[GX]][%[[I]]] : <f32, 1>
+// CANON-NEXT: return
+func.func @in_place_loop(%x: !adjit.array<f32, 1>, %n: index) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %k = %c0 to %n step %c1 {
+    %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+    %b = arith.mulf %a, %a : f32
+    adjit.store %b, %x[%i] : !adjit.array<f32, 1>
+  }
+  return
+}
