@@ -117,8 +117,10 @@ def AdjitAdjoint : Pass<"adjit-adjoint", "::mlir::ModuleOp"> {
     Locals are SSA values, so `b = a` needs no rule. `scf.if` is reversed
     into an `scf.if` on the replayed condition that recomputes the branch and
     yields the updated adjoints. `scf.for` loops with small constant trip
-    counts are unrolled; other `scf.for` and (canonical) `scf.while` loops are
-    reversed by recomputation: reversed iteration k replays iterations 0..k-1
+    counts are unrolled; other `scf.for` and `scf.while` loops are reversed by
+    recomputation (a while loop whose condition forwards values other than
+    its carried ones, as canonicalize can make, is first rewritten so that
+    it forwards them and its body recomputes the rest): reversed iteration k replays iterations 0..k-1
     from the loop's inputs to rebuild its state, so a thread needs O(1) extra
     memory for O(n^2) time in the trip count n (a while loop is first replayed
     once to count its trips). Device functions must be inlined before this

@@ -551,10 +551,11 @@ class Generator:
                 self.loop_vars.pop()
             return [P.For(var, count, body)]
         if kind == "jump":
-            # (a condition that does not fold to a constant: see
-            # test_a_loop_that_always_breaks_is_differentiable)
+            # (the condition may fold to a constant: a loop that always
+            # breaks, see test_a_loop_that_always_breaks_is_differentiable)
             cond = self.condition(self.between(0, 2))
-            cond.a = P.Bin(F, "+", P.LoopIndex(self.loop_vars[-1]), cond.a)
+            if self.flag():
+                cond.a = P.Bin(F, "+", P.LoopIndex(self.loop_vars[-1]), cond.a)
             body = self.branch_block(self.between(0, 2), True, returns)
             body.append(P.Break() if self.flag() else P.Continue())
             return [P.If(cond, body, [])]

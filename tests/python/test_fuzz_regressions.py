@@ -166,11 +166,17 @@ def always_breaks(x: wp.array(dtype=f64), n: int, y: wp.array(dtype=f64)):
     y[i] = s
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a runtime-bounded loop whose body always breaks (also `if <constant true>: ...; break`, once the "
-    "condition folds) is rejected: canonicalization rewrites the frontend's scf.while into a form that "
-    "'forwards values other than its loop-carried ones to its body', which adjit-adjoint does not "
-    "accept. A clear error, not a wrong gradient. Fuzzer: jump conditions depend on the loop index"))
-def test_a_loop_that_always_breaks_is_differentiable():
+# Was rejected: canonicalize rewrote the frontend's scf.while into a form
+# that forwards values other than its loop-carried ones to its body.
+# adjit-adjoint now puts such loops back into the canonical form.
+@pytest.mark.parametrize("n", [0, 3])
+def test_a_loop_that_always_breaks_is_differentiable(n):
     xs = np.array([0.5, -1.5])
-    check_gradients(always_breaks, dim=2, inputs=[wp.array(xs, dtype=f64), 3], outputs=[wp.zeros(2, dtype=f64)])
+    check_gradients(always_breaks, dim=2, inputs=[wp.array(xs, dtype=f64), n], outputs=[wp.zeros(2, dtype=f64)])
+    # x.grad is hand-derivable: y = x*x after one iteration, y = x with none.
+    x = wp.array(xs, dtype=f64, requires_grad=True)
+    y = wp.zeros(2, dtype=f64, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(always_breaks, dim=2, inputs=[x, n], outputs=[y])
+    tape.backward(grads={y: np.ones(2)})
+    np.testing.assert_allclose(x.grad.numpy(), 2 * xs if n else np.ones(2), rtol=1e-15)

@@ -365,6 +365,56 @@ void promoteLoopElements(func::FuncOp work, const ArrayAccessAnalysis &analysis)
   }
 }
 
+/// Rewrites an scf.while whose condition forwards values other than exactly
+/// its before-block arguments (canonicalize makes such loops, e.g. from a
+/// loop whose body always breaks) into the canonical form the reversal
+/// expects: the condition forwards the arguments, and the body and the code
+/// after the loop recompute the forwarded values from them.
+LogicalResult makeCanonicalWhile(scf::WhileOp loop) {
+  if (llvm::equal(loop.getConditionOp().getArgs(), loop.getBeforeArguments()))
+    return success();
+  Block &test = loop.getBefore().front();
+  bool writes = false;
+  test.walk([&](Operation *op) { writes |= writesMemory(op); });
+  if (writes)
+    return loop.emitOpError("writes memory in its condition region and "
+                            "forwards values other than its loop-carried ones "
+                            "to its body; such a loop is not differentiable");
+
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  SmallVector<Type> types(test.getArgumentTypes());
+  auto canonical =
+      scf::WhileOp::create(b, loc, types, loop.getInits(), nullptr, nullptr);
+  canonical.getBefore().takeBody(loop.getBefore());
+  Block &newTest = canonical.getBefore().front();
+  scf::ConditionOp condition = canonical.getConditionOp();
+  SmallVector<Value> forwarded(condition.getArgs());
+  condition.getArgsMutable().assign(newTest.getArguments());
+
+  // Recomputes the forwarded values from `arguments` at `b`'s insertion point.
+  auto recompute = [&](ValueRange arguments) {
+    IRMapping map;
+    map.map(newTest.getArguments(), arguments);
+    for (Operation &op : newTest.without_terminator())
+      b.clone(op, map);
+    return llvm::map_to_vector(
+        forwarded, [&](Value v) { return map.lookupOrDefault(v); });
+  };
+  Block *body = &canonical.getAfter().front(); // its arguments: `types`
+  b.setInsertionPointToStart(body);
+  Block &oldBody = loop.getAfter().front();
+  for (auto [arg, value] : llvm::zip(oldBody.getArguments(),
+                                     recompute(body->getArguments())))
+    arg.replaceAllUsesWith(value);
+  body->getOperations().splice(body->end(), oldBody.getOperations());
+
+  b.setInsertionPointAfter(canonical);
+  loop.replaceAllUsesWith(recompute(canonical.getResults()));
+  loop.erase();
+  return success();
+}
+
 /// Step 1: unroll small constant loops and reject what is not supported.
 LogicalResult prepare(func::FuncOp work, func::FuncOp kernel,
                       int64_t maxUnroll) {
@@ -396,19 +446,11 @@ LogicalResult prepare(func::FuncOp work, func::FuncOp kernel,
       return loop.emitOpError("could not be unrolled for differentiation");
   }
 
-  WalkResult loopCheck = work.walk([&](scf::WhileOp loop) {
-    auto cond = loop.getConditionOp();
-    if (hasActiveWork(loop) &&
-        !llvm::equal(cond.getArgs(), loop.getBeforeArguments())) {
-      loop.emitOpError("forwards values other than its loop-carried ones to "
-                       "its body; only the canonical form (as the frontend "
-                       "emits) is differentiable");
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  if (loopCheck.wasInterrupted())
-    return failure();
+  SmallVector<scf::WhileOp> whiles;
+  work.walk<WalkOrder::PostOrder>([&](scf::WhileOp loop) { whiles.push_back(loop); });
+  for (scf::WhileOp loop : whiles)
+    if (hasActiveWork(loop) && failed(makeCanonicalWhile(loop)))
+      return failure();
 
   {
     ArrayAccessAnalysis before(work);

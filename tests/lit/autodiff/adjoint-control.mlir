@@ -381,3 +381,38 @@ func.func @for_inactive(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>, %n: 
   adjit.store %r, %y[%i] : !adjit.array<f32, 1>
   return
 }
+
+/// A while loop whose condition forwards something other than its carried
+/// values (canonicalize makes such loops) is first put back into the
+/// canonical form: the condition forwards the carried value, and the body
+/// and the code after the loop recompute the square from it.
+// PRIMAL-LABEL: func.func @while_not_canonical(
+// CANON-LABEL: func.func @while_not_canonical_adjoint(
+// CANON: %[[LIMIT:.*]] = arith.constant 1.000000e+01 : f32
+// CANON: %[[A:.*]] = adjit.load
+// CANON-NEXT: %[[V:.*]] = scf.while (%[[B:.*]] = %[[A]]) : (f32) -> f32 {
+// CANON-NEXT: %[[SQ:.*]] = arith.mulf %[[B]], %[[B]] : f32
+// CANON-NEXT: %[[GO:.*]] = arith.cmpf olt, %[[SQ]], %[[LIMIT]] : f32
+// CANON-NEXT: scf.condition(%[[GO]]) %[[B]] : f32
+// CANON-NEXT: } do {
+// CANON-NEXT: ^bb0(%[[W:.*]]: f32):
+// CANON-NEXT: %[[SQ2:.*]] = arith.mulf %[[W]], %[[W]] : f32
+// CANON-NEXT: scf.yield %[[SQ2]] : f32
+// CANON: %[[G:.*]] = adjit.load
+// CANON: %[[GV:.*]] = arith.mulf %[[G]], %[[V]] : f32
+// CANON-NEXT: arith.addf %[[GV]], %[[GV]] : f32
+func.func @while_not_canonical(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+  %limit = arith.constant 10.0 : f32
+  %r = scf.while (%v = %a) : (f32) -> f32 {
+    %sq = arith.mulf %v, %v : f32
+    %go = arith.cmpf olt, %sq, %limit : f32
+    scf.condition(%go) %sq : f32
+  } do {
+  ^bb0(%w: f32):
+    scf.yield %w : f32
+  }
+  adjit.store %r, %y[%i] : !adjit.array<f32, 1>
+  return
+}

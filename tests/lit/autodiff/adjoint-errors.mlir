@@ -20,23 +20,23 @@ func.func @call_not_inlined(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) 
 
 // -----
 
-/// A while loop over active values whose before region forwards something
-/// other than its carried values (here their square) is not in the
-/// canonical form the reversal needs.
+/// A while loop over active values whose condition region writes memory
+/// and forwards something other than its carried values cannot be put back
+/// into the canonical form the reversal needs (that would repeat the write).
 func.func @while_not_canonical(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
   %i = adjit.tid : index
   %a = adjit.load %x[%i] : !adjit.array<f32, 1>
   %limit = arith.constant 10.0 : f32
-  // expected-error @below {{'scf.while' op forwards values other than its loop-carried ones to its body; only the canonical form (as the frontend emits) is differentiable}}
+  // expected-error @below {{'scf.while' op writes memory in its condition region and forwards values other than its loop-carried ones to its body; such a loop is not differentiable}}
   %r = scf.while (%v = %a) : (f32) -> f32 {
     %sq = arith.mulf %v, %v : f32
+    adjit.store %sq, %y[%i] : !adjit.array<f32, 1>
     %go = arith.cmpf olt, %sq, %limit : f32
     scf.condition(%go) %sq : f32
   } do {
   ^bb0(%w: f32):
     scf.yield %w : f32
   }
-  adjit.store %r, %y[%i] : !adjit.array<f32, 1>
   return
 }
 
