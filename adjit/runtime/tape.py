@@ -47,17 +47,23 @@ class Tape:
 
     def record_launch(self, kernel, dim, args: list) -> None:
         """Records a launch; its adjoint runs on backward()."""
-        arrays = [(name, a) for name, a in zip(kernel.arg_names, args) if isinstance(a, Array)]
-        for i, (name_a, a) in enumerate(arrays):
-            for name_b, b in arrays[i + 1:]:
-                if np.may_share_memory(a.numpy(), b.numpy()):
-                    raise GradientError(
-                        f"kernel '{kernel.__name__}': arguments '{name_a}' and '{name_b}' share memory; "
-                        "gradients of launches with aliased array arguments are not supported "
-                        "(pass distinct arrays, e.g. adjit.clone() one of them)")
-        for _, a in arrays:
-            self._arrays[id(a)] = a
         access = kernel.arg_access
+        # Arrays passed to several parameters: fine while none of those is
+        # written (their adjoints all add into the one .grad); a write through
+        # one parameter would change what the others read.
+        arrays = [(name, a, "write" in acc)
+                  for name, a, acc in zip(kernel.arg_names, args, access) if isinstance(a, Array)]
+        for i, (name_a, a, writes_a) in enumerate(arrays):
+            for name_b, b, writes_b in arrays[i + 1:]:
+                if (writes_a or writes_b) and np.may_share_memory(a.numpy(), b.numpy()):
+                    written = name_a if writes_a else name_b
+                    raise GradientError(
+                        f"kernel '{kernel.__name__}': arguments '{name_a}' and '{name_b}' share memory and "
+                        f"the kernel writes '{written}'; gradients of launches that write an array also "
+                        "passed to another parameter are not supported (pass distinct arrays, e.g. "
+                        "adjit.clone() one of them)")
+        for _, a, _ in arrays:
+            self._arrays[id(a)] = a
         # This launch overwrites some arrays: earlier steps that still need
         # their current values get a snapshot first.
         for a, acc in zip(args, access):

@@ -477,12 +477,14 @@ LogicalResult prepare(func::FuncOp work, func::FuncOp kernel,
                               << argName(kernel, arg.getArgNumber())
                               << ", which the kernel also reads";
     if (!access->ownElementOnly)
-      diag << " at elements other threads may write";
+      diag << " at elements other threads may write; the values read then "
+              "depend on the order the threads run in (a data race in the "
+              "forward launch too), so no gradient is defined: write the "
+              "results to a separate array";
     else
-      diag << " after writing it in a way the compiler cannot forward (e.g. in "
-              "a later loop iteration)";
-    diag << "; the gradient needs the overwritten values, which are not "
-            "saved for this pattern yet";
+      diag << " after writing it in a way the compiler cannot forward (e.g. "
+              "in a while loop's condition); the gradient needs the "
+              "overwritten values, which are not saved for this pattern";
     diag.attachNote(reader->getLoc()) << "the array is read here";
     return failure();
   }

@@ -52,7 +52,7 @@ func.func @in_place_shared(%x: !adjit.array<f32, 1>) attributes {adjit.kernel, a
   // expected-note @below {{the array is read here}}
   %a = adjit.load %x[%j] : !adjit.array<f32, 1>
   %b = arith.mulf %a, %a : f32
-  // expected-error @below {{'adjit.store' op writes kernel argument 'x', which the kernel also reads at elements other threads may write; the gradient needs the overwritten values, which are not saved for this pattern yet}}
+  // expected-error @below {{'adjit.store' op writes kernel argument 'x', which the kernel also reads at elements other threads may write; the values read then depend on the order the threads run in (a data race in the forward launch too), so no gradient is defined: write the results to a separate array}}
   adjit.store %b, %x[%i] : !adjit.array<f32, 1>
   return
 }
@@ -70,7 +70,7 @@ func.func @in_place_loop(%x: !adjit.array<f32, 1>) attributes {adjit.kernel} {
     // expected-note @below {{the array is read here}}
     %a = adjit.load %x[%i] : !adjit.array<f32, 1>
     %b = arith.mulf %a, %a : f32
-    // expected-error @below {{'adjit.store' op writes kernel argument #0, which the kernel also reads after writing it in a way the compiler cannot forward (e.g. in a later loop iteration); the gradient needs the overwritten values, which are not saved for this pattern yet}}
+    // expected-error @below {{'adjit.store' op writes kernel argument #0, which the kernel also reads after writing it in a way the compiler cannot forward (e.g. in a while loop's condition); the gradient needs the overwritten values, which are not saved for this pattern}}
     adjit.store %b, %x[%i] : !adjit.array<f32, 1>
     %c = arith.cmpf olt, %b, %one : f32
     scf.condition(%c)
