@@ -275,7 +275,17 @@ def components_in_place(x: wp.array(dtype=wp.float64), n: int, y: wp.array(dtype
             y[i].y *= wp.float64(0.5)
 
 
+@wp.kernel
+def written_in_a_branch_then_read(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    if x[i] > wp.float64(0.0):
+        y[i] = y[i] * x[i]
+    t = y[i] * wp.float64(3.0)
+    y[i] += t * x[i]
+
+
 @pytest.mark.parametrize("kernel,x0,y0,dtype,scalars", [
+    (written_in_a_branch_then_read, [0.5, -1.2, 0.7], [0.3, -0.4, 1.1], wp.float64, ()),
     (loop_in_place, [0.5, 1.2, -0.7], [0.3, -0.4, 1.1], wp.float64, (3,)),
     (loop_in_place, [0.5, 1.2], [0.3, -0.4], wp.float64, (0,)),
     (while_in_place, [1.5, 2.0, 1.3], [0.7, 3.9, 5.0], wp.float64, ()),

@@ -189,8 +189,9 @@ std::optional<OperandRange> accessIndices(Operation *op, Value array) {
   return std::nullopt;
 }
 
-/// Whether `loop` reads and writes `array` only at one index list defined
-/// outside it, through loads, stores and atomic adds whose old value is
+/// Whether `loop` (an scf.for, an scf.while or the kernel itself) reads and
+/// writes `array` only at one index list defined outside it (for the kernel:
+/// in its entry block), through loads, stores and atomic adds whose old value is
 /// unused, in the loop's own blocks or in scf.if ops nested there (never in a
 /// nested loop), and for an scf.while, never writes it in the condition
 /// region. Sets `indices`.
@@ -218,15 +219,21 @@ bool promotable(Operation *loop, Value array, SmallVector<Value> &indices) {
       ok &= !(isWrite && whileOp.getBefore().isAncestor(user->getParentRegion()));
   }
   for (Value index : indices)
-    ok &= !loop->isAncestor(index.getParentBlock()->getParentOp());
+    ok &= isa<func::FuncOp>(loop)
+              ? index.getParentBlock() == &loop->getRegion(0).front()
+              : !loop->isAncestor(index.getParentBlock()->getParentOp());
   return ok && read && written;
 }
 
-/// Rewrites the accesses to `array` in `block` (and the scf.if ops in it)
-/// as operations on `current`, its element's value on entry; returns the
-/// value on exit. An scf.if that accesses the array gets one more result.
-Value threadElement(Block &block, Value array, Value current) {
-  for (Operation &op : llvm::make_early_inc_range(block)) {
+/// Rewrites the accesses to `array` in `block` (and the scf.if ops in it),
+/// from the op after `after` if given, as operations on `current`, its
+/// element's value on entry; returns the value on exit. An scf.if that
+/// accesses the array gets one more result.
+Value threadElement(Block &block, Value array, Value current,
+                    Operation *after = nullptr) {
+  auto begin = after ? std::next(after->getIterator()) : block.begin();
+  for (Operation &op :
+       llvm::make_early_inc_range(llvm::make_range(begin, block.end()))) {
     OpBuilder b(&op);
     Location loc = op.getLoc();
     if (auto load = dyn_cast<LoadOp>(op); load && load.getArray() == array) {
@@ -365,6 +372,37 @@ void promoteLoopElements(func::FuncOp work, const ArrayAccessAnalysis &analysis)
   }
 }
 
+/// Carries each array element the kernel reads after writing it, at its own
+/// thread's index, as one value through the whole kernel (after loops and
+/// store forwarding did what they could): loaded once where its index is
+/// known, threaded through branches, stored once before the return. The one
+/// load is then of the value from before the launch, which the runtime
+/// snapshots.
+void promoteKernelElements(func::FuncOp work,
+                           const ArrayAccessAnalysis &analysis) {
+  Block &entry = work.getBody().front();
+  for (BlockArgument array : work.getArguments()) {
+    const auto *access = analysis.lookup(array);
+    SmallVector<Value> indices;
+    if (!access || !access->ownElementOnly || readsPrecedeWrites(*access) ||
+        !promotable(work, array, indices))
+      continue;
+    OpBuilder b(work.getContext());
+    b.setInsertionPointToStart(&entry);
+    for (Value index : indices)
+      if (Operation *def = index.getDefiningOp())
+        if (b.getInsertionPoint() == entry.begin() ||
+            std::prev(b.getInsertionPoint())->isBeforeInBlock(def))
+          b.setInsertionPointAfter(def);
+    Location loc = (*array.getUsers().begin())->getLoc();
+    Type type = cast<ArrayType>(array.getType()).getElementType();
+    auto init = LoadOp::create(b, loc, type, array, indices);
+    Value atEnd = threadElement(entry, array, init, init);
+    b.setInsertionPoint(entry.getTerminator());
+    StoreOp::create(b, loc, atEnd, array, indices);
+  }
+}
+
 /// Rewrites an scf.while whose condition forwards values other than exactly
 /// its before-block arguments (canonicalize makes such loops, e.g. from a
 /// loop whose body always breaks) into the canonical form the reversal
@@ -457,6 +495,7 @@ LogicalResult prepare(func::FuncOp work, func::FuncOp kernel,
     promoteLoopElements(work, before);
     forwardStores(work.getBody().front(), before, {});
   }
+  promoteKernelElements(work, ArrayAccessAnalysis(work));
 
   // In-place updates. An array read and written by the kernel is
   // differentiable when each thread only touches its own element and reads

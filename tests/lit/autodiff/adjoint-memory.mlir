@@ -469,3 +469,35 @@ func.func @in_place_loop(%x: !adjit.array<f32, 1>, %n: index) attributes {adjit.
   }
   return
 }
+
+/// A read after a store in a branch (not forwardable) of the thread's own
+/// element: the element is carried as one value through the kernel, loaded
+/// once (the pre-launch value) and threaded through the scf.if as a result.
+// PRIMAL-LABEL: func.func @store_in_branch_then_read(
+// CANON-LABEL: func.func @store_in_branch_then_read_adjoint(
+// CANON-SAME: %[[X:[^:]*]]: !adjit.array<f32, 1>, %[[C:[^:]*]]: i1, %[[GX:[^:]*]]: !adjit.array<f32, 1>)
+// CANON: %[[I:.*]] = adjit.tid : index
+// CANON-NEXT: %[[X0:.*]] = adjit.load %[[X]][%[[I]]] : <f32, 1>
+// CANON-NEXT: %[[X1:.*]] = scf.if %[[C]] -> (f32) {
+// CANON-NEXT: %[[SQ:.*]] = arith.mulf %[[X0]], %[[X0]] : f32
+// CANON-NEXT: scf.yield %[[SQ]] : f32
+// CANON-NEXT: } else {
+// CANON-NEXT: scf.yield %[[X0]] : f32
+// CANON-NEXT: }
+// CANON-NEXT: %[[G:.*]] = adjit.load %[[GX]][%[[I]]] : <f32, 1>
+// CANON-NEXT: adjit.store %{{.*}}, %[[GX]][%[[I]]] : <f32, 1>
+// CANON-NEXT: %[[D1:.*]] = arith.mulf %[[G]], %[[X1]] : f32
+// CANON-NOT: adjit.load %[[X]]
+// CANON: return
+func.func @store_in_branch_then_read(%x: !adjit.array<f32, 1>, %c: i1) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  scf.if %c {
+    %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+    %b = arith.mulf %a, %a : f32
+    adjit.store %b, %x[%i] : !adjit.array<f32, 1>
+  }
+  %d = adjit.load %x[%i] : !adjit.array<f32, 1>
+  %e = arith.mulf %d, %d : f32
+  adjit.store %e, %x[%i] : !adjit.array<f32, 1>
+  return
+}
