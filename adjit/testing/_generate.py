@@ -54,6 +54,10 @@ class GenConfig:
     types: tuple = (F, V, M, Q)
     #: ``y[i] += v`` stores (atomic adds)
     atomic_stores: bool = True
+    #: reads of the thread's own element of an array the kernel writes
+    #: (in-place updates: before or after the kernel's stores, in branches
+    #: and loops)
+    in_place_reads: bool = True
     #: a builtin name: the first kernel also stores that builtin applied to
     #: input reads, so its derivative rule is always on a differentiated path
     focus: str | None = None
@@ -227,7 +231,11 @@ class Generator:
     def readable(self, t, interval=None) -> list[P.ArrayDecl]:
         out = []
         for a in self.arrays.values():
-            if a.t != t or a.name in self.kernel.writes:
+            if a.t != t:
+                continue
+            if a.name in self.kernel.writes:
+                if self.cfg.in_place_reads and interval is None:
+                    out.append(a)  # read at the thread's own element only (see read)
                 continue
             if interval is not None and (a.role != "input" or a.interval[0] < interval[0]
                                          or a.interval[1] > interval[1]):
@@ -247,7 +255,7 @@ class Generator:
             decl = self.new_input(t, interval or default)
             if decl is None:
                 return None
-        if decl.name not in self.kernel.reads:
+        if decl.name not in self.kernel.reads and decl.name not in self.kernel.writes:
             self.kernel.reads.append(decl.name)
         return decl
 
@@ -255,7 +263,7 @@ class Generator:
         decl = self.array_to_read(t, interval)
         if decl is None:
             return None
-        index = self.pick(P.INDEX_KINDS) if self.dim > 1 else "own"
+        index = self.pick(P.INDEX_KINDS) if self.dim > 1 and decl.name not in self.kernel.writes else "own"
         return P.Read(t, decl.name, t, index, (), "index", self.dim)
 
     def read_component(self, t) -> P.Expr | None:
@@ -268,7 +276,7 @@ class Generator:
             return None
         position = self.pick([p for p in _positions(base) if P.component_type(base, p) == t])
         style = self.pick(["index", "attr" if base in (V, Q) else "chain"])
-        index = self.pick(P.INDEX_KINDS) if self.dim > 1 else "own"
+        index = self.pick(P.INDEX_KINDS) if self.dim > 1 and decl.name not in self.kernel.writes else "own"
         return P.Read(t, decl.name, base, index, position, style, self.dim)
 
     # --- expressions --------------------------------------------------------------------

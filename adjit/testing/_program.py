@@ -686,6 +686,13 @@ def features(program: Program) -> set[str]:
                 out.add("continue")
             if isinstance(node, If) and any(isinstance(n, Return) for n in _nodes(node.body)):
                 out.add("return:early")
+    for k in program.kernels:
+        if any(isinstance(n, Read) and n.array in k.writes for n in _nodes(k.body)):
+            out.add("read:in_place")
+            if any(isinstance(loop, For) and any(isinstance(n, Read) and n.array in k.writes
+                                                 for n in _nodes(loop.body))
+                   for loop in _nodes(k.body)):
+                out.add("read:in_place_in_loop")
     if len(program.kernels) > 1:
         out.add("launches:several")
         written = set()

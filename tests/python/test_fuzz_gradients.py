@@ -85,7 +85,7 @@ FEATURES = {
     "assign", "alias", "component:set", "component:+=", "component:*=", "augmented:+=", "augmented:*=",
     "store:element", "store:component", "store:atomic+=", "store:atomic-=", "if", "if/else",
     "for:constant", "for:runtime", "break", "continue", "return:early", "call:device_function",
-    "read:own", "read:next", "read:component", "expression:if_else", "expression:component",
+    "read:own", "read:next", "read:component", "read:in_place", "read:in_place_in_loop", "expression:if_else", "expression:component",
     "expression:loop_index", "construct:vec3d", "construct:mat33d", "construct:quatd", "operator:/",
     "operator:**",
     "launches:several", "launches:chained", "launches:overwrite",

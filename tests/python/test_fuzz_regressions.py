@@ -180,3 +180,52 @@ def test_a_loop_that_always_breaks_is_differentiable(n):
         wp.launch(always_breaks, dim=2, inputs=[x, n], outputs=[y])
     tape.backward(grads={y: np.ones(2)})
     np.testing.assert_allclose(x.grad.numpy(), 2 * xs if n else np.ones(2), rtol=1e-15)
+
+
+# --- in-place reads (found when the fuzzer started reading arrays a kernel writes) -----------------
+
+@wp.kernel
+def written_then_read_in_a_loop(x2: wp.array(dtype=f64), x4: wp.array(dtype=f64), n: int,
+                                y0: wp.array(dtype=f64), y1: wp.array(dtype=f64)):
+    i = wp.tid()
+    y0[i] = x2[i] * x2[i]
+    y0[i] += x4[i]
+    for j in range(n):
+        y1[i] = y0[i] * wp.float64(j + 1)
+
+
+@wp.kernel
+def stored_in_a_branch_from_outside(x2: wp.array(dtype=f64), c: float, y0: wp.array(dtype=f64)):
+    i = wp.tid()
+    a = x2[i] * wp.float64(3.0)
+    if c > 0.0:
+        y0[i] = a
+    y0[i] = y0[i] * x2[i]
+
+
+# Was a GradientError: a loop that only reads an element the kernel writes
+# elsewhere was not carried, so the kernel-wide carrying found a load in a loop.
+@pytest.mark.parametrize("n", [0, 2])
+def test_an_element_written_before_a_loop_and_read_in_it(n):
+    check_gradients(written_then_read_in_a_loop, dim=2,
+                    inputs=[wp.array(np.array([0.7, -0.4]), dtype=f64), wp.array(np.array([0.3, 1.1]), dtype=f64), n],
+                    outputs=[wp.zeros(2, dtype=f64), wp.zeros(2, dtype=f64)])
+
+
+# Was a silently wrong (zero) gradient: an scf.if or loop that only passes
+# active values through (no op inside) was taken as inactive and skipped.
+@pytest.mark.parametrize("c", [1.0, -1.0])
+def test_a_branch_that_only_forwards_a_value_keeps_its_gradient(c):
+    xs = np.array([0.7, -0.4])
+    x = wp.array(xs, dtype=f64, requires_grad=True)
+    y = wp.array(np.array([0.5, 2.0]), dtype=f64, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(stored_in_a_branch_from_outside, dim=2, inputs=[x, c], outputs=[y])
+    tape.backward(grads={y: np.ones(2)})
+    # c > 0: y = 3 x * x, so dy/dx = 6 x and dy/dy_before = 0; else y = y_before * x.
+    if c > 0:
+        np.testing.assert_allclose(x.grad.numpy(), 6 * xs, rtol=1e-15)
+        np.testing.assert_allclose(y.grad.numpy(), [0.0, 0.0])
+    else:
+        np.testing.assert_allclose(x.grad.numpy(), [0.5, 2.0], rtol=1e-15)
+        np.testing.assert_allclose(y.grad.numpy(), xs, rtol=1e-15)

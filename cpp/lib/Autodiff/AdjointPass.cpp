@@ -58,13 +58,12 @@ std::string argName(func::FuncOp kernel, unsigned index) {
   return "#" + std::to_string(index);
 }
 
-/// Whether `op` (or anything nested in it) computes active values or touches
-/// float arrays.
+/// Whether `root` or anything nested in it computes active values or touches
+/// float arrays. (A loop or branch that only passes active values through,
+/// `scf.if -> f64 { yield %a } else { yield %b }`, has active results.)
 bool hasActiveWork(Operation *root) {
   bool active = false;
   root->walk([&](Operation *op) {
-    if (op == root)
-      return;
     if (llvm::any_of(op->getResultTypes(), AdjointState::isActive) ||
         (writesMemory(op) &&
          AdjointState::isActive(op->getOperand(0).getType())))
@@ -194,8 +193,10 @@ std::optional<OperandRange> accessIndices(Operation *op, Value array) {
 /// in its entry block), through loads, stores and atomic adds whose old value is
 /// unused, in the loop's own blocks or in scf.if ops nested there (never in a
 /// nested loop), and for an scf.while, never writes it in the condition
-/// region. Sets `indices`.
-bool promotable(Operation *loop, Value array, SmallVector<Value> &indices) {
+/// region; and both reads and writes it (with `readAndWrite` false: either).
+/// Sets `indices`.
+bool promotable(Operation *loop, Value array, SmallVector<Value> &indices,
+                bool readAndWrite = true) {
   bool read = false, written = false, ok = true;
   indices.clear();
   for (Operation *user : array.getUsers()) {
@@ -222,7 +223,7 @@ bool promotable(Operation *loop, Value array, SmallVector<Value> &indices) {
     ok &= isa<func::FuncOp>(loop)
               ? index.getParentBlock() == &loop->getRegion(0).front()
               : !loop->isAncestor(index.getParentBlock()->getParentOp());
-  return ok && read && written;
+  return ok && (readAndWrite ? read && written : read || written);
 }
 
 /// Rewrites the accesses to `array` in `block` (and the scf.if ops in it),
@@ -365,8 +366,12 @@ void promoteLoopElements(func::FuncOp work, const ArrayAccessAnalysis &analysis)
     for (BlockArgument array : work.getArguments()) {
       const auto *access = analysis.lookup(array);
       SmallVector<Value> indices;
-      if (access && access->ownElementOnly &&
-          promotable(loop, array, indices))
+      // A loop that only reads or only writes the element is carried too
+      // when the kernel both reads and writes it elsewhere, so that the
+      // kernel-wide carrying below finds no access inside a loop.
+      if (access && access->ownElementOnly && access->isRead() &&
+          access->isWritten() &&
+          promotable(loop, array, indices, /*readAndWrite=*/false))
         loop = promoteElement(loop, array, indices);
     }
   }
