@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import types as T
-from .api import Kernel, launch
+from .language import Kernel
+from .launch import launch
 from .errors import GradientError
 from .runtime.array import Array, zeros_like
 from .runtime.tape import Tape
@@ -58,7 +59,7 @@ def _index(item, names, what):
 def _differentiable(a) -> bool:
     if not isinstance(a, Array):
         return False
-    scalar = a.dtype if isinstance(a.dtype, T.ScalarType) else a.dtype.dtype
+    scalar = T.scalar_of(a.dtype)
     return scalar.is_float
 
 
@@ -182,6 +183,47 @@ class GradcheckResult:
         return self.report
 
 
+@dataclass(frozen=True)
+class JacobianComparison:
+    """One adjoint Jacobian against its finite-difference one, entry by entry:
+    an entry fails unless ``|J - J_fd| <= atol + rtol * |J_fd|`` (so a NaN fails)."""
+
+    pair: tuple  # (input index, output index)
+    analytic: np.ndarray
+    numeric: np.ndarray
+    error: np.ndarray  # |J - J_fd|
+    allowed: np.ndarray  # atol + rtol * |J_fd|
+
+    @property
+    def failed(self) -> np.ndarray:
+        """The entries out of tolerance (a boolean mask); a NaN entry is out."""
+        return ~(self.error <= self.allowed)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failed.any()
+
+    @property
+    def max_error(self) -> float:
+        return float(self.error.max()) if self.error.size else 0.0
+
+    def worst(self, count: int) -> list:
+        """Up to ``count`` failing entries ``(row, column)``, the farthest out of tolerance first."""
+        order = np.argsort(-(self.error - self.allowed), axis=None)[:count]
+        entries = [np.unravel_index(flat, self.error.shape) for flat in order]
+        return [(int(r), int(c)) for r, c in entries if self.failed[r, c]]
+
+
+def compare_jacobians(analytic, numeric, rtol: float, atol: float) -> list:
+    """Compares the Jacobians ``{(i, o): J}`` with ``{(i, o): J_fd}``
+    elementwise; one JacobianComparison per pair, in sorted order."""
+    out = []
+    for pair in sorted(analytic):
+        j, fd = analytic[pair], numeric[pair]
+        out.append(JacobianComparison(pair, j, fd, np.abs(j - fd), atol + rtol * np.abs(fd)))
+    return out
+
+
 def gradcheck(kernel: Kernel, dim, inputs, outputs, eps: float = 1e-4, atol: float = 1e-3,
               rtol: float = 1e-2, input_output_mask=None) -> GradcheckResult:
     """Compares ``jacobian`` with ``jacobian_fd`` elementwise:
@@ -194,21 +236,19 @@ def gradcheck(kernel: Kernel, dim, inputs, outputs, eps: float = 1e-4, atol: flo
     analytic = jacobian(kernel, dim, inputs, outputs, input_output_mask)
     numeric = jacobian_fd(kernel, dim, inputs, outputs, input_output_mask, eps)
     names_in, names_out = analytic._names_in, analytic._names_out
-    lines, passed = [], True
-    for (i, o), j in sorted(dict.items(analytic)):
-        fd = dict.__getitem__(numeric, (i, o))
-        err = np.abs(j - fd)
-        bad = err > atol + rtol * np.abs(fd)
-        ok = not bad.any()
-        passed &= ok
-        worst = np.unravel_index(np.argmax(err), err.shape) if err.size else None
-        line = (f"{'ok  ' if ok else 'FAIL'} d {names_out[o]} / d {names_in[i]}: "
-                f"max |J - J_fd| = {err.max() if err.size else 0:.3g}")
-        if not ok:
-            line += (f", {int(bad.sum())} of {bad.size} entries out of tolerance; worst at "
-                     f"(output {worst[0]}, input {worst[1]}): adjoint {j[worst]:.6g} vs "
-                     f"finite difference {fd[worst]:.6g}")
+    comparisons = compare_jacobians(dict(analytic), dict(numeric), rtol, atol)
+    lines = []
+    for c in comparisons:
+        i, o = c.pair
+        line = (f"{'ok  ' if c.passed else 'FAIL'} d {names_out[o]} / d {names_in[i]}: "
+                f"max |J - J_fd| = {c.max_error:.3g}")
+        if not c.passed:
+            worst = c.worst(1)[0]
+            line += (f", {int(c.failed.sum())} of {c.failed.size} entries out of tolerance; worst at "
+                     f"(output {worst[0]}, input {worst[1]}): adjoint {c.analytic[worst]:.6g} vs "
+                     f"finite difference {c.numeric[worst]:.6g}")
         lines.append(line)
+    passed = all(c.passed for c in comparisons)
     header = f"gradcheck of kernel '{kernel.__name__}': {'passed' if passed else 'FAILED'} " \
              f"(eps={eps}, atol={atol}, rtol={rtol})"
     return GradcheckResult(passed, "\n".join([header] + lines))

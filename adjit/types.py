@@ -7,7 +7,10 @@ them (it returns a numpy value), and the source of its MLIR type.
 from __future__ import annotations
 
 import numpy as np
-from mlir import ir
+
+from ._deferred import deferred_import
+
+ir = deferred_import("mlir.ir")  # only types' .mlir() methods need it
 
 
 class Type:
@@ -245,6 +248,14 @@ def scalar_type_of(t) -> ScalarType:
         if s.np_dtype == dt:
             return s
     raise TypeError(f"numpy dtype {dt} has no adjit scalar type")
+
+
+def scalar_of(t) -> ScalarType | None:
+    """The scalar type of a scalar, vector, matrix or quaternion type (None for
+    anything else; an array's is ``scalar_of(a.dtype)``)."""
+    if isinstance(t, ScalarType):
+        return t
+    return t.dtype if isinstance(t, (VectorType, MatrixType)) else None
 
 
 def value_type_of(t) -> ValueType:

@@ -28,9 +28,29 @@ def Adjit_Dialect : Dialect {
   let useDefaultTypePrinterParser = 1;
   let dependentDialects = ["::mlir::func::FuncDialect"];
   let extraClassDeclaration = [{
-    /// Name of the unit attribute that marks a `func.func` as a kernel.
+    // The discardable attributes adjit puts on functions. Those the Python
+    // frontend sets reach it through the C API (adjitAttributeName).
+
+    /// The unit attribute that marks a `func.func` as a kernel.
     static constexpr ::llvm::StringLiteral getKernelAttrName() {
       return ::llvm::StringLiteral("adjit.kernel");
+    }
+    /// A kernel's parameter names (an array of strings), for diagnostics.
+    static constexpr ::llvm::StringLiteral getArgNamesAttrName() {
+      return ::llvm::StringLiteral("adjit.arg_names");
+    }
+    /// On a device function: the symbol of its hand-written adjoint.
+    static constexpr ::llvm::StringLiteral getCustomAdjointAttrName() {
+      return ::llvm::StringLiteral("adjit.custom_adjoint");
+    }
+    /// The array access analysis's summary of a kernel (adjit-array-access).
+    static constexpr ::llvm::StringLiteral getArgAccessAttrName() {
+      return ::llvm::StringLiteral("adjit.arg_access");
+    }
+    /// Positions of the array pointers to mark `llvm.noalias`
+    /// (adjit-cpu-launch{noalias} -> adjit-apply-noalias).
+    static constexpr ::llvm::StringLiteral getNoAliasArgsAttrName() {
+      return ::llvm::StringLiteral("adjit.noalias_args");
     }
   }];
 }

@@ -4,7 +4,7 @@ Each entry says what a builtin accepts and returns (``infer``, which raises
 ``TypeError`` with a readable reason), how it is emitted (``emit``), whether it
 is differentiable, and documents it. The frontend type-checks calls with
 ``infer`` before emitting any IR; docs and the gradient fuzzer read the same
-entries (``adjit.builtins.registry()``).
+entries (``adjit.builtin_registry()``).
 """
 from __future__ import annotations
 
@@ -12,13 +12,18 @@ import ast
 from dataclasses import dataclass
 from typing import Callable
 
-from mlir import ir
-from mlir.dialects import arith, math, vector as vector_d
-
 from .. import types as T
-from ..dialects import adjit as adjit_d
+from .._deferred import deferred_import
 from ..errors import AdjitError
-from .values import constant, to_index
+
+# The registry is part of the language (``adjit.sin`` is an entry) and is
+# imported without MLIR; the emitters import it when a kernel is compiled.
+ir = deferred_import("mlir.ir")
+arith = deferred_import("mlir.dialects.arith")
+math = deferred_import("mlir.dialects.math")
+vector_d = deferred_import("mlir.dialects.vector")
+adjit_d = deferred_import("adjit.dialects.adjit")
+values = deferred_import("adjit.compiler.values")
 
 #: The default of a static parameter that must be given.
 REQUIRED = object()
@@ -135,18 +140,18 @@ def _float_vectors(name, count, result):
 
 # --- emitters ---------------------------------------------------------------
 
-def _math(op):
-    return lambda vals, types, result: op(vals[0]).result
+def _math(op_name):
+    return lambda vals, types, result: getattr(math, op_name)(vals[0]).result
 
 
 def _emit_abs(vals, types, result):
-    if result.dtype.is_float if not isinstance(result, T.ScalarType) else result.is_float:
+    if _is_float(result):
         return math.AbsFOp(vals[0]).result
     return math.AbsIOp(vals[0]).result
 
 
 def _is_float(t):
-    return (t.is_float if isinstance(t, T.ScalarType) else t.dtype.is_float)
+    return T.scalar_of(t).is_float
 
 
 def _emit_min(vals, types, result):
@@ -176,7 +181,7 @@ def _safe_length(v, scalar: T.ScalarType):
     (as Warp): sqrt only sees the squared length where it is positive, so its
     derivative's 1/sqrt never meets a zero adjoint there (inf * 0 = NaN)."""
     squared = emit_dot(v, v, scalar)
-    zero, one = constant(scalar, 0.0), constant(scalar, 1.0)
+    zero, one = values.constant(scalar, 0.0), values.constant(scalar, 1.0)
     positive = arith.CmpFOp(arith.CmpFPredicate.OGT, squared, zero).result
     root = math.SqrtOp(arith.SelectOp(positive, squared, one).result).result
     return arith.SelectOp(positive, root, zero).result, positive
@@ -194,9 +199,9 @@ def _emit_normalize(vals, types, result):
     """v / length(v); the zero vector (and a zero gradient) at zero, as Warp."""
     scalar = result.dtype
     length, positive = _safe_length(vals[0], scalar)
-    one = constant(scalar, 1.0)
+    one = values.constant(scalar, 1.0)
     inverse = arith.DivFOp(one, arith.SelectOp(positive, length, one).result).result
-    inverse = arith.SelectOp(positive, inverse, constant(scalar, 0.0)).result
+    inverse = arith.SelectOp(positive, inverse, values.constant(scalar, 0.0)).result
     return arith.MulFOp(vals[0], vector_d.BroadcastOp(result.mlir(), inverse).result).result
 
 
@@ -216,14 +221,14 @@ def _emit_cross(vals, types, result):
 # --- entries ----------------------------------------------------------------
 
 for _name, _op, _dom in [
-    ("sqrt", math.SqrtOp, ((1e-3, 1e3),)),
-    ("exp", math.ExpOp, ((-5.0, 5.0),)),
-    ("log", math.LogOp, ((1e-3, 1e3),)),
-    ("sin", math.SinOp, ((-10.0, 10.0),)),
-    ("cos", math.CosOp, ((-10.0, 10.0),)),
-    ("tanh", math.TanhOp, ((-5.0, 5.0),)),
-    ("floor", math.FloorOp, None),
-    ("ceil", math.CeilOp, None),
+    ("sqrt", "SqrtOp", ((1e-3, 1e3),)),
+    ("exp", "ExpOp", ((-5.0, 5.0),)),
+    ("log", "LogOp", ((1e-3, 1e3),)),
+    ("sin", "SinOp", ((-10.0, 10.0),)),
+    ("cos", "CosOp", ((-10.0, 10.0),)),
+    ("tanh", "TanhOp", ((-5.0, 5.0),)),
+    ("floor", "FloorOp", None),
+    ("ceil", "CeilOp", None),
 ]:
     add_builtin(_name, f"Component-wise {_name} of a float scalar, vector or matrix.",
                 _unary_float(_name), _math(_op), domain=_dom,
@@ -249,14 +254,14 @@ add_builtin("cross", "Cross product of two 3-vectors.",
 # --- more scalar math ---------------------------------------------------------
 
 for _name, _op, _dom in [
-    ("tan", math.TanOp, ((-1.2, 1.2),)),
-    ("asin", math.AsinOp, ((-0.9, 0.9),)),
-    ("acos", math.AcosOp, ((-0.9, 0.9),)),
-    ("atan", math.AtanOp, ((-5.0, 5.0),)),
-    ("sinh", math.SinhOp, ((-3.0, 3.0),)),
-    ("cosh", math.CoshOp, ((-3.0, 3.0),)),
-    ("log2", math.Log2Op, ((1e-3, 1e3),)),
-    ("log10", math.Log10Op, ((1e-3, 1e3),)),
+    ("tan", "TanOp", ((-1.2, 1.2),)),
+    ("asin", "AsinOp", ((-0.9, 0.9),)),
+    ("acos", "AcosOp", ((-0.9, 0.9),)),
+    ("atan", "AtanOp", ((-5.0, 5.0),)),
+    ("sinh", "SinhOp", ((-3.0, 3.0),)),
+    ("cosh", "CoshOp", ((-3.0, 3.0),)),
+    ("log2", "Log2Op", ((1e-3, 1e3),)),
+    ("log10", "Log10Op", ((1e-3, 1e3),)),
 ]:
     add_builtin(_name, f"Component-wise {_name} of a float scalar, vector or matrix.",
                 _unary_float(_name), _math(_op), domain=_dom)
@@ -280,9 +285,9 @@ add_builtin("atan2", "The angle of the point (x, y): atan2(y, x), in (-pi, pi]."
 
 
 def _emit_sign(vals, types, result):
-    scalar = result if isinstance(result, T.ScalarType) else result.dtype
+    scalar = T.scalar_of(result)
     x = vals[0]
-    zero, one, minus_one = constant(result, 0), constant(result, 1), constant(result, -1)
+    zero, one, minus_one = values.constant(result, 0), values.constant(result, 1), values.constant(result, -1)
     if scalar.is_float:
         neg = arith.CmpFOp(arith.CmpFPredicate.OLT, x, zero).result
     else:
@@ -338,7 +343,7 @@ def _elements(m: ir.Value, rows: int, cols: int):
 
 
 def _matrix_from(rows_of_scalars, t: T.MatrixType) -> ir.Value:
-    m = constant(t, 0)
+    m = values.constant(t, 0)
     row_t = t.row_type().mlir()
     for r, row in enumerate(rows_of_scalars):
         m = vector_d.InsertOp(vector_d.FromElementsOp(row_t, row).result, m, [], [r]).result
@@ -386,7 +391,7 @@ def _emit_determinant(vals, types, result):
 def _emit_inverse(vals, types, result):
     n = result.rows
     e = _elements(vals[0], n, n)
-    inv_det = arith.DivFOp(constant(result.dtype, 1.0), _det(e)).result
+    inv_det = arith.DivFOp(values.constant(result.dtype, 1.0), _det(e)).result
     rows = []
     for r in range(n):
         row = []
@@ -422,7 +427,7 @@ def _infer_diag(args):
 
 
 def _emit_diag(vals, types, result):
-    zero = constant(result.dtype, 0.0)
+    zero = values.constant(result.dtype, 0.0)
     rows = [[vector_d.ExtractOp(vals[0], [], [r]).result if r == c else zero for c in range(result.cols)]
             for r in range(result.rows)]
     return _matrix_from(rows, result)
@@ -529,7 +534,7 @@ def emit_matmul(a: ir.Value, b: ir.Value, ta, tb, result) -> ir.Value:
         comps = [emit_dot(vector_d.ExtractOp(a, [], [r]).result, b, scalar) for r in range(ta.rows)]
         return vector_d.FromElementsOp(result.mlir(), comps).result
     bt = _transposed(b, tb)
-    m = constant(result, 0)
+    m = values.constant(result, 0)
     row_t = result.row_type().mlir()
     for r in range(ta.rows):
         row_a = vector_d.ExtractOp(a, [], [r]).result
@@ -566,7 +571,7 @@ def emit_quat_mul(a: ir.Value, b: ir.Value, result: T.QuatType) -> ir.Value:
 def _emit_mul(vals, types, result):
     a, b = vals
     ta, tb = types
-    scalar = result if isinstance(result, T.ScalarType) else result.dtype
+    scalar = T.scalar_of(result)
     mulop = arith.MulFOp if scalar.is_float else arith.MulIOp
     if isinstance(ta, T.ScalarType) and isinstance(tb, T.ScalarType):
         return mulop(a, b).result
@@ -597,7 +602,7 @@ def _infer_identity(args, n, dtype):
 
 
 def _emit_identity(vals, types, result, n, dtype):
-    zero, one = constant(dtype, 0.0), constant(dtype, 1.0)
+    zero, one = values.constant(dtype, 0.0), values.constant(dtype, 1.0)
     return _matrix_from([[one if r == c else zero for c in range(n)] for r in range(n)], result)
 
 
@@ -621,7 +626,7 @@ def _infer_quat_identity(args, dtype):
 
 
 def _emit_quat_identity(vals, types, result, dtype):
-    zero, one = constant(dtype, 0.0), constant(dtype, 1.0)
+    zero, one = values.constant(dtype, 0.0), values.constant(dtype, 1.0)
     return vector_d.FromElementsOp(result.mlir(), [zero, zero, zero, one]).result
 
 
@@ -656,8 +661,8 @@ def _emit_quat_rotate(vals, types, result):
     qx, qy, qz, qw = _components(vals[0], 4)
     u = vector_d.FromElementsOp(result.mlir(), [qx, qy, qz]).result
     v = vals[1]
-    two = constant(dtype, 2.0)
-    c = arith.SubFOp(arith.MulFOp(two, arith.MulFOp(qw, qw).result).result, constant(dtype, 1.0)).result
+    two = values.constant(dtype, 2.0)
+    c = arith.SubFOp(arith.MulFOp(two, arith.MulFOp(qw, qw).result).result, values.constant(dtype, 1.0)).result
     d = arith.MulFOp(two, emit_dot(u, v, dtype)).result
     e = arith.MulFOp(two, qw).result
     uxv = _emit_cross([u, v], types, result)
@@ -679,7 +684,7 @@ def _infer_quat_from_axis_angle(args):
 def _emit_quat_from_axis_angle(vals, types, result):
     dtype = result.dtype
     axis, angle = vals
-    half = arith.MulFOp(angle, constant(dtype, 0.5)).result
+    half = arith.MulFOp(angle, values.constant(dtype, 0.5)).result
     s = math.SinOp(half).result
     x, y, z = (arith.MulFOp(c, s).result for c in _components(axis, 3))
     return vector_d.FromElementsOp(result.mlir(), [x, y, z, math.CosOp(half).result]).result
@@ -725,23 +730,24 @@ def _atomic_literal_types(types):
     return [None] + [T.int32] * (len(types) - 2) + [value_t] if len(types) >= 2 else [None] * len(types)
 
 
-def _emit_atomic(op, negate=False):
+def _emit_atomic(op_name, negate=False):
     def emit(vals, types, result):
+        op = getattr(adjit_d, op_name)
         array, *indices, value = vals
         if negate:
-            scalar = result if isinstance(result, T.ScalarType) else result.dtype
+            scalar = T.scalar_of(result)
             value = (arith.NegFOp(value).result if scalar.is_float
-                     else arith.SubIOp(constant(result, 0), value).result)
-        return op(result.mlir(), value, array, [to_index(i) for i in indices],
+                     else arith.SubIOp(values.constant(result, 0), value).result)
+        return op(result.mlir(), value, array, [values.to_index(i) for i in indices],
                   position=ir.DenseI64ArrayAttr.get([])).result
     return emit
 
 
 _ATOMICS = [
-    ("atomic_add", adjit_d.AtomicAddOp, False, "adds value to"),
-    ("atomic_sub", adjit_d.AtomicAddOp, True, "subtracts value from"),  # adds -value
-    ("atomic_min", adjit_d.AtomicMinOp, False, "stores the minimum of value and"),
-    ("atomic_max", adjit_d.AtomicMaxOp, False, "stores the maximum of value and"),
+    ("atomic_add", "AtomicAddOp", False, "adds value to"),
+    ("atomic_sub", "AtomicAddOp", True, "subtracts value from"),  # adds -value
+    ("atomic_min", "AtomicMinOp", False, "stores the minimum of value and"),
+    ("atomic_max", "AtomicMaxOp", False, "stores the maximum of value and"),
 ]
 # Not marked differentiable: their gradients flow through arrays (as Warp's
 # adjoints do), which the scalar-input gradient checks do not model yet.
@@ -763,11 +769,12 @@ def _infer_cw(name):
 
 
 def _emit_cw(float_op, int_op):
-    return lambda vals, types, result: (float_op if result.dtype.is_float else int_op)(vals[0], vals[1]).result
+    return lambda vals, types, result: getattr(arith, float_op if result.dtype.is_float else int_op)(
+        vals[0], vals[1]).result
 
 
 add_builtin("cw_mul", "The component-wise product of two vectors or matrices of one type.",
-            _infer_cw("cw_mul"), _emit_cw(arith.MulFOp, arith.MulIOp))
+            _infer_cw("cw_mul"), _emit_cw("MulFOp", "MulIOp"))
 add_builtin("cw_div", "The component-wise quotient of two vectors or matrices of one type "
             "(integers truncate toward zero, as `/` does).",
-            _infer_cw("cw_div"), _emit_cw(arith.DivFOp, arith.DivSIOp), domain=((-5.0, 5.0), (0.5, 5.0)))
+            _infer_cw("cw_div"), _emit_cw("DivFOp", "DivSIOp"), domain=((-5.0, 5.0), (0.5, 5.0)))

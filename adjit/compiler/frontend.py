@@ -9,73 +9,21 @@ is built, and every op carries the Python file:line:col as its location.
 from __future__ import annotations
 
 import ast
-import inspect
 import math
-import textwrap
-import weakref
-import types as pytypes
-from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, func, scf, vector as vector_d
+from mlir.dialects import math as math_d
 
+from .. import _adjit, language
 from .. import types as T
 from ..dialects import adjit as adjit_d
 from ..errors import KernelError, KernelNameError, KernelSyntaxError, KernelTypeError
+from ..source import Scope, SourceInfo, Unresolved, parameter_types
 from . import builtins as B
+from .desugar import always_returns, assigned_names, has_jump, lower_loop_jumps, normalize_returns
 from .values import Val, constant, constant_array, from_index, literal, splat, to_index
-
-
-@dataclass
-class SourceInfo:
-    """Where a Python function's source lives, for locations and errors."""
-
-    filename: str
-    first_line: int
-    lines: list[str]
-    tree: ast.FunctionDef
-    qualname: str
-    #: The code object the source was read for (a redefinition re-reads).
-    code: object = None
-
-    @classmethod
-    def of(cls, pyfunc) -> "SourceInfo":
-        """The (memoized) source of ``pyfunc``: read and parsed once per process."""
-        info = _SOURCE_INFOS.get(pyfunc)
-        if info is None or info.code is not pyfunc.__code__:
-            info = cls._read(pyfunc)
-            info.code = pyfunc.__code__
-            _SOURCE_INFOS[pyfunc] = info
-        return info
-
-    @classmethod
-    def _read(cls, pyfunc) -> "SourceInfo":
-        try:
-            lines, first_line = inspect.getsourcelines(pyfunc)
-        except (OSError, TypeError) as e:
-            raise KernelError(f"cannot read the source of {pyfunc.__qualname__}: {e}") from None
-        filename = inspect.getsourcefile(pyfunc) or "<unknown>"
-        tree = ast.parse(textwrap.dedent("".join(lines)))
-        fn = tree.body[0]
-        if not isinstance(fn, ast.FunctionDef):
-            raise KernelError(f"{pyfunc.__qualname__} is not a plain function definition")
-        return cls(filename, first_line, lines, fn, pyfunc.__qualname__)
-
-    def line_of(self, node) -> int:
-        return self.first_line + getattr(node, "lineno", 1) - 1
-
-    def col_of(self, node) -> int:
-        # Dedenting removed the common indent; add it back for the true column.
-        indent = len(self.lines[0]) - len(self.lines[0].lstrip())
-        return getattr(node, "col_offset", 0) + indent
-
-    def source_line(self, node) -> str:
-        idx = getattr(node, "lineno", 1) - 1
-        return self.lines[idx] if 0 <= idx < len(self.lines) else ""
-
-
-_SOURCE_INFOS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 class _ArrayShape:
@@ -119,7 +67,7 @@ class ModuleBuilder:
         callee = next(op for op in self.module.body.operations
                       if "sym_name" in op.attributes and ir.StringAttr(op.attributes["sym_name"]).value == name)
         callee.attributes["no_inline"] = ir.UnitAttr.get()
-        callee.attributes["adjit.custom_adjoint"] = ir.FlatSymbolRefAttr.get(grad_name)
+        callee.attributes[_ATTRIBUTE["custom_adjoint"]] = ir.FlatSymbolRefAttr.get(grad_name)
 
     def device_function(self, fn, arg_types: list[T.Type], node, caller) -> tuple[str, list[T.Type]]:
         """Emits (once per argument types) the func.func for device function ``fn``."""
@@ -143,187 +91,8 @@ class ModuleBuilder:
         return self.functions[key]
 
 
-def parameter_types(pyfunc, source: SourceInfo, what: str) -> list[T.Type | None]:
-    """The annotated types of ``pyfunc``'s parameters (None where unannotated)."""
-    result = []
-    hints = getattr(pyfunc, "__annotations__", {})
-    for arg in source.tree.args.args:
-        ann = hints.get(arg.arg)
-        if ann is None:
-            result.append(None)
-            continue
-        if isinstance(ann, str):
-            try:
-                ann = eval(ann, pyfunc.__globals__)
-            except Exception:
-                raise KernelTypeError(f"cannot resolve the annotation '{ann}' of '{arg.arg}'",
-                                      source.filename, source.line_of(arg), source.col_of(arg),
-                                      source.source_line(arg), source.qualname) from None
-        try:
-            result.append(ann if isinstance(ann, T.ArrayType) else T.value_type_of(ann))
-        except TypeError:
-            raise KernelTypeError(f"the annotation {ann!r} of {what} parameter '{arg.arg}' is not a "
-                                  "kernel type", source.filename, source.line_of(arg),
-                                  source.col_of(arg), source.source_line(arg), source.qualname) from None
-    return result
-
-
-def _assigned_names(stmts) -> set[str]:
-    """Local names a statement list may (re)bind, including `v.x = ...` on locals."""
-    names: set[str] = set()
-
-    def target_root(t):
-        while isinstance(t, (ast.Attribute, ast.Subscript)):
-            t = t.value
-        return t
-
-    for stmt in stmts:
-        for node in ast.walk(stmt):
-            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for t in targets:
-                    for leaf in (t.elts if isinstance(t, ast.Tuple) else [t]):
-                        root = target_root(leaf)
-                        if isinstance(root, ast.Name):
-                            names.add(root.id)
-            elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
-                names.add(node.target.id)
-    return names
-
-
-def _always_returns(stmts) -> bool:
-    if not stmts:
-        return False
-    last = stmts[-1]
-    if isinstance(last, ast.Return):
-        return True
-    if isinstance(last, ast.If):
-        return _always_returns(last.body) and _always_returns(last.orelse)
-    return False
-
-
-def _may_return(stmt) -> bool:
-    return any(isinstance(n, ast.Return) for n in ast.walk(stmt))
-
-
-def normalize_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
-    """Rewrites early returns in branches into structured if/else.
-
-    An ``if`` that returns on some path, followed by ``rest``, becomes
-    ``if c: body; rest  else: orelse; rest`` (``rest`` is dropped after a
-    return), recursively. Then every return is in tail position and maps onto
-    scf.if results, and a path that falls off the end of a branch falls off
-    the end of the function.
-    """
-    out: list[ast.stmt] = []
-    for i, stmt in enumerate(stmts):
-        if isinstance(stmt, ast.Return):
-            out.append(stmt)
-            return out  # the rest is unreachable
-        if isinstance(stmt, ast.If) and _may_return(stmt):
-            rest = stmts[i + 1:]
-            body = normalize_returns(stmt.body + rest)
-            orelse = normalize_returns(stmt.orelse + rest)
-            out.append(ast.If(stmt.test, body, orelse, lineno=stmt.lineno, col_offset=stmt.col_offset))
-            return out
-        out.append(stmt)
-    return out
-
-
-def _has_jump(stmts) -> bool:
-    """Whether a loop body has a break/continue of its own (not of a nested loop)."""
-    def visit(node) -> bool:
-        if isinstance(node, (ast.Break, ast.Continue)):
-            return True
-        if isinstance(node, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
-            return False
-        return any(visit(child) for child in ast.iter_child_nodes(node))
-    return any(visit(s) for s in stmts)
-
-
-def _guard_jumps(stmts, brk: str, cont: str) -> list[ast.stmt]:
-    """Replaces break/continue by flag assignments and guards what follows them.
-
-    After a statement that may jump, the rest of the block runs under
-    ``if not (brk or cont)``, so every path ends at the block's end and the
-    loop maps onto scf.while with the flags as loop-carried state.
-    """
-    out: list[ast.stmt] = []
-    for idx, stmt in enumerate(stmts):
-        if isinstance(stmt, (ast.Break, ast.Continue)):
-            flag = brk if isinstance(stmt, ast.Break) else cont
-            out.append(ast.copy_location(ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(True)), stmt))
-            return out  # the rest of this block is unreachable
-        if isinstance(stmt, ast.If) and _has_jump([stmt]):
-            out.append(ast.copy_location(ast.If(stmt.test, _guard_jumps(stmt.body, brk, cont),
-                                                _guard_jumps(stmt.orelse, brk, cont)), stmt))
-            rest = _guard_jumps(stmts[idx + 1:], brk, cont)
-            if rest:
-                neither = ast.UnaryOp(ast.Not(), ast.BoolOp(ast.Or(), [ast.Name(brk, ast.Load()),
-                                                                      ast.Name(cont, ast.Load())]))
-                out.append(ast.copy_location(ast.If(neither, rest, []), stmts[idx + 1]))
-            return out
-        out.append(stmt)
-    return out
-
-
-def lower_loop_jumps(loop: ast.For | ast.While, uid: int) -> list[ast.stmt]:
-    """Rewrites a loop with break/continue into flag-guarded while-loop statements.
-
-    ``for i in range(a, b, s)`` becomes a while loop over a hidden counter
-    (range bounds are evaluated once, as in Python); a break stops the loop
-    through the loop condition, a continue skips the rest of the body.
-    """
-    brk, cont = f"_adjit_break{uid}", f"_adjit_continue{uid}"
-
-    def name(n, store=False):
-        return ast.Name(n, ast.Store() if store else ast.Load())
-
-    def assign(n, value):
-        return ast.Assign([name(n, True)], value)
-
-    pre = [assign(brk, ast.Constant(False)), assign(cont, ast.Constant(False))]
-    body = [assign(cont, ast.Constant(False))]
-    not_broken = ast.UnaryOp(ast.Not(), name(brk))
-    if isinstance(loop, ast.While):
-        test = ast.BoolOp(ast.And(), [loop.test, not_broken])
-        body += _guard_jumps(loop.body, brk, cont)
-    else:
-        args = loop.iter.args
-        start, stop, step = (ast.Constant(0), args[0], None) if len(args) == 1 else (
-            args[0], args[1], args[2] if len(args) == 3 else None)
-        k, stop_n, step_n = f"_adjit_k{uid}", f"_adjit_stop{uid}", f"_adjit_step{uid}"
-        pre += [assign(k, start), assign(stop_n, stop), assign(step_n, step or ast.Constant(1))]
-        literal_step = None
-        if step is None:
-            literal_step = 1
-        elif isinstance(step, ast.Constant):
-            literal_step = step.value
-        elif isinstance(step, ast.UnaryOp) and isinstance(step.op, ast.USub) and isinstance(step.operand, ast.Constant):
-            literal_step = -step.operand.value
-        up = ast.Compare(name(k), [ast.Lt()], [name(stop_n)])
-        down = ast.Compare(name(k), [ast.Gt()], [name(stop_n)])
-        if literal_step is not None:
-            in_range = up if literal_step > 0 else down
-        else:
-            zero = ast.Constant(0)
-            in_range = ast.BoolOp(ast.Or(), [
-                ast.BoolOp(ast.And(), [ast.Compare(name(step_n), [ast.Gt()], [zero]), up]),
-                ast.BoolOp(ast.And(), [ast.Compare(name(step_n), [ast.Lt()], [zero]), down])])
-        test = ast.BoolOp(ast.And(), [in_range, not_broken])
-        body.append(ast.Assign([ast.Name(loop.target.id, ast.Store())], name(k)))
-        body += _guard_jumps(loop.body, brk, cont)
-        body.append(ast.If(not_broken, [assign(k, ast.BinOp(name(k), ast.Add(), name(step_n)))], []))
-    new_loop = ast.While(test, body, [])
-    stmts = pre + [new_loop]
-    for s in stmts:
-        ast.copy_location(s, loop)
-    ast.fix_missing_locations(ast.Module(stmts, []))
-    for node in ast.walk(ast.Module(stmts, [])):
-        if not hasattr(node, "lineno") or node.lineno is None:
-            ast.copy_location(node, loop)
-    return stmts
-
+#: The names of the attributes the frontend sets (the dialect owns them).
+_ATTRIBUTE = _adjit.ATTRIBUTE_NAMES
 
 _CMP_F = {ast.Lt: "olt", ast.LtE: "ole", ast.Gt: "ogt", ast.GtE: "oge", ast.Eq: "oeq", ast.NotEq: "une"}
 _CMP_I = {ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt", ast.GtE: "sge", ast.Eq: "eq", ast.NotEq: "ne"}
@@ -350,6 +119,12 @@ class FunctionBuilder:
         self.adjoint_acc: dict[str, Val] = {}
         #: Kernel parameters whose reads carry no gradient (``no_grad``).
         self.no_grad: frozenset = frozenset()
+        #: How many coordinates ``tid()`` returns where it is being called
+        #: (``i, j = tid()`` asks for two).
+        self.tid_count = 1
+        #: Loops lowered so far (their break/continue flags get unique names).
+        self.loops_lowered = 0
+        self.scope = Scope(pyfunc)
 
     # --- diagnostics and locations -----------------------------------------
 
@@ -381,8 +156,8 @@ class FunctionBuilder:
         fn_type = ir.FunctionType.get([t.mlir() for t in self.arg_types], [])
         with ir.InsertionPoint(self.mb.module.body):
             fn = func.FuncOp(self.name, fn_type)
-        fn.attributes["adjit.kernel"] = ir.UnitAttr.get()
-        fn.attributes["adjit.arg_names"] = ir.ArrayAttr.get([ir.StringAttr.get(p) for p in params])
+        fn.attributes[_ATTRIBUTE["kernel"]] = ir.UnitAttr.get()
+        fn.attributes[_ATTRIBUTE["arg_names"]] = ir.ArrayAttr.get([ir.StringAttr.get(p) for p in params])
         block = fn.add_entry_block()
         for name, t, arg in zip(params, self.arg_types, block.arguments):
             self.env[name] = Val(t, arg)
@@ -394,7 +169,7 @@ class FunctionBuilder:
         return []
 
     def _build_device_function(self, params, body):
-        if not _always_returns(body) and any(isinstance(n, ast.Return) and n.value is not None
+        if not always_returns(body) and any(isinstance(n, ast.Return) and n.value is not None
                                              for s in body for n in ast.walk(s)):
             raise self.error("a device function that returns a value must return it on every path "
                              "(returns inside loops are not supported)", self.src.tree, KernelSyntaxError)
@@ -416,7 +191,7 @@ class FunctionBuilder:
                                      "adjit.adjoint[arg] += ...", self.src.tree, KernelSyntaxError)
                 returned = []
                 for p, t in zip(self.primal_params, self.arg_types):
-                    scalar = t if isinstance(t, T.ScalarType) else getattr(t, "dtype", None)
+                    scalar = T.scalar_of(t)
                     if isinstance(scalar, T.ScalarType) and scalar.is_float:
                         returned.append(self.adjoint_acc.get(p) or Val(t, constant(t, 0)))
             self.return_types = [v.type for v in returned]
@@ -463,11 +238,11 @@ class FunctionBuilder:
             raise self.error("chained assignment (a = b = c) is not supported", stmt, KernelSyntaxError)
         target = stmt.targets[0]
         # `i, j = tid()` asks for as many coordinates as there are targets.
-        self._tid_count = len(target.elts) if isinstance(target, ast.Tuple) else 1
+        self.tid_count = len(target.elts) if isinstance(target, ast.Tuple) else 1
         try:
             value = self.expr(stmt.value)
         finally:
-            self._tid_count = 1
+            self.tid_count = 1
         self.assign(target, value)
 
     def stmt_AnnAssign(self, stmt):
@@ -485,8 +260,7 @@ class FunctionBuilder:
         target = stmt.target
         if self.primal_params is not None and isinstance(target, ast.Subscript) and \
                 self.is_static(target.value):
-            from .. import api
-            if self.resolve_static(target.value) is api.adjoint:
+            if self.resolve_static(target.value) is language.adjoint:
                 return self.accumulate_adjoint(stmt)
         if isinstance(stmt.op, (ast.Add, ast.Sub)):
             array_target = self.array_element_target(target)
@@ -519,7 +293,7 @@ class FunctionBuilder:
 
     def stmt_If(self, stmt):
         cond = self.condition(stmt.test)
-        assigned = sorted(_assigned_names(stmt.body) | _assigned_names(stmt.orelse))
+        assigned = sorted(assigned_names(stmt.body) | assigned_names(stmt.orelse))
         before = dict(self.env)
 
         def run(branch_stmts, block):
@@ -602,7 +376,7 @@ class FunctionBuilder:
         if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
                 and not it.keywords and 1 <= len(it.args) <= 3):
             raise self.error("only 'for i in range(...)' loops are supported", it, KernelSyntaxError)
-        if _has_jump(stmt.body):
+        if has_jump(stmt.body):
             return self.loop_with_jumps(stmt)
         bounds = [self.coerce(self.expr(a), T.int32, a) for a in it.args]
         if len(bounds) == 1:
@@ -612,7 +386,7 @@ class FunctionBuilder:
         if step.is_literal and step.literal == 0:
             raise self.error("range() step must not be zero", it)
         i32 = T.int32
-        carried = [n for n in sorted(_assigned_names(stmt.body)) if n in self.env and n != stmt.target.id]
+        carried = [n for n in sorted(assigned_names(stmt.body)) if n in self.env and n != stmt.target.id]
         inits = [self.concrete(self.env[n]) for n in carried]
 
         if step.is_literal and step.literal > 0:
@@ -626,13 +400,11 @@ class FunctionBuilder:
             # Any step: iterate k over the trip count, i = start + k*step.
             s, e, d = (self.materialize(v, i32) for v in (start, stop, step))
             zero = constant(i32, 0)
-            one = constant(i32, 1)
             pos = arith.CmpIOp(arith.CmpIPredicate.sgt, d, zero).result
             span = arith.SelectOp(pos, arith.SubIOp(e, s).result, arith.SubIOp(s, e).result).result
             mag = arith.SelectOp(pos, d, arith.SubIOp(zero, d).result).result
             trips = arith.CeilDivSIOp(span, mag).result
             trips = arith.MaxSIOp(trips, zero).result
-            del one
             loop = scf.ForOp(arith.ConstantOp(ir.IndexType.get(), 0).result, to_index(trips),
                              arith.ConstantOp(ir.IndexType.get(), 1).result, [v.value for v in inits])
             with ir.InsertionPoint(loop.body):
@@ -662,9 +434,9 @@ class FunctionBuilder:
     def stmt_While(self, stmt):
         if stmt.orelse:
             raise self.error("while/else is not supported", stmt, KernelSyntaxError)
-        if _has_jump(stmt.body):
+        if has_jump(stmt.body):
             return self.loop_with_jumps(stmt)
-        carried = [n for n in sorted(_assigned_names(stmt.body)) if n in self.env]
+        carried = [n for n in sorted(assigned_names(stmt.body)) if n in self.env]
         inits = [self.concrete(self.env[n]) for n in carried]
         types = [v.type for v in inits]
         loop = scf.WhileOp([t.mlir() for t in types], [v.value for v in inits])
@@ -697,8 +469,8 @@ class FunctionBuilder:
 
     def loop_with_jumps(self, loop):
         """A loop with break/continue, as flag-guarded while-loop statements."""
-        self._loop_uid = getattr(self, "_loop_uid", 0) + 1
-        if self.visit_block(lower_loop_jumps(loop, self._loop_uid)) is not None:
+        self.loops_lowered += 1
+        if self.visit_block(lower_loop_jumps(loop, self.loops_lowered)) is not None:
             raise self.error("return inside a loop is not supported", loop, KernelSyntaxError)
 
     # --- assignment targets --------------------------------------------------
@@ -783,20 +555,15 @@ class FunctionBuilder:
     def expr_Name(self, node):
         if node.id in self.env:
             return self.env[node.id]
-        return self.static_value(self.resolve_global(node.id, node), node)
+        return self.static_value(self.resolve_static(node), node)
 
     def expr_Tuple(self, node):
         return tuple(self.expr(e) for e in node.elts)
 
     def expr_Attribute(self, node):
-        base = self.expr(node.value) if not self.is_static(node.value) else None
-        if base is None:
-            obj = self.resolve_static(node.value)
-            try:
-                attr = getattr(obj, node.attr)
-            except AttributeError:
-                raise self.error(f"'{ast.unparse(node)}' is not defined", node, KernelNameError) from None
-            return self.static_value(attr, node)
+        if self.is_static(node.value):
+            return self.static_value(self.resolve_static(node), node)
+        base = self.expr(node.value)
         if isinstance(base, Val) and isinstance(base.type, T.ArrayType):
             if node.attr == "shape":
                 return _ArrayShape(base)
@@ -901,23 +668,22 @@ class FunctionBuilder:
         if node.keywords:
             raise self.error(f"keyword arguments are not supported in calls to '{ast.unparse(node.func)}'",
                              node, KernelSyntaxError)
-        from .. import api  # the public objects: tid, types, functions
-        if callee is api.tid:
+        if callee is language.tid:
             if not self.is_kernel:
                 raise self.error("tid() can only be called in a kernel; pass the index to the "
                                  "device function as an argument", node, KernelSyntaxError)
             if node.args:
                 raise self.error("tid() takes no arguments", node)
-            count = getattr(self, "_tid_count", 1)
+            count = self.tid_count
             idx = adjit_d.TidOp([ir.IndexType.get()] * count).results
             vals = tuple(Val(T.int32, from_index(i)) for i in idx)
             return vals[0] if count == 1 else vals
         args = [self.expr(a) for a in node.args]
         if isinstance(callee, (T.ScalarType, T.VectorType, T.MatrixType)) or callee in (float, int, bool):
             return self.construct(T.value_type_of(callee), args, node)
-        if isinstance(callee, api.Function):
+        if isinstance(callee, language.Function):
             return self.call_function(callee, args, node)
-        if isinstance(callee, api.Kernel):
+        if isinstance(callee, language.Kernel):
             raise self.error("kernels cannot be called from kernels; use a @adjit.func", node)
         raise self.error(f"'{ast.unparse(node.func)}' is not a builtin, type or @adjit.func", node)
 
@@ -1126,7 +892,7 @@ class FunctionBuilder:
         ta, tb = a.type, b.type
         scalar_a, scalar_b = isinstance(ta, T.ScalarType), isinstance(tb, T.ScalarType)
         if isinstance(op, ast.Pow):
-            return self.call_builtin(B.lookup("pow"), [a, b], node) if B.lookup("pow") else self._no_op(op, a, b, node)
+            return self.call_builtin(B.lookup("pow"), [a, b], node)
         if scalar_a and scalar_b:
             a, b = self.unify(a, b, node)
             return self.scalar_binop(op, a, b, node)
@@ -1153,9 +919,6 @@ class FunctionBuilder:
             raise self.error(f"{self.op_name(op)} is not defined between two {ta} values "
                              "(use cw_mul/cw_div for component-wise products)", node)
         return self.elementwise(op, a, b, node)
-
-    def _no_op(self, op, a, b, node):
-        raise self.error(f"unsupported operator {self.op_name(op)}", node, KernelSyntaxError)
 
     @staticmethod
     def op_name(op) -> str:
@@ -1210,8 +973,7 @@ class FunctionBuilder:
         }
         if isinstance(op, ast.FloorDiv):
             if f:
-                from mlir.dialects import math
-                return math.FloorOp(arith.DivFOp(x, y).result).result
+                return math_d.FloorOp(arith.DivFOp(x, y).result).result
             return arith.FloorDivSIOp(x, y).result
         cls = table.get(type(op))
         if cls is None:
@@ -1222,7 +984,7 @@ class FunctionBuilder:
         t = v.type
         if not isinstance(t, (T.ScalarType, T.VectorType, T.MatrixType)):
             raise self.error(f"cannot negate {self.describe(v)}", self.node)
-        scalar = t if isinstance(t, T.ScalarType) else t.dtype
+        scalar = T.scalar_of(t)
         if scalar.is_bool:
             raise self.error("cannot negate a bool", self.node)
         if scalar.is_float:
@@ -1326,7 +1088,7 @@ class FunctionBuilder:
 
     def literal_constant(self, t, value) -> ir.Value:
         """A literal as a constant of type ``t``; integers must fit in ``t``."""
-        scalar = t if isinstance(t, T.ScalarType) else getattr(t, "dtype", None)
+        scalar = T.scalar_of(t)
         if isinstance(scalar, T.ScalarType) and scalar.is_int and not isinstance(value, bool):
             lo, hi = -(1 << (scalar.bits - 1)), (1 << (scalar.bits - 1)) - 1
             if not lo <= int(value) <= hi:
@@ -1359,30 +1121,21 @@ class FunctionBuilder:
         return False
 
     def resolve_static(self, node):
-        if isinstance(node, ast.Name):
-            return self.resolve_global(node.id, node)
-        if isinstance(node, ast.Attribute):
-            base = self.resolve_static(node.value)
-            try:
-                return getattr(base, node.attr)
-            except AttributeError:
-                raise self.error(f"'{ast.unparse(node)}' is not defined", node, KernelNameError) from None
-        raise self.error(f"'{ast.unparse(node)}' must be a name", node, KernelSyntaxError)
-
-    def resolve_global(self, name, node):
-        closure = inspect.getclosurevars(self.pyfunc)
-        for scope in (closure.nonlocals, self.pyfunc.__globals__):
-            if name in scope:
-                return scope[name]
-        if name == "range":
-            raise self.error("range() can only be used in a for loop", node, KernelSyntaxError)
-        builtin_scope = {"float": float, "int": int, "bool": bool}
-        if name in builtin_scope:
-            return builtin_scope[name]
-        b = B.lookup(name)
-        if b is not None and name in ("abs", "min", "max"):
-            return b
-        raise self.error(f"name '{name}' is not defined", node, KernelNameError)
+        """What a name or attribute chain outside the kernel's locals refers to
+        (the same ``Scope`` the compile cache key is made from)."""
+        if not isinstance(node, (ast.Name, ast.Attribute)):
+            raise self.error(f"'{ast.unparse(node)}' must be a name", node, KernelSyntaxError)
+        try:
+            return self.scope.resolve(node)
+        except Unresolved as e:
+            missing = e.node
+        if isinstance(missing, ast.Name):
+            if missing.id == "range":
+                raise self.error("range() can only be used in a for loop", missing, KernelSyntaxError)
+            if missing.id in ("abs", "min", "max") and missing is node:
+                return B.lookup(missing.id)
+            raise self.error(f"name '{missing.id}' is not defined", missing, KernelNameError)
+        raise self.error(f"'{ast.unparse(missing)}' is not defined", missing, KernelNameError)
 
     def static_value(self, obj, node):
         """A module-level object used as a value: Python numbers (np.float64 is

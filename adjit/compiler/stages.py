@@ -7,7 +7,9 @@ locations, and replays with ``adjit-opt --<next pipeline> <file>``.
 """
 from __future__ import annotations
 
+import linecache
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,21 +95,38 @@ def _dump(out: Path, module: ir.Module, stages: list[Stage], i: int, kernel_name
 def _gradient_error(kernel_name: str, error: ir.MLIRError) -> GradientError:
     """A user-facing error for a kernel the adjoint pass rejected, located at
     the offending Python line (ops carry Python file:line:col locations)."""
-    import linecache
-    import re
     lines = []
     for diag in error.error_diagnostics:
-        where = str(diag.location)
-        m = re.search(r'"([^"]+)":(\d+):(\d+)', where)
         message = re.sub(r"^'[\w.]+' op ", "", diag.message)
-        if m:
-            filename, line = m.group(1), int(m.group(2))
-            lines.append(f"{filename}:{line}: {message}\n    {linecache.getline(filename, line).strip()}")
-            for note in diag.notes:
-                n = re.search(r'"([^"]+)":(\d+):(\d+)', str(note.location))
-                if n:
-                    lines.append(f"  note: {n.group(1)}:{n.group(2)}: {note.message}\n    "
-                                 f"{linecache.getline(n.group(1), int(n.group(2))).strip()}")
-        else:
+        where = python_position(diag.location)
+        if where is None:
             lines.append(message)
+            continue
+        lines.append(f"{where[0]}:{where[1]}: {message}\n    {_source_line(*where)}")
+        for note in diag.notes:
+            at = python_position(note.location)
+            if at is not None:
+                lines.append(f"  note: {at[0]}:{at[1]}: {note.message}\n    {_source_line(*at)}")
     return GradientError(f"kernel '{kernel_name}' cannot be differentiated:\n" + "\n".join(lines))
+
+
+def python_position(loc: ir.Location) -> tuple[str, int] | None:
+    """The Python (file, line) an op's location points at: the innermost
+    position of a call site (where inlined code was written), the first of a
+    fused location that has one."""
+    if loc.is_a_file():
+        return loc.filename, loc.start_line
+    if loc.is_a_name():
+        return python_position(loc.child_loc)
+    if loc.is_a_callsite():
+        return python_position(loc.callee) or python_position(loc.caller)
+    if loc.is_a_fused():
+        for part in loc.locations:
+            where = python_position(part)
+            if where is not None:
+                return where
+    return None
+
+
+def _source_line(filename: str, line: int) -> str:
+    return linecache.getline(filename, line).strip()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import types as T
+from .recording import active_tape
 
 
 class Array:
@@ -102,7 +103,7 @@ def array(data=None, dtype=None, shape=None, ndim=None, requires_grad: bool = Fa
     np_data = np.asarray(data)
     if t is None:
         t = _infer_dtype(np_data)
-    scalar = t if isinstance(t, T.ScalarType) else t.dtype
+    scalar = T.scalar_of(t)
     comp = _component_shape(t)
     buffer = np.ascontiguousarray(np_data, dtype=scalar.np_dtype)
     if comp:
@@ -121,7 +122,7 @@ def _shape_tuple(shape) -> tuple[int, ...]:
 
 def full(shape, value, dtype=float, requires_grad: bool = False, device: str = "cpu") -> Array:
     t = T.value_type_of(dtype)
-    scalar = t if isinstance(t, T.ScalarType) else t.dtype
+    scalar = T.scalar_of(t)
     buffer = np.empty(_shape_tuple(shape) + _component_shape(t), dtype=scalar.np_dtype)
     buffer[...] = value
     return Array(buffer, t, requires_grad, device)
@@ -137,7 +138,7 @@ def ones(shape, dtype=float, requires_grad: bool = False, device: str = "cpu") -
 
 def empty(shape, dtype=float, requires_grad: bool = False, device: str = "cpu") -> Array:
     t = T.value_type_of(dtype)
-    scalar = t if isinstance(t, T.ScalarType) else t.dtype
+    scalar = T.scalar_of(t)
     buffer = np.empty(_shape_tuple(shape) + _component_shape(t), dtype=scalar.np_dtype)
     return Array(buffer, t, requires_grad, device)
 
@@ -177,7 +178,6 @@ array4d = _array_nd(4)
 def _before_write(dest: Array) -> None:
     """Lets an active tape save ``dest`` if a recorded step still needs its
     current values, then bumps its version."""
-    from .tape import active_tape
     tape = active_tape()
     if tape is not None:
         tape.protect(dest)
@@ -185,7 +185,6 @@ def _before_write(dest: Array) -> None:
 
 
 def _record_overwrite(dest: Array) -> None:
-    from .tape import active_tape
     tape = active_tape()
     if tape is not None and dest.grad is not None:
         grad = dest.grad
@@ -205,7 +204,6 @@ def copy(dest: Array, src: Array) -> Array:
         raise ValueError(f"copy: shapes/dtypes differ: {dest.shape} {dest.dtype} vs {src.shape} {src.dtype}")
     _before_write(dest)
     dest._buffer[...] = src._buffer
-    from .tape import active_tape
     tape = active_tape()
     if tape is not None and dest.grad is not None:
         dest_grad, src_grad = dest.grad, src.grad
@@ -224,7 +222,6 @@ def clone(src: Array, requires_grad: bool | None = None) -> Array:
     if requires_grad is None:
         requires_grad = src.requires_grad
     out = Array(src._buffer.copy(), src.dtype, requires_grad, src.device)
-    from .tape import active_tape
     tape = active_tape()
     if tape is not None and out.grad is not None:
         out_grad, src_grad = out.grad, src.grad
@@ -235,3 +232,8 @@ def clone(src: Array, requires_grad: bool | None = None) -> Array:
             out_grad.numpy()[...] = 0
         tape.record(backward, [out, src])
     return out
+
+
+def grad_or_scratch(array: Array) -> Array:
+    """The gradient array of ``array``, or a zeroed scratch one if it has none."""
+    return array.grad if array.grad is not None else zeros_like(array, requires_grad=False)

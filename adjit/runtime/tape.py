@@ -16,14 +16,13 @@ from typing import Callable
 import numpy as np
 
 from ..errors import GradientError
-from .array import Array, zeros_like
+from . import recording
+from .access import Access
+from .array import Array
 
-_ACTIVE: list["Tape"] = []
-
-
-def active_tape() -> "Tape | None":
-    """The innermost tape being recorded, if any."""
-    return _ACTIVE[-1] if _ACTIVE else None
+#: Runs the adjoint of a recorded launch:
+#: ``run_adjoint(kernel, dim, primal_args, grads_of)`` (see ``adjit.launch``).
+RunAdjoint = Callable[[object, object, list, list], None]
 
 
 class Tape:
@@ -37,21 +36,22 @@ class Tape:
         self._readers: dict[int, list] = {}
 
     def __enter__(self) -> "Tape":
-        _ACTIVE.append(self)
+        recording.push(self)
         return self
 
     def __exit__(self, *exc) -> None:
-        _ACTIVE.remove(self)
+        recording.pop(self)
 
     # --- recording ------------------------------------------------------------
 
-    def record_launch(self, kernel, dim, args: list) -> None:
-        """Records a launch; its adjoint runs on backward()."""
-        access = kernel.arg_access
+    def record_launch(self, kernel, dim, args: list, access: list[Access],
+                      run_adjoint: RunAdjoint) -> None:
+        """Records a launch of ``kernel`` (whose array access analysis is
+        ``access``); on backward(), ``run_adjoint`` runs its adjoint."""
         # Arrays passed to several parameters: fine while none of those is
         # written (their adjoints all add into the one .grad); a write through
         # one parameter would change what the others read.
-        arrays = [(name, a, "write" in acc)
+        arrays = [(name, a, acc.writes)
                   for name, a, acc in zip(kernel.arg_names, args, access) if isinstance(a, Array)]
         for i, (name_a, a, writes_a) in enumerate(arrays):
             for name_b, b, writes_b in arrays[i + 1:]:
@@ -67,19 +67,20 @@ class Tape:
         # This launch overwrites some arrays: earlier steps that still need
         # their current values get a snapshot first.
         for a, acc in zip(args, access):
-            if isinstance(a, Array) and "write" in acc:
+            if isinstance(a, Array) and acc.writes:
                 self.protect(a)
-        captured = [_snapshot(a) if isinstance(a, Array) and acc.startswith("read-write") else a
+        captured = [_snapshot(a) if isinstance(a, Array) and acc.reads and acc.writes else a
                     for a, acc in zip(args, access)]
         # (An array read and overwritten by this very launch: its adjoint
         # needs the values from before it, kept in a snapshot; the compiler
         # accepts only the patterns where that is exact.)
         for a, acc in zip(args, access):
-            if isinstance(a, Array) and "write" in acc:
+            if isinstance(a, Array) and acc.writes:
                 a._version += 1
-        step = _LaunchStep(kernel, dim, captured, list(args))
+        step = _LaunchStep(kernel, dim, captured, list(args), [acc.reads for acc in access],
+                           run_adjoint)
         for k, acc in enumerate(access):
-            if isinstance(captured[k], Array) and acc.startswith("read") and captured[k] is args[k]:
+            if isinstance(captured[k], Array) and acc.reads and captured[k] is args[k]:
                 self._readers.setdefault(id(args[k]), []).append((step, k))
         self._steps.append(step)
 
@@ -139,11 +140,13 @@ class _LaunchStep:
     """A recorded launch: runs its adjoint, after checking that every array it
     reads still holds the values it read (or was saved before it changed)."""
 
-    def __init__(self, kernel, dim, captured: list, grads_of: list):
+    def __init__(self, kernel, dim, captured: list, grads_of: list, reads: list[bool],
+                 run_adjoint: RunAdjoint):
         self.kernel, self.dim, self.captured, self.grads_of = kernel, dim, captured, grads_of
         self.versions = [a._version if isinstance(a, Array) else None for a in captured]
         # Only values the adjoint replays matter: arrays the kernel reads.
-        self.reads = [acc.startswith("read") for acc in kernel.arg_access]
+        self.reads = reads
+        self.run_adjoint = run_adjoint
 
     def __call__(self) -> None:
         for name, a, version, read in zip(self.kernel.arg_names, self.captured, self.versions,
@@ -153,8 +156,7 @@ class _LaunchStep:
                     f"the array passed as '{name}' to kernel '{self.kernel.__name__}' was overwritten "
                     "after the launch was recorded, outside the tape, and its recorded values "
                     "were not saved; record that write on the tape too (or launch on a copy)")
-        from ..api import launch_adjoint
-        launch_adjoint(self.kernel, self.dim, self.captured, grads_of=self.grads_of)
+        self.run_adjoint(self.kernel, self.dim, self.captured, self.grads_of)
 
 
 def _snapshot(array: Array) -> Array:
@@ -165,8 +167,3 @@ def _snapshot(array: Array) -> Array:
 def _require_grad(array: Array, what: str) -> None:
     if not isinstance(array, Array) or array.grad is None:
         raise GradientError(f"backward({what}=...) needs an array created with requires_grad=True")
-
-
-def grad_or_scratch(array: Array) -> Array:
-    """The gradient array of ``array``, or a zeroed scratch one if it has none."""
-    return array.grad if array.grad is not None else zeros_like(array, requires_grad=False)

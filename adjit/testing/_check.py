@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import autograd
+from ..autograd import compare_jacobians
 from .. import types as T
 from ..runtime.array import Array
 from ..runtime.tape import Tape
@@ -21,7 +22,7 @@ class GradientMismatch(AssertionError):
 def _is_float_array(a) -> bool:
     if not isinstance(a, Array):
         return False
-    scalar = a.dtype if isinstance(a.dtype, T.ScalarType) else a.dtype.dtype
+    scalar = T.scalar_of(a.dtype)
     return scalar.is_float
 
 
@@ -44,42 +45,30 @@ def _values(a) -> str:
     return repr(a)
 
 
-def compare_jacobians(title: str, analytic: dict, numeric: dict, names_in, names_out, arrays_in, arrays_out,
-                      eps, rtol, atol, max_entries: int = 8, inputs=None) -> str | None:
-    """Compares ``{(i, o): J}`` elementwise (``|J - J_fd| <= atol + rtol |J_fd|``);
-    returns None when all match, else a report."""
-    lines, failed = [], False
-    for key in sorted(analytic):
-        i, o = key
-        j, fd = analytic[key], numeric[key]
-        err = np.abs(j - fd)
-        allowed = atol + rtol * np.abs(fd)
-        bad = err > allowed
-        if not bad.any():
-            lines.append(f"  ok    d {names_out[o]} / d {names_in[i]}: max |adjoint - fd| = "
-                         f"{err.max() if err.size else 0:.3g}")
-            continue
-        failed = True
-        lines.append(f"  FAIL  d {names_out[o]} / d {names_in[i]}: {int(bad.sum())} of {bad.size} entries out of "
-                     "tolerance:")
-        order = np.argsort(-(err - allowed), axis=None)[:max_entries]
-        for flat in order:
-            r, c = np.unravel_index(flat, err.shape)
-            if not bad[r, c]:
-                break
-            lines.append(f"          d {_element_name(names_out[o], arrays_out[o].dtype, r)} / "
-                         f"d {_element_name(names_in[i], arrays_in[i].dtype, c)}: adjoint {j[r, c]:.10g}, "
-                         f"finite difference {fd[r, c]:.10g} (|diff| {err[r, c]:.3g} > allowed "
-                         f"{allowed[r, c]:.3g})")
-    if not failed:
+def _mismatch_report(title: str, comparisons, names_in, names_out, arrays_in, arrays_out, eps, rtol, atol,
+                     max_entries: int) -> str | None:
+    """None when every comparison passed, else a report: the inputs, and per
+    pair the worst entries out of tolerance."""
+    if all(c.passed for c in comparisons):
         return None
-    header = [f"{title}: adjoint gradients differ from central finite differences "
-              f"(eps={eps:g}, rtol={rtol:g}, atol={atol:g}; an entry fails when "
-              "|adjoint - fd| > atol + rtol*|fd|)"]
-    if inputs is not None:
-        header.append("  at the inputs:")
-        for name, a in inputs:
-            header.append(f"    {name} = {_values(a)}")
+    lines = []
+    for c in comparisons:
+        i, o = c.pair
+        if c.passed:
+            lines.append(f"  ok    d {names_out[o]} / d {names_in[i]}: max |adjoint - fd| = {c.max_error:.3g}")
+            continue
+        lines.append(f"  FAIL  d {names_out[o]} / d {names_in[i]}: {int(c.failed.sum())} of {c.failed.size} "
+                     "entries out of tolerance:")
+        for r, col in c.worst(max_entries):
+            lines.append(f"          d {_element_name(names_out[o], arrays_out[o].dtype, r)} / "
+                         f"d {_element_name(names_in[i], arrays_in[i].dtype, col)}: "
+                         f"adjoint {c.analytic[r, col]:.10g}, finite difference {c.numeric[r, col]:.10g} "
+                         f"(|diff| {c.error[r, col]:.3g} > allowed {c.allowed[r, col]:.3g})")
+    header = [(f"{title}: adjoint gradients differ from central finite differences "
+               f"(eps={eps:g}, rtol={rtol:g}, atol={atol:g}; an entry fails when "
+               "|adjoint - fd| > atol + rtol*|fd|)"),
+              "  at the inputs:"]
+    header += [f"    {name} = {_values(a)}" for name, a in zip(names_in, arrays_in)]
     return "\n".join(header + lines)
 
 
@@ -107,11 +96,11 @@ def check_gradients(kernel, dim, inputs, outputs, eps: float = EPS, rtol: float 
             o.numpy()[...] = s
     numeric = autograd.jacobian_fd(kernel, dim, inputs, outputs, input_output_mask, eps)
     names_in, names_out = analytic._names_in, analytic._names_out
-    src = kernel._source
-    report = compare_jacobians(
-        f"kernel '{kernel.__name__}' ({src.filename}:{src.first_line})", dict(analytic), dict(numeric),
-        names_in, names_out, inputs, outputs, eps, rtol, atol, max_entries,
-        inputs=[(n, a) for n, a in zip(names_in, inputs)])
+    src = kernel.source
+    report = _mismatch_report(
+        f"kernel '{kernel.__name__}' ({src.filename}:{src.first_line})",
+        compare_jacobians(analytic, numeric, rtol, atol), names_in, names_out, inputs, outputs, eps, rtol, atol,
+        max_entries)
     if report is not None:
         raise GradientMismatch(report)
 
@@ -175,10 +164,9 @@ def check_tape_gradients(run, inputs, eps: float = EPS, rtol: float = RTOL, atol
                 flat[col] = original
                 for o in range(len(outs)):
                     numeric[k, o][:, col] = (values[0][o] - values[1][o]) / (2 * eps)
-        report = compare_jacobians(
-            f"launches of {getattr(run, '__qualname__', 'run')}", analytic, numeric, names, out_names,
-            inputs, outs, eps, rtol, atol, max_entries,
-            inputs=[(names[k], inputs[k]) for k in range(len(inputs))])
+        report = _mismatch_report(
+            f"launches of {getattr(run, '__qualname__', 'run')}", compare_jacobians(analytic, numeric, rtol, atol),
+            names, out_names, inputs, outs, eps, rtol, atol, max_entries)
         if report is not None:
             raise GradientMismatch(report)
     finally:

@@ -12,11 +12,8 @@ ready to paste into a test file.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
-import shutil
 import sys
-import tempfile
 import traceback
 from dataclasses import dataclass
 
@@ -24,6 +21,7 @@ import numpy as np
 
 from . import _program as P
 from ._check import ATOL, EPS, RTOL
+from ._loader import load_module, unload_module, write_source
 
 
 @dataclass(frozen=True)
@@ -139,43 +137,6 @@ def module_source(program: P.Program, tol: Tolerances = DEFAULT_TOLERANCES) -> s
     return "\n".join(lines)
 
 
-_TMP: list = []
-_COUNTER = [0]
-
-
-def _tmpdir() -> str:
-    if not _TMP:
-        d = tempfile.mkdtemp(prefix="adjit-fuzz-")
-        _TMP.append(d)
-        import atexit
-        atexit.register(shutil.rmtree, d, ignore_errors=True)
-    return _TMP[0]
-
-
-def load_module(source: str, stem: str = "adjit_fuzz_program"):
-    """Writes ``source`` to a new file in a temporary folder and imports it
-    (the frontend reads kernel source with inspect, so kernels must live in
-    a real file)."""
-    _COUNTER[0] += 1
-    name = f"{stem}_{os.getpid()}_{_COUNTER[0]}"
-    path = os.path.join(_tmpdir(), name + ".py")
-    with open(path, "w") as f:
-        f.write(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(name, None)
-        raise
-    return module
-
-
-def unload_module(module) -> None:
-    sys.modules.pop(module.__name__, None)
-
-
 def _reproducer(source: str) -> str:
     return ("\n----- reproducer: paste into a test file (pytest runs test_forward and test_gradients) -----\n"
             + source + "----- end of reproducer -----")
@@ -197,10 +158,7 @@ def _check_isolated(source: str) -> None:
     """Runs the program's tests in a child process: a compiler crash (an
     abort) fails the example instead of ending the test session."""
     import subprocess
-    _COUNTER[0] += 1
-    path = os.path.join(_tmpdir(), f"adjit_fuzz_isolated_{os.getpid()}_{_COUNTER[0]}.py")
-    with open(path, "w") as f:
-        f.write(source)
+    path = write_source(source, "adjit_fuzz_isolated")
     try:
         proc = subprocess.run([sys.executable, "-c", _ISOLATED_RUNNER, path], capture_output=True, text=True,
                               timeout=600)

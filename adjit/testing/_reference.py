@@ -11,17 +11,15 @@ gradients are checked independently until a numpy reference is added to
 """
 from __future__ import annotations
 
-import importlib.util
 import itertools
-import os
-import sys
-import tempfile
 from dataclasses import dataclass
 
 import numpy as np
 
+import adjit
+
 from .. import types as T
-from ..compiler import builtins as B
+from ._loader import load_module
 
 # --- the fuzzed types ------------------------------------------------------------
 
@@ -191,7 +189,7 @@ def signatures(names=None) -> list[Signature]:
     builtins of the registry, tried by their ``infer`` on all combinations of
     1 to 3 arguments of the fuzzed types (bool arguments are comparisons)."""
     key = (tuple(names) if names is not None else None,
-           tuple((name, id(entry)) for name, entry in B.registry().items()))
+           tuple((name, id(entry)) for name, entry in adjit.builtin_registry().items()))
     if key not in _SIGNATURES:
         _SIGNATURES[key] = _signatures(names)
     return list(_SIGNATURES[key])
@@ -200,7 +198,7 @@ def signatures(names=None) -> list[Signature]:
 def _signatures(names) -> list[Signature]:
     out = []
     candidates = VALUE_TYPES + (BOOL,)
-    for name, builtin in B.registry().items():
+    for name, builtin in adjit.builtin_registry().items():
         if names is not None and name not in names:
             continue
         if not builtin.differentiable or builtin.static_params or builtin.array_args:
@@ -226,7 +224,7 @@ def missing_numpy_references() -> list[str]:
 def uncovered_builtins() -> list[str]:
     """Differentiable builtins the fuzzer never calls (no signature over the fuzzed types)."""
     called = {s.name for s in signatures()}
-    return sorted(name for name, b in B.registry().items()
+    return sorted(name for name, b in adjit.builtin_registry().items()
                   if b.differentiable and name not in called)
 
 
@@ -241,23 +239,20 @@ def evaluate(sig: Signature, args):
 # --- the fallback reference: the compiled builtin --------------------------------------
 
 _COMPILED: dict = {}
-_TMPDIR: list = []
 
 
 def _compiled_reference(sig: Signature, args):
     kernel = _COMPILED.get(sig)
     if kernel is None:
         kernel = _COMPILED[sig] = _compile_one_call(sig)
-    from .. import api
-    from ..runtime.array import array, zeros
     ins = []
     for code, a in zip(sig.args, args):
         if code == BOOL:
-            ins.append(array(np.array([1 if a else 0], np.int32), dtype=T.int32))
+            ins.append(adjit.array(np.array([1 if a else 0], np.int32), dtype=T.int32))
         else:
-            ins.append(array(np.asarray(a, np.float64).reshape((1,) + SHAPE[code]), dtype=ADJIT_TYPE[code]))
-    out = zeros(1, dtype=ADJIT_TYPE[sig.result])
-    api.launch(kernel, 1, inputs=ins, outputs=[out])
+            ins.append(adjit.array(np.asarray(a, np.float64).reshape((1,) + SHAPE[code]), dtype=ADJIT_TYPE[code]))
+    out = adjit.zeros(1, dtype=ADJIT_TYPE[sig.result])
+    adjit.launch(kernel, 1, inputs=ins, outputs=[out])
     value = out.numpy()[0].copy()
     return _f(value)
 
@@ -274,14 +269,5 @@ def _compile_one_call(sig: Signature):
     source = ("import adjit as wp\n\n\n@wp.kernel\n"
               f"def reference_{sig.name}({', '.join(params)}, out: wp.array(dtype={SOURCE_TYPE[sig.result]})):\n"
               f"    out[0] = wp.{sig.name}({', '.join(call_args)})\n")
-    if not _TMPDIR:
-        _TMPDIR.append(tempfile.mkdtemp(prefix="adjit-fuzz-reference-"))
-    name = f"_adjit_reference_{sig.name}_{'_'.join(sig.args)}"
-    path = os.path.join(_TMPDIR[0], name + ".py")
-    with open(path, "w") as f:
-        f.write(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
+    module = load_module(source, f"adjit_reference_{sig.name}_{'_'.join(sig.args)}")
     return getattr(module, f"reference_{sig.name}")

@@ -21,7 +21,7 @@ def arrays(dtype, shape, elements=None, requires_grad: bool = True) -> st.Search
     call that rebuilds them, so falsifying examples can be pasted back.
     """
     t = T.value_type_of(dtype)
-    scalar = t if isinstance(t, T.ScalarType) else t.dtype
+    scalar = T.scalar_of(t)
     comp = () if isinstance(t, T.ScalarType) else t.shape
     if elements is None:
         if scalar.is_float:
@@ -39,7 +39,7 @@ def arrays(dtype, shape, elements=None, requires_grad: bool = True) -> st.Search
 
 
 def _pretty_array(a: Array, printer, cycle) -> None:
-    scalar = a.dtype if isinstance(a.dtype, T.ScalarType) else a.dtype.dtype
+    scalar = T.scalar_of(a.dtype)
     printer.text(f"adjit.array(np.array({a.numpy().tolist()!r}, dtype=np.{scalar.np_dtype.name}), "
                  f"dtype=adjit.{a.dtype.name}, requires_grad={a.requires_grad})")
 

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import adjit
+from adjit.loader import cpu_variant, loaded_variants
 
 
 @adjit.kernel
@@ -69,7 +70,7 @@ def test_every_index_runs_exactly_once(n):
 
 def test_kernel_reuse_across_launches():
     rng = np.random.default_rng(1)
-    compiled = saxpy.compile_cpu()
+    compiled = cpu_variant(saxpy)
     for n, a in [(10, 2.0), (3000, -0.5), (1, 7.0), (5000, 0.0), (0, 3.0)]:
         xs = rng.random(n, dtype=np.float32)
         ys = rng.random(n, dtype=np.float32)
@@ -77,7 +78,7 @@ def test_kernel_reuse_across_launches():
         adjit.launch(saxpy, dim=n, inputs=[a, adjit.array(xs), y])
         np.testing.assert_array_max_ulp(y.numpy(), _saxpy_reference(a, xs, ys), maxulp=1)
     # Compiled once, then reused.
-    assert saxpy.compile_cpu() is compiled
+    assert cpu_variant(saxpy) is compiled
 
 
 def test_repeated_launches_accumulate_in_place():
@@ -112,4 +113,4 @@ def test_overlapping_arrays_use_the_variant_without_the_no_overlap_promise():
     y = adjit.array(data)
     adjit.launch(saxpy, dim=5000, inputs=[3.0, y, y])
     np.testing.assert_allclose(y.numpy(), 4 * data, rtol=1e-6)
-    assert (False, False) in saxpy._compiled  # the aliasing-safe variant was compiled
+    assert (False, False) in loaded_variants(saxpy)  # the aliasing-safe variant was compiled

@@ -23,6 +23,42 @@ void adjitRegisterDialects(MlirDialectRegistry registry);
 /// Registers the adjit passes and stage pipelines globally. Idempotent.
 void adjitRegisterPassesAndPipelines(void);
 
+/// How a kernel touches one array argument (bit flags; the compiler's array
+/// access analysis). Python's adjit.runtime.access.Access mirrors them.
+enum AdjitArgumentAccess {
+  AdjitAccessRead = 1,      ///< a load, or an atomic whose old value is used
+  AdjitAccessWrite = 2,     ///< a store, a component store, an atomic
+  AdjitAccessOwnElement = 4 ///< every access is to the thread's own element
+};
+
+/// Runs the array access analysis on the kernel (the func.func marked
+/// `adjit.kernel`) of `module`: one AdjitArgumentAccess mask per argument
+/// (0 for non-arrays) into `flags`, at most `capacity` of them, and the
+/// argument count into `count`. Returns non-zero if the module holds no
+/// kernel.
+int adjitKernelArgumentAccess(MlirOperation module, uint32_t *flags,
+                              size_t capacity, size_t *count);
+
+/// The attributes the Python frontend puts on the functions it builds.
+enum AdjitAttribute {
+  AdjitAttributeKernel,       ///< marks a kernel
+  AdjitAttributeArgNames,     ///< a kernel's parameter names
+  AdjitAttributeCustomAdjoint ///< a device function's hand-written adjoint
+};
+
+/// The name of `attribute` (a static string; the dialect owns these names).
+const char *adjitAttributeName(enum AdjitAttribute attribute);
+
+/// The symbols adjit derives from a kernel's name.
+enum AdjitSymbolKind {
+  AdjitSymbolAdjoint,  ///< the adjoint kernel
+  AdjitSymbolCpuEntry, ///< the CPU entry (cpp/runtime/CpuLaunch.h)
+  AdjitSymbolGpuModule ///< the gpu.module holding the kernel
+};
+
+/// The name of `kind` for kernel `kernel` (malloc'ed).
+char *adjitSymbolName(const char *kernel, enum AdjitSymbolKind kind);
+
 /// Compiles a module in the LLVM dialect to a relocatable object for the host
 /// CPU at `optLevel` (0-3). On success returns 0 and a malloc'ed buffer in
 /// `object`; on failure returns non-zero and a malloc'ed message in `error`.
@@ -32,13 +68,9 @@ int adjitCompileToObject(MlirOperation module, int optLevel, char **object,
 /// Links an object into the process-wide JIT (in a fresh namespace) and
 /// resolves `names` into `addresses`. Returns 0 on success; on failure a
 /// malloc'ed message in `error`. The code stays loaded for the process.
+/// (The runtime's own loader is used on x86-64; this is the fallback.)
 int adjitLoadObject(const char *object, size_t size, const char **names,
                     size_t numNames, uint64_t *addresses, char **error);
-
-/// Creates the process JIT on a background thread, so the first launch does
-/// not pay for it. adjitWaitJitWarmup joins that thread (call before exit).
-void adjitStartJitWarmup(void);
-void adjitWaitJitWarmup(void);
 
 /// "triple/cpu/features" of this machine (malloc'ed): objects compiled here
 /// run on machines with the same description.

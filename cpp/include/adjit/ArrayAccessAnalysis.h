@@ -44,6 +44,9 @@ public:
   /// every access is to the thread's own element.
   static std::string describe(const ArgumentAccess &access);
 
+  /// The same as AdjitArgumentAccess bit flags (adjit-c/Adjit.h).
+  static uint32_t flags(const ArgumentAccess &access);
+
 private:
   DenseMap<Value, ArgumentAccess> accesses;
 };

@@ -1,6 +1,7 @@
 //===- ArrayAccessAnalysis.cpp - how a kernel touches its arrays ----------===//
 
 #include "adjit/ArrayAccessAnalysis.h"
+#include "adjit-c/Adjit.h"
 #include "adjit/AdjitDialect.h"
 #include "adjit/Passes.h"
 
@@ -101,6 +102,17 @@ std::string ArrayAccessAnalysis::describe(const ArgumentAccess &access) {
   return kind;
 }
 
+uint32_t ArrayAccessAnalysis::flags(const ArgumentAccess &access) {
+  uint32_t bits = 0;
+  if (access.isRead())
+    bits |= AdjitAccessRead;
+  if (access.isWritten())
+    bits |= AdjitAccessWrite;
+  if (access.ownElementOnly && (access.isRead() || access.isWritten()))
+    bits |= AdjitAccessOwnElement;
+  return bits;
+}
+
 namespace {
 
 /// Annotates each kernel with `adjit.arg_access` (one string per argument:
@@ -114,7 +126,7 @@ struct AdjitArrayAccessPass
         continue;
       ArrayAccessAnalysis analysis(kernel);
       SmallVector<Attribute> summary;
-      auto names = kernel->getAttrOfType<ArrayAttr>("adjit.arg_names");
+      auto names = kernel->getAttrOfType<ArrayAttr>(AdjitDialect::getArgNamesAttrName());
       for (BlockArgument arg : kernel.getArguments()) {
         const auto *access = analysis.lookup(arg);
         std::string text = access ? ArrayAccessAnalysis::describe(*access) : "";
@@ -127,7 +139,7 @@ struct AdjitArrayAccessPass
           remark << " (" << names[arg.getArgNumber()] << ")";
         remark << ": " << text;
       }
-      kernel->setAttr("adjit.arg_access",
+      kernel->setAttr(AdjitDialect::getArgAccessAttrName(),
                       ArrayAttr::get(kernel.getContext(), summary));
     }
   }

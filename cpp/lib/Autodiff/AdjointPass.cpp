@@ -24,6 +24,7 @@
 #include "adjit/ArrayAccessAnalysis.h"
 #include "adjit/AdjitDialect.h"
 #include "adjit/Passes.h"
+#include "adjit/SymbolNames.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
@@ -31,6 +32,7 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::adjit {
 #define GEN_PASS_DEF_ADJITADJOINT
@@ -42,16 +44,98 @@ using namespace mlir::adjit;
 
 namespace {
 
-bool writesMemory(Operation *op) {
-  return isa<StoreOp, StoreComponentOp, AtomicAddOp, AtomicMinOp, AtomicMaxOp>(
-      op);
+/// Marks an adjoint kernel with the kernel it differentiates, while the pass
+/// runs (so it is not differentiated again).
+constexpr llvm::StringLiteral kAdjointOfAttr("adjit.adjoint_of");
+
+/// An access to an array element, whatever op makes it: a load, a store or
+/// an atomic, of the whole element or of one of its components.
+struct ElementAccess {
+  enum class Kind { Load, Store, AtomicAdd, AtomicMinOrMax };
+  Kind kind;
+  Value array;
+  OperandRange indices;
+  /// The component accessed; empty for the whole element.
+  ArrayRef<int64_t> position;
+  /// The value stored or combined into the element (null for a load).
+  Value value;
+
+  bool writes() const { return kind != Kind::Load; }
+};
+
+/// The access `op` makes, if it is an array access op.
+std::optional<ElementAccess> elementAccess(Operation *op) {
+  using Kind = ElementAccess::Kind;
+  auto access = [](Kind kind, auto typedOp, ArrayRef<int64_t> position,
+                   Value value) {
+    return ElementAccess{kind, typedOp.getArray(), typedOp.getIndices(),
+                         position, value};
+  };
+  return TypeSwitch<Operation *, std::optional<ElementAccess>>(op)
+      .Case([&](LoadOp load) { return access(Kind::Load, load, {}, nullptr); })
+      .Case([&](LoadComponentOp load) {
+        return access(Kind::Load, load, load.getPosition(), nullptr);
+      })
+      .Case([&](StoreOp store) {
+        return access(Kind::Store, store, {}, store.getValue());
+      })
+      .Case([&](StoreComponentOp store) {
+        return access(Kind::Store, store, store.getPosition(),
+                      store.getValue());
+      })
+      .Case([&](AtomicAddOp add) {
+        return access(Kind::AtomicAdd, add, add.getPosition(), add.getValue());
+      })
+      .Case<AtomicMinOp, AtomicMaxOp>([&](auto atomic) {
+        return access(Kind::AtomicMinOrMax, atomic, atomic.getPosition(),
+                      atomic.getValue());
+      })
+      .Default([](Operation *) { return std::nullopt; });
 }
 
-bool readsArray(Operation *op) { return isa<LoadOp, LoadComponentOp>(op); }
+/// The access `op` makes to `array`, if it is one the compiler can carry as
+/// a value (a load, a store or an atomic add; not an atomic min or max).
+std::optional<ElementAccess> carriableAccess(Operation *op, Value array) {
+  std::optional<ElementAccess> access = elementAccess(op);
+  if (!access || access->array != array ||
+      access->kind == ElementAccess::Kind::AtomicMinOrMax)
+    return std::nullopt;
+  return access;
+}
+
+bool writesMemory(Operation *op) {
+  std::optional<ElementAccess> access = elementAccess(op);
+  return access && access->writes();
+}
+
+/// Whether `op` writes a float value (an active one) to an array.
+bool writesActiveValue(Operation *op) {
+  std::optional<ElementAccess> access = elementAccess(op);
+  return access && access->writes() &&
+         AdjointState::isActive(access->value.getType());
+}
+
+/// The component at `position` of `element` (`element` itself for an empty
+/// position), of type `type`.
+Value readComponent(OpBuilder &b, Location loc, Type type, Value element,
+                    ArrayRef<int64_t> position) {
+  if (position.empty())
+    return element;
+  return ExtractOp::create(b, loc, type, element, position);
+}
+
+/// `element` with its component at `position` replaced by `value` (`value`
+/// itself for an empty position, when `element` may be null).
+Value writeComponent(OpBuilder &b, Location loc, Value element, Value value,
+                     ArrayRef<int64_t> position) {
+  if (position.empty())
+    return value;
+  return InsertOp::create(b, loc, element.getType(), value, element, position);
+}
 
 /// The source-level name of kernel argument `index`, for diagnostics.
 std::string argName(func::FuncOp kernel, unsigned index) {
-  if (auto names = kernel->getAttrOfType<ArrayAttr>("adjit.arg_names"))
+  if (auto names = kernel->getAttrOfType<ArrayAttr>(AdjitDialect::getArgNamesAttrName()))
     if (index < names.size())
       if (auto name = dyn_cast<StringAttr>(names[index]))
         return "'" + name.str() + "'";
@@ -65,8 +149,7 @@ bool hasActiveWork(Operation *root) {
   bool active = false;
   root->walk([&](Operation *op) {
     if (llvm::any_of(op->getResultTypes(), AdjointState::isActive) ||
-        (writesMemory(op) &&
-         AdjointState::isActive(op->getOperand(0).getType())))
+        writesActiveValue(op))
       active = true;
   });
   return active;
@@ -115,48 +198,39 @@ void forwardStores(Block &block, const ArrayAccessAnalysis &analysis,
     return access && access->ownElementOnly;
   };
   for (Operation &op : llvm::make_early_inc_range(block)) {
-    if (auto store = dyn_cast<StoreOp>(op)) {
-      if (ownElement(store.getArray()))
-        known[store.getArray()] = store.getValue();
-      continue;
-    }
-    if (auto store = dyn_cast<StoreComponentOp>(op)) {
-      auto it = known.find(store.getArray());
-      if (it != known.end() && ownElement(store.getArray())) {
-        OpBuilder b(store);
-        it->second = InsertOp::create(b, store.getLoc(), it->second.getType(),
-                                      store.getValue(), it->second,
-                                      store.getPositionAttr());
+    if (std::optional<ElementAccess> access = elementAccess(&op)) {
+      Value array = access->array;
+      Value element = known.lookup(array);
+      OpBuilder b(&op);
+      switch (access->kind) {
+      case ElementAccess::Kind::Load:
+        if (element) {
+          Value result = op.getResult(0);
+          result.replaceAllUsesWith(readComponent(
+              b, op.getLoc(), result.getType(), element, access->position));
+          op.erase();
+        }
+        break;
+      case ElementAccess::Kind::Store:
+        // A component store updates a known element; a whole store sets it.
+        if (ownElement(array) && (element || access->position.empty()))
+          known[array] = writeComponent(b, op.getLoc(), element, access->value,
+                                        access->position);
+        break;
+      case ElementAccess::Kind::AtomicAdd:
+      case ElementAccess::Kind::AtomicMinOrMax:
+        known.erase(array);
+        break;
       }
-      continue;
-    }
-    if (auto load = dyn_cast<LoadOp>(op)) {
-      if (Value value = known.lookup(load.getArray())) {
-        load.getResult().replaceAllUsesWith(value);
-        load.erase();
-      }
-      continue;
-    }
-    if (auto load = dyn_cast<LoadComponentOp>(op)) {
-      if (Value value = known.lookup(load.getArray())) {
-        OpBuilder b(load);
-        Value component = ExtractOp::create(b, load.getLoc(), load.getType(),
-                                            value, load.getPositionAttr());
-        load.getResult().replaceAllUsesWith(component);
-        load.erase();
-      }
-      continue;
-    }
-    if (isa<AtomicAddOp, AtomicMinOp, AtomicMaxOp>(op)) {
-      known.erase(op.getOperand(1));
       continue;
     }
     if (op.getNumRegions() == 0)
       continue;
     SmallVector<Value> writtenInside;
     op.walk([&](Operation *nested) {
-      if (writesMemory(nested))
-        writtenInside.push_back(nested->getOperand(1));
+      std::optional<ElementAccess> access = elementAccess(nested);
+      if (access && access->writes())
+        writtenInside.push_back(access->array);
     });
     // A loop body may run after its own earlier iterations stored.
     DenseMap<Value, Value> inner = known;
@@ -169,23 +243,6 @@ void forwardStores(Block &block, const ArrayAccessAnalysis &analysis,
     for (Value array : writtenInside)
       known.erase(array);
   }
-}
-
-/// The indices of an array access (load, store and their component forms).
-std::optional<OperandRange> accessIndices(Operation *op, Value array) {
-  if (auto load = dyn_cast<LoadOp>(op); load && load.getArray() == array)
-    return load.getIndices();
-  if (auto load = dyn_cast<LoadComponentOp>(op);
-      load && load.getArray() == array)
-    return load.getIndices();
-  if (auto store = dyn_cast<StoreOp>(op); store && store.getArray() == array)
-    return store.getIndices();
-  if (auto store = dyn_cast<StoreComponentOp>(op);
-      store && store.getArray() == array)
-    return store.getIndices();
-  if (auto add = dyn_cast<AtomicAddOp>(op); add && add.getArray() == array)
-    return add.getIndices();
-  return std::nullopt;
 }
 
 /// Whether `loop` (an scf.for, an scf.while or the kernel itself) reads and
@@ -202,16 +259,16 @@ bool promotable(Operation *loop, Value array, SmallVector<Value> &indices,
   for (Operation *user : array.getUsers()) {
     if (!loop->isProperAncestor(user) || isa<DimOp>(user))
       continue;
-    std::optional<OperandRange> at = accessIndices(user, array);
-    if (!at)
+    std::optional<ElementAccess> access = carriableAccess(user, array);
+    if (!access)
       return false;
     if (!read && !written)
-      indices.assign(at->begin(), at->end());
-    else if (!llvm::equal(*at, indices))
+      indices.assign(access->indices.begin(), access->indices.end());
+    else if (!llvm::equal(access->indices, indices))
       return false;
-    if (isa<AtomicAddOp>(user) && !user->use_empty())
+    if (access->kind == ElementAccess::Kind::AtomicAdd && !user->use_empty())
       return false;
-    bool isWrite = isa<StoreOp, StoreComponentOp, AtomicAddOp>(user);
+    bool isWrite = access->writes();
     (isWrite ? written : read) = true;
     for (Operation *parent = user->getParentOp(); parent != loop;
          parent = parent->getParentOp())
@@ -237,47 +294,37 @@ Value threadElement(Block &block, Value array, Value current,
        llvm::make_early_inc_range(llvm::make_range(begin, block.end()))) {
     OpBuilder b(&op);
     Location loc = op.getLoc();
-    if (auto load = dyn_cast<LoadOp>(op); load && load.getArray() == array) {
-      load.getResult().replaceAllUsesWith(current);
-      load.erase();
-    } else if (auto load = dyn_cast<LoadComponentOp>(op);
-               load && load.getArray() == array) {
-      load.getResult().replaceAllUsesWith(ExtractOp::create(
-          b, loc, load.getType(), current, load.getPositionAttr()));
-      load.erase();
-    } else if (auto store = dyn_cast<StoreOp>(op);
-               store && store.getArray() == array) {
-      current = store.getValue();
-      store.erase();
-    } else if (auto store = dyn_cast<StoreComponentOp>(op);
-               store && store.getArray() == array) {
-      current = InsertOp::create(b, loc, current.getType(), store.getValue(),
-                                 current, store.getPositionAttr());
-      store.erase();
-    } else if (auto add = dyn_cast<AtomicAddOp>(op);
-               add && add.getArray() == array) {
-      // Only this thread touches its element: the add needs no atomicity.
-      ArrayRef<int64_t> position = add.getPosition();
-      Value old = position.empty()
-                      ? current
-                      : ExtractOp::create(b, loc, add.getValue().getType(),
-                                          current, add.getPositionAttr())
-                            .getResult();
-      Value sum = isa<FloatType>(getElementTypeOrSelf(old))
-                      ? arith::AddFOp::create(b, loc, old, add.getValue())
-                            .getResult()
-                      : arith::AddIOp::create(b, loc, old, add.getValue())
-                            .getResult();
-      current = position.empty()
-                    ? sum
-                    : InsertOp::create(b, loc, current.getType(), sum, current,
-                                       add.getPositionAttr())
-                          .getResult();
-      add.erase();
+    if (std::optional<ElementAccess> access = carriableAccess(&op, array)) {
+      switch (access->kind) {
+      case ElementAccess::Kind::Load: {
+        Value result = op.getResult(0);
+        result.replaceAllUsesWith(
+            readComponent(b, loc, result.getType(), current, access->position));
+        break;
+      }
+      case ElementAccess::Kind::Store:
+        current =
+            writeComponent(b, loc, current, access->value, access->position);
+        break;
+      case ElementAccess::Kind::AtomicAdd: {
+        // Only this thread touches its element: the add needs no atomicity.
+        Value old = readComponent(b, loc, access->value.getType(), current,
+                                  access->position);
+        Value sum =
+            isa<FloatType>(getElementTypeOrSelf(old))
+                ? arith::AddFOp::create(b, loc, old, access->value).getResult()
+                : arith::AddIOp::create(b, loc, old, access->value).getResult();
+        current = writeComponent(b, loc, current, sum, access->position);
+        break;
+      }
+      case ElementAccess::Kind::AtomicMinOrMax:
+        llvm_unreachable("not a carriable access");
+      }
+      op.erase();
     } else if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
       bool accesses = false;
       ifOp.walk([&](Operation *nested) {
-        accesses |= accessIndices(nested, array).has_value();
+        accesses |= carriableAccess(nested, array).has_value();
       });
       if (!accesses)
         continue;
@@ -466,7 +513,7 @@ LogicalResult prepare(func::FuncOp work, func::FuncOp kernel,
     auto callee = module ? dyn_cast_or_null<func::FuncOp>(SymbolTable::lookupSymbolIn(
                                module, call.getCalleeAttr()))
                          : func::FuncOp();
-    if (callee && callee->hasAttr("adjit.custom_adjoint"))
+    if (callee && callee->hasAttr(AdjitDialect::getCustomAdjointAttrName()))
       return WalkResult::advance();
     call.emitOpError("device function calls must be inlined before "
                      "adjit-adjoint (run the 'inline' pass first), unless "
@@ -535,15 +582,23 @@ LogicalResult prepare(func::FuncOp work, func::FuncOp kernel,
   return success();
 }
 
+/// Fails, at `write`, when the kernel uses the old value a memory write
+/// returns (an atomic's result): the replay drops the write.
+LogicalResult rejectUsedOldValue(Operation *write) {
+  if (write->use_empty())
+    return success();
+  return write->emitOpError("returns an old value that the kernel uses; a "
+                            "kernel using atomic results is not "
+                            "differentiable yet");
+}
+
 /// Clones the ops of `block` (but its terminator) at `b` through `map`,
 /// dropping memory writes (they happened in the forward launch).
 LogicalResult replay(Block &block, OpBuilder &b, IRMapping &map) {
   for (Operation &op : block.without_terminator()) {
     if (writesMemory(&op)) {
-      if (!op.use_empty())
-        return op.emitOpError("returns an old value that the kernel uses; a "
-                              "kernel using atomic results is not "
-                              "differentiable yet");
+      if (failed(rejectUsedOldValue(&op)))
+        return failure();
       continue;
     }
     // Region cloning keeps block arguments that are already mapped; forget
@@ -559,10 +614,8 @@ LogicalResult replay(Block &block, OpBuilder &b, IRMapping &map) {
         writes.push_back(nested);
     });
     for (Operation *w : writes) {
-      if (!w->use_empty())
-        return w->emitOpError("returns an old value that the kernel uses; a "
-                              "kernel using atomic results is not "
-                              "differentiable yet");
+      if (failed(rejectUsedOldValue(w)))
+        return failure();
       w->erase();
     }
   }
@@ -583,21 +636,44 @@ IRMapping valuesOnly(const IRMapping &map) {
   return copy;
 }
 
+/// Replays `block` at `b` (see `replay`) with `from` bound to `to` and, with
+/// `bind`, more values mapped; the values defined outside `block` are read
+/// through the current primal map. Returns the replay's mapping.
+FailureOr<IRMapping>
+replayBound(Block &block, ValueRange from, ValueRange to, OpBuilder &b,
+            AdjointState &s, function_ref<void(IRMapping &)> bind = nullptr) {
+  IRMapping map = valuesOnly(*s.getPrimalMap());
+  for (auto [arg, value] : llvm::zip(from, to))
+    map.map(arg, value);
+  if (bind)
+    bind(map);
+  if (failed(replay(block, b, map)))
+    return failure();
+  return map;
+}
+
+/// Active values defined outside `root` (an scf.if or a loop) and used by it
+/// or inside it, in the order of a post-order walk: the outer values whose
+/// adjoints reversing `root` may change.
+llvm::SetVector<Value> capturedActiveValues(Operation *root) {
+  llvm::SetVector<Value> captured;
+  root->walk([&](Operation *op) {
+    for (Value operand : op->getOperands()) {
+      if (!AdjointState::isActive(operand.getType()))
+        continue;
+      Operation *owner = operand.getParentRegion()->getParentOp();
+      if (owner != root && !root->isProperAncestor(owner))
+        captured.insert(operand);
+    }
+  });
+  return captured;
+}
+
 /// Reverses an scf.if: see the file comment.
 LogicalResult reverseIf(scf::IfOp ifOp, OpBuilder &b, AdjointState &s) {
   Location loc = ifOp.getLoc();
   // Outer active values the branches use: their adjoints may change.
-  llvm::SetVector<Value> captured;
-  ifOp->walk([&](Operation *op) {
-    for (Value operand : op->getOperands()) {
-      if (!AdjointState::isActive(operand.getType()))
-        continue;
-      Region *defRegion = operand.getParentRegion();
-      if (!ifOp->isProperAncestor(defRegion->getParentOp()) &&
-          defRegion->getParentOp() != ifOp.getOperation())
-        captured.insert(operand);
-    }
-  });
+  llvm::SetVector<Value> captured = capturedActiveValues(ifOp);
   SmallVector<Type> types;
   for (Value v : captured)
     types.push_back(v.getType());
@@ -646,21 +722,6 @@ void setInsertionToEndReplacingTerminator(OpBuilder &b, Block *block) {
   b.setInsertionPointToEnd(block);
 }
 
-/// Active values defined outside `loop` and used inside it.
-llvm::SetVector<Value> capturedActiveValues(Operation *loop) {
-  llvm::SetVector<Value> captured;
-  loop->walk([&](Operation *op) {
-    for (Value operand : op->getOperands()) {
-      if (!AdjointState::isActive(operand.getType()))
-        continue;
-      Operation *owner = operand.getParentRegion()->getParentOp();
-      if (owner != loop && !loop->isProperAncestor(owner))
-        captured.insert(operand);
-    }
-  });
-  return captured;
-}
-
 /// Reverses a loop whose iteration k runs `body` with `carriedArgs` bound to
 /// state_k (state_0 = the inits, state_{k+1} = what the body yields) and
 /// other block arguments bound by `bindIteration(map, k)`, for `trips`
@@ -684,6 +745,12 @@ LogicalResult reverseLoop(
     replayedInits.push_back(s.primal(init));
   auto yield = cast<scf::YieldOp>(body.getTerminator());
 
+  // Replays iteration k of the body, on state_k, at `b`.
+  auto replayIteration = [&](ValueRange state, Value k) {
+    return replayBound(body, carriedArgs, state, b, s,
+                       [&](IRMapping &map) { bindIteration(b, map, k); });
+  };
+
   // Rebuilds state_k by replaying iterations 0..k-1.
   auto stateAt = [&](Value k) -> FailureOr<SmallVector<Value>> {
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -691,15 +758,13 @@ LogicalResult reverseLoop(
     auto recompute = scf::ForOp::create(b, loc, zero, k, one, replayedInits);
     OpBuilder::InsertionGuard guard(b);
     setInsertionToEndReplacingTerminator(b, recompute.getBody());
-    IRMapping map = valuesOnly(*s.getPrimalMap());
-    for (auto [arg, v] : llvm::zip(carriedArgs, recompute.getRegionIterArgs()))
-      map.map(arg, v);
-    bindIteration(b, map, recompute.getInductionVar());
-    if (failed(replay(body, b, map)))
+    FailureOr<IRMapping> map = replayIteration(recompute.getRegionIterArgs(),
+                                               recompute.getInductionVar());
+    if (failed(map))
       return failure();
     SmallVector<Value> next;
     for (Value y : yield.getOperands())
-      next.push_back(map.lookupOrDefault(y));
+      next.push_back(map->lookupOrDefault(y));
     scf::YieldOp::create(b, loc, next);
     return SmallVector<Value>(recompute.getResults());
   };
@@ -723,14 +788,11 @@ LogicalResult reverseLoop(
     if (failed(state))
       return failure();
     IRMapping *outerMap = s.getPrimalMap();
-    IRMapping iteration = valuesOnly(*outerMap);
-    for (auto [arg, v] : llvm::zip(carriedArgs, *state))
-      iteration.map(arg, v);
-    bindIteration(b, iteration, k);
-    if (failed(replay(body, b, iteration)))
+    FailureOr<IRMapping> iteration = replayIteration(*state, k);
+    if (failed(iteration))
       return failure();
     DenseMap<Value, Value> saved = s.getAdjoints();
-    s.setPrimalMap(&iteration);
+    s.setPrimalMap(&*iteration);
     for (auto [j, v] : llvm::enumerate(captured))
       s.getAdjoints()[v] = adjArgs[active.size() + j];
     for (auto [n, i] : llvm::enumerate(active))
@@ -787,42 +849,38 @@ FailureOr<Value> whileTripCount(scf::WhileOp loop, OpBuilder &b,
     types.push_back(v.getType());
   auto counting = scf::WhileOp::create(b, loc, types, inits);
   OpBuilder::InsertionGuard guard(b);
-  auto makeBlock = [&](Region &region) {
+  // Fills a region of `counting` with the replay of the same region of
+  // `loop` on the carried values (the new block's arguments but the
+  // counter); leaves `b` at the end of the new block.
+  auto replayRegion = [&](Region &primal,
+                          Region &region) -> FailureOr<IRMapping> {
     region.getBlocks().clear();
     auto *block = new Block();
     region.push_back(block);
     for (Type t : types)
       block->addArgument(t, loc);
-    return block;
+    b.setInsertionPointToEnd(block);
+    return replayBound(primal.front(), primal.getArguments(),
+                       block->getArguments(), b, s);
   };
-  Block *before = makeBlock(counting.getBefore());
-  Block *after = makeBlock(counting.getAfter());
-  {
-    b.setInsertionPointToEnd(before);
-    IRMapping map = valuesOnly(*s.getPrimalMap());
-    for (auto [arg, v] : llvm::zip(loop.getBeforeArguments(), before->getArguments()))
-      map.map(arg, v);
-    if (failed(replay(loop.getBefore().front(), b, map)))
-      return failure();
-    scf::ConditionOp::create(
-        b, loc, map.lookupOrDefault(loop.getConditionOp().getCondition()),
-        before->getArguments());
-  }
-  {
-    b.setInsertionPointToEnd(after);
-    IRMapping map = valuesOnly(*s.getPrimalMap());
-    for (auto [arg, v] : llvm::zip(loop.getAfterArguments(), after->getArguments()))
-      map.map(arg, v);
-    if (failed(replay(loop.getAfter().front(), b, map)))
-      return failure();
-    SmallVector<Value> next;
-    for (Value y : loop.getYieldOp().getOperands())
-      next.push_back(map.lookupOrDefault(y));
-    next.push_back(arith::AddIOp::create(
-        b, loc, after->getArguments().back(),
-        arith::ConstantIndexOp::create(b, loc, 1)));
-    scf::YieldOp::create(b, loc, next);
-  }
+  FailureOr<IRMapping> test =
+      replayRegion(loop.getBefore(), counting.getBefore());
+  if (failed(test))
+    return failure();
+  scf::ConditionOp::create(
+      b, loc, test->lookupOrDefault(loop.getConditionOp().getCondition()),
+      counting.getBeforeArguments());
+  FailureOr<IRMapping> body =
+      replayRegion(loop.getAfter(), counting.getAfter());
+  if (failed(body))
+    return failure();
+  SmallVector<Value> next;
+  for (Value y : loop.getYieldOp().getOperands())
+    next.push_back(body->lookupOrDefault(y));
+  next.push_back(
+      arith::AddIOp::create(b, loc, counting.getAfterArguments().back(),
+                            arith::ConstantIndexOp::create(b, loc, 1)));
+  scf::YieldOp::create(b, loc, next);
   return counting.getResults().back();
 }
 
@@ -868,11 +926,10 @@ LogicalResult reverseBlock(Block &block, OpBuilder &b, AdjointState &s) {
     bool hasActiveOperand = llvm::any_of(op.getOperands(), [](Value v) {
       return AdjointState::isActive(v.getType()) && !matchPattern(v, m_Constant());
     });
-    bool needsRule =
-        (hasActiveOperand &&
-         llvm::any_of(op.getResults(), [&](Value r) { return s.adjoint(r); })) ||
-        (writesMemory(&op) &&
-         AdjointState::isActive(op.getOperand(0).getType()));
+    bool needsRule = (hasActiveOperand &&
+                      llvm::any_of(op.getResults(),
+                                   [&](Value r) { return s.adjoint(r); })) ||
+                     writesActiveValue(&op);
     if (needsRule)
       return op.emitOpError("has no derivative rule, so the kernel cannot be "
                             "differentiated");
@@ -897,15 +954,15 @@ LogicalResult differentiate(func::FuncOp kernel, int64_t maxUnroll) {
   OpBuilder b(kernel);
   b.setInsertionPointAfter(kernel);
   auto adjoint = func::FuncOp::create(
-      b, kernel.getLoc(), (kernel.getSymName() + "_adjoint").str(),
+      b, kernel.getLoc(), symbols::adjoint(kernel.getSymName()),
       b.getFunctionType(inputs, {}));
   adjoint->setAttr(AdjitDialect::getKernelAttrName(), b.getUnitAttr());
-  adjoint->setAttr("adjit.adjoint_of", SymbolRefAttr::get(kernel));
-  if (auto names = kernel->getAttrOfType<ArrayAttr>("adjit.arg_names")) {
+  adjoint->setAttr(kAdjointOfAttr, SymbolRefAttr::get(kernel));
+  if (auto names = kernel->getAttrOfType<ArrayAttr>(AdjitDialect::getArgNamesAttrName())) {
     SmallVector<Attribute> all(names.begin(), names.end());
     for (unsigned i : arrayArgs)
       all.push_back(b.getStringAttr("adj_" + cast<StringAttr>(names[i]).str()));
-    adjoint->setAttr("adjit.arg_names", b.getArrayAttr(all));
+    adjoint->setAttr(AdjitDialect::getArgNamesAttrName(), b.getArrayAttr(all));
   }
   Block *entry = adjoint.addEntryBlock();
   b.setInsertionPointToStart(entry);
@@ -939,8 +996,8 @@ struct AdjitAdjointPass : adjit::impl::AdjitAdjointBase<AdjitAdjointPass> {
     SmallVector<func::FuncOp> kernels;
     SymbolTable symbols(getOperation());
     for (auto fn : getOperation().getOps<func::FuncOp>())
-      if (isKernel(fn) && !fn->hasAttr("adjit.adjoint_of") &&
-          !symbols.lookup((fn.getSymName() + "_adjoint").str()))
+      if (isKernel(fn) && !fn->hasAttr(kAdjointOfAttr) &&
+          !symbols.lookup(symbols::adjoint(fn.getSymName())))
         kernels.push_back(fn);
     for (func::FuncOp kernel : kernels)
       if (failed(differentiate(kernel, maxUnroll)))
@@ -948,7 +1005,7 @@ struct AdjitAdjointPass : adjit::impl::AdjitAdjointBase<AdjitAdjointPass> {
     if (!keepPrimal) {
       for (func::FuncOp kernel : kernels)
         kernel.erase();
-      getOperation().walk([](func::FuncOp fn) { fn->removeAttr("adjit.adjoint_of"); });
+      getOperation().walk([](func::FuncOp fn) { fn->removeAttr(kAdjointOfAttr); });
     }
   }
 };

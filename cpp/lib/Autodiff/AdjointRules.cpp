@@ -456,6 +456,25 @@ Value gradOf(Operation *op, Value array, AdjointState &s) {
   return grad;
 }
 
+/// Reads the element of `array` at `indices`, or its component at `position`
+/// when that is not empty.
+Value loadElement(OpBuilder &b, Location loc, Type type, Value array,
+                  ValueRange indices, ArrayRef<int64_t> position) {
+  if (position.empty())
+    return LoadOp::create(b, loc, type, array, indices);
+  return LoadComponentOp::create(b, loc, type, array, indices, position);
+}
+
+/// Writes `value` to the element of `array` at `indices`, or to its
+/// component at `position` when that is not empty.
+void storeElement(OpBuilder &b, Location loc, Value value, Value array,
+                  ValueRange indices, ArrayRef<int64_t> position) {
+  if (position.empty())
+    StoreOp::create(b, loc, value, array, indices);
+  else
+    StoreComponentOp::create(b, loc, value, array, indices, position);
+}
+
 /// A read of x[i] (or a component of it): its adjoint is added into
 /// grad_x[i]: atomically, since other threads may read the same element,
 /// unless every access to x is to the thread's own element.
@@ -474,15 +493,8 @@ LogicalResult loadRule(OpT op, OpBuilder &b, AdjointState &s,
     AtomicAddOp::create(b, loc, adj, grad, indices, position);
     return success();
   }
-  Type type = adj.getType();
-  if (position.empty()) {
-    Value old = LoadOp::create(b, loc, type, grad, indices);
-    StoreOp::create(b, loc, add(b, loc, old, adj), grad, indices);
-  } else {
-    Value old = LoadComponentOp::create(b, loc, type, grad, indices, position);
-    StoreComponentOp::create(b, loc, add(b, loc, old, adj), grad, indices,
-                             position);
-  }
+  Value old = loadElement(b, loc, adj.getType(), grad, indices, position);
+  storeElement(b, loc, add(b, loc, old, adj), grad, indices, position);
   return success();
 }
 
@@ -509,18 +521,11 @@ LogicalResult storeRule(OpT op, OpBuilder &b, AdjointState &s,
   Location loc = op.getLoc();
   SmallVector<Value> indices = mapped(s, op.getIndices());
   Type type = value.getType();
-  Value slot = position.empty()
-                   ? LoadOp::create(b, loc, type, grad, indices).getResult()
-                   : LoadComponentOp::create(b, loc, type, grad, indices,
-                                             position).getResult();
-  s.accumulate(b, loc, value, slot);
-  if (!zeroSlot)
-    return success();
-  Value zero = splatConstant(b, loc, type, 0.0);
-  if (position.empty())
-    StoreOp::create(b, loc, zero, grad, indices);
-  else
-    StoreComponentOp::create(b, loc, zero, grad, indices, position);
+  s.accumulate(b, loc, value,
+               loadElement(b, loc, type, grad, indices, position));
+  if (zeroSlot)
+    storeElement(b, loc, splatConstant(b, loc, type, 0.0), grad, indices,
+                 position);
   return success();
 }
 
@@ -549,7 +554,8 @@ LogicalResult callRule(CallOp op, OpBuilder &b, AdjointState &s) {
     return success();
   auto callee = dyn_cast_or_null<func::FuncOp>(
       SymbolTable::lookupSymbolIn(s.getModule(), op.getCalleeAttr()));
-  auto grad = callee ? callee->getAttrOfType<FlatSymbolRefAttr>("adjit.custom_adjoint")
+  auto grad = callee ? callee->getAttrOfType<FlatSymbolRefAttr>(
+                        AdjitDialect::getCustomAdjointAttrName())
                      : FlatSymbolRefAttr();
   if (!grad)
     return op.emitOpError("calls a device function without a custom adjoint; "

@@ -13,8 +13,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "LaunchUtils.h"
+
 #include "adjit/AdjitDialect.h"
 #include "adjit/Passes.h"
+#include "adjit/SymbolNames.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringSet.h"
@@ -70,7 +72,7 @@ struct AdjitGpuLaunchPass : adjit::impl::AdjitGpuLaunchBase<AdjitGpuLaunchPass> 
       SmallVector<Type> argTypes(kernel.getArgumentTypes());
 
       b.setInsertionPointToEnd(module.getBody());
-      auto gpuModule = gpu::GPUModuleOp::create(b, loc, name + "_module");
+      auto gpuModule = gpu::GPUModuleOp::create(b, loc, symbols::gpuModule(name));
       hostSymbols.remove(kernel);
       kernel->moveBefore(gpuModule.getBody(), gpuModule.getBody()->end());
       FailureOr<func::FuncOp> body = outlineKernelBody(kernel);

@@ -1,11 +1,11 @@
-//===- CpuCodegen.cpp - host object code for CPU kernels, and its loader --===//
+//===- CpuObject.cpp - host object code for CPU kernels -------------------===//
 //
-// Cold path: an LLVM-dialect module is translated to LLVM IR, optimized at
-// -O3 for the host CPU (so loops over thread indices are vectorized with the
-// widest SIMD the machine has) and emitted as a relocatable object. Warm
-// path: an object (fresh, or read from the compile cache) is linked into a
-// process-wide ORC JIT, one JITDylib per object so kernels of the same name
-// never collide, and entry points are looked up by name.
+// An LLVM-dialect module is translated to LLVM IR, optimized at -O3 for the
+// host CPU (so loops over thread indices are vectorized with the widest SIMD
+// the machine has) and emitted as a relocatable object. The runtime loads
+// such objects itself (cpp/runtime/ObjectLoader.h) on x86-64; elsewhere they
+// are linked into a process-wide ORC JIT here, one JITDylib per object so
+// kernels of the same name never collide.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,7 +35,6 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
-#include <thread>
 
 using namespace llvm;
 
@@ -96,25 +95,6 @@ orc::LLJIT *processJit(std::string &error) {
 }
 
 } // namespace
-
-namespace {
-std::thread jitWarmup;
-} // namespace
-
-void adjitStartJitWarmup(void) {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    jitWarmup = std::thread([] {
-      std::string ignored; // a failure is reported again on first use
-      (void)processJit(ignored);
-    });
-  });
-}
-
-void adjitWaitJitWarmup(void) {
-  if (jitWarmup.joinable())
-    jitWarmup.join();
-}
 
 char *adjitHostTargetDescription(void) {
   return copyString((sys::getProcessTriple() + "/" + sys::getHostCPUName() +

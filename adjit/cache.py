@@ -2,9 +2,12 @@
 
 An entry is the host object file of one kernel, keyed by a hash of
 everything that determines it: the kernel's source, the source of every
-device function it reaches, the global constants it reads, its argument
-types, the compile options, the compiler itself (adjit's version and the
-fingerprint of its compiler sources and native module) and the host CPU.
+device function it reaches, the global constants it reads (all found by the
+same ``Scope`` the frontend compiles with), its argument types, the compile
+options and the host CPU. The entry records the compiler that produced it
+(the fingerprint of its sources and native module): where the compiler is
+installed, an entry from another compiler is rebuilt; where only the runtime
+is, any entry for this CPU is used (that is how precompiled kernels run).
 
 Entries are written to a temporary file and renamed into place, so two
 processes compiling the same kernel at once never leave a torn entry; each
@@ -18,9 +21,8 @@ Location: ``$ADJIT_CACHE_DIR``, else ``adjit.config.cache_dir``, else
 """
 from __future__ import annotations
 
-import ast
 import hashlib
-import inspect
+import importlib.util
 import json
 import logging
 import os
@@ -28,11 +30,17 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import _runtime
+from . import types as T
+from .compiler.builtins import Builtin
+from .language import Function
+from .source import Scope, SourceInfo
+
 log = logging.getLogger("adjit.cache")
 
 #: Bumped whenever the entry layout or the CPU entry ABI changes.
-CACHE_FORMAT = 2
-_MAGIC = b"ADJITOBJ2\n"
+CACHE_FORMAT = 3
+_MAGIC = b"ADJITOBJ3\n"
 
 
 class _Config:
@@ -59,92 +67,78 @@ def enabled() -> bool:
     return config.cache and os.environ.get("ADJIT_CACHE", "1") not in ("0", "false", "off")
 
 
-_COMPILER_FINGERPRINT: str | None = None
+_COMPILER_FINGERPRINT: list = []
 
 
-def compiler_fingerprint() -> str:
-    """Hash of adjit's version, compiler sources, native module and host CPU."""
-    global _COMPILER_FINGERPRINT
-    if _COMPILER_FINGERPRINT is None:
-        from .. import _adjit
-        pkg = Path(__file__).resolve().parent.parent
-        h = hashlib.sha256(f"format={CACHE_FORMAT}".encode())
-        # File identities (size, mtime), not contents: this runs on every
-        # warm start, and an edited file always gets a new mtime.
-        files = sorted(pkg.glob("compiler/*.py")) + [pkg / "types.py", Path(_adjit.__file__)]
-        for path in files:
-            stat = path.stat()
-            h.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-        h.update(_adjit.host_target().encode())
-        _COMPILER_FINGERPRINT = h.hexdigest()
-    return _COMPILER_FINGERPRINT
+def compiler_fingerprint() -> str | None:
+    """Hash of the compiler's sources and native module, or None where the
+    compiler is not installed (a runtime-only install)."""
+    if not _COMPILER_FINGERPRINT:
+        _COMPILER_FINGERPRINT.append(_fingerprint_files())
+    return _COMPILER_FINGERPRINT[0]
+
+
+def _fingerprint_files() -> str | None:
+    try:
+        spec = importlib.util.find_spec("adjit._adjit")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or spec.origin is None:
+        return None
+    pkg = Path(__file__).resolve().parent
+    h = hashlib.sha256(f"format={CACHE_FORMAT}".encode())
+    # File identities (size, mtime), not contents: this runs on every warm
+    # start, and an edited file always gets a new mtime.
+    files = sorted(pkg.glob("compiler/*.py")) + [pkg / "types.py", pkg / "source.py",
+                                                  Path(spec.origin)]
+    for path in files:
+        stat = path.stat()
+        h.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return h.hexdigest()
+
+
+def target_id() -> str:
+    """This machine's CPU, as the runtime sees it (entries are per CPU)."""
+    return _runtime.host_id()
 
 
 def _static_key(value) -> str | None:
-    """How a referenced global enters the key: numbers, kernel types and builtins
-    change the code generated for the same source text."""
-    from .. import types as T
-    from .builtins import Builtin
+    """How a referenced global enters the key: numbers, kernel types, builtins
+    and device functions change the code generated for the same source text."""
     if T.constant_type_of(value) is not None:  # numpy scalars and vector/matrix/quat values
         return f"value:{T.constant_type_of(value)!r}:{value.tolist()!r}"
-    if isinstance(value, (bool, int, float)) and not inspect.ismodule(value):
+    if isinstance(value, (bool, int, float)):
         return repr(value)
     if isinstance(value, T.Type):
         return f"type:{value!r}"
     if isinstance(value, Builtin):
         return f"builtin:{value.name}"
+    if isinstance(value, Function):
+        return f"func:differentiable={value.differentiable}"
     if value is float or value is int or value is bool:
         return f"pytype:{value.__name__}"
     return None
 
 
 def _dependencies(pyfunc, seen: dict) -> None:
-    """Collects the source of ``pyfunc`` and every device function it names."""
-    from ..api import Function
+    """Collects the source and referenced constants of ``pyfunc`` and of every
+    device function it reaches."""
     if pyfunc in seen:
         return
-    from .frontend import SourceInfo
     info = SourceInfo.of(pyfunc)  # parsed once per process, shared with the frontend
-    source = "".join(info.lines)
     constants = {}
+    seen[pyfunc] = ("".join(info.lines), constants)
     funcs = []
-    cells = pyfunc.__closure__ or ()
-    nonlocals = {name: cell.cell_contents for name, cell in zip(pyfunc.__code__.co_freevars, cells)
-                 if _cell_is_set(cell)}
-    scopes = {**pyfunc.__globals__, **nonlocals}
-    seen[pyfunc] = (source, constants)
-    for node in ast.walk(info.tree):
-        if isinstance(node, ast.Name) and node.id in scopes:
-            value = scopes[node.id]
-            if isinstance(value, Function):
-                funcs.append(value.pyfunc)
-                if value.custom_grad is not None:
-                    funcs.append(value.custom_grad)
-                constants[node.id] = f"func:differentiable={value.differentiable}"
-            elif _static_key(value) is not None:
-                constants[node.id] = _static_key(value)
-        elif isinstance(node, ast.Attribute):
-            # module.func references (e.g. helpers.my_func)
-            base = node.value
-            if isinstance(base, ast.Name) and base.id in scopes:
-                value = getattr(scopes[base.id], node.attr, None)
-                if isinstance(value, Function):
-                    funcs.append(value.pyfunc)
-                    if value.custom_grad is not None:
-                        funcs.append(value.custom_grad)
-                    constants[f"{base.id}.{node.attr}"] = f"func:differentiable={value.differentiable}"
-                elif _static_key(value) is not None:
-                    constants[f"{base.id}.{node.attr}"] = _static_key(value)
+    for path, value in Scope(pyfunc).references(info.tree):
+        key = _static_key(value)
+        if key is not None:
+            constants[path] = key
+        if isinstance(value, Function):
+            funcs.append(value.pyfunc)
+            if value.custom_grad is not None:
+                funcs.append(value.custom_grad)
     for f in funcs:
         _dependencies(f, seen)
-
-
-def _cell_is_set(cell) -> bool:
-    try:
-        cell.cell_contents
-    except ValueError:  # a closure variable not assigned yet
-        return False
-    return True
 
 
 @dataclass
@@ -154,11 +148,11 @@ class KeyParts:
     source: str
     functions: str
     options: str
-    compiler: str
+    target: str
 
     def key(self) -> str:
-        h = hashlib.sha256()
-        for part in (self.source, self.functions, self.options, self.compiler):
+        h = hashlib.sha256(f"format={CACHE_FORMAT}".encode())
+        for part in (self.source, self.functions, self.options, self.target):
             h.update(part.encode())
         return h.hexdigest()[:40]
 
@@ -173,7 +167,7 @@ def key_parts(pyfunc, arg_types, options: dict) -> KeyParts:
     source = hashlib.sha256((own_source + json.dumps(sorted(own_constants.items()))
                              + repr([str(t) for t in arg_types])).encode()).hexdigest()
     opts = hashlib.sha256(json.dumps(options, sort_keys=True).encode()).hexdigest()
-    return KeyParts(source, functions, opts, compiler_fingerprint())
+    return KeyParts(source, functions, opts, target_id())
 
 
 def _identity(pyfunc) -> str:
@@ -199,23 +193,33 @@ def load(pyfunc, parts: KeyParts) -> tuple[bytes, dict] | None:
         log.warning("compiling %s: the cache entry %s is corrupted or truncated; rebuilding it",
                     pyfunc.__qualname__, path)
         return None
+    compiler = compiler_fingerprint()
+    if compiler is not None and payload[1].get("compiler") != compiler:
+        log.info("compiling %s: the compiler changed", pyfunc.__qualname__)
+        return None
     return payload
 
 
-def store(pyfunc, parts: KeyParts, payload: bytes, metadata: dict | None = None) -> None:
-    """Writes an entry (object + JSON metadata) atomically (temporary file + rename)."""
-    if not enabled():
-        return
-    directory = cache_dir()
+def store(pyfunc, parts: KeyParts, payload: bytes, metadata: dict | None = None,
+          directory: Path | None = None) -> None:
+    """Writes an entry (object + JSON metadata) atomically (temporary file +
+    rename), into the cache or into ``directory`` (an export)."""
+    exporting = directory is not None
+    if not exporting:
+        if not enabled():
+            return
+        directory = cache_dir()
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        meta = json.dumps(metadata or {}).encode()
+        meta = json.dumps({**(metadata or {}), "compiler": compiler_fingerprint()}).encode()
         body = len(meta).to_bytes(8, "little") + meta + payload
         blob = _MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
         _atomic_write(directory / f"{parts.key()}.adjitobj", blob)
         record = json.dumps(parts.__dict__).encode()
         _atomic_write(directory / f"{_identity(pyfunc)}.last.json", record)
     except OSError as e:  # a read-only or full disk must not break launches
+        if exporting:
+            raise
         log.warning("cannot write the compile cache in %s: %s", directory, e)
 
 
@@ -253,7 +257,7 @@ def _miss_reason(directory: Path, pyfunc, parts: KeyParts) -> str:
         last = json.loads((directory / f"{_identity(pyfunc)}.last.json").read_text())
     except (OSError, ValueError):
         return "first compile"
-    for field, what in (("compiler", "the compiler changed"), ("source", "source changed"),
+    for field, what in (("target", "the CPU changed"), ("source", "source changed"),
                         ("functions", "a device function changed"), ("options", "options changed")):
         if last.get(field) != getattr(parts, field):
             return what

@@ -1,4 +1,4 @@
-//===- CpuLaunch.cpp - packed CPU entry points for kernels ----------------===//
+//===- CpuEntry.cpp - packed CPU entry points for kernels -----------------===//
 //
 // Algorithm: for each kernel, outline its body as a private function of its
 // thread coordinates (see LaunchUtils.h) and add a public entry
@@ -15,12 +15,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "LaunchUtils.h"
+
 #include "adjit/AdjitDialect.h"
 #include "adjit/Passes.h"
+#include "adjit/SymbolNames.h"
 
 namespace mlir::adjit {
 #define GEN_PASS_DEF_ADJITCPULAUNCH
-#define GEN_PASS_DEF_ADJITAPPLYNOALIAS
 #include "Passes.h.inc"
 } // namespace mlir::adjit
 
@@ -77,7 +78,7 @@ LogicalResult buildEntry(OpBuilder &b, func::FuncOp body, StringRef kernelName,
   auto ptrTy = LLVM::LLVMPointerType::get(ctx);
   auto i64 = b.getI64Type();
   auto entry = func::FuncOp::create(
-      b, loc, (kernelName + "_cpu_entry").str(),
+      b, loc, symbols::cpuEntry(kernelName),
       b.getFunctionType({ptrTy, ptrTy, i64, i64}, {}));
   Block *block = entry.addEntryBlock();
   OpBuilder::InsertionGuard guard(b);
@@ -134,7 +135,7 @@ void markNoAlias(func::FuncOp body) {
       position += 1;
     }
   }
-  body->setAttr("adjit.noalias_args",
+  body->setAttr(AdjitDialect::getNoAliasArgsAttrName(),
                 DenseI64ArrayAttr::get(body.getContext(), positions));
 }
 
@@ -162,20 +163,5 @@ struct AdjitCpuLaunchPass : adjit::impl::AdjitCpuLaunchBase<AdjitCpuLaunchPass> 
   }
 };
 
-struct AdjitApplyNoAliasPass
-    : adjit::impl::AdjitApplyNoAliasBase<AdjitApplyNoAliasPass> {
-  void runOnOperation() override {
-    getOperation().walk([&](LLVM::LLVMFuncOp fn) {
-      auto positions = fn->getAttrOfType<DenseI64ArrayAttr>("adjit.noalias_args");
-      if (!positions)
-        return;
-      for (int64_t position : positions.asArrayRef())
-        if (position < fn.getNumArguments())
-          fn.setArgAttr(position, LLVM::LLVMDialect::getNoAliasAttrName(),
-                        UnitAttr::get(fn.getContext()));
-      fn->removeAttr("adjit.noalias_args");
-    });
-  }
-};
 
 } // namespace

@@ -1,0 +1,168 @@
+"""Rewrites of a kernel's Python AST into the structured subset the frontend
+builds IR from, and the small AST analyses the frontend asks of it.
+
+- ``normalize_returns``: early returns in branches become if/else.
+- ``lower_loop_jumps``: ``break``/``continue`` become flags and guarded code.
+- ``assigned_names``, ``always_returns``, ``has_jump``: what a statement list
+  (re)binds, whether it returns on every path, whether it jumps.
+"""
+from __future__ import annotations
+
+import ast
+
+
+def assigned_names(stmts) -> set[str]:
+    """Local names a statement list may (re)bind, including `v.x = ...` on locals."""
+    names: set[str] = set()
+
+    def target_root(t):
+        while isinstance(t, (ast.Attribute, ast.Subscript)):
+            t = t.value
+        return t
+
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    for leaf in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                        root = target_root(leaf)
+                        if isinstance(root, ast.Name):
+                            names.add(root.id)
+            elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+                names.add(node.target.id)
+    return names
+
+
+def always_returns(stmts) -> bool:
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    if isinstance(last, ast.If):
+        return always_returns(last.body) and always_returns(last.orelse)
+    return False
+
+
+def _may_return(stmt) -> bool:
+    return any(isinstance(n, ast.Return) for n in ast.walk(stmt))
+
+
+def normalize_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """Rewrites early returns in branches into structured if/else.
+
+    An ``if`` that returns on some path, followed by ``rest``, becomes
+    ``if c: body; rest  else: orelse; rest`` (``rest`` is dropped after a
+    return), recursively. Then every return is in tail position and maps onto
+    scf.if results, and a path that falls off the end of a branch falls off
+    the end of the function.
+    """
+    out: list[ast.stmt] = []
+    for i, stmt in enumerate(stmts):
+        if isinstance(stmt, ast.Return):
+            out.append(stmt)
+            return out  # the rest is unreachable
+        if isinstance(stmt, ast.If) and _may_return(stmt):
+            rest = stmts[i + 1:]
+            body = normalize_returns(stmt.body + rest)
+            orelse = normalize_returns(stmt.orelse + rest)
+            out.append(ast.If(stmt.test, body, orelse, lineno=stmt.lineno, col_offset=stmt.col_offset))
+            return out
+        out.append(stmt)
+    return out
+
+
+def has_jump(stmts) -> bool:
+    """Whether a loop body has a break/continue of its own (not of a nested loop)."""
+    def visit(node) -> bool:
+        if isinstance(node, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(node, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
+            return False
+        return any(visit(child) for child in ast.iter_child_nodes(node))
+    return any(visit(s) for s in stmts)
+
+
+def _guard_jumps(stmts, brk: str, cont: str) -> list[ast.stmt]:
+    """Replaces break/continue by flag assignments and guards what follows them.
+
+    After a statement that may jump, the rest of the block runs under
+    ``if not (brk or cont)``, so every path ends at the block's end and the
+    loop maps onto scf.while with the flags as loop-carried state.
+    """
+    out: list[ast.stmt] = []
+    for idx, stmt in enumerate(stmts):
+        if isinstance(stmt, (ast.Break, ast.Continue)):
+            flag = brk if isinstance(stmt, ast.Break) else cont
+            out.append(ast.copy_location(ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(True)), stmt))
+            return out  # the rest of this block is unreachable
+        if isinstance(stmt, ast.If) and has_jump([stmt]):
+            out.append(ast.copy_location(ast.If(stmt.test, _guard_jumps(stmt.body, brk, cont),
+                                                _guard_jumps(stmt.orelse, brk, cont)), stmt))
+            rest = _guard_jumps(stmts[idx + 1:], brk, cont)
+            if rest:
+                neither = ast.UnaryOp(ast.Not(), ast.BoolOp(ast.Or(), [ast.Name(brk, ast.Load()),
+                                                                      ast.Name(cont, ast.Load())]))
+                out.append(ast.copy_location(ast.If(neither, rest, []), stmts[idx + 1]))
+            return out
+        out.append(stmt)
+    return out
+
+
+def lower_loop_jumps(loop: ast.For | ast.While, uid: int) -> list[ast.stmt]:
+    """Rewrites a loop with break/continue into flag-guarded while-loop statements.
+
+    ``for i in range(a, b, s)`` becomes a while loop over a hidden counter
+    (range bounds are evaluated once, as in Python); a break stops the loop
+    through the loop condition, a continue skips the rest of the body.
+    """
+    brk, cont = f"_adjit_break{uid}", f"_adjit_continue{uid}"
+
+    def name(n, store=False):
+        return ast.Name(n, ast.Store() if store else ast.Load())
+
+    def assign(n, value):
+        return ast.Assign([name(n, True)], value)
+
+    pre = [assign(brk, ast.Constant(False)), assign(cont, ast.Constant(False))]
+    body = [assign(cont, ast.Constant(False))]
+    not_broken = ast.UnaryOp(ast.Not(), name(brk))
+    if isinstance(loop, ast.While):
+        test = ast.BoolOp(ast.And(), [loop.test, not_broken])
+        body += _guard_jumps(loop.body, brk, cont)
+    else:
+        args = loop.iter.args
+        start, stop, step = (ast.Constant(0), args[0], None) if len(args) == 1 else (
+            args[0], args[1], args[2] if len(args) == 3 else None)
+        k, stop_n, step_n = f"_adjit_k{uid}", f"_adjit_stop{uid}", f"_adjit_step{uid}"
+        pre += [assign(k, start), assign(stop_n, stop), assign(step_n, step or ast.Constant(1))]
+        literal_step = None
+        if step is None:
+            literal_step = 1
+        elif isinstance(step, ast.Constant):
+            literal_step = step.value
+        elif isinstance(step, ast.UnaryOp) and isinstance(step.op, ast.USub) and isinstance(step.operand, ast.Constant):
+            literal_step = -step.operand.value
+        up = ast.Compare(name(k), [ast.Lt()], [name(stop_n)])
+        down = ast.Compare(name(k), [ast.Gt()], [name(stop_n)])
+        if literal_step is not None:
+            in_range = up if literal_step > 0 else down
+        else:
+            zero = ast.Constant(0)
+            in_range = ast.BoolOp(ast.Or(), [
+                ast.BoolOp(ast.And(), [ast.Compare(name(step_n), [ast.Gt()], [zero]), up]),
+                ast.BoolOp(ast.And(), [ast.Compare(name(step_n), [ast.Lt()], [zero]), down])])
+        test = ast.BoolOp(ast.And(), [in_range, not_broken])
+        body.append(ast.Assign([ast.Name(loop.target.id, ast.Store())], name(k)))
+        body += _guard_jumps(loop.body, brk, cont)
+        body.append(ast.If(not_broken, [assign(k, ast.BinOp(name(k), ast.Add(), name(step_n)))], []))
+    new_loop = ast.While(test, body, [])
+    stmts = pre + [new_loop]
+    for s in stmts:
+        ast.copy_location(s, loop)
+    ast.fix_missing_locations(ast.Module(stmts, []))
+    for node in ast.walk(ast.Module(stmts, [])):
+        if not hasattr(node, "lineno") or node.lineno is None:
+            ast.copy_location(node, loop)
+    return stmts

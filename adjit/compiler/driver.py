@@ -1,0 +1,101 @@
+"""The compiler's entry points: a kernel in, IR text, PTX or a CPU object out.
+
+``compile_cpu_object`` produces what the loader caches and the runtime runs
+(object code, its entry symbol and the kernel's array access analysis);
+``compile`` returns a kernel's final IR or PTX as text. Native failures are
+``CompileError``s; kernels the adjoint pass rejects are ``GradientError``s.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import gpu
+
+from .. import _adjit
+from .. import dialects  # noqa: F401  (registers the dialect and passes)
+from ..errors import CompileError
+from ..language import Kernel
+from ..runtime.access import Access
+from . import stages as S
+from .frontend import ModuleBuilder
+
+@dataclass
+class CpuObject:
+    """A kernel (or its adjoint) compiled for this CPU."""
+
+    #: The relocatable object file.
+    code: bytes
+    #: Its entry symbol (the ABI of cpp/runtime/CpuLaunch.h).
+    entry: str
+    #: How the kernel touches each argument (forward kernels only).
+    access: list[Access] | None
+
+
+def build_module(kernel: Kernel, context: ir.Context) -> ir.Module:
+    """The kernel (and the device functions it calls) in the adjit dialect."""
+    mb = ModuleBuilder(context)
+    mb.add_kernel(kernel.pyfunc, kernel.arg_types, kernel.mlir_name, kernel.no_grad)
+    return mb.module
+
+
+def kernel_symbol(kernel: Kernel, adjoint: bool) -> str:
+    """The symbol of the kernel, or of its adjoint, in compiled code."""
+    return _adjit.symbol_name(kernel.mlir_name, "adjoint") if adjoint else kernel.mlir_name
+
+
+def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: int) -> CpuObject:
+    """Compiles the kernel (or its adjoint) for this CPU at LLVM ``opt_level``.
+    ``noalias``: the variant for launches whose arrays do not overlap (the
+    launch checks)."""
+    context = ir.Context()
+    module = build_module(kernel, context)
+    access = []
+
+    def record_access(stage: str, module: ir.Module) -> None:
+        if stage == "optimized" and not adjoint:
+            access.extend(Access(bits) for bits in _adjit.kernel_argument_access(module.operation))
+
+    S.run_stages(module, S.cpu_stages(adjoint, noalias), kernel.mlir_name, after_stage=record_access)
+    try:
+        code = _adjit.compile_to_object(module.operation, opt_level)
+    except RuntimeError as e:
+        raise CompileError(f"kernel '{kernel.__name__}': {e}") from None
+    entry = _adjit.symbol_name(kernel_symbol(kernel, adjoint), "cpu_entry")
+    return CpuObject(code, entry, None if adjoint else access)
+
+
+def load_with_jit(code: bytes, names: list[str]) -> list[int]:
+    """Links an object into LLVM's JIT (for hosts the runtime's loader does
+    not support)."""
+    try:
+        return _adjit.load_object_with_jit(code, names)
+    except RuntimeError as e:
+        raise CompileError(str(e)) from None
+
+
+def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80", adjoint: bool = False) -> str:
+    """Compiles a kernel (or, with ``adjoint=True``, its adjoint) and returns
+    its final IR as text.
+
+    ``target="cuda"`` returns the PTX for ``arch``; ``target="cpu"`` returns
+    the LLVM dialect module that is compiled for this machine.
+    """
+    if target not in ("cpu", "cuda"):
+        raise ValueError(f"unknown target '{target}' (expected 'cpu' or 'cuda')")
+    context = ir.Context()
+    module = build_module(k, context)
+    if target == "cuda":
+        S.run_stages(module, S.cuda_stages(arch, adjoint), k.mlir_name)
+        return ptx_of(module)
+    S.run_stages(module, S.cpu_stages(adjoint), k.mlir_name)
+    return str(module)
+
+
+def ptx_of(module: ir.Module) -> str:
+    """The PTX of the (first) object of the module's ``gpu.binary``."""
+    for op in module.body.operations:
+        if op.operation.name == "gpu.binary":
+            for attr in op.attributes["objects"]:
+                return gpu.ObjectAttr(attr).object.decode()
+    raise CompileError("the CUDA pipeline produced no PTX")

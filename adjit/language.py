@@ -1,0 +1,143 @@
+"""The kernel language's objects: ``@kernel``, ``@func``, ``tid()`` and friends.
+
+These are what kernel authors write; they hold source and declarations only.
+Compiling them is the compiler's job (``adjit.compiler.driver``), finding and
+loading their compiled code the loader's (``adjit.loader``), and running them
+the launcher's (``adjit.launch``).
+"""
+from __future__ import annotations
+
+import re
+
+from . import types as T
+from .errors import KernelTypeError
+from .source import SourceInfo, parameter_types
+
+
+def tid():
+    """The calling thread's index; ``i, j = tid()`` in a 2-D launch. Kernels only."""
+    raise RuntimeError("adjit.tid() can only be called inside an @adjit.kernel")
+
+
+def constant(x):
+    """Returns ``x``: marks a module-level value used by kernels (as in Warp).
+
+    Kernels read numbers, numpy scalars (``adjit.float32(2)``) and vector,
+    matrix and quaternion values (``adjit.vec3(...)``) from module globals
+    whether or not they are wrapped; the value is compiled in (and part of the
+    compile cache key).
+    """
+    return x
+
+
+class Function:
+    """A device function (``@adjit.func``): callable from kernels and other funcs.
+
+    ``differentiable=False`` makes its results carry no gradient; a
+    hand-written adjoint can be attached with ``@adjit.func_grad(f)``.
+    """
+
+    def __init__(self, pyfunc, differentiable: bool = True):
+        self.pyfunc = pyfunc
+        self.__name__ = pyfunc.__name__
+        self.__doc__ = pyfunc.__doc__
+        self.differentiable = differentiable
+        self.custom_grad = None
+
+    def __call__(self, *args):
+        raise RuntimeError(f"@adjit.func '{self.__name__}' can only be called inside kernels")
+
+
+class Kernel:
+    """A kernel (``@adjit.kernel``): launched over a 1-4-D grid of threads."""
+
+    def __init__(self, pyfunc, no_grad=()):
+        self.pyfunc = pyfunc
+        #: Parameters whose values carry no gradient (reads are constants).
+        self.no_grad = tuple(no_grad)
+        self.key = pyfunc.__qualname__
+        self.__name__ = pyfunc.__name__
+        self.__doc__ = pyfunc.__doc__
+        self.source = SourceInfo.of(pyfunc)
+        self.arg_names = [a.arg for a in self.source.tree.args.args]
+        self._arg_types: list | None = None
+        self._array_args: int | None = None
+
+    @property
+    def mlir_name(self) -> str:
+        """The kernel's symbol name in IR and object code."""
+        return re.sub(r"\W", "_", self.pyfunc.__name__)
+
+    @property
+    def arg_types(self) -> list:
+        """The kernel-language types of the parameters (annotations are required)."""
+        if self._arg_types is None:
+            types = parameter_types(self.pyfunc, self.source, "kernel")
+            for name, t, node in zip(self.arg_names, types, self.source.tree.args.args):
+                if t is None:
+                    raise self.source.error(KernelTypeError,
+                                            f"kernel parameter '{name}' needs a type annotation", node)
+            self._arg_types = types
+        return self._arg_types
+
+    @property
+    def array_args(self) -> int:
+        """How many of the kernel's parameters are arrays."""
+        if self._array_args is None:
+            self._array_args = sum(isinstance(t, T.ArrayType) for t in self.arg_types)
+        return self._array_args
+
+    def __call__(self, *args):
+        raise RuntimeError(f"kernel '{self.__name__}' must be launched with adjit.launch()")
+
+
+def kernel(fn=None, *, no_grad=(), **options):
+    """Decorator: a Python function written in the kernel language becomes a Kernel.
+
+    ``no_grad=("x",)``: reads of parameter ``x`` carry no gradient. Other
+    options (Warp's ``module=``, ``enable_backward=``) are accepted and ignored.
+    """
+    if fn is None:
+        return lambda f: Kernel(f, no_grad)
+    return Kernel(fn, no_grad)
+
+
+def func(fn=None, *, differentiable: bool = True):
+    """Decorator: a device function callable from kernels.
+
+    ``@adjit.func(differentiable=False)``: no gradient flows through its
+    results (as if they were constants).
+    """
+    if fn is None:
+        return lambda f: Function(f, differentiable)
+    return Function(fn, differentiable)
+
+
+def func_grad(f: Function):
+    """Decorator: a hand-written adjoint for device function ``f`` (as Warp's).
+
+    The adjoint takes f's parameters followed by one adjoint per result of
+    ``f`` and accumulates into ``adjit.adjoint[param]``::
+
+        @adjit.func_grad(my_func)
+        def adj_my_func(x: float, y: float, adj_ret: float):
+            adjit.adjoint[x] += adj_ret * y
+            adjit.adjoint[y] += adj_ret * x
+    """
+    if not isinstance(f, Function):
+        raise TypeError("func_grad(f) needs an @adjit.func")
+
+    def attach(grad_fn):
+        f.custom_grad = grad_fn
+        return grad_fn
+    return attach
+
+
+class _Adjoints:
+    """``adjit.adjoint[x]`` inside an ``@adjit.func_grad``."""
+
+    def __getitem__(self, item):
+        raise RuntimeError("adjit.adjoint[...] can only be used inside an @adjit.func_grad")
+
+
+adjoint = _Adjoints()

@@ -1,0 +1,154 @@
+"""A kernel's compiled code: found in this process, in the disk cache, or made
+by the compiler, then loaded by the runtime.
+
+The compiler (and with it MLIR) is imported only when the cache has no entry
+for a kernel, so a machine with the runtime alone runs every kernel that was
+compiled beforehand for its CPU (``export``) and says which one is missing.
+"""
+from __future__ import annotations
+
+import json
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import _runtime, cache
+from .errors import CompileError, GradientError
+from .language import Kernel
+from .runtime.access import Access
+
+#: LLVM optimization level of CPU kernels.
+CPU_OPT_LEVEL = 3
+
+
+@dataclass
+class CpuVariant:
+    """A kernel (or its adjoint) loaded into this process for the CPU."""
+
+    #: Address of the entry (the ABI of cpp/runtime/CpuLaunch.h).
+    entry: int
+    #: Whether its code came from the disk cache rather than the compiler.
+    from_cache: bool
+
+
+class _Loaded:
+    """What is known of one kernel's compiled code in this process."""
+
+    def __init__(self):
+        # (adjoint, noalias) -> CpuVariant
+        self.variants: dict[tuple[bool, bool], CpuVariant] = {}
+        self.access: list[Access] | None = None
+
+
+_LOADED: "weakref.WeakKeyDictionary[Kernel, _Loaded]" = weakref.WeakKeyDictionary()
+
+
+def _loaded(kernel: Kernel) -> _Loaded:
+    state = _LOADED.get(kernel)
+    if state is None:
+        state = _LOADED[kernel] = _Loaded()
+    return state
+
+
+def loaded_variants(kernel: Kernel) -> dict[tuple[bool, bool], CpuVariant]:
+    """The variants of ``kernel`` loaded so far, by (adjoint, noalias)."""
+    return dict(_loaded(kernel).variants)
+
+
+def argument_access(kernel: Kernel) -> list[Access]:
+    """How ``kernel`` touches each argument (the compiler's array access
+    analysis; loads the kernel if needed)."""
+    state = _loaded(kernel)
+    if state.access is None:
+        cpu_variant(kernel)
+    return state.access
+
+
+def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True) -> CpuVariant:
+    """The kernel, or its adjoint, loaded for the CPU: once per process, from
+    the disk cache where it is there. ``noalias``: the variant for launches
+    whose arrays do not overlap (faster; the launch checks)."""
+    state = _loaded(kernel)
+    variant = state.variants.get((adjoint, noalias))
+    if variant is not None:
+        return variant
+    parts = cache.key_parts(kernel.pyfunc, kernel.arg_types, _options(kernel, adjoint, noalias))
+    entry = cache.load(kernel.pyfunc, parts)
+    from_cache = entry is not None
+    if entry is not None:
+        code, metadata = entry
+        symbol = metadata["entry"]
+        if not adjoint:
+            state.access = [Access(bits) for bits in metadata["access"]]
+    else:
+        compiled = _compiler(kernel).compile_cpu_object(kernel, adjoint, noalias, CPU_OPT_LEVEL)
+        code, symbol = compiled.code, compiled.entry
+        metadata = {"entry": symbol}
+        if not adjoint:
+            state.access = compiled.access
+            metadata["access"] = [int(a) for a in compiled.access]
+        cache.store(kernel.pyfunc, parts, code, metadata)
+    variant = CpuVariant(_load(kernel, code, symbol), from_cache)
+    state.variants[(adjoint, noalias)] = variant
+    return variant
+
+
+def _options(kernel: Kernel, adjoint: bool, noalias: bool) -> dict:
+    return {"target": "cpu", "opt_level": CPU_OPT_LEVEL, "adjoint": adjoint, "noalias": noalias,
+            "no_grad": list(kernel.no_grad)}
+
+
+def _load(kernel: Kernel, code: bytes, symbol: str) -> int:
+    if not _runtime.object_loader_supported():
+        return _compiler(kernel).load_with_jit(code, [symbol])[0]
+    try:
+        (address,) = _runtime.load_object(code, [symbol])
+    except RuntimeError as e:
+        raise CompileError(f"kernel '{kernel.__name__}': {e}") from None
+    return address
+
+
+def _compiler(kernel: Kernel):
+    """The compiler driver; a clear error where it is not installed."""
+    try:
+        from .compiler import driver
+    except ImportError as e:
+        raise CompileError(
+            f"kernel '{kernel.__name__}' ({kernel.source.filename}:{kernel.source.first_line}) is not "
+            f"precompiled for this CPU in the kernel cache ({cache.cache_dir()}), and the compiler is "
+            f"not installed here ({e}). Install the full adjit (`pip install adjit`), or compile the "
+            "kernel on a machine that has it with adjit.export([kernels], folder) and point "
+            "ADJIT_CACHE_DIR at that folder here.") from None
+    return driver
+
+
+def export(kernels, path, adjoint: bool = True) -> Path:
+    """Compiles ``kernels`` for this CPU into the folder ``path``: every
+    variant a launch may need (and, with ``adjoint``, their adjoints, for the
+    kernels that have one). A machine with the runtime alone and the same CPU
+    runs them with ``ADJIT_CACHE_DIR=path`` (or ``adjit.config.cache_dir``).
+    Writes a manifest, ``adjit-export.json``; returns the folder."""
+    path = Path(path)
+    manifest = {"target": cache.target_id(), "kernels": []}
+    for kernel in kernels:
+        if not isinstance(kernel, Kernel):
+            raise TypeError(f"export() takes @adjit.kernel objects, got {kernel!r}")
+        record = {"kernel": kernel.key, "file": kernel.source.filename, "adjoint": adjoint}
+        for adj in ((False, True) if adjoint else (False,)):
+            for noalias in (True, False):
+                options = _options(kernel, adj, noalias)
+                parts = cache.key_parts(kernel.pyfunc, kernel.arg_types, options)
+                try:
+                    compiled = _compiler(kernel).compile_cpu_object(kernel, adj, noalias, CPU_OPT_LEVEL)
+                except GradientError as e:
+                    record["adjoint"] = False
+                    record["no_adjoint_because"] = str(e)
+                    break
+                metadata = {"entry": compiled.entry}
+                if not adj:
+                    metadata["access"] = [int(a) for a in compiled.access]
+                cache.store(kernel.pyfunc, parts, compiled.code, metadata, directory=path)
+        manifest["kernels"].append(record)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "adjit-export.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return path

@@ -1,0 +1,162 @@
+"""What the compiler and the compile cache read of a kernel's Python source.
+
+``SourceInfo``: the parsed source and its location, for IR locations and
+errors. ``Scope``: the one resolver of the names a kernel or device function
+uses from outside its body; the frontend compiles what it resolves and the
+cache key is made of what it resolves, so the two cannot disagree.
+``parameter_types``: the kernel-language types of the annotations.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+import weakref
+from dataclasses import dataclass
+
+from . import types as T
+from .errors import KernelError, KernelTypeError
+
+
+@dataclass
+class SourceInfo:
+    """Where a Python function's source lives, for locations and errors."""
+
+    filename: str
+    first_line: int
+    lines: list[str]
+    tree: ast.FunctionDef
+    qualname: str
+    #: The code object the source was read for (a redefinition re-reads).
+    code: object = None
+
+    @classmethod
+    def of(cls, pyfunc) -> "SourceInfo":
+        """The (memoized) source of ``pyfunc``: read and parsed once per process."""
+        info = _SOURCE_INFOS.get(pyfunc)
+        if info is None or info.code is not pyfunc.__code__:
+            info = cls._read(pyfunc)
+            info.code = pyfunc.__code__
+            _SOURCE_INFOS[pyfunc] = info
+        return info
+
+    @classmethod
+    def _read(cls, pyfunc) -> "SourceInfo":
+        try:
+            lines, first_line = inspect.getsourcelines(pyfunc)
+        except (OSError, TypeError) as e:
+            raise KernelError(f"cannot read the source of {pyfunc.__qualname__}: {e}") from None
+        filename = inspect.getsourcefile(pyfunc) or "<unknown>"
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+        fn = tree.body[0]
+        if not isinstance(fn, ast.FunctionDef):
+            raise KernelError(f"{pyfunc.__qualname__} is not a plain function definition")
+        return cls(filename, first_line, lines, fn, pyfunc.__qualname__)
+
+    def line_of(self, node) -> int:
+        return self.first_line + getattr(node, "lineno", 1) - 1
+
+    def col_of(self, node) -> int:
+        # Dedenting removed the common indent; add it back for the true column.
+        indent = len(self.lines[0]) - len(self.lines[0].lstrip())
+        return getattr(node, "col_offset", 0) + indent
+
+    def source_line(self, node) -> str:
+        idx = getattr(node, "lineno", 1) - 1
+        return self.lines[idx] if 0 <= idx < len(self.lines) else ""
+
+    def error(self, cls, message: str, node) -> KernelError:
+        """A ``cls`` error located at ``node``."""
+        return cls(message, self.filename, self.line_of(node), self.col_of(node),
+                   self.source_line(node), self.qualname)
+
+
+_SOURCE_INFOS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+#: Python's names that mean kernel types wherever a kernel uses them.
+_TYPE_NAMES = {"float": float, "int": int, "bool": bool}
+
+
+class Unresolved(Exception):
+    """A name or attribute that ``Scope.resolve`` could not find; ``node`` is
+    the part of the expression that failed."""
+
+    def __init__(self, node: ast.expr):
+        super().__init__(ast.unparse(node))
+        self.node = node
+
+
+class Scope:
+    """The names a function sees outside its body, in Python's order: its
+    closure, its module's globals, then ``float``/``int``/``bool``."""
+
+    def __init__(self, pyfunc):
+        cells = pyfunc.__closure__ or ()
+        closure = {name: cell.cell_contents
+                   for name, cell in zip(pyfunc.__code__.co_freevars, cells) if _cell_is_set(cell)}
+        self._layers = (closure, pyfunc.__globals__, _TYPE_NAMES)
+
+    def lookup(self, name: str):
+        """The value ``name`` refers to; raises KeyError if it is not defined."""
+        for layer in self._layers:
+            if name in layer:
+                return layer[name]
+        raise KeyError(name)
+
+    def resolve(self, node: ast.expr):
+        """The object a name or a chain of attributes of a name (``wp.types.vec3``)
+        refers to; raises ``Unresolved`` naming the part that is missing."""
+        if isinstance(node, ast.Name):
+            try:
+                return self.lookup(node.id)
+            except KeyError:
+                raise Unresolved(node) from None
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            try:
+                return getattr(base, node.attr)
+            except AttributeError:
+                raise Unresolved(node) from None
+        raise Unresolved(node)
+
+    def references(self, tree: ast.AST):
+        """(path, value) for every outside name or attribute chain ``tree`` uses
+        that resolves, outermost chains only (``wp.vec3``, not also ``wp``)."""
+        inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in inner:
+                try:
+                    yield ast.unparse(node), self.resolve(node)
+                except Unresolved:
+                    continue
+
+
+def _cell_is_set(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:  # a closure variable not assigned yet
+        return False
+    return True
+
+
+def parameter_types(pyfunc, source: SourceInfo, what: str) -> list[T.Type | None]:
+    """The annotated types of ``pyfunc``'s parameters (None where unannotated)."""
+    result = []
+    hints = getattr(pyfunc, "__annotations__", {})
+    for arg in source.tree.args.args:
+        ann = hints.get(arg.arg)
+        if ann is None:
+            result.append(None)
+            continue
+        if isinstance(ann, str):
+            try:
+                ann = eval(ann, pyfunc.__globals__)
+            except Exception:
+                raise source.error(KernelTypeError, f"cannot resolve the annotation '{ann}' of "
+                                   f"'{arg.arg}'", arg) from None
+        try:
+            result.append(ann if isinstance(ann, T.ArrayType) else T.value_type_of(ann))
+        except TypeError:
+            raise source.error(KernelTypeError, f"the annotation {ann!r} of {what} parameter "
+                               f"'{arg.arg}' is not a kernel type", arg) from None
+    return result

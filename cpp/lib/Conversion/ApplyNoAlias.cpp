@@ -1,0 +1,43 @@
+//===- ApplyNoAlias.cpp - noalias on the array pointers of kernel bodies --===//
+//
+// adjit-cpu-launch{noalias=true} records, on each outlined kernel body, the
+// positions its arrays' aligned pointers take once the LLVM conversion
+// expands each memref into (allocated, aligned, offset, sizes, strides).
+// After that conversion, this pass puts `llvm.noalias` on those arguments:
+// the promise that the arrays of one launch never overlap, which the runtime
+// checks before choosing this variant.
+//
+//===----------------------------------------------------------------------===//
+
+#include "adjit/AdjitDialect.h"
+#include "adjit/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+namespace mlir::adjit {
+#define GEN_PASS_DEF_ADJITAPPLYNOALIAS
+#include "Passes.h.inc"
+} // namespace mlir::adjit
+
+using namespace mlir;
+
+namespace {
+
+struct AdjitApplyNoAliasPass
+    : adjit::impl::AdjitApplyNoAliasBase<AdjitApplyNoAliasPass> {
+  void runOnOperation() override {
+    getOperation().walk([&](LLVM::LLVMFuncOp fn) {
+      auto positions = fn->getAttrOfType<DenseI64ArrayAttr>(
+          adjit::AdjitDialect::getNoAliasArgsAttrName());
+      if (!positions)
+        return;
+      for (int64_t position : positions.asArrayRef())
+        if (position < fn.getNumArguments())
+          fn.setArgAttr(position, LLVM::LLVMDialect::getNoAliasAttrName(),
+                        UnitAttr::get(fn.getContext()));
+      fn->removeAttr(adjit::AdjitDialect::getNoAliasArgsAttrName());
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,130 @@
+//===- RuntimeModule.cpp - the adjit._runtime nanobind module -------------===//
+//
+// What running compiled kernels needs, and nothing of the compiler: loading
+// kernel objects, packing arguments, launching on the thread pool, and the
+// host identity compiled code is keyed by. Links no MLIR or LLVM library.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuLaunch.h"
+#include "HostInfo.h"
+#include "KernelArgs.h"
+#include "ObjectLoader.h"
+#include "ThreadPool.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/array.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <vector>
+
+namespace nb = nanobind;
+using namespace adjit::runtime;
+
+namespace {
+
+using CpuArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
+
+/// Launches a compiled CPU entry over `total` thread indices. Each element of
+/// `args` is either `bytes` (a scalar, vector or matrix value, packed) or a
+/// C-contiguous CPU ndarray (an array argument, components as trailing dims).
+void launchCpuEntry(uintptr_t entry, int64_t total,
+                    std::array<int64_t, 4> shape, nb::list args) {
+  std::vector<ArgSlot> slots(nb::len(args));
+  std::vector<void *> pointers(slots.size());
+  for (size_t i = 0; i < slots.size(); ++i) {
+    nb::handle arg = args[i];
+    pointers[i] = slots[i].bytes;
+    if (nb::isinstance<nb::bytes>(arg)) {
+      nb::bytes value = nb::borrow<nb::bytes>(arg);
+      if (value.size() > sizeof(ArgSlot))
+        throw nb::value_error("scalar kernel argument is too large");
+      std::memcpy(slots[i].bytes, value.c_str(), value.size());
+      continue;
+    }
+    auto array = nb::cast<CpuArray>(arg);
+    size_t rank = array.ndim();
+    if (rank > kMaxArrayRank)
+      throw nb::value_error("array argument has more than 6 dimensions");
+    auto *desc = reinterpret_cast<MemRefDescriptor *>(slots[i].bytes);
+    desc->allocated = desc->aligned = array.data();
+    desc->offset = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      desc->sizesAndStrides[d] = static_cast<int64_t>(array.shape(d));
+      desc->sizesAndStrides[rank + d] = static_cast<int64_t>(array.stride(d));
+    }
+  }
+  nb::gil_scoped_release release;
+  launchCpu(reinterpret_cast<CpuEntry>(entry), pointers.data(), shape.data(),
+            total);
+}
+
+/// Whether any two of `args` that are arrays share bytes (the runtime's
+/// half of the alias analysis: kernels are compiled assuming they don't).
+bool arraysOverlap(nb::list args) {
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
+  for (nb::handle arg : args) {
+    if (nb::isinstance<nb::bytes>(arg))
+      continue;
+    auto array = nb::cast<CpuArray>(arg);
+    if (array.nbytes() == 0)
+      continue;
+    auto begin = reinterpret_cast<uintptr_t>(array.data());
+    ranges.emplace_back(begin, begin + array.nbytes());
+  }
+  for (size_t i = 0; i < ranges.size(); ++i)
+    for (size_t j = i + 1; j < ranges.size(); ++j)
+      if (ranges[i].first < ranges[j].second &&
+          ranges[j].first < ranges[i].second)
+        return true;
+  return false;
+}
+
+std::vector<uint64_t> loadKernelObject(nb::bytes object,
+                                       const std::vector<std::string> &names) {
+  std::vector<uint64_t> addresses;
+  std::string error;
+  bool loaded;
+  {
+    nb::gil_scoped_release release;
+    loaded = loadObject(object.c_str(), object.size(), names, addresses, error);
+  }
+  if (!loaded)
+    throw std::runtime_error("cannot load kernel object: " + error);
+  return addresses;
+}
+
+} // namespace
+
+NB_MODULE(_runtime, m) {
+  m.doc() = "adjit's C++ runtime: loads compiled kernels and launches them "
+            "(no MLIR or LLVM)";
+  m.def("load_object", &loadKernelObject, nb::arg("object"), nb::arg("names"),
+        "Loads a relocatable kernel object into the process (for its "
+        "lifetime); returns the addresses of `names`. Raises RuntimeError.");
+  m.def("launch_cpu", &launchCpuEntry, nb::arg("entry"), nb::arg("total"),
+        nb::arg("shape"), nb::arg("args"),
+        "Runs a compiled CPU kernel entry over `total` thread indices on the "
+        "process-wide thread pool.");
+  m.def("arrays_overlap", &arraysOverlap, nb::arg("args"),
+        "Whether two array arguments (ndarrays in the list) share memory.");
+  m.def(
+      "num_threads", [] { return ThreadPool::global().numThreads(); },
+      "Number of threads a CPU launch runs on (the caller included).");
+  m.def(
+      "object_loader_supported",
+      [] {
+#if defined(__x86_64__)
+        return true;
+#else
+        return false;
+#endif
+      },
+      "Whether load_object supports this host's objects (x86-64).");
+  m.def("host_id", &hostId,
+        "This CPU's identity: compiled CPU code is reused only where it is "
+        "the same.");
+}

@@ -1,0 +1,114 @@
+"""The package's layers: imports point one way, ``import adjit`` loads no
+MLIR, and the C++/Python contracts agree."""
+import ast
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import adjit
+from adjit.runtime.access import Access
+
+PACKAGE = Path(adjit.__file__).resolve().parent
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """Every adjit module ``path`` imports: at the top, inside functions,
+    relative or absolute, and through ``deferred_import("...")``."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        targets = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            # `from . import types` imports the module adjit.types; a name
+            # that is not a module comes from the package's __init__.
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
+                       for a in node.names]
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "deferred_import":
+            targets = [node.args[0].value]
+        found.update(t for t in targets if t in modules and t != name)
+    return found
+
+
+def _import_graph() -> dict[str, set[str]]:
+    files = [p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts]
+    # Native modules (adjit._runtime, adjit._adjit) import nothing of adjit's.
+    native = {f"adjit.{name}" for name in ("_runtime", "_adjit")
+              if importlib.util.find_spec(f"adjit.{name}") is not None}
+    modules = {_module_name(p) for p in files} | native
+    return {_module_name(p): _imports(p, modules) for p in files}
+
+
+def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(module):
+        state[module] = 1
+        path.append(module)
+        for dep in sorted(graph.get(module, ())):
+            if state.get(dep) == 1:
+                return path[path.index(dep):] + [dep]
+            if dep not in state:
+                cycle = visit(dep)
+                if cycle:
+                    return cycle
+        path.pop()
+        state[module] = 2
+        return None
+
+    for module in sorted(graph):
+        if module not in state:
+            cycle = visit(module)
+            if cycle:
+                return cycle
+    return None
+
+
+def test_no_import_cycle_in_the_package():
+    graph = _import_graph()
+    # The walker sees the edges that matter (a broken walker finds no cycle).
+    assert "adjit.compiler.driver" in graph["adjit.loader"]  # inside a function
+    assert "adjit.compiler.values" in graph["adjit.compiler.builtins"]  # deferred
+    assert "adjit.runtime.recording" in graph["adjit.runtime.array"]
+    cycle = _find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_layers_below_the_compiler_never_import_it():
+    graph = _import_graph()
+    below = [m for m in graph if m.startswith("adjit.runtime") or m in (
+        "adjit.types", "adjit.errors", "adjit.source", "adjit.language", "adjit.cache")]
+    for module in below:
+        assert not any(d.startswith("adjit.compiler.") and d != "adjit.compiler.builtins"
+                       for d in graph[module]), (module, graph[module])
+
+
+def test_import_adjit_loads_no_mlir():
+    code = ("import sys, adjit\n"
+            "print(sorted(m for m in sys.modules if m == 'mlir' or m.startswith(('mlir.', 'adjit._adjit'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_access_flags_are_the_compilers():
+    from adjit import _adjit
+    assert _adjit.ACCESS_FLAGS == {"READ": Access.READ, "WRITE": Access.WRITE,
+                                   "OWN_ELEMENT": Access.OWN_ELEMENT}

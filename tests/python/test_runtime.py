@@ -1,0 +1,118 @@
+"""The runtime without the compiler: its C++ tests, and precompiled kernels
+(forward and backward) run where MLIR cannot be imported."""
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNTIME = ROOT / "cpp" / "runtime"
+CXX = shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++")
+
+
+def _build(tmp_path, sources, name):
+    if CXX is None:
+        pytest.fail("no C++ compiler found (set CXX): the runtime's C++ tests need one")
+    exe = tmp_path / name
+    subprocess.run([CXX, "-std=c++17", "-O2", "-pthread", f"-I{ROOT / 'cpp'}",
+                    *map(str, sources), "-ldl", "-lm", "-o", str(exe)], check=True)
+    return exe
+
+
+def test_thread_pool_and_cpu_launch(tmp_path):
+    exe = _build(tmp_path, [RUNTIME / "ThreadPool.cpp", RUNTIME / "CpuLaunch.cpp",
+                            RUNTIME / "test" / "runtime_test.cpp"], "runtime_test")
+    subprocess.run([str(exe)], check=True, timeout=300)
+
+
+def test_object_loader_runs_compiled_kernels_and_refuses_bad_objects(tmp_path):
+    objects = tmp_path / "objects"
+    subprocess.run([sys.executable, str(RUNTIME / "test" / "make_test_objects.py"), str(objects)],
+                   check=True, cwd=tmp_path)
+    exe = _build(tmp_path, [RUNTIME / "ObjectLoader.cpp", RUNTIME / "test" / "object_loader_test.cpp"],
+                 "object_loader_test")
+    out = subprocess.run([str(exe), str(objects)], check=True, capture_output=True, text=True)
+    assert "object loader: all checks passed" in out.stdout
+
+
+KERNELS = '''
+import numpy as np
+import adjit as wp
+
+
+@wp.kernel
+def scaled_sin(a: float, x: wp.array(dtype=float), y: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    y[i] = wp.vec3(a * wp.sin(x[i]), x[i] * x[i], 1.0)
+
+
+@wp.kernel
+def not_exported(x: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = 2.0 * x[i]
+
+
+def run():
+    """y = (a sin x, x^2, 1); returns y and d(sum y)/dx = a cos x + 2x."""
+    n = 5000
+    x = wp.array(np.linspace(-2, 2, n).astype(np.float32), requires_grad=True)
+    y = wp.zeros(n, dtype=wp.vec3, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(scaled_sin, dim=n, inputs=[3.0, x, y])
+    tape.backward(grads={y: np.ones((n, 3), np.float32)})
+    return x.numpy(), y.numpy(), x.grad.numpy()
+'''
+
+RUNTIME_ONLY = '''
+import sys
+sys.modules["mlir"] = None  # the compiler cannot be imported here
+import numpy as np
+import kernels
+x, y, grad = kernels.run()
+np.testing.assert_allclose(y[:, 0], 3 * np.sin(x), rtol=1e-5, atol=1e-6)
+np.testing.assert_allclose(y[:, 1], x * x, rtol=1e-6)
+np.testing.assert_allclose(grad, 3 * np.cos(x) + 2 * x, rtol=1e-5, atol=1e-5)
+assert not any(m == "mlir" or m.startswith("mlir.") for m, v in sys.modules.items() if v is not None)
+import adjit
+try:
+    adjit.launch(kernels.not_exported, dim=4, inputs=[adjit.zeros(4)])
+except adjit.CompileError as e:
+    print("MISSING:", e)
+else:
+    raise SystemExit("a kernel that was never compiled ran without the compiler")
+'''
+
+
+def _run(script: str, folder: Path, cache: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "ADJIT_CACHE_DIR": str(cache)}
+    return subprocess.run([sys.executable, "-c", script], cwd=folder, env=env, capture_output=True,
+                          text=True, timeout=600)
+
+
+def _check(proc):
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_precompiled_kernels_run_forward_and_backward_without_mlir(tmp_path):
+    (tmp_path / "kernels.py").write_text(textwrap.dedent(KERNELS))
+    cache = tmp_path / "cache"
+    _check(_run("import kernels; kernels.run()", tmp_path, cache))  # fills the cache
+    out = _check(_run(RUNTIME_ONLY, tmp_path, cache))
+    assert "kernel 'not_exported'" in out and "not precompiled for this CPU" in out
+    assert "adjit.export" in out
+
+
+def test_export_makes_a_folder_the_runtime_alone_uses(tmp_path):
+    (tmp_path / "kernels.py").write_text(textwrap.dedent(KERNELS))
+    folder = tmp_path / "exported"
+    _check(_run(f"import adjit, kernels; adjit.export([kernels.scaled_sin], {str(folder)!r})",
+                tmp_path, tmp_path / "unused-cache"))
+    assert (folder / "adjit-export.json").exists()
+    # forward and adjoint, each with and without the no-overlap promise
+    assert len(list(folder.glob("*.adjitobj"))) == 4
+    _check(_run(RUNTIME_ONLY, tmp_path, folder))
