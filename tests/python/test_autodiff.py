@@ -541,7 +541,7 @@ def test_overwrites_cut_the_gradient():
     assert not x.grad.numpy().any()
 
 
-# --- loops with runtime trip counts (recomputed, O(1) memory per thread) -----------------
+# --- loops with runtime trip counts (checkpointed: O(n) time, O(sqrt n) memory per thread) ---
 
 f64 = wp.float64
 
@@ -611,6 +611,68 @@ def test_break_and_continue_in_a_runtime_loop():
     # values stay away from the branch thresholds, where the function jumps
     x = np.array([[0.5, 0.05, 0.9, 0.3, 3.0, 1.7], [0.1, 0.6, 0.3, 0.45, 0.01, 0.05]])
     _fd_check(runtime_argmax, [(x, f64)], 2, scalars=(6,))
+
+
+@wp.kernel
+def power_by_loop(a: wp.array(dtype=f64), n: int, y: wp.array(dtype=f64)):
+    i = wp.tid()
+    p = f64(1.0)
+    for k in range(n):
+        p = p * a[i]
+    y[i] = p
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5, 8, 9, 10, 15, 16, 17, 99, 100, 101, 1000, 4097])
+def test_runtime_loops_of_any_length_across_checkpoint_segments(n):
+    # y = a^n, dy/da = n a^(n-1): every trip count around the segment length
+    # ceil(sqrt(n)) (full and partial last segments), and long loops
+    a = np.array([1.0 + 0.5 / max(n, 1), 0.9, -1.0 + 0.25 / max(n, 1)])
+    x = wp.array(a, dtype=f64, requires_grad=True)
+    y = wp.zeros(3, dtype=f64, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(power_by_loop, dim=3, inputs=[x, n], outputs=[y])
+    tape.backward(grads={y: np.ones(3)})
+    np.testing.assert_allclose(y.numpy(), a ** n, rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), n * a ** (n - 1) if n else 0 * a, rtol=1e-10, atol=1e-300)
+
+
+@wp.kernel
+def nested_runtime_loops(x: wp.array(dtype=f64), n: int, m: int, y: wp.array(dtype=f64)):
+    i = wp.tid()
+    a = x[i]
+    s = f64(0.0)
+    for k in range(n):
+        z = a * f64(k + 1) * f64(0.01)
+        for j in range(m):
+            z = wp.sin(z) + f64(0.5) * a
+        if z > f64(0.6):
+            s = s + z * z
+        else:
+            s = s - z
+    y[i] = s
+
+
+def test_nested_runtime_loops_with_a_branch():
+    _fd_check(nested_runtime_loops, [(np.linspace(0.2, 1.4, 5), f64)], 5, scalars=(11, 7))
+
+
+@wp.kernel
+def long_while_with_break(x: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    v = x[i]
+    t = f64(0.0)
+    k = int(0)
+    while True:
+        v = v + f64(0.001) * wp.cos(v)
+        t = t + v * f64(0.001)
+        k = k + 1
+        if k >= 2000 + i:
+            break
+    y[i] = t + v
+
+
+def test_long_while_loop_with_break():
+    _fd_check(long_while_with_break, [(np.linspace(0.1, 2.0, 4), f64)], 4, rtol=1e-6, atol=1e-8)
 
 
 # --- later writes: saved when recorded, a clear error when not ------------------------------

@@ -27,6 +27,7 @@
 #include "adjit/SymbolNames.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
@@ -722,13 +723,99 @@ void setInsertionToEndReplacingTerminator(OpBuilder &b, Block *block) {
   b.setInsertionPointToEnd(block);
 }
 
+/// Per-thread storage for copies of a loop's carried state: one stack
+/// buffer (memref<?xT>) per carried value, `size` copies each. Flags (i1)
+/// are kept as bytes: memory holds nothing narrower.
+class StateBuffer {
+public:
+  /// Whether states of these types can be stored (adjit's value types can;
+  /// an array handle carried through a loop cannot).
+  static bool canStore(TypeRange types) {
+    return llvm::all_of(types, [](Type t) {
+      auto vector = dyn_cast<VectorType>(t);
+      if (vector && vector.getElementTypeBitWidth() < 8)
+        return false;
+      return MemRefType::isValidElementType(t);
+    });
+  }
+
+  StateBuffer(OpBuilder &b, Location loc, TypeRange types, Value size) {
+    for (Type t : types) {
+      stateTypes.push_back(t);
+      slots.push_back(memref::AllocaOp::create(
+          b, loc, MemRefType::get({ShapedType::kDynamic}, storageType(t)),
+          ValueRange{size}));
+    }
+  }
+
+  void store(OpBuilder &b, Location loc, ValueRange state, Value index) {
+    for (auto [value, slot] : llvm::zip(state, slots)) {
+      Type stored = storageType(value.getType());
+      if (stored != value.getType())
+        value = arith::ExtUIOp::create(b, loc, stored, value);
+      memref::StoreOp::create(b, loc, value, slot, index);
+    }
+  }
+
+  SmallVector<Value> load(OpBuilder &b, Location loc, Value index) {
+    SmallVector<Value> state;
+    for (auto [type, slot] : llvm::zip(stateTypes, slots)) {
+      Value value = memref::LoadOp::create(b, loc, slot, index);
+      if (value.getType() != type)
+        value = arith::TruncIOp::create(b, loc, type, value);
+      state.push_back(value);
+    }
+    return state;
+  }
+
+private:
+  static Type storageType(Type t) {
+    auto integer = dyn_cast<IntegerType>(t);
+    if (integer && integer.getWidth() < 8)
+      return IntegerType::get(t.getContext(), 8);
+    return t;
+  }
+
+  SmallVector<Type> stateTypes;
+  SmallVector<Value> slots;
+};
+
+/// ceil(sqrt(n)) for n >= 0, at least 1: the length of a checkpointed
+/// segment. (The float estimate is corrected to the exact integer.)
+Value segmentLength(OpBuilder &b, Location loc, Value n) {
+  Type f64 = b.getF64Type(), i64 = b.getI64Type();
+  Value n64 = arith::IndexCastOp::create(b, loc, i64, n);
+  Value root = math::SqrtOp::create(
+      b, loc, arith::SIToFPOp::create(b, loc, f64, n64));
+  Value len = arith::FPToSIOp::create(b, loc, i64, math::CeilOp::create(b, loc, root));
+  Value one = arith::ConstantIntOp::create(b, loc, i64, 1);
+  len = arith::MaxSIOp::create(b, loc, len, one);
+  Value tooShort = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::slt,
+      arith::MulIOp::create(b, loc, len, len), n64);
+  len = arith::SelectOp::create(
+      b, loc, tooShort, arith::AddIOp::create(b, loc, len, one), len);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), len);
+}
+
 /// Reverses a loop whose iteration k runs `body` with `carriedArgs` bound to
 /// state_k (state_0 = the inits, state_{k+1} = what the body yields) and
 /// other block arguments bound by `bindIteration(map, k)`, for `trips`
-/// iterations. Strategy: recompute, not store. Iteration k of the reversed
-/// loop replays the primal iterations 0..k-1 from the inits to rebuild
-/// state_k, replays iteration k, and applies the rules to it backwards. Each
-/// thread therefore needs O(1) extra memory, for O(trips^2) time.
+/// iterations.
+///
+/// Strategy: two-level checkpointing. With L = ceil(sqrt(trips)), a first
+/// sweep replays the loop and keeps state_{jL} for every segment j (at most
+/// L copies). The reversal then takes the segments last to first: it replays
+/// segment j from its checkpoint keeping each of its (at most L) states, and
+/// reverses its iterations last to first, each replaying its one iteration
+/// from the kept state and applying the rules to it backwards. Every
+/// iteration is thus replayed three times: time O(trips) per thread, and
+/// 2 * ceil(sqrt(trips)) copies of the carried state on the thread's stack
+/// (in an alloca scope, released when the reversal ends). The replays are
+/// the primal ops on the same inputs, so the result is bitwise the one of
+/// recomputing each state from the start. (A state that cannot be stored, an
+/// array handle carried through the loop, falls back to that recomputation:
+/// O(trips^2) time, O(1) memory.)
 LogicalResult reverseLoop(
     Operation *loop, ValueRange primalInits, Block &body, ValueRange carriedArgs,
     Value trips,
@@ -744,6 +831,8 @@ LogicalResult reverseLoop(
   for (Value init : primalInits)
     replayedInits.push_back(s.primal(init));
   auto yield = cast<scf::YieldOp>(body.getTerminator());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
 
   // Replays iteration k of the body, on state_k, at `b`.
   auto replayIteration = [&](ValueRange state, Value k) {
@@ -751,40 +840,43 @@ LogicalResult reverseLoop(
                        [&](IRMapping &map) { bindIteration(b, map, k); });
   };
 
-  // Rebuilds state_k by replaying iterations 0..k-1.
-  auto stateAt = [&](Value k) -> FailureOr<SmallVector<Value>> {
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    auto recompute = scf::ForOp::create(b, loc, zero, k, one, replayedInits);
+  // A loop over [lb, ub) carrying the state, each iteration replaying one
+  // primal iteration; `before(state, iv)` runs first in each. Returns the
+  // final state.
+  auto replayRange =
+      [&](Value lb, Value ub, ValueRange state,
+          function_ref<void(ValueRange, Value)> before)
+      -> FailureOr<SmallVector<Value>> {
+    auto sweep = scf::ForOp::create(b, loc, lb, ub, one, state);
     OpBuilder::InsertionGuard guard(b);
-    setInsertionToEndReplacingTerminator(b, recompute.getBody());
-    FailureOr<IRMapping> map = replayIteration(recompute.getRegionIterArgs(),
-                                               recompute.getInductionVar());
+    setInsertionToEndReplacingTerminator(b, sweep.getBody());
+    if (before)
+      before(sweep.getRegionIterArgs(), sweep.getInductionVar());
+    FailureOr<IRMapping> map =
+        replayIteration(sweep.getRegionIterArgs(), sweep.getInductionVar());
     if (failed(map))
       return failure();
     SmallVector<Value> next;
     for (Value y : yield.getOperands())
       next.push_back(map->lookupOrDefault(y));
     scf::YieldOp::create(b, loc, next);
-    return SmallVector<Value>(recompute.getResults());
+    return SmallVector<Value>(sweep.getResults());
   };
 
-  SmallVector<Value> adjInits;
-  for (unsigned i : active)
-    adjInits.push_back(s.adjointOrZero(b, loc, loop->getResult(i)));
-  for (Value v : captured)
-    adjInits.push_back(s.adjointOrZero(b, loc, v));
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  auto reversed = scf::ForOp::create(b, loc, zero, trips, one, adjInits);
-  {
+  // Reversed iterations count = len, last to first: iteration
+  // k = start + len - 1 - r on the state `stateOf(t)` (t = k - start).
+  auto reverseRange = [&](Value start, Value len, ValueRange adjInits,
+                          function_ref<FailureOr<SmallVector<Value>>(Value)>
+                              stateOf) -> FailureOr<scf::ForOp> {
+    auto reversed = scf::ForOp::create(b, loc, zero, len, one, adjInits);
     OpBuilder::InsertionGuard guard(b);
     setInsertionToEndReplacingTerminator(b, reversed.getBody());
     ValueRange adjArgs = reversed.getRegionIterArgs();
-    // Iteration k = trips - 1 - r, last to first.
-    Value last = arith::SubIOp::create(b, loc, trips, one);
-    Value k = arith::SubIOp::create(b, loc, last, reversed.getInductionVar());
-    FailureOr<SmallVector<Value>> state = stateAt(k);
+    Value t = arith::SubIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, len, one),
+        reversed.getInductionVar());
+    Value k = arith::AddIOp::create(b, loc, start, t);
+    FailureOr<SmallVector<Value>> state = stateOf(t);
     if (failed(state))
       return failure();
     IRMapping *outerMap = s.getPrimalMap();
@@ -807,13 +899,99 @@ LogicalResult reverseLoop(
     scf::YieldOp::create(b, loc, outs);
     s.setPrimalMap(outerMap);
     s.getAdjoints() = saved;
+    return reversed;
+  };
+
+  SmallVector<Value> adjInits;
+  for (unsigned i : active)
+    adjInits.push_back(s.adjointOrZero(b, loc, loop->getResult(i)));
+  for (Value v : captured)
+    adjInits.push_back(s.adjointOrZero(b, loc, v));
+
+  SmallVector<Value> results;
+  if (StateBuffer::canStore(ValueRange(carriedArgs).getTypes())) {
+    SmallVector<Type> adjTypes;
+    for (Value v : adjInits)
+      adjTypes.push_back(v.getType());
+    auto scope = memref::AllocaScopeOp::create(b, loc, adjTypes);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&scope.getBodyRegion().emplaceBlock());
+    Value segment = segmentLength(b, loc, trips);
+    Value segments = arith::CeilDivSIOp::create(b, loc, trips, segment);
+    TypeRange stateTypes = ValueRange(carriedArgs).getTypes();
+    StateBuffer checkpoints(b, loc, stateTypes, segments);
+    StateBuffer states(b, loc, stateTypes, segment);
+    // The start and length of segment j.
+    auto segmentBounds = [&](Value j) {
+      Value start = arith::MulIOp::create(b, loc, j, segment);
+      Value len = arith::MinSIOp::create(
+          b, loc, segment, arith::SubIOp::create(b, loc, trips, start));
+      return std::make_pair(start, len);
+    };
+
+    // Sweep 1: checkpoints[j] = state_{j * segment}.
+    auto checkpointing = scf::ForOp::create(b, loc, zero, segments, one,
+                                            replayedInits);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      setInsertionToEndReplacingTerminator(b, checkpointing.getBody());
+      Value j = checkpointing.getInductionVar();
+      ValueRange state = checkpointing.getRegionIterArgs();
+      checkpoints.store(b, loc, state, j);
+      auto [start, len] = segmentBounds(j);
+      FailureOr<SmallVector<Value>> next = replayRange(
+          start, arith::AddIOp::create(b, loc, start, len), state, nullptr);
+      if (failed(next))
+        return failure();
+      scf::YieldOp::create(b, loc, *next);
+    }
+
+    // Sweep 2: the segments last to first.
+    auto bySegment = scf::ForOp::create(b, loc, zero, segments, one, adjInits);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      setInsertionToEndReplacingTerminator(b, bySegment.getBody());
+      Value j = arith::SubIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, segments, one),
+          bySegment.getInductionVar());
+      auto [start, len] = segmentBounds(j);
+      // states[t] = state_{start + t}
+      Value end = arith::AddIOp::create(b, loc, start, len);
+      if (failed(replayRange(start, end, checkpoints.load(b, loc, j),
+                             [&](ValueRange state, Value k) {
+                               states.store(
+                                   b, loc, state,
+                                   arith::SubIOp::create(b, loc, k, start));
+                             })))
+        return failure();
+      FailureOr<scf::ForOp> reversed = reverseRange(
+          start, len, bySegment.getRegionIterArgs(),
+          [&](Value t) -> FailureOr<SmallVector<Value>> {
+            return states.load(b, loc, t);
+          });
+      if (failed(reversed))
+        return failure();
+      scf::YieldOp::create(b, loc, reversed->getResults());
+    }
+    memref::AllocaScopeReturnOp::create(b, loc, bySegment.getResults());
+    results.assign(scope.getResults().begin(), scope.getResults().end());
+  } else {
+    // Each reversed iteration recomputes its state from the inits.
+    FailureOr<scf::ForOp> reversed = reverseRange(
+        zero, trips, adjInits, [&](Value t) {
+          return replayRange(zero, t, replayedInits, nullptr);
+        });
+    if (failed(reversed))
+      return failure();
+    results.assign(reversed->getResults().begin(), reversed->getResults().end());
   }
+
   // Captured adjoints first: they replace the adjoints that entered the loop,
   // while an init may itself be a captured value (z = a; loop uses a and z).
   for (auto [j, v] : llvm::enumerate(captured))
-    s.getAdjoints()[v] = reversed.getResult(active.size() + j);
+    s.getAdjoints()[v] = results[active.size() + j];
   for (auto [n, i] : llvm::enumerate(active))
-    s.accumulate(b, loc, primalInits[i], reversed.getResult(n));
+    s.accumulate(b, loc, primalInits[i], results[n]);
   return success();
 }
 

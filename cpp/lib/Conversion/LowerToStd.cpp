@@ -16,6 +16,8 @@
 #include "LaunchUtils.h"
 
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -28,6 +30,31 @@ using namespace mlir;
 using namespace mlir::adjit;
 
 namespace {
+
+/// Replaces each memref.alloca_scope (the adjoint's loop checkpoints) by
+/// llvm.intr.stacksave, its body and llvm.intr.stackrestore: the same
+/// meaning, in a form that survives convert-scf-to-cf (which would give the
+/// scope's region several blocks, which the op does not allow).
+void expandAllocaScopes(Operation *root) {
+  SmallVector<memref::AllocaScopeOp> scopes;
+  root->walk([&](memref::AllocaScopeOp scope) { scopes.push_back(scope); });
+  for (memref::AllocaScopeOp scope : scopes) { // innermost first
+    Location loc = scope.getLoc();
+    OpBuilder b(scope);
+    Value saved = LLVM::StackSaveOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext()));
+    Block &body = scope.getBodyRegion().front();
+    auto ret = cast<memref::AllocaScopeReturnOp>(body.getTerminator());
+    SmallVector<Value> results(ret.getResults());
+    scope->getBlock()->getOperations().splice(
+        Block::iterator(scope), body.getOperations(), body.begin(),
+        Block::iterator(ret));
+    b.setInsertionPointAfter(scope);
+    LLVM::StackRestoreOp::create(b, loc, saved);
+    scope.replaceAllUsesWith(results);
+    scope.erase();
+  }
+}
 
 /// Calls `fn` with every full component position of `shape`, row-major.
 void forEachPosition(ArrayRef<int64_t> shape,
@@ -318,7 +345,8 @@ struct AdjitLowerToStdPass
     populateReturnOpTypeConversionPattern(patterns, converter);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    expandAllocaScopes(getOperation());
   }
 };
 

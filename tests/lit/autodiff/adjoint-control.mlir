@@ -6,8 +6,8 @@
 // the replayed condition whose branches recompute their primal values, apply
 // the rules, and yield the updated adjoints of the outer values they use.
 // Loops with a small constant trip count are unrolled; other loops over
-// active values are reversed by recomputation; inactive loops are replayed
-// only.
+// active values are reversed by two-level checkpointing; inactive loops are
+// replayed only.
 
 /// if/else with a result: the reversed if yields the adjoints of the captured
 /// outer values, in order of first use (x, then f); each branch recomputes
@@ -273,10 +273,12 @@ func.func @for_constant(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attr
   return
 }
 
-/// A loop with a runtime trip count is reversed by recomputation: reversed
-/// iteration r handles k = trips - 1 - r, rebuilds acc_k = a^k with a
-/// replay loop of k iterations, then applies the mulf rule: the carried
-/// adjoint becomes dacc * a and a receives dacc * acc_k (n G a^(n-1) in all).
+/// A loop with a runtime trip count is reversed by two-level checkpointing,
+/// with L = ceil(sqrt(trips)) in an alloca scope: sweep 1 replays the loop
+/// and keeps acc at every L-th iteration; sweep 2 takes the segments last to
+/// first, replays each from its checkpoint keeping its states, then reverses
+/// its iterations on those states with the mulf rule: the carried adjoint
+/// becomes dacc * a and a receives dacc * acc_k (n G a^(n-1) in all).
 // PRIMAL-LABEL: func.func @for_runtime(
 // RAW-LABEL: func.func @for_runtime_adjoint(
 // RAW-SAME: %[[X:[^:]*]]: !adjit.array<f32, 1>, %[[Y:[^:]*]]: !adjit.array<f32, 1>, %[[N:[^:]*]]: index, %[[GX:[^:]*]]: !adjit.array<f32, 1>, %[[GY:[^:]*]]: !adjit.array<f32, 1>)
@@ -289,15 +291,23 @@ func.func @for_constant(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attr
 // RAW: %[[SPAN:.*]] = arith.subi %[[N]], %[[LB]] : index
 // RAW-NEXT: %[[NONNEG:.*]] = arith.maxsi %[[SPAN]], %{{.*}} : index
 // RAW-NEXT: %[[TRIPS:.*]] = arith.ceildivsi %[[NONNEG]], %[[STEP]] : index
-// RAW: %[[REV:.*]]:3 = scf.for %[[R:[a-z0-9_]+]] = %{{.*}} to %[[TRIPS]] step %{{.*}} iter_args(%[[DACC:[a-z0-9_]+]] = %[[G]], %[[DA:[a-z0-9_]+]] = %{{.*}}, %{{.*}}) -> (f32, f32, f32) {
-// RAW-NEXT: %[[LAST:.*]] = arith.subi %[[TRIPS]], %{{.*}} : index
-// RAW-NEXT: %[[K:.*]] = arith.subi %[[LAST]], %[[R]] : index
-// RAW: %[[ACCK:.*]] = scf.for %{{.*}} = %{{.*}} to %[[K]] step %{{.*}} iter_args(%[[ACC:[a-z0-9_]+]] = %[[ONE]]) -> (f32) {
-// RAW: arith.mulf %[[ACC]], %[[A]] : f32
+// RAW: %[[REV:.*]]:3 = memref.alloca_scope -> (f32, f32, f32) {
+// RAW: math.sqrt
+// RAW: %[[LEN:.*]] = arith.index_cast %{{.*}} : i64 to index
+// RAW-NEXT: %[[SEGS:.*]] = arith.ceildivsi %[[TRIPS]], %[[LEN]] : index
+// RAW-NEXT: %[[CKPT:.*]] = memref.alloca(%[[SEGS]]) : memref<?xf32>
+// RAW-NEXT: %[[STATES:.*]] = memref.alloca(%[[LEN]]) : memref<?xf32>
+// RAW: memref.store %{{.*}}, %[[CKPT]]
+// RAW: scf.for %{{.*}} = %{{.*}} to %[[SEGS]] step %{{.*}} iter_args(%[[DACC0:[a-z0-9_]+]] = %[[G]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32, f32) {
+// RAW: memref.load %[[CKPT]]
+// RAW: memref.store %{{.*}}, %[[STATES]]
+// RAW: scf.for %{{.*}} iter_args(%[[DACC:[a-z0-9_]+]] = %{{.*}}, %[[DA:[a-z0-9_]+]] = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32, f32) {
+// RAW: %[[ACCK:.*]] = memref.load %[[STATES]]
 // RAW: %[[DPREV:.*]] = arith.mulf %[[DACC]], %[[A]] : f32
 // RAW-NEXT: %[[DAK:.*]] = arith.mulf %[[DACC]], %[[ACCK]] : f32
 // RAW-NEXT: %[[DASUM:.*]] = arith.addf %[[DA]], %[[DAK]] : f32
 // RAW-NEXT: scf.yield %[[DPREV]], %[[DASUM]], %{{.*}} : f32, f32, f32
+// RAW: memref.alloca_scope.return
 // RAW: %[[OLD:.*]] = adjit.load %[[GX]]
 // RAW-NEXT: arith.addf %[[OLD]], %[[REV]]#1 : f32
 // CANON-LABEL: func.func @for_runtime_adjoint(
@@ -311,17 +321,33 @@ func.func @for_constant(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attr
 // CANON-NEXT: %[[G:.*]] = adjit.load %[[GY]][%[[I]]] : <f32, 1>
 // CANON-NEXT: adjit.store %[[ZERO]], %[[GY]][%[[I]]] : <f32, 1>
 // CANON-NEXT: %[[TRIPS:.*]] = arith.maxsi %[[N]], %[[C0]] : index
-// CANON-NEXT: %[[REV:.*]]:2 = scf.for %[[R:[a-z0-9_]+]] = %[[C0]] to %[[TRIPS]] step %[[C1]] iter_args(%[[DACC:[a-z0-9_]+]] = %[[G]], %[[DA:[a-z0-9_]+]] = %[[ZERO]]) -> (f32, f32) {
-// CANON-NEXT: %[[LAST:.*]] = arith.subi %[[TRIPS]], %[[C1]] : index
-// CANON-NEXT: %[[K:.*]] = arith.subi %[[LAST]], %[[R]] : index
-// CANON-NEXT: %[[ACCK:.*]] = scf.for %{{.*}} = %[[C0]] to %[[K]] step %[[C1]] iter_args(%[[ACC:[a-z0-9_]+]] = %[[ONE]]) -> (f32) {
-// CANON-NEXT: %[[NEXT:.*]] = arith.mulf %[[ACC]], %[[A]] : f32
-// CANON-NEXT: scf.yield %[[NEXT]] : f32
-// CANON-NEXT: }
+// CANON-NEXT: %[[REV:.*]]:3 = memref.alloca_scope -> (f32, f32, f32) {
+// CANON: %[[LEN:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CANON-NEXT: %[[SEGS:.*]] = arith.ceildivsi %[[TRIPS]], %[[LEN]] : index
+// CANON-NEXT: %[[CKPT:.*]] = memref.alloca(%[[SEGS]]) : memref<?xf32>
+// CANON-NEXT: %[[STATES:.*]] = memref.alloca(%[[LEN]]) : memref<?xf32>
+/// Sweep 1: checkpoint, then replay the segment.
+// CANON-NEXT: scf.for %[[J:[a-z0-9_]+]] = %[[C0]] to %[[SEGS]] step %[[C1]] iter_args(%[[S:[a-z0-9_]+]] = %[[ONE]]) -> (f32) {
+// CANON-NEXT: memref.store %[[S]], %[[CKPT]][%[[J]]] : memref<?xf32>
+// CANON: scf.for %{{.*}} iter_args(%[[ACC1:[a-z0-9_]+]] = %[[S]]) -> (f32) {
+// CANON-NEXT: %[[NEXT1:.*]] = arith.mulf %[[ACC1]], %[[A]] : f32
+// CANON-NEXT: scf.yield %[[NEXT1]] : f32
+/// Sweep 2: the segments last to first.
+// CANON: %[[SEG:.*]]:2 = scf.for %{{.*}} = %[[C0]] to %[[SEGS]] step %[[C1]] iter_args(%[[DACC0:[a-z0-9_]+]] = %[[G]], %[[DA0:[a-z0-9_]+]] = %[[ZERO]]) -> (f32, f32) {
+// CANON: %[[FIRST:.*]] = memref.load %[[CKPT]]
+// CANON-NEXT: scf.for %{{.*}} iter_args(%[[ACC2:[a-z0-9_]+]] = %[[FIRST]]) -> (f32) {
+// CANON: memref.store %[[ACC2]], %[[STATES]]
+// CANON-NEXT: arith.mulf %[[ACC2]], %[[A]] : f32
+// CANON: %[[INNER:.*]]:2 = scf.for %{{.*}} iter_args(%[[DACC:[a-z0-9_]+]] = %[[DACC0]], %[[DA:[a-z0-9_]+]] = %[[DA0]]) -> (f32, f32) {
+// CANON: %[[ACCK:.*]] = memref.load %[[STATES]]
 // CANON-NEXT: %[[DPREV:.*]] = arith.mulf %[[DACC]], %[[A]] : f32
 // CANON-NEXT: %[[DAK:.*]] = arith.mulf %[[DACC]], %[[ACCK]] : f32
 // CANON-NEXT: %[[DASUM:.*]] = arith.addf %[[DA]], %[[DAK]] : f32
 // CANON-NEXT: scf.yield %[[DPREV]], %[[DASUM]] : f32, f32
+// CANON-NEXT: }
+// CANON-NEXT: scf.yield %[[INNER]]#0, %[[INNER]]#1 : f32, f32
+// CANON-NEXT: }
+// CANON-NEXT: memref.alloca_scope.return %[[SEG]]#0, %[[SEG]]#1, %[[ZERO]] : f32, f32, f32
 // CANON-NEXT: }
 // CANON-NEXT: %[[OLD:.*]] = adjit.load %[[GX]][%[[I]]] : <f32, 1>
 // CANON-NEXT: %[[NEW:.*]] = arith.addf %[[OLD]], %[[REV]]#1 : f32

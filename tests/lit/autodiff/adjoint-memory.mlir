@@ -442,7 +442,7 @@ func.func @forward(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attribute
 /// An own-element in-place update in a runtime loop: the element becomes a
 /// loop-carried value (loaded before the loop, stored after it), so the
 /// adjoint recomputes each iteration's value from the pre-loop load instead
-/// of reading memory the loop overwrote.
+/// of reading memory the loop overwrote (checkpointed from that load).
 // PRIMAL-LABEL: func.func @in_place_loop(
 // CANON-LABEL: func.func @in_place_loop_adjoint(
 // CANON-SAME: %[[X:[^:]*]]: !adjit.array<f32, 1>, %[[N:[^:]*]]: index, %[[GX:[^:]*]]: !adjit.array<f32, 1>)
@@ -450,9 +450,11 @@ func.func @forward(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attribute
 // CANON-NEXT: %[[X0:.*]] = adjit.load %[[X]][%[[I]]] : <f32, 1>
 // CANON-NEXT: %[[G:.*]] = adjit.load %[[GX]][%[[I]]] : <f32, 1>
 // CANON-NEXT: adjit.store %{{.*}}, %[[GX]][%[[I]]] : <f32, 1>
-// CANON: %[[GIN:.*]] = scf.for {{.*}} iter_args(%[[A:.*]] = %[[G]]) -> (f32) {
+// CANON: memref.alloca_scope
 // CANON: scf.for {{.*}} iter_args(%[[V:.*]] = %[[X0]]) -> (f32) {
-// CANON-NEXT: arith.mulf %[[V]], %[[V]] : f32
+// CANON-NEXT: memref.store %[[V]]
+// CANON: arith.mulf %{{.*}}, %{{.*}} : f32
+// CANON: scf.for {{.*}} iter_args(%[[A:.*]] = %[[G]]) -> (f32) {
 // CANON-NOT: adjit.load %[[X]]
 // CANON: adjit.load %[[GX]][%[[I]]]
 // CANON-NEXT: arith.addf
