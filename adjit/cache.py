@@ -149,6 +149,9 @@ class KeyParts:
     functions: str
     options: str
     target: str
+    #: Which compiled variant of the kernel (not part of the key): misses are
+    #: explained against the last compile of the same variant.
+    variant: str = ""
 
     def key(self) -> str:
         h = hashlib.sha256(f"format={CACHE_FORMAT}".encode())
@@ -167,11 +170,13 @@ def key_parts(pyfunc, arg_types, options: dict) -> KeyParts:
     source = hashlib.sha256((own_source + json.dumps(sorted(own_constants.items()))
                              + repr([str(t) for t in arg_types])).encode()).hexdigest()
     opts = hashlib.sha256(json.dumps(options, sort_keys=True).encode()).hexdigest()
-    return KeyParts(source, functions, opts, target_id())
+    variant = "-".join([str(options.get("target", ""))] + [flag for flag in ("adjoint", "noalias")
+                                                           if options.get(flag)])
+    return KeyParts(source, functions, opts, target_id(), variant)
 
 
-def _identity(pyfunc) -> str:
-    ident = f"{pyfunc.__code__.co_filename}:{pyfunc.__qualname__}"
+def _identity(pyfunc, parts: KeyParts) -> str:
+    ident = f"{pyfunc.__code__.co_filename}:{pyfunc.__qualname__}:{parts.variant}"
     return hashlib.sha256(ident.encode()).hexdigest()[:24]
 
 
@@ -216,7 +221,7 @@ def store(pyfunc, parts: KeyParts, payload: bytes, metadata: dict | None = None,
         blob = _MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
         _atomic_write(directory / f"{parts.key()}.adjitobj", blob)
         record = json.dumps(parts.__dict__).encode()
-        _atomic_write(directory / f"{_identity(pyfunc)}.last.json", record)
+        _atomic_write(directory / f"{_identity(pyfunc, parts)}.last.json", record)
     except OSError as e:  # a read-only or full disk must not break launches
         if exporting:
             raise
@@ -254,7 +259,7 @@ def _verified_payload(blob: bytes) -> tuple[bytes, dict] | None:
 
 def _miss_reason(directory: Path, pyfunc, parts: KeyParts) -> str:
     try:
-        last = json.loads((directory / f"{_identity(pyfunc)}.last.json").read_text())
+        last = json.loads((directory / f"{_identity(pyfunc, parts)}.last.json").read_text())
     except (OSError, ValueError):
         return "first compile"
     for field, what in (("target", "the CPU changed"), ("source", "source changed"),

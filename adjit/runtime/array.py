@@ -12,6 +12,10 @@ from .. import types as T
 from .recording import active_tape
 
 
+#: DLPack's device type of host memory (``DLDeviceType.kDLCPU``).
+_DL_CPU = 1
+
+
 class Array:
     """An array of ``dtype`` elements on a device (only "cpu" so far)."""
 
@@ -46,6 +50,28 @@ class Array:
 
     def __len__(self) -> int:
         return self.shape[0]
+
+    # --- zero-copy exchange (see adjit.interop) -------------------------------
+    # Views made through these protocols share the buffer: writes through them
+    # are seen by kernels, but adjit does not see them (they bump no version,
+    # so a tape cannot tell that a recorded input was overwritten that way).
+
+    @property
+    def __array_interface__(self) -> dict:
+        """numpy's array interface (v3) of the buffer: the array's shape
+        followed by the element's component shape, C-contiguous, writable."""
+        return self._buffer.__array_interface__
+
+    def __dlpack__(self, stream=None, **kwargs):
+        """A DLPack capsule of the buffer (CPU: ``stream`` must be None);
+        ``max_version``, ``dl_device`` and ``copy`` are passed on to numpy."""
+        if stream is not None:
+            raise BufferError("adjit CPU arrays take no stream (stream must be None)")
+        return self._buffer.__dlpack__(**{k: v for k, v in kwargs.items() if v is not None})
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(kDLCPU, 0): adjit arrays live in host memory so far."""
+        return (_DL_CPU, 0)
 
     # --- writes recorded on an active tape --------------------------------------
 

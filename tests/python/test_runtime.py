@@ -116,3 +116,28 @@ def test_export_makes_a_folder_the_runtime_alone_uses(tmp_path):
     # forward and adjoint, each with and without the no-overlap promise
     assert len(list(folder.glob("*.adjitobj"))) == 4
     _check(_run(RUNTIME_ONLY, tmp_path, folder))
+
+
+def test_the_cache_says_why_each_variant_compiles(tmp_path, monkeypatch, caplog):
+    import logging
+
+    import numpy as np
+
+    import adjit as wp
+    monkeypatch.setenv("ADJIT_CACHE_DIR", str(tmp_path))
+
+    @wp.kernel
+    def double(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        i = wp.tid()
+        y[i] = 2.0 * x[i]
+
+    x = wp.array(np.ones(4, np.float32), requires_grad=True)
+    y = wp.zeros(4, requires_grad=True)
+    with caplog.at_level(logging.INFO, logger="adjit.cache"):
+        with wp.Tape() as tape:
+            wp.launch(double, dim=4, inputs=[x, y])
+        tape.backward(grads={y: np.ones(4, np.float32)})
+    reasons = [r.getMessage() for r in caplog.records]
+    # the forward kernel and then its adjoint: each is its first compile
+    assert len(reasons) == 2 and all(r.endswith(".double: first compile") for r in reasons), reasons
+    np.testing.assert_array_equal(x.grad.numpy(), 2.0)
