@@ -126,10 +126,14 @@ def AdjitAdjoint : Pass<"adjit-adjoint", "::mlir::ModuleOp"> {
     sweep keeps the carried state at every L-th iteration; the segments are
     then reversed last to first, each replayed from its checkpoint keeping
     its states, and its iterations reversed from those. Per thread: O(n)
-    time (each iteration replayed three times) and 2 * ceil(sqrt(n)) copies
-    of the carried state, on the stack in an alloca scope released when the
-    loop's reversal ends (1000 steps of a vec3 position and velocity: 64
-    copies of 24 bytes). The replays are the primal ops on the same inputs,
+    time (each iteration replayed at most three times) and 2 * ceil(sqrt(n))
+    copies of the carried state, on the stack in an alloca scope released
+    when the loop's reversal ends (1000 steps of a vec3 position and
+    velocity: 64 copies of 24 bytes). With `checkpoint-bytes=B`, segments
+    grow up to B bytes of states (one segment when all n fit: each iteration
+    replayed twice), for at most B + ceil(sqrt(n)) state copies; the CPU
+    pipeline gives 256 KiB (a CPU worker runs its threads one after another,
+    so this is per core), the GPU pipeline 0. The replays are the primal ops on the same inputs,
     so results are bitwise those of recomputing every state from the start.
     Rationale: O(n) time, O(sqrt(n)) memory, with no runtime buffer, so it
     works unchanged on the GPU (local memory). Device functions must be
@@ -156,6 +160,10 @@ def AdjitAdjoint : Pass<"adjit-adjoint", "::mlir::ModuleOp"> {
            "Keep the primal kernels next to the adjoints">,
     Option<"maxUnroll", "max-unroll", "int64_t", /*default=*/"64",
            "Largest constant trip count of an scf.for that is unrolled">,
+    Option<"checkpointBytes", "checkpoint-bytes", "int64_t", /*default=*/"0",
+           "Bytes of loop states per thread a loop reversal may keep beyond "
+           "its 2 ceil(sqrt n) checkpoints: segments grow up to what fits, "
+           "so fewer iterations are replayed (0: sqrt segments only)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
                            "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",

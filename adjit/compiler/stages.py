@@ -26,10 +26,16 @@ class Stage:
     pipeline: str | None = None
 
 
-def _front(adjoint: bool) -> list[Stage]:
+#: Bytes of loop states a CPU thread's loop reversal may keep (see
+#: adjit-adjoint's checkpoint-bytes): a CPU worker runs its threads one after
+#: another, so this is stack per core. GPU threads keep checkpoints only.
+CPU_CHECKPOINT_BYTES = 256 * 1024
+
+
+def _front(adjoint: bool, checkpoint_bytes: int = 0) -> list[Stage]:
     stages = [Stage("adjit"), Stage("optimized", "adjit-optimize")]
     if adjoint:
-        stages.append(Stage("adjoint", "adjit-differentiate"))
+        stages.append(Stage("adjoint", f"adjit-differentiate{{checkpoint-bytes={checkpoint_bytes}}}"))
     return stages
 
 
@@ -37,7 +43,8 @@ def cpu_stages(adjoint: bool = False, noalias: bool = False) -> list[Stage]:
     """adjit -> optimized [-> adjoint] -> cpu -> llvm. ``noalias``: compile
     for launches whose arrays do not overlap (the runtime checks)."""
     lower = f"adjit-lower-cpu{{noalias={'true' if noalias else 'false'}}}"
-    return _front(adjoint) + [Stage("cpu", lower), Stage("llvm", "adjit-cpu-to-llvm")]
+    return _front(adjoint, CPU_CHECKPOINT_BYTES) + [Stage("cpu", lower),
+                                                    Stage("llvm", "adjit-cpu-to-llvm")]
 
 
 def cuda_stages(chip: str = "sm_80", adjoint: bool = False) -> list[Stage]:

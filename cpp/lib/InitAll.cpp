@@ -43,6 +43,14 @@ struct LowerCpuOptions : public PassPipelineOptions<LowerCpuOptions> {
                        llvm::cl::init(false)};
 };
 
+struct DifferentiateOptions : public PassPipelineOptions<DifferentiateOptions> {
+  Option<int64_t> checkpointBytes{
+      *this, "checkpoint-bytes",
+      llvm::cl::desc("Per-thread bytes of loop states a loop reversal may "
+                     "keep (see adjit-adjoint)"),
+      llvm::cl::init(0)};
+};
+
 struct GpuToPtxOptions : public PassPipelineOptions<GpuToPtxOptions> {
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("The SM to generate PTX for"),
@@ -63,13 +71,15 @@ void registerPipelines() {
       [](OpPassManager &pm) {
         appendPipeline(pm, "canonicalize,cse,adjit-array-access");
       });
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<DifferentiateOptions>(
       "adjit-differentiate",
       "Stage optimized -> adjoint: inline device functions and replace each "
       "kernel by its adjoint kernel",
-      [](OpPassManager &pm) {
-        appendPipeline(pm, "inline,adjit-adjoint{keep-primal=false},"
-                           "canonicalize,cse");
+      [](OpPassManager &pm, const DifferentiateOptions &options) {
+        appendPipeline(pm, "inline,adjit-adjoint{keep-primal=false "
+                           "checkpoint-bytes=" +
+                               std::to_string(options.checkpointBytes) +
+                               "},canonicalize,cse");
       });
   PassPipelineRegistration<LowerCpuOptions>(
       "adjit-lower-cpu",

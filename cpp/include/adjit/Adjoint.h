@@ -55,6 +55,11 @@ public:
   Operation *getModule() const { return module; }
   void setModule(Operation *m) { module = m; }
 
+  /// Bytes of loop states per thread a loop reversal may keep beyond its
+  /// checkpoints, to recompute less (adjit-adjoint{checkpoint-bytes}).
+  int64_t getCheckpointBytes() const { return checkpointBytes; }
+  void setCheckpointBytes(int64_t bytes) { checkpointBytes = bytes; }
+
   // Used by the pass to reverse regions.
   IRMapping *getPrimalMap() { return primalMap; }
   void setPrimalMap(IRMapping *map) { primalMap = map; }
@@ -66,6 +71,7 @@ private:
   DenseMap<Value, Value> adjoints;
   llvm::SmallDenseSet<Value> ownElementArrays;
   Operation *module = nullptr;
+  int64_t checkpointBytes = 0;
 };
 
 /// Attaches the derivative rules (AdjointOpInterface models) to the adjit,

@@ -739,6 +739,21 @@ public:
     });
   }
 
+  /// Bytes one copy of a state of these types takes (approximately: the
+  /// sum of its values' sizes).
+  static int64_t bytesPerState(TypeRange types) {
+    int64_t bytes = 0;
+    for (Type t : types) {
+      Type stored = storageType(t);
+      auto vector = dyn_cast<VectorType>(stored);
+      int64_t count = vector ? vector.getNumElements() : 1;
+      Type element = vector ? vector.getElementType() : stored;
+      int64_t bits = element.isIndex() ? 64 : element.getIntOrFloatBitWidth();
+      bytes += count * std::max<int64_t>(bits / 8, 1);
+    }
+    return std::max<int64_t>(bytes, 1);
+  }
+
   StateBuffer(OpBuilder &b, Location loc, TypeRange types, Value size) {
     for (Type t : types) {
       stateTypes.push_back(t);
@@ -780,9 +795,9 @@ private:
   SmallVector<Value> slots;
 };
 
-/// ceil(sqrt(n)) for n >= 0, at least 1: the length of a checkpointed
-/// segment. (The float estimate is corrected to the exact integer.)
-Value segmentLength(OpBuilder &b, Location loc, Value n) {
+/// ceil(sqrt(n)) for n >= 0, at least 1. (The float estimate is corrected
+/// to the exact integer.)
+Value ceilSqrt(OpBuilder &b, Location loc, Value n) {
   Type f64 = b.getF64Type(), i64 = b.getI64Type();
   Value n64 = arith::IndexCastOp::create(b, loc, i64, n);
   Value root = math::SqrtOp::create(
@@ -798,20 +813,35 @@ Value segmentLength(OpBuilder &b, Location loc, Value n) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), len);
 }
 
+/// The length of a checkpointed segment of an n-iteration loop: ceil(sqrt n),
+/// or longer, up to n, where `budgetStates` states fit in the thread's budget
+/// (longer segments mean fewer checkpoints to replay to).
+Value segmentLength(OpBuilder &b, Location loc, Value n, int64_t budgetStates) {
+  Value len = ceilSqrt(b, loc, n);
+  if (budgetStates <= 1)
+    return len;
+  Value budget = arith::ConstantIndexOp::create(b, loc, budgetStates);
+  return arith::MaxSIOp::create(b, loc, len,
+                                arith::MinSIOp::create(b, loc, n, budget));
+}
+
 /// Reverses a loop whose iteration k runs `body` with `carriedArgs` bound to
 /// state_k (state_0 = the inits, state_{k+1} = what the body yields) and
 /// other block arguments bound by `bindIteration(map, k)`, for `trips`
 /// iterations.
 ///
-/// Strategy: two-level checkpointing. With L = ceil(sqrt(trips)), a first
-/// sweep replays the loop and keeps state_{jL} for every segment j (at most
-/// L copies). The reversal then takes the segments last to first: it replays
-/// segment j from its checkpoint keeping each of its (at most L) states, and
-/// reverses its iterations last to first, each replaying its one iteration
-/// from the kept state and applying the rules to it backwards. Every
-/// iteration is thus replayed three times: time O(trips) per thread, and
-/// 2 * ceil(sqrt(trips)) copies of the carried state on the thread's stack
-/// (in an alloca scope, released when the reversal ends). The replays are
+/// Strategy: two-level checkpointing. With segments of L iterations, L =
+/// ceil(sqrt(trips)) or longer where the checkpoint budget allows (up to
+/// trips: one segment), a first sweep replays all segments but the last and
+/// keeps state_{jL} for every segment j (at most ceil(trips / L) copies).
+/// The reversal then takes the segments last to first: it replays segment j
+/// from its checkpoint keeping each of its (at most L) states, and reverses
+/// its iterations last to first, each replaying its one iteration from the
+/// kept state and applying the rules to it backwards. Every iteration is
+/// replayed at most three times (twice when one segment fits the budget):
+/// time O(trips) per thread, and at most max(2 ceil(sqrt(trips)) copies of
+/// the carried state, budget + ceil(sqrt(trips)) copies) on the thread's
+/// stack (in an alloca scope, released when the reversal ends). The replays are
 /// the primal ops on the same inputs, so the result is bitwise the one of
 /// recomputing each state from the start. (A state that cannot be stored, an
 /// array handle carried through the loop, falls back to that recomputation:
@@ -916,9 +946,11 @@ LogicalResult reverseLoop(
     auto scope = memref::AllocaScopeOp::create(b, loc, adjTypes);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&scope.getBodyRegion().emplaceBlock());
-    Value segment = segmentLength(b, loc, trips);
-    Value segments = arith::CeilDivSIOp::create(b, loc, trips, segment);
     TypeRange stateTypes = ValueRange(carriedArgs).getTypes();
+    Value segment = segmentLength(
+        b, loc, trips,
+        s.getCheckpointBytes() / StateBuffer::bytesPerState(stateTypes));
+    Value segments = arith::CeilDivSIOp::create(b, loc, trips, segment);
     StateBuffer checkpoints(b, loc, stateTypes, segments);
     StateBuffer states(b, loc, stateTypes, segment);
     // The start and length of segment j.
@@ -929,8 +961,10 @@ LogicalResult reverseLoop(
       return std::make_pair(start, len);
     };
 
-    // Sweep 1: checkpoints[j] = state_{j * segment}.
-    auto checkpointing = scf::ForOp::create(b, loc, zero, segments, one,
+    // Sweep 1: checkpoints[j] = state_{j * segment}; the last segment
+    // needs its checkpoint only.
+    Value lastSegment = arith::SubIOp::create(b, loc, segments, one);
+    auto checkpointing = scf::ForOp::create(b, loc, zero, lastSegment, one,
                                             replayedInits);
     {
       OpBuilder::InsertionGuard inner(b);
@@ -944,6 +978,14 @@ LogicalResult reverseLoop(
       if (failed(next))
         return failure();
       scf::YieldOp::create(b, loc, *next);
+    }
+    {
+      Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                        segments, zero);
+      auto ifAny = scf::IfOp::create(b, loc, any, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(ifAny.thenBlock());
+      checkpoints.store(b, loc, checkpointing.getResults(), lastSegment);
     }
 
     // Sweep 2: the segments last to first.
@@ -1115,7 +1157,8 @@ LogicalResult reverseBlock(Block &block, OpBuilder &b, AdjointState &s) {
   return success();
 }
 
-LogicalResult differentiate(func::FuncOp kernel, int64_t maxUnroll) {
+LogicalResult differentiate(func::FuncOp kernel, int64_t maxUnroll,
+                            int64_t checkpointBytes) {
   auto work = cast<func::FuncOp>(kernel->clone());
   auto cleanup = llvm::make_scope_exit([&] { work->destroy(); });
   if (failed(prepare(work, kernel, maxUnroll)))
@@ -1157,6 +1200,7 @@ LogicalResult differentiate(func::FuncOp kernel, int64_t maxUnroll) {
     return failure();
   AdjointState state(&map, std::move(grads));
   state.setModule(kernel->getParentOp());
+  state.setCheckpointBytes(checkpointBytes);
   ArrayAccessAnalysis analysis(work);
   for (unsigned i : arrayArgs)
     if (const auto *access = analysis.lookup(work.getArgument(i)))
@@ -1178,7 +1222,7 @@ struct AdjitAdjointPass : adjit::impl::AdjitAdjointBase<AdjitAdjointPass> {
           !symbols.lookup(symbols::adjoint(fn.getSymName())))
         kernels.push_back(fn);
     for (func::FuncOp kernel : kernels)
-      if (failed(differentiate(kernel, maxUnroll)))
+      if (failed(differentiate(kernel, maxUnroll, checkpointBytes)))
         return signalPassFailure();
     if (!keepPrimal) {
       for (func::FuncOp kernel : kernels)

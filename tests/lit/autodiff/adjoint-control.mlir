@@ -1,5 +1,6 @@
 // RUN: adjit-opt %s --adjit-adjoint | FileCheck %s --check-prefixes=RAW,PRIMAL
 // RUN: adjit-opt %s --adjit-adjoint --canonicalize --cse | FileCheck %s --check-prefixes=CANON,PRIMAL
+// RUN: adjit-opt %s --adjit-adjoint=checkpoint-bytes=4096 --canonicalize --cse | FileCheck %s --check-prefix=BUDGET
 
 // adjit-adjoint on control flow, on the raw adjoint (prefix RAW) and after
 // canonicalize,cse (prefix CANON). An scf.if is reversed into an scf.if on
@@ -279,6 +280,15 @@ func.func @for_constant(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attr
 /// first, replays each from its checkpoint keeping its states, then reverses
 /// its iterations on those states with the mulf rule: the carried adjoint
 /// becomes dacc * a and a receives dacc * acc_k (n G a^(n-1) in all).
+/// With a checkpoint budget of 4096 bytes, f32 states: segments are
+/// max(ceil(sqrt n), min(n, 1024)) long.
+// BUDGET-LABEL: func.func @for_runtime_adjoint(
+// BUDGET-DAG: %[[BUDGET:.*]] = arith.constant 1024 : index
+// BUDGET: %[[TRIPS:.*]] = arith.maxsi
+// BUDGET: %[[SQRT:.*]] = arith.index_cast %{{.*}} : i64 to index
+// BUDGET-NEXT: %[[FIT:.*]] = arith.minsi %[[TRIPS]], %[[BUDGET]] : index
+// BUDGET-NEXT: %[[LEN:.*]] = arith.maxsi %[[SQRT]], %[[FIT]] : index
+// BUDGET-NEXT: arith.ceildivsi %[[TRIPS]], %[[LEN]] : index
 // PRIMAL-LABEL: func.func @for_runtime(
 // RAW-LABEL: func.func @for_runtime_adjoint(
 // RAW-SAME: %[[X:[^:]*]]: !adjit.array<f32, 1>, %[[Y:[^:]*]]: !adjit.array<f32, 1>, %[[N:[^:]*]]: index, %[[GX:[^:]*]]: !adjit.array<f32, 1>, %[[GY:[^:]*]]: !adjit.array<f32, 1>)
@@ -326,12 +336,16 @@ func.func @for_constant(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attr
 // CANON-NEXT: %[[SEGS:.*]] = arith.ceildivsi %[[TRIPS]], %[[LEN]] : index
 // CANON-NEXT: %[[CKPT:.*]] = memref.alloca(%[[SEGS]]) : memref<?xf32>
 // CANON-NEXT: %[[STATES:.*]] = memref.alloca(%[[LEN]]) : memref<?xf32>
-/// Sweep 1: checkpoint, then replay the segment.
-// CANON-NEXT: scf.for %[[J:[a-z0-9_]+]] = %[[C0]] to %[[SEGS]] step %[[C1]] iter_args(%[[S:[a-z0-9_]+]] = %[[ONE]]) -> (f32) {
+/// Sweep 1: checkpoint, then replay the segment; the last segment needs
+/// its checkpoint only.
+// CANON-NEXT: %[[LASTSEG:.*]] = arith.subi %[[SEGS]], %[[C1]] : index
+// CANON-NEXT: %[[FINAL:.*]] = scf.for %[[J:[a-z0-9_]+]] = %[[C0]] to %[[LASTSEG]] step %[[C1]] iter_args(%[[S:[a-z0-9_]+]] = %[[ONE]]) -> (f32) {
 // CANON-NEXT: memref.store %[[S]], %[[CKPT]][%[[J]]] : memref<?xf32>
 // CANON: scf.for %{{.*}} iter_args(%[[ACC1:[a-z0-9_]+]] = %[[S]]) -> (f32) {
 // CANON-NEXT: %[[NEXT1:.*]] = arith.mulf %[[ACC1]], %[[A]] : f32
 // CANON-NEXT: scf.yield %[[NEXT1]] : f32
+// CANON: scf.if %{{.*}} {
+// CANON-NEXT: memref.store %[[FINAL]], %[[CKPT]][%[[LASTSEG]]] : memref<?xf32>
 /// Sweep 2: the segments last to first.
 // CANON: %[[SEG:.*]]:2 = scf.for %{{.*}} = %[[C0]] to %[[SEGS]] step %[[C1]] iter_args(%[[DACC0:[a-z0-9_]+]] = %[[G]], %[[DA0:[a-z0-9_]+]] = %[[ZERO]]) -> (f32, f32) {
 // CANON: %[[FIRST:.*]] = memref.load %[[CKPT]]
