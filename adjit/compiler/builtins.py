@@ -769,12 +769,17 @@ def _infer_cw(name):
 
 
 def _emit_cw(float_op, int_op):
-    return lambda vals, types, result: getattr(arith, float_op if result.dtype.is_float else int_op)(
-        vals[0], vals[1]).result
+    def emit(vals, types, result):
+        if result.dtype.is_float:
+            return getattr(arith, float_op)(vals[0], vals[1]).result
+        if int_op == "DivSIOp":  # defined for every input: no trap on a zero divisor
+            return values.integer_divide(arith.DivSIOp, result, vals[0], vals[1])
+        return getattr(arith, int_op)(vals[0], vals[1]).result
+    return emit
 
 
 add_builtin("cw_mul", "The component-wise product of two vectors or matrices of one type.",
             _infer_cw("cw_mul"), _emit_cw("MulFOp", "MulIOp"))
 add_builtin("cw_div", "The component-wise quotient of two vectors or matrices of one type "
-            "(integers truncate toward zero, as `/` does).",
+            "(integers truncate toward zero, as `/` does; an integer divided by zero gives 0).",
             _infer_cw("cw_div"), _emit_cw("DivFOp", "DivSIOp"), domain=((-5.0, 5.0), (0.5, 5.0)))

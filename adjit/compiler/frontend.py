@@ -23,7 +23,7 @@ from ..errors import KernelError, KernelNameError, KernelSyntaxError, KernelType
 from ..source import Scope, SourceInfo, Unresolved, parameter_types
 from . import builtins as B
 from .desugar import always_returns, assigned_names, has_jump, lower_loop_jumps, normalize_returns
-from .values import Val, constant, constant_array, from_index, literal, splat, to_index
+from .values import Val, constant, constant_array, from_index, integer_divide, literal, splat, to_index
 
 
 class _ArrayShape:
@@ -90,6 +90,9 @@ class ModuleBuilder:
                 self._add_custom_adjoint(fn, name, arg_types, self.functions[key][1], node, caller)
         return self.functions[key]
 
+
+#: Integer division ops: defined for every input (values.integer_divide).
+_INTEGER_DIVISIONS = {ast.Div: arith.DivSIOp, ast.FloorDiv: arith.FloorDivSIOp, ast.Mod: arith.RemSIOp}
 
 #: The names of the attributes the frontend sets (the dialect owns them).
 _ATTRIBUTE = _adjit.ATTRIBUTE_NAMES
@@ -955,26 +958,30 @@ class FunctionBuilder:
         t = a.type
         if t.is_bool:
             raise self.error(f"arithmetic on bool values is not supported ({self.op_name(op)})", node)
+        if t.is_int and type(op) in _INTEGER_DIVISIONS and b.is_literal and b.literal == 0:
+            raise self.error(f"integer division by zero ({self.op_name(op)} 0)", node)
         x, y = self.materialize(a, t), self.materialize(b, t)
         return Val(t, self._arith(op, t, x, y, node))
 
     def elementwise(self, op, a, b, node):
         t = a.type
-        return Val(t, self._arith(op, t.dtype, a.value, b.value, node))
+        return Val(t, self._arith(op, t, a.value, b.value, node))
 
-    def _arith(self, op, scalar: T.ScalarType, x, y, node):
-        f = scalar.is_float
+    def _arith(self, op, t: T.Type, x, y, node):
+        """``x op y`` on values of kernel type ``t`` (a scalar, or a vector or
+        matrix elementwise)."""
+        f = T.scalar_of(t).is_float
+        if not f and type(op) in _INTEGER_DIVISIONS:
+            return integer_divide(_INTEGER_DIVISIONS[type(op)], t, x, y)
         table = {
             ast.Add: arith.AddFOp if f else arith.AddIOp,
             ast.Sub: arith.SubFOp if f else arith.SubIOp,
             ast.Mult: arith.MulFOp if f else arith.MulIOp,
-            ast.Div: arith.DivFOp if f else arith.DivSIOp,
-            ast.Mod: arith.RemFOp if f else arith.RemSIOp,
+            ast.Div: arith.DivFOp,
+            ast.Mod: arith.RemFOp,
         }
         if isinstance(op, ast.FloorDiv):
-            if f:
-                return math_d.FloorOp(arith.DivFOp(x, y).result).result
-            return arith.FloorDivSIOp(x, y).result
+            return math_d.FloorOp(arith.DivFOp(x, y).result).result
         cls = table.get(type(op))
         if cls is None:
             raise self.error(f"unsupported operator {self.op_name(op)}", node, KernelSyntaxError)

@@ -72,3 +72,21 @@ def to_index(v: ir.Value) -> ir.Value:
 def from_index(v: ir.Value, t: T.ScalarType = T.int32) -> ir.Value:
     """Casts an ``index`` SSA value to an integer kernel type."""
     return arith.IndexCastOp(t.mlir(), v).result
+
+
+def integer_divide(op_class, t: T.Type, x: ir.Value, y: ir.Value) -> ir.Value:
+    """``op_class(x, y)`` (arith.divsi, floordivsi or remsi) for integers of
+    kernel type ``t`` (a scalar or an integer vector), defined everywhere so
+    that no input traps: a zero divisor gives 0, and the one overflowing
+    quotient, INT_MIN / -1, gives INT_MIN (its remainder 0), as two's
+    complement wraps."""
+    scalar = t if isinstance(t, T.ScalarType) else t.dtype
+    int_min = -(1 << (scalar.bits - 1))
+    eq = arith.CmpIPredicate.eq
+    by_zero = arith.CmpIOp(eq, y, constant(t, 0)).result
+    overflow = arith.AndIOp(arith.CmpIOp(eq, x, constant(t, int_min)).result,
+                            arith.CmpIOp(eq, y, constant(t, -1)).result).result
+    unsafe = arith.OrIOp(by_zero, overflow).result
+    divisor = arith.SelectOp(unsafe, constant(t, 1), y).result
+    result = op_class(x, divisor).result
+    return arith.SelectOp(by_zero, constant(t, 0), result).result
