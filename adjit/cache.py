@@ -180,6 +180,19 @@ def _identity(pyfunc, parts: KeyParts) -> str:
     return hashlib.sha256(ident.encode()).hexdigest()[:24]
 
 
+def entry_path(parts: KeyParts, directory: Path | None = None) -> Path:
+    """Where the entry for these key parts lives."""
+    return (directory or cache_dir()) / f"{parts.key()}.adjitobj"
+
+
+def discard(parts: KeyParts) -> None:
+    """Deletes the entry for these key parts (a damaged one), if it is there."""
+    try:
+        entry_path(parts).unlink()
+    except OSError:
+        pass
+
+
 def load(pyfunc, parts: KeyParts) -> tuple[bytes, dict] | None:
     """The cached (object, metadata) for these key parts, or None (logging
     why it must compile)."""
@@ -187,7 +200,7 @@ def load(pyfunc, parts: KeyParts) -> tuple[bytes, dict] | None:
         log.info("compiling %s: the cache is disabled", pyfunc.__qualname__)
         return None
     directory = cache_dir()
-    path = directory / f"{parts.key()}.adjitobj"
+    path = entry_path(parts, directory)
     try:
         blob = path.read_bytes()
     except OSError:
@@ -219,7 +232,7 @@ def store(pyfunc, parts: KeyParts, payload: bytes, metadata: dict | None = None,
         meta = json.dumps({**(metadata or {}), "compiler": compiler_fingerprint()}).encode()
         body = len(meta).to_bytes(8, "little") + meta + payload
         blob = _MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
-        _atomic_write(directory / f"{parts.key()}.adjitobj", blob)
+        _atomic_write(entry_path(parts, directory), blob)
         record = json.dumps(parts.__dict__).encode()
         _atomic_write(directory / f"{_identity(pyfunc, parts)}.last.json", record)
     except OSError as e:  # a read-only or full disk must not break launches
@@ -253,6 +266,8 @@ def _verified_payload(blob: bytes) -> tuple[bytes, dict] | None:
     try:
         metadata = json.loads(body[8:8 + size])
     except ValueError:
+        return None
+    if not isinstance(metadata, dict):
         return None
     return body[8 + size:], metadata
 

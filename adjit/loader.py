@@ -8,6 +8,7 @@ compiled beforehand for its CPU (``export``) and says which one is missing.
 from __future__ import annotations
 
 import json
+import logging
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,8 @@ from . import _runtime, cache
 from .errors import CompileError, GradientError
 from .language import Kernel
 from .runtime.access import Access
+
+log = logging.getLogger("adjit.cache")
 
 #: LLVM optimization level of CPU kernels.
 CPU_OPT_LEVEL = 3
@@ -74,22 +77,55 @@ def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True) -> 
         return variant
     parts = cache.key_parts(kernel.pyfunc, kernel.arg_types, _options(kernel, adjoint, noalias))
     entry = cache.load(kernel.pyfunc, parts)
-    from_cache = entry is not None
     if entry is not None:
-        code, metadata = entry
-        symbol = metadata["entry"]
-        if not adjoint:
-            state.access = [Access(bits) for bits in metadata["access"]]
-    else:
+        try:
+            variant = _from_entry(kernel, adjoint, *entry)
+        except _DamagedEntry as e:
+            # A checksum catches accidents, not every bad entry: one that does
+            # not parse or load is deleted and rebuilt, never trusted.
+            log.warning("compiling %s: the cache entry %s is damaged (%s); rebuilding it",
+                        kernel.pyfunc.__qualname__, cache.entry_path(parts), e)
+            cache.discard(parts)
+    if variant is None:
         compiled = _compiler(kernel).compile_cpu_object(kernel, adjoint, noalias, CPU_OPT_LEVEL)
-        code, symbol = compiled.code, compiled.entry
-        metadata = {"entry": symbol}
+        metadata = {"entry": compiled.entry}
+        if not adjoint:
+            metadata["access"] = [int(a) for a in compiled.access]
+        cache.store(kernel.pyfunc, parts, compiled.code, metadata)
+        try:
+            address = _load(kernel, compiled.code, compiled.entry)
+        except _DamagedEntry as e:
+            raise CompileError(f"kernel '{kernel.__name__}': the compiled code does not load ({e}); "
+                               "this is a bug in adjit") from None
         if not adjoint:
             state.access = compiled.access
-            metadata["access"] = [int(a) for a in compiled.access]
-        cache.store(kernel.pyfunc, parts, code, metadata)
-    variant = CpuVariant(_load(kernel, code, symbol), from_cache)
+        variant = CpuVariant(address, False)
     state.variants[(adjoint, noalias)] = variant
+    return variant
+
+
+_ALL_ACCESS = int(Access.READ | Access.WRITE | Access.OWN_ELEMENT)
+
+
+class _DamagedEntry(Exception):
+    """A cache entry (or object code) that does not parse or load."""
+
+
+def _from_entry(kernel: Kernel, adjoint: bool, code: bytes, metadata: dict) -> CpuVariant:
+    """Loads a cache entry, checking its metadata first."""
+    symbol = metadata.get("entry")
+    if not isinstance(symbol, str) or not symbol:
+        raise _DamagedEntry("no entry symbol in its metadata")
+    access = None
+    if not adjoint:
+        bits = metadata.get("access")
+        if not isinstance(bits, list) or len(bits) != len(kernel.arg_names) or not all(
+                type(b) is int and 0 <= b <= _ALL_ACCESS for b in bits):
+            raise _DamagedEntry("its array access metadata is malformed")
+        access = [Access(b) for b in bits]
+    variant = CpuVariant(_load(kernel, code, symbol), True)
+    if access is not None:
+        _loaded(kernel).access = access
     return variant
 
 
@@ -99,12 +135,14 @@ def _options(kernel: Kernel, adjoint: bool, noalias: bool) -> dict:
 
 
 def _load(kernel: Kernel, code: bytes, symbol: str) -> int:
+    """Loads object code into the process; _DamagedEntry if it does not load."""
     if not _runtime.object_loader_supported():
+        # (LLVM's JIT: hosts other than x86-64 trust the checksum alone.)
         return _compiler(kernel).load_with_jit(code, [symbol])[0]
     try:
         (address,) = _runtime.load_object(code, [symbol])
     except RuntimeError as e:
-        raise CompileError(f"kernel '{kernel.__name__}': {e}") from None
+        raise _DamagedEntry(str(e)) from None
     return address
 
 

@@ -1,0 +1,155 @@
+"""The compile cache survives hostile entries: an entry that fails to parse
+or load is deleted and rebuilt with a warning, never trusted and never a crash."""
+import hashlib
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import adjit as wp
+from adjit import cache, loader
+
+
+def _kernel_module(tmp_path, name):
+    """A fresh module holding one kernel (a new Kernel object: nothing loaded yet)."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent("""
+        import adjit as wp
+
+        @wp.kernel
+        def triple(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+            i = wp.tid()
+            y[i] = 3.0 * x[i]
+        """))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        __import__(name)
+        return sys.modules.pop(name)
+    finally:
+        sys.path.remove(str(tmp_path))
+
+
+def _run(kernel):
+    x = wp.array(np.arange(5, dtype=np.float32))
+    y = wp.zeros(5)
+    wp.launch(kernel, dim=5, inputs=[x, y])
+    return y.numpy()
+
+
+def _forward_parts(kernel):
+    return cache.key_parts(kernel.pyfunc, kernel.arg_types, loader._options(kernel, False, True))
+
+
+GOOD_METADATA = {"entry": "triple_cpu_entry", "access": [5, 6]}
+
+
+@pytest.mark.parametrize("damage,metadata,why", [
+    (lambda code: code[:len(code) // 2], GOOD_METADATA, "malformed object"),
+    (lambda code: b"\x7fELF" + b"\0" * 60, GOOD_METADATA, "for machine 0"),
+    (lambda code: b"not an object at all", GOOD_METADATA, "not an ELF object"),
+    (lambda code: code, {"access": [5, 6]}, "no entry symbol"),
+    (lambda code: code, {"entry": "triple_cpu_entry", "access": [5]}, "access metadata is malformed"),
+    (lambda code: code, {"entry": "triple_cpu_entry", "access": ["read", 6]}, "access metadata is malformed"),
+    (lambda code: code, {"entry": "no_such_symbol", "access": [5, 6]}, "no symbol 'no_such_symbol'"),
+])
+def test_a_damaged_entry_with_a_valid_checksum_is_rebuilt(tmp_path, monkeypatch, caplog, damage, metadata, why):
+    monkeypatch.setenv("ADJIT_CACHE_DIR", str(tmp_path / "cache"))
+    first = _kernel_module(tmp_path, f"faults_{abs(hash(why))}")
+    np.testing.assert_array_equal(_run(first.triple), 3 * np.arange(5))  # fills the cache
+    parts = _forward_parts(first.triple)
+    good_code, _ = cache.load(first.triple.pyfunc, parts)
+    # The damaged entry is written the way adjit writes entries: its checksum is valid.
+    cache.store(first.triple.pyfunc, parts, damage(good_code), metadata)
+    second = _kernel_module(tmp_path, f"faults_{abs(hash(why))}_again")
+    with caplog.at_level(logging.WARNING, logger="adjit.cache"):
+        np.testing.assert_array_equal(_run(second.triple), 3 * np.arange(5))
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("is damaged" in w and why in w and "rebuilding" in w for w in warnings), warnings
+    # rebuilt: the entry now loads without a warning
+    caplog.clear()
+    third = _kernel_module(tmp_path, f"faults_{abs(hash(why))}_third")
+    with caplog.at_level(logging.WARNING, logger="adjit.cache"):
+        np.testing.assert_array_equal(_run(third.triple), 3 * np.arange(5))
+    assert not [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert loader.cpu_variant(third.triple).from_cache
+
+
+def test_a_truncated_or_non_dict_entry_is_rebuilt(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("ADJIT_CACHE_DIR", str(tmp_path / "cache"))
+    first = _kernel_module(tmp_path, "faults_truncated")
+    _run(first.triple)
+    path = cache.entry_path(_forward_parts(first.triple))
+    path.write_bytes(path.read_bytes()[:100])
+    second = _kernel_module(tmp_path, "faults_truncated_again")
+    with caplog.at_level(logging.WARNING, logger="adjit.cache"):
+        np.testing.assert_array_equal(_run(second.triple), 3 * np.arange(5))
+    assert any("corrupted or truncated" in r.getMessage() for r in caplog.records)
+
+
+def test_a_read_only_cache_directory_still_runs_kernels(tmp_path, monkeypatch, caplog):
+    if os.geteuid() == 0:
+        pytest.skip("root ignores directory permissions")
+    directory = tmp_path / "readonly"
+    directory.mkdir()
+    directory.chmod(0o500)
+    monkeypatch.setenv("ADJIT_CACHE_DIR", str(directory))
+    module = _kernel_module(tmp_path, "faults_readonly")
+    with caplog.at_level(logging.WARNING, logger="adjit.cache"):
+        np.testing.assert_array_equal(_run(module.triple), 3 * np.arange(5))
+    assert any("cannot write the compile cache" in r.getMessage() for r in caplog.records)
+
+
+def test_a_cache_path_that_is_a_file_still_runs_kernels(tmp_path, monkeypatch, caplog):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("ADJIT_CACHE_DIR", str(blocker))
+    module = _kernel_module(tmp_path, "faults_file")
+    with caplog.at_level(logging.WARNING, logger="adjit.cache"):
+        np.testing.assert_array_equal(_run(module.triple), 3 * np.arange(5))
+    assert any("cannot write the compile cache" in r.getMessage() for r in caplog.records)
+
+
+DAMAGED_WITHOUT_COMPILER = '''
+import sys
+sys.modules["mlir"] = None
+import numpy as np
+import adjit as wp
+import kernels_rt
+x = wp.array(np.arange(5, dtype=np.float32)); y = wp.zeros(5)
+try:
+    wp.launch(kernels_rt.triple, dim=5, inputs=[x, y])
+except wp.CompileError as e:
+    print("ERROR:", e)
+'''
+
+
+def test_a_damaged_entry_without_the_compiler_is_a_clear_error(tmp_path):
+    (tmp_path / "kernels_rt.py").write_text(textwrap.dedent("""
+        import adjit as wp
+
+        @wp.kernel
+        def triple(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+            i = wp.tid()
+            y[i] = 3.0 * x[i]
+        """))
+    env = {**os.environ, "ADJIT_CACHE_DIR": str(tmp_path / "cache")}
+    fill = "import numpy as np, adjit as wp, kernels_rt; wp.launch(kernels_rt.triple, dim=5, " \
+           "inputs=[wp.array(np.ones(5, np.float32)), wp.zeros(5)])"
+    subprocess.run([sys.executable, "-c", fill], cwd=tmp_path, env=env, check=True)
+    for entry in (tmp_path / "cache").glob("*.adjitobj"):
+        # valid checksum, garbage object
+        body = entry.read_bytes()
+        magic, digest_and_body = body[:len(cache._MAGIC)], body[len(cache._MAGIC):]
+        _, _, payload = digest_and_body.partition(b"\n")
+        size = int.from_bytes(payload[:8], "little")
+        new_body = payload[:8 + size] + b"\x7fELF" + b"\0" * 200
+        entry.write_bytes(magic + hashlib.sha256(new_body).hexdigest().encode() + b"\n" + new_body)
+    out = subprocess.run([sys.executable, "-c", DAMAGED_WITHOUT_COMPILER], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "ERROR: kernel 'triple'" in out.stdout and "not precompiled" in out.stdout, out.stdout
+    assert "is damaged" in out.stderr
