@@ -8,7 +8,7 @@ the first time a kernel has to be compiled, so kernels compiled beforehand
 run where only the runtime is installed (see ``export``).
 """
 from . import types  # noqa: F401
-from .cache import config  # noqa: F401
+from . import config  # noqa: F401
 from .compiler.builtins import registry as builtin_registry
 from .errors import (AdjitError, CompileError, GradientError, KernelError, KernelNameError,  # noqa: F401
                      KernelSyntaxError, KernelTypeError, LaunchError)

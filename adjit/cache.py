@@ -30,7 +30,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import _runtime
+from . import _runtime, config
 from . import types as T
 from .compiler.builtins import Builtin
 from .language import Function
@@ -43,14 +43,6 @@ CACHE_FORMAT = 3
 _MAGIC = b"ADJITOBJ3\n"
 
 
-class _Config:
-    """Process-wide settings: ``adjit.config.cache_dir``, ``adjit.config.cache``."""
-
-    cache_dir: str | None = None
-    cache: bool = True
-
-
-config = _Config()
 
 
 def cache_dir() -> Path:

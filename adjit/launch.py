@@ -17,19 +17,55 @@ from . import types as T
 from .errors import LaunchError
 from .language import Kernel
 from .runtime.array import Array, grad_or_scratch
-from .runtime.recording import active_tape
+from .runtime import recording
+from .runtime.recording import active_tapes
+
+
+#: The largest extent of one launch dimension: each ``tid()`` coordinate is an int32.
+MAX_EXTENT = 2**31 - 1
+#: The most threads one CPU launch runs (the runtime counts them in an int64).
+MAX_THREADS = 2**63 - 1
 
 
 def _launch_shape(dim) -> tuple[int, tuple[int, int, int, int]]:
-    if type(dim) is int and dim >= 0:  # the common case, kept cheap
+    if type(dim) is int and 0 <= dim <= MAX_EXTENT:  # the common case, kept cheap
         return dim, (dim, 1, 1, 1)
-    dims = (dim,) if np.ndim(dim) == 0 else tuple(dim)
+    if isinstance(dim, (str, bytes)) or dim is None or isinstance(dim, (bool, np.bool_)):
+        raise LaunchError(f"launch dim must be an int or a tuple of 1 to 4 ints, got {dim!r}")
+    if np.ndim(dim) == 0:
+        dims = (dim,)
+    else:
+        try:
+            dims = tuple(dim)
+        except TypeError:
+            raise LaunchError(f"launch dim must be an int or a tuple of 1 to 4 ints, got {dim!r}") from None
     if not 1 <= len(dims) <= 4:
         raise LaunchError(f"launch dim must have 1 to 4 extents, got {dim!r}")
-    dims = tuple(int(d) for d in dims)
-    if any(d < 0 for d in dims):
+    extents = []
+    for d in dims:
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
+            hint = " (round it yourself: a fractional thread count has no meaning)" \
+                if isinstance(d, (float, np.floating)) else ""
+            raise LaunchError(f"launch dim extents must be integers, got {d!r} of type {type(d).__name__} "
+                              f"in dim={dim!r}{hint}")
+        extents.append(int(d))
+    if any(d < 0 for d in extents):
         raise LaunchError(f"launch dim must be non-negative, got {dim!r}")
-    return math.prod(dims), dims + (1,) * (4 - len(dims))
+    if any(d > MAX_EXTENT for d in extents):
+        raise LaunchError(f"launch dim extents must be at most 2**31 - 1 = {MAX_EXTENT} (tid() coordinates "
+                          f"are int32), got {dim!r}; split the launch or use more dimensions")
+    total = math.prod(extents)
+    if total > MAX_THREADS:
+        raise LaunchError(f"launch dim {dim!r} has {total} threads, more than the {MAX_THREADS} (int64) one "
+                          "CPU launch can run")
+    return total, tuple(extents) + (1,) * (4 - len(extents))
+
+
+def _argument_list(k: Kernel, what: str, value) -> list:
+    if not isinstance(value, (list, tuple)):
+        raise LaunchError(f"launch of kernel '{k.__name__}': {what} must be a list or tuple of arguments, "
+                          f"got {type(value).__name__}")
+    return list(value)
 
 
 def _launch_error(k: Kernel, reason: str, name: str | None = None) -> LaunchError:
@@ -47,7 +83,11 @@ _SCALAR_FORMATS = {"float32": struct.Struct("<f"), "float64": struct.Struct("<d"
 def _pack_argument(k: Kernel, name: str, t, value):
     if type(value) is Array and t.__class__ is T.ArrayType and value.dtype == t.dtype \
             and len(value.shape) == t.ndim:
-        return value._buffer  # the fast path of the checks below
+        buffer = value._buffer
+        flags = buffer.flags
+        if flags.c_contiguous and flags.writeable:
+            return buffer  # the fast path of the checks below
+        return _check_buffer(k, name, buffer)
     fmt = _SCALAR_FORMATS.get(t.name) if t.__class__ is T.ScalarType else None
     if fmt is not None and (type(value) is float and t.is_float or type(value) is int and not t.is_bool):
         try:
@@ -64,7 +104,7 @@ def _pack_argument(k: Kernel, name: str, t, value):
         if value.ndim != t.ndim:
             raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}' must be a {t.ndim}-d array, "
                                 f"got {value.ndim}-d", name)
-        return value.numpy()
+        return _check_buffer(k, name, value._buffer)
     scalar = T.scalar_of(t)
     shape = () if isinstance(t, T.ScalarType) else t.shape
     try:
@@ -82,13 +122,31 @@ def _pack_argument(k: Kernel, name: str, t, value):
     return packed.tobytes()
 
 
+def _check_buffer(k: Kernel, name: str, buffer) -> np.ndarray:
+    """The buffer of an array argument, if the runtime can take it: a
+    writable, C-contiguous host ndarray (else the runtime would fail with a
+    C++ cast error, or run on a temporary copy and write nothing)."""
+    if not isinstance(buffer, np.ndarray):
+        raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}': the array's buffer is a "
+                            f"{type(buffer).__name__}, not a numpy array", name)
+    if not buffer.flags.writeable:
+        raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}': the array's buffer is read-only "
+                            "(numpy writeable=False), and kernels take only writable buffers; pass a copy "
+                            "(adjit.clone(a)) or make the buffer writable", name)
+    if not buffer.flags.c_contiguous:
+        raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}': the array's buffer is not "
+                            f"C-contiguous (strides {buffer.strides}), and kernels take only C-contiguous "
+                            "buffers; pass adjit.clone(a) (a contiguous copy)", name)
+    return buffer
+
+
 def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
     """Runs kernel ``k`` once per index of ``dim`` (an int or a 1-4-tuple)."""
     if not isinstance(k, Kernel):
         raise LaunchError(f"launch() needs an @adjit.kernel, got {k!r}")
     if device != "cpu":
         raise LaunchError(f"device '{device}' is not supported for launches yet (only 'cpu')")
-    args = list(inputs) + list(outputs)
+    args = _argument_list(k, "inputs", inputs) + _argument_list(k, "outputs", outputs)
     if len(args) != len(k.arg_names):
         raise _launch_error(k, f"kernel '{k.__name__}' takes {len(k.arg_names)} arguments "
                             f"({', '.join(k.arg_names)}), got {len(args)}")
@@ -99,14 +157,23 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
     overlap = k.array_args > 1 and _runtime.arrays_overlap(packed)
     variant = loader.cpu_variant(k, noalias=not overlap)
     access = loader.argument_access(k)
-    tape = active_tape()
-    if tape is not None:
-        tape.record_launch(k, dim, args, access, launch_adjoint)  # also bumps written arrays' versions
-    else:
+    tapes = active_tapes()
+    if not tapes:
         for a, acc in zip(args, access):
             if acc.writes:
                 a._version += 1
-    _runtime.launch_cpu(variant.entry, total, shape, packed)
+        _runtime.launch_cpu(variant.entry, total, shape, packed)
+        return
+    # Recorded on every tape open in this thread (nested tapes both record),
+    # and run while holding their locks (threads sharing a tape record in the
+    # order their launches run).
+    with recording.locked(tapes):
+        for tape in tapes:
+            tape.record_launch(k, dim, args, access, launch_adjoint, bump_versions=False)
+        for a, acc in zip(args, access):
+            if acc.writes:
+                a._version += 1
+        _runtime.launch_cpu(variant.entry, total, shape, packed)
 
 
 def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None) -> None:
@@ -115,9 +182,9 @@ def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None) -> 
     (default ``args``; a scratch array where there is none)."""
     total, shape = _launch_shape(dim)
     packed = [_pack_argument(k, n, t, v) for n, t, v in zip(k.arg_names, k.arg_types, args)]
-    grads = [grad_or_scratch(a) for a, t in zip(grads_of or args, k.arg_types)
+    grads = [(n, grad_or_scratch(a)) for n, a, t in zip(k.arg_names, grads_of or args, k.arg_types)
              if isinstance(t, T.ArrayType)]
-    all_args = packed + [g.numpy() for g in grads]
+    all_args = packed + [_check_buffer(k, n, g._buffer) for n, g in grads]
     variant = loader.cpu_variant(k, adjoint=True, noalias=not _runtime.arrays_overlap(all_args))
     _runtime.launch_cpu(variant.entry, total, shape, all_args)
 

@@ -55,6 +55,10 @@ class ScalarType(Type):
     def __call__(self, value=0):
         return self.np_dtype.type(value)
 
+    def __reduce__(self):
+        # Unpickles to the interned instance (types compare by identity).
+        return (_scalar_named, (self.name,))
+
 
 float32 = ScalarType("float32", np.float32, "float", 32)
 float64 = ScalarType("float64", np.float64, "float", 64)
@@ -62,6 +66,14 @@ int32 = ScalarType("int32", np.int32, "int", 32)
 int64 = ScalarType("int64", np.int64, "int", 64)
 bool_ = ScalarType("bool", np.bool_, "bool", 1)
 SCALAR_TYPES = (float32, float64, int32, int64, bool_)
+
+
+def _scalar_named(name: str) -> ScalarType:
+    """The scalar type called ``name`` (for unpickling)."""
+    for s in SCALAR_TYPES:
+        if s.name == name:
+            return s
+    raise TypeError(f"no adjit scalar type is called {name!r}")
 
 
 class VectorType(Type):
@@ -89,6 +101,10 @@ class VectorType(Type):
 
     def __hash__(self):
         return hash((type(self).__name__, self.length, self.dtype.name))
+
+    def __reduce__(self):
+        # Unpickles to the interned instance (``vector()`` interns).
+        return (vector, (self.length, self.dtype))
 
     def __call__(self, *values):
         if len(values) == 1:
@@ -125,6 +141,9 @@ class MatrixType(Type):
 
     def __hash__(self):
         return hash(("mat", self.rows, self.cols, self.dtype.name))
+
+    def __reduce__(self):
+        return (matrix, ((self.rows, self.cols), self.dtype))
 
     def __call__(self, *values):
         if len(values) == 0:
@@ -177,6 +196,9 @@ class QuatType(VectorType):
         if not dtype.is_float:
             raise TypeError(f"quaternions need a float type, got {dtype}")
         super().__init__(4, dtype, name or f"quaternion({dtype})")
+
+    def __reduce__(self):
+        return (quaternion, (self.dtype,))
 
     def __call__(self, *values):
         if len(values) == 2 and np.ndim(values[0]) == 1:  # quat(xyz, w)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import types as T
-from .recording import active_tape
+from . import recording
+from .recording import active_tapes
 
 
 #: DLPack's device type of host memory (``DLDeviceType.kDLCPU``).
@@ -28,13 +29,37 @@ class Array:
         self.device = device
         ncomp = len(_component_shape(dtype))
         self.shape = tuple(buffer.shape[:buffer.ndim - ncomp])
-        self.requires_grad = requires_grad
         #: Bumped by every write adjit makes (launches, copies, fills), so the
         #: tape can tell whether a recorded value was overwritten later.
         self._version = 0
         self.grad: Array | None = None
-        if requires_grad:
-            self.grad = Array(np.zeros_like(buffer), dtype, False, device)
+        self.requires_grad = requires_grad
+
+    @property
+    def requires_grad(self) -> bool:
+        """Whether the array has a gradient (``.grad``). Settable: ``True``
+        gives it a zero gradient (if it has none), ``False`` drops it. A launch
+        recorded on a tape uses the gradients the arrays have when
+        ``backward()`` runs."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if not isinstance(value, (bool, np.bool_, int, np.integer)) or value not in (0, 1):
+            raise TypeError(f"requires_grad must be True or False, got {value!r}")
+        value = bool(value)
+        if value and self.grad is None:
+            self.grad = Array(np.zeros(self._buffer.shape, self._buffer.dtype), self.dtype, False, self.device)
+        elif not value:
+            self.grad = None
+        self._requires_grad = value
+
+    def __reduce__(self):
+        """Pickles a copy of the values, the dtype, ``requires_grad`` and the
+        gradient's values; unpickling makes a new array (sharing nothing)."""
+        grad = None if self.grad is None else np.ascontiguousarray(self.grad._buffer).copy()
+        return (_unpickle_array, (np.ascontiguousarray(self._buffer).copy(), self.dtype,
+                                  self.requires_grad, self.device, grad))
 
     @property
     def ndim(self) -> int:
@@ -78,27 +103,51 @@ class Array:
     def assign(self, src) -> "Array":
         """Copies ``src`` (an Array or array-like) into this array, recorded on
         an active tape: the adjoint adds this array's gradient into ``src``'s
-        and consumes this array's (its old values were overwritten)."""
+        and consumes this array's (its old values were overwritten).
+
+        An Array ``src`` must have this array's shape and dtype. An array-like
+        ``src`` must have this array's shape (plus the element's component
+        shape), or broadcast to it by numpy's rules (a scalar fills every
+        element, a vec3 value every vec3 element); it is never reshaped (a
+        ValueError otherwise).
+        """
         if isinstance(src, Array):
             copy(self, src)
         else:
-            _before_write(self)
-            self._buffer[...] = np.asarray(src, dtype=self._buffer.dtype).reshape(self._buffer.shape)
-            _record_overwrite(self)
+            try:
+                values = np.asarray(src, dtype=self._buffer.dtype)
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"assign: cannot convert {type(src).__name__} to {self._buffer.dtype} "
+                                 f"values: {e}") from None
+            try:
+                np.broadcast_shapes(values.shape, self._buffer.shape)
+                if len(values.shape) > len(self._buffer.shape) or \
+                        np.broadcast_shapes(values.shape, self._buffer.shape) != self._buffer.shape:
+                    raise ValueError
+            except ValueError:
+                raise ValueError(f"assign: src of shape {values.shape} does not match the array's shape "
+                                 f"{self._buffer.shape} (shape {self.shape} of {self.dtype}) and does not "
+                                 "broadcast to it; reshape it yourself if that is what you mean") from None
+            with recording.locked(active_tapes()):
+                _before_write(self)
+                self._buffer[...] = values
+                _record_overwrite(self)
         return self
 
     def zero_(self) -> "Array":
         """Sets every element to zero (recorded: the old values get no gradient)."""
-        _before_write(self)
-        self._buffer[...] = 0
-        _record_overwrite(self)
+        with recording.locked(active_tapes()):
+            _before_write(self)
+            self._buffer[...] = 0
+            _record_overwrite(self)
         return self
 
     def fill_(self, value) -> "Array":
         """Sets every element to ``value`` (recorded: the old values get no gradient)."""
-        _before_write(self)
-        self._buffer[...] = value
-        _record_overwrite(self)
+        with recording.locked(active_tapes()):
+            _before_write(self)
+            self._buffer[...] = value
+            _record_overwrite(self)
         return self
 
     def __repr__(self) -> str:
@@ -132,18 +181,37 @@ def array(data=None, dtype=None, shape=None, ndim=None, requires_grad: bool = Fa
     scalar = T.scalar_of(t)
     comp = _component_shape(t)
     buffer = np.ascontiguousarray(np_data, dtype=scalar.np_dtype)
+    if buffer is np_data or np.may_share_memory(buffer, np_data):
+        buffer = buffer.copy()  # adjit.array copies its data (from_numpy shares it)
+    if shape is not None:
+        target = _shape_tuple(shape) + comp
+        if any(d < 0 for d in target):
+            raise ValueError(f"array: shape must have non-negative extents, got {shape!r}")
+        if buffer.shape != target:
+            if buffer.size != int(np.prod(target)):
+                raise ValueError(f"array: data of shape {np_data.shape} ({buffer.size} values) does not fit "
+                                 f"shape={shape!r} of {t} ({int(np.prod(target))} values)")
+            buffer = buffer.reshape(target)
     if comp:
         if tuple(buffer.shape[buffer.ndim - len(comp):]) != comp:
             raise ValueError(f"data of shape {np_data.shape} does not end in the component shape {comp} of {t}")
     if buffer.ndim - len(comp) < 1 or buffer.ndim - len(comp) > 4:
         raise ValueError(f"arrays have 1 to 4 dimensions, got data of shape {np_data.shape}")
-    if buffer is np_data:
-        buffer = buffer.copy()
+    if ndim is not None and buffer.ndim - len(comp) != ndim:
+        raise ValueError(f"array: ndim={ndim} but the data makes a {buffer.ndim - len(comp)}-d array of {t} "
+                         f"(data of shape {np_data.shape})")
     return Array(buffer, t, requires_grad, device)
 
 
 def _shape_tuple(shape) -> tuple[int, ...]:
     return (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+
+
+def _unpickle_array(buffer, dtype, requires_grad, device, grad):
+    a = Array(buffer, dtype, requires_grad, device)
+    if grad is not None:
+        a.grad._buffer[...] = grad
+    return a
 
 
 def full(shape, value, dtype=float, requires_grad: bool = False, device: str = "cpu") -> Array:
@@ -202,22 +270,22 @@ array4d = _array_nd(4)
 
 
 def _before_write(dest: Array) -> None:
-    """Lets an active tape save ``dest`` if a recorded step still needs its
+    """Lets the active tapes save ``dest`` if a recorded step still needs its
     current values, then bumps its version."""
-    tape = active_tape()
-    if tape is not None:
+    for tape in active_tapes():
         tape.protect(dest)
     dest._version += 1
 
 
 def _record_overwrite(dest: Array) -> None:
-    tape = active_tape()
-    if tape is not None and dest.grad is not None:
+    tapes = active_tapes()
+    if tapes and dest.grad is not None:
         grad = dest.grad
 
         def backward():
             grad.numpy()[...] = 0
-        tape.record(backward, [dest])
+        for tape in tapes:
+            tape.record(backward, [dest])
 
 
 def copy(dest: Array, src: Array) -> Array:
@@ -228,17 +296,19 @@ def copy(dest: Array, src: Array) -> Array:
         raise TypeError("copy(dest, src) takes two adjit arrays")
     if dest.shape != src.shape or dest.dtype != src.dtype:
         raise ValueError(f"copy: shapes/dtypes differ: {dest.shape} {dest.dtype} vs {src.shape} {src.dtype}")
-    _before_write(dest)
-    dest._buffer[...] = src._buffer
-    tape = active_tape()
-    if tape is not None and dest.grad is not None:
-        dest_grad, src_grad = dest.grad, src.grad
+    tapes = active_tapes()
+    with recording.locked(tapes):
+        _before_write(dest)
+        dest._buffer[...] = src._buffer
+        if tapes and dest.grad is not None:
+            dest_grad, src_grad = dest.grad, src.grad
 
-        def backward():
-            if src_grad is not None:
-                src_grad.numpy()[...] += dest_grad.numpy()
-            dest_grad.numpy()[...] = 0
-        tape.record(backward, [dest, src])
+            def backward():
+                if src_grad is not None:
+                    src_grad.numpy()[...] += dest_grad.numpy()
+                dest_grad.numpy()[...] = 0
+            for tape in tapes:
+                tape.record(backward, [dest, src])
     return dest
 
 
@@ -248,15 +318,16 @@ def clone(src: Array, requires_grad: bool | None = None) -> Array:
     if requires_grad is None:
         requires_grad = src.requires_grad
     out = Array(src._buffer.copy(), src.dtype, requires_grad, src.device)
-    tape = active_tape()
-    if tape is not None and out.grad is not None:
+    tapes = active_tapes()
+    if tapes and out.grad is not None:
         out_grad, src_grad = out.grad, src.grad
 
         def backward():
             if src_grad is not None:
                 src_grad.numpy()[...] += out_grad.numpy()
             out_grad.numpy()[...] = 0
-        tape.record(backward, [out, src])
+        for tape in tapes:
+            tape.record(backward, [out, src])
     return out
 
 

@@ -8,9 +8,23 @@ Gradient slots of outputs are consumed: the adjoint of a store reads the
 stored element's gradient, passes it on and zeroes it, because the value
 that was there before the store did not reach the output. Gradients of
 inputs accumulate across backward calls; ``tape.zero()`` clears them.
+
+Nested tapes: a tape opened inside another records into both; each tape's
+``backward()`` replays its own steps (calling both accumulates twice).
+
+Threads: each thread has its own active tapes. One tape may be shared by
+several threads (each enters it with ``with tape:``): recording takes the
+tape's lock, and a launch recorded on a tape runs under that lock, so the
+tape's steps are in the order the launches ran.
+
+A recorded launch whose written arrays have no gradient while some array it
+reads has one stops the gradient there: logger ``adjit.tape`` warns, once per
+tape (give the outputs ``requires_grad=True`` to pass gradients through).
 """
 from __future__ import annotations
 
+import logging
+import threading
 from typing import Callable
 
 import numpy as np
@@ -24,6 +38,8 @@ from .array import Array
 #: ``run_adjoint(kernel, dim, primal_args, grads_of)`` (see ``adjit.launch``).
 RunAdjoint = Callable[[object, object, list, list], None]
 
+logger = logging.getLogger("adjit.tape")
+
 
 class Tape:
     """Records launches for reverse-mode differentiation (as Warp's Tape)."""
@@ -34,6 +50,10 @@ class Tape:
         # id(array) -> [(captured argument list, position, version)] of
         # recorded launches that read the array and still refer to it.
         self._readers: dict[int, list] = {}
+        # Held while recording and while a recorded launch runs (re-entrant:
+        # a launch holds it while recording into it).
+        self._lock = threading.RLock()
+        self._warned_gradient_stops = False
 
     def __enter__(self) -> "Tape":
         recording.push(self)
@@ -45,9 +65,15 @@ class Tape:
     # --- recording ------------------------------------------------------------
 
     def record_launch(self, kernel, dim, args: list, access: list[Access],
-                      run_adjoint: RunAdjoint) -> None:
+                      run_adjoint: RunAdjoint, bump_versions: bool = True) -> None:
         """Records a launch of ``kernel`` (whose array access analysis is
-        ``access``); on backward(), ``run_adjoint`` runs its adjoint."""
+        ``access``); on backward(), ``run_adjoint`` runs its adjoint.
+        ``bump_versions``: also bump the written arrays' versions (``launch``
+        bumps them itself once, after recording on every active tape)."""
+        with self._lock:
+            self._record_launch(kernel, dim, args, access, run_adjoint, bump_versions)
+
+    def _record_launch(self, kernel, dim, args, access, run_adjoint, bump_versions) -> None:
         # Arrays passed to several parameters: fine while none of those is
         # written (their adjoints all add into the one .grad); a write through
         # one parameter would change what the others read.
@@ -74,9 +100,12 @@ class Tape:
         # (An array read and overwritten by this very launch: its adjoint
         # needs the values from before it, kept in a snapshot; the compiler
         # accepts only the patterns where that is exact.)
-        for a, acc in zip(args, access):
-            if isinstance(a, Array) and acc.writes:
-                a._version += 1
+        if bump_versions:
+            for a, acc in zip(args, access):
+                if isinstance(a, Array) and acc.writes:
+                    a._version += 1
+        if not self._warned_gradient_stops:
+            self._warn_if_gradient_stops(kernel, arrays)
         step = _LaunchStep(kernel, dim, captured, list(args), [acc.reads for acc in access],
                            run_adjoint)
         for k, acc in enumerate(access):
@@ -84,25 +113,39 @@ class Tape:
                 self._readers.setdefault(id(args[k]), []).append((step, k))
         self._steps.append(step)
 
+    def _warn_if_gradient_stops(self, kernel, arrays) -> None:
+        written = [(name, a) for name, a, writes in arrays if writes]
+        with_grad = [name for name, a, writes in arrays if not writes and a.grad is not None]
+        if written and with_grad and all(a.grad is None for _, a in written):
+            self._warned_gradient_stops = True
+            logger.warning(
+                "kernel '%s' reads arrays with a gradient (%s) but the arrays it writes (%s) have no "
+                "gradient, so the gradient stops at this launch; create the written arrays with "
+                "requires_grad=True (or set a.requires_grad = True) to pass it on (warned once per tape)",
+                kernel.__name__, ", ".join(f"'{n}'" for n in with_grad),
+                ", ".join(f"'{n}'" for n, _ in written))
+
     def protect(self, array: Array) -> None:
         """Called before ``array`` is overwritten: recorded steps that read it
         switch to a snapshot of its current values."""
-        readers = self._readers.pop(id(array), None)
-        if not readers:
-            return
-        snapshot = _snapshot(array)
-        for step, k in readers:
-            # Only if the step still sees the values it read; otherwise the
-            # step reports the overwrite when it runs.
-            if step.captured[k] is array and array._version == step.versions[k]:
-                step.captured[k] = snapshot
-                step.versions[k] = snapshot._version
+        with self._lock:
+            readers = self._readers.pop(id(array), None)
+            if not readers:
+                return
+            snapshot = _snapshot(array)
+            for step, k in readers:
+                # Only if the step still sees the values it read; otherwise the
+                # step reports the overwrite when it runs.
+                if step.captured[k] is array and array._version == step.versions[k]:
+                    step.captured[k] = snapshot
+                    step.versions[k] = snapshot._version
 
     def record(self, backward: Callable[[], None], arrays=()) -> None:
         """Records a custom step: ``backward()`` runs in reverse order."""
-        for a in arrays:
-            self._arrays[id(a)] = a
-        self._steps.append(backward)
+        with self._lock:
+            for a in arrays:
+                self._arrays[id(a)] = a
+            self._steps.append(backward)
 
     # --- replay ---------------------------------------------------------------
 
@@ -113,6 +156,10 @@ class Tape:
         loss, or the sum of its elements). ``grads``: ``{array: seed}`` to seed
         any outputs' gradients explicitly. Gradients accumulate into ``.grad``.
         """
+        with self._lock:
+            self._backward(loss, grads)
+
+    def _backward(self, loss, grads) -> None:
         if loss is not None:
             _require_grad(loss, "loss")
             loss.grad.numpy()[...] = 1
@@ -124,16 +171,19 @@ class Tape:
 
     def zero(self) -> None:
         """Zeroes the gradients of every array the tape has seen."""
-        for a in self._arrays.values():
-            if a.grad is not None:
-                a.grad.numpy()[...] = 0
+        with self._lock:
+            for a in self._arrays.values():
+                if a.grad is not None:
+                    a.grad.numpy()[...] = 0
 
     def reset(self) -> None:
         """Forgets the recorded steps and zeroes the gradients."""
-        self.zero()
-        self._steps.clear()
-        self._arrays.clear()
-        self._readers.clear()
+        with self._lock:
+            self.zero()
+            self._steps.clear()
+            self._arrays.clear()
+            self._readers.clear()
+            self._warned_gradient_stops = False
 
 
 class _LaunchStep:

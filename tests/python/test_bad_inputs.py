@@ -1,0 +1,565 @@
+"""Careless and hostile inputs to the host API (issue 15): each is a clear
+error (the exact exception type, and the words its message must hold) or
+the correct result, never a crash or a silently wrong result.
+
+Grouped by family: launches, arrays, the tape, ``adjit.config``. Cases that
+could crash the interpreter if the check were missing run in a subprocess.
+"""
+import importlib
+import logging
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import adjit
+
+#: What ``adjit.config`` names, before these tests import ``adjit.config``.
+_ADJIT_CONFIG = adjit.config
+
+
+@adjit.kernel
+def scale(x: adjit.array(dtype=float), y: adjit.array(dtype=float)):
+    i = adjit.tid()
+    y[i] = 2.0 * x[i]
+
+
+@adjit.kernel
+def fill_2d(y: adjit.array(dtype=float, ndim=2)):
+    i, j = adjit.tid()
+    y[i, j] = float(i * 10 + j)
+
+
+def _xy(n=4, grad=False):
+    x = adjit.array(np.arange(n, dtype=np.float32), requires_grad=grad)
+    y = adjit.zeros(n, requires_grad=grad)
+    return x, y
+
+
+def _run_script(tmp_path: Path, code: str) -> subprocess.CompletedProcess:
+    """Runs ``code`` (a script defining kernels) in a fresh interpreter."""
+    script = tmp_path / "case.py"
+    script.write_text(textwrap.dedent(code))
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ))
+
+
+# === launch ==========================================================================================
+
+@pytest.mark.parametrize("dim, words", [
+    (4.7, ["integers", "4.7"]),
+    ((2, 2.5), ["integers", "2.5"]),
+    (np.float32(3.0), ["integers"]),
+    ("4", ["int or a tuple", "'4'"]),
+    (None, ["int or a tuple", "None"]),
+    (True, ["int or a tuple", "True"]),
+    (object(), ["integers", "object"]),
+    (-1, ["non-negative", "-1"]),
+    ((4, -2), ["non-negative"]),
+    (2**64, ["2**31 - 1", "int32", str(2**64)]),
+    ((2**64,), ["2**31 - 1", "int32"]),
+    (2**31, ["2**31 - 1", "int32"]),
+    ((), ["1 to 4 extents"]),
+    ((1, 1, 1, 1, 1), ["1 to 4 extents"]),
+    ((2**31 - 1,) * 3, ["threads", "int64"]),
+])
+def test_launch_bad_dim(dim, words):
+    x, y = _xy()
+    with pytest.raises(adjit.LaunchError) as info:
+        adjit.launch(scale, dim=dim, inputs=[x, y])
+    message = str(info.value)
+    assert "launch dim" in message
+    for w in words:
+        assert w in message, message
+    assert not y.numpy().any()  # nothing ran
+
+
+@pytest.mark.parametrize("dim", [4, np.int64(4), np.int32(4), (4,), [4], np.array([4])])
+def test_launch_integer_dims_run(dim):
+    x, y = _xy()
+    adjit.launch(scale, dim=dim, inputs=[x, y])
+    np.testing.assert_array_equal(y.numpy(), [0, 2, 4, 6])
+
+
+def test_launch_2d_dim_of_numpy_ints_runs():
+    y = adjit.zeros((2, 3))
+    adjit.launch(fill_2d, dim=(np.int64(2), np.int32(3)), inputs=[y])
+    np.testing.assert_array_equal(y.numpy(), [[0, 1, 2], [10, 11, 12]])
+
+
+@pytest.mark.parametrize("dim", ["2**31", "(2**31 - 1, 2**31 - 1, 2**31 - 1)"])
+def test_launch_huge_dim_is_refused_in_a_fresh_process(tmp_path, dim):
+    # Were the check missing, tid() would overflow int32 and write far out of
+    # range (a crash): hence a subprocess.
+    out = _run_script(tmp_path, f"""
+        import adjit
+        @adjit.kernel
+        def scale(x: adjit.array(dtype=float), y: adjit.array(dtype=float)):
+            i = adjit.tid()
+            y[i] = 2.0 * x[i]
+        x, y = adjit.zeros(4), adjit.zeros(4)
+        try:
+            adjit.launch(scale, dim={dim}, inputs=[x, y])
+        except adjit.LaunchError as e:
+            print("LaunchError:", e)
+        """)
+    assert out.returncode == 0, out.stderr
+    assert "LaunchError: launch dim" in out.stdout
+
+
+@pytest.mark.parametrize("what, inputs, outputs", [
+    ("inputs", "set", ()),
+    ("inputs", "array", ()),
+    ("inputs", "generator", ()),
+    ("inputs", "dict", ()),
+    ("outputs", "list_x", "y_string"),
+    ("outputs", "list_x", "array"),
+])
+def test_launch_arguments_not_a_list(what, inputs, outputs):
+    x, y = _xy()
+    values = {"set": {x, y}, "array": x, "generator": (a for a in (x, y)), "dict": {"x": x, "y": y},
+              "list_x": [x], "y_string": "y"}
+    outputs = values[outputs] if isinstance(outputs, str) else outputs
+    if outputs is x:
+        outputs = y
+    with pytest.raises(adjit.LaunchError) as info:
+        adjit.launch(scale, dim=4, inputs=values[inputs], outputs=outputs)
+    assert f"{what} must be a list or tuple" in str(info.value)
+    assert "scale" in str(info.value)
+
+
+def test_launch_arguments_as_tuples_run():
+    x, y = _xy()
+    adjit.launch(scale, dim=4, inputs=(x,), outputs=(y,))
+    np.testing.assert_array_equal(y.numpy(), [0, 2, 4, 6])
+
+
+@pytest.mark.parametrize("param", ["x", "y"])
+def test_launch_read_only_buffer(param):
+    x, y = _xy()
+    (x if param == "x" else y).numpy().flags.writeable = False
+    with pytest.raises(adjit.LaunchError) as info:
+        adjit.launch(scale, dim=4, inputs=[x, y])
+    message = str(info.value)
+    assert f"argument '{param}'" in message and "read-only" in message, message
+    assert "bad_cast" not in message
+
+
+def test_launch_array_over_a_read_only_numpy_buffer():
+    data = np.arange(4, dtype=np.float32)
+    data.flags.writeable = False
+    x, y = adjit.Array(data, adjit.float32), adjit.zeros(4)
+    with pytest.raises(adjit.LaunchError, match="argument 'x'.*read-only"):
+        adjit.launch(scale, dim=4, inputs=[x, y])
+
+
+def test_adjit_array_of_a_read_only_view_is_a_writable_copy():
+    data = np.arange(4, dtype=np.float32)
+    view = data[:]
+    view.flags.writeable = False
+    x, y = adjit.array(view), adjit.zeros(4)
+    adjit.launch(scale, dim=4, inputs=[x, y])
+    np.testing.assert_array_equal(y.numpy(), [0, 2, 4, 6])
+    assert not np.shares_memory(x.numpy(), data)
+
+
+def test_from_jax_array_launches():
+    jnp = pytest.importorskip("jax.numpy")
+    x, y = adjit.from_jax(jnp.arange(4, dtype=jnp.float32)), adjit.zeros(4)
+    adjit.launch(scale, dim=4, inputs=[x, y])
+    np.testing.assert_array_equal(y.numpy(), [0, 2, 4, 6])
+
+
+def test_launch_strided_buffer_is_refused():
+    x = adjit.array(np.arange(4, dtype=np.float32))
+    backing = np.zeros(8, np.float32)
+    y = adjit.Array(backing[::2], adjit.float32)  # an internal buffer that is not contiguous
+    with pytest.raises(adjit.LaunchError) as info:
+        adjit.launch(scale, dim=4, inputs=[x, y])
+    assert "argument 'y'" in str(info.value) and "C-contiguous" in str(info.value)
+    assert not backing.any()
+
+
+def test_launch_fortran_order_buffer_is_refused():
+    y = adjit.Array(np.zeros((2, 3), np.float32, order="F"), adjit.float32)
+    with pytest.raises(adjit.LaunchError, match="argument 'y'.*C-contiguous"):
+        adjit.launch(fill_2d, dim=(2, 3), inputs=[y])
+
+
+def test_backward_with_a_read_only_gradient_buffer():
+    x, y = _xy(grad=True)
+    with adjit.Tape() as tape:
+        adjit.launch(scale, dim=4, inputs=[x, y])
+    x.grad.numpy().flags.writeable = False
+    with pytest.raises(adjit.LaunchError, match="argument 'x'.*read-only"):
+        tape.backward(grads={y: np.ones(4, np.float32)})
+
+
+# === arrays ==========================================================================================
+
+@pytest.mark.parametrize("data, shape, expected", [
+    (np.arange(6), (2, 3), (2, 3)),
+    (np.arange(6).reshape(2, 3), (3, 2), (3, 2)),
+    (np.arange(6).reshape(2, 3), 6, (6,)),
+    ([[1, 2], [3, 4]], (4,), (4,)),
+])
+def test_array_shape_reshapes_data_of_the_same_size(data, shape, expected):
+    a = adjit.array(data, dtype=float, shape=shape)
+    assert a.shape == expected
+    np.testing.assert_array_equal(a.numpy().ravel(), np.ravel(data))
+
+
+def test_array_shape_of_vectors_reshapes():
+    a = adjit.array(np.arange(6), dtype=adjit.vec3, shape=2)
+    assert a.shape == (2,) and a.dtype is adjit.vec3
+    np.testing.assert_array_equal(a.numpy(), [[0, 1, 2], [3, 4, 5]])
+
+
+@pytest.mark.parametrize("data, shape", [
+    (np.arange(6), (4,)),
+    (np.arange(6), (2, 4)),
+    ([1.0, 2.0], 3),
+])
+def test_array_shape_that_does_not_fit_the_data(data, shape):
+    with pytest.raises(ValueError) as info:
+        adjit.array(data, dtype=float, shape=shape)
+    assert "does not fit" in str(info.value) and f"shape={shape!r}" in str(info.value)
+
+
+def test_array_negative_shape_with_data():
+    with pytest.raises(ValueError, match="non-negative"):
+        adjit.array(np.arange(6), dtype=float, shape=(-1, 3))
+
+
+def test_array_ndim_that_does_not_match_the_data():
+    with pytest.raises(ValueError, match="ndim=2"):
+        adjit.array(np.arange(6), dtype=float, ndim=2)
+
+
+def test_array_copies_its_data():
+    data = np.arange(4, dtype=np.float32)
+    a = adjit.array(data, shape=(2, 2))
+    data[0] = 99
+    assert a.numpy()[0, 0] == 0
+
+
+@pytest.mark.parametrize("src_shape", [(3, 2), (6,), (1, 2, 3), (2, 3, 1), (4,)])
+def test_assign_of_another_shape(src_shape):
+    a = adjit.zeros((2, 3))
+    with pytest.raises(ValueError) as info:
+        a.assign(np.ones(src_shape))
+    message = str(info.value)
+    assert f"{src_shape}" in message and "(2, 3)" in message and "broadcast" in message
+    assert not a.numpy().any()
+
+
+@pytest.mark.parametrize("src, expected", [
+    (5.0, np.full((2, 3), 5.0)),
+    ([1, 2, 3], [[1, 2, 3], [1, 2, 3]]),
+    ([[1], [2]], [[1, 1, 1], [2, 2, 2]]),
+    (np.arange(6).reshape(2, 3), np.arange(6).reshape(2, 3)),
+])
+def test_assign_of_the_same_or_a_broadcastable_shape(src, expected):
+    a = adjit.zeros((2, 3))
+    a.assign(src)
+    np.testing.assert_array_equal(a.numpy(), expected)
+
+
+def test_assign_a_vector_to_every_element():
+    a = adjit.zeros(3, dtype=adjit.vec3)
+    a.assign(adjit.vec3(1.0, 2.0, 3.0))
+    np.testing.assert_array_equal(a.numpy(), [[1, 2, 3]] * 3)
+
+
+def test_assign_from_an_array_of_another_shape():
+    with pytest.raises(ValueError, match="shapes/dtypes differ"):
+        adjit.zeros((2, 3)).assign(adjit.zeros((3, 2)))
+
+
+def test_assign_of_non_numbers():
+    with pytest.raises(ValueError, match="assign: cannot convert str"):
+        adjit.zeros(3).assign("abc")
+
+
+def test_requires_grad_set_after_creation_gets_a_gradient():
+    x, y = _xy()
+    x.requires_grad = True
+    y.requires_grad = True
+    assert x.grad is not None and x.grad.shape == x.shape and not x.grad.numpy().any()
+    with adjit.Tape() as tape:
+        adjit.launch(scale, dim=4, inputs=[x, y])
+    tape.backward(grads={y: np.ones(4, np.float32)})
+    np.testing.assert_array_equal(x.grad.numpy(), [2, 2, 2, 2])
+
+
+def test_requires_grad_unset_after_creation_drops_the_gradient():
+    x = adjit.zeros(4, requires_grad=True)
+    x.requires_grad = False
+    assert x.grad is None and x.requires_grad is False
+    with pytest.raises(adjit.GradientError, match="requires_grad=True"):
+        adjit.Tape().backward(loss=x)
+
+
+def test_requires_grad_true_twice_keeps_the_gradient():
+    x = adjit.zeros(4, requires_grad=True)
+    x.grad.numpy()[:] = 3
+    x.requires_grad = True
+    np.testing.assert_array_equal(x.grad.numpy(), [3, 3, 3, 3])
+
+
+@pytest.mark.parametrize("value", ["yes", None, 2])
+def test_requires_grad_must_be_a_bool(value):
+    with pytest.raises(TypeError, match="requires_grad must be True or False"):
+        adjit.zeros(4).requires_grad = value
+
+
+def test_pickled_array_round_trips_and_launches():
+    x = adjit.array(np.arange(4, dtype=np.float32), requires_grad=True)
+    x.grad.numpy()[:] = 7
+    x2 = pickle.loads(pickle.dumps(x))
+    assert x2.dtype is adjit.float32 and x2.requires_grad and x2.shape == (4,)
+    np.testing.assert_array_equal(x2.grad.numpy(), [7, 7, 7, 7])
+    assert not np.shares_memory(x2.numpy(), x.numpy())
+    y = adjit.zeros(4)
+    adjit.launch(scale, dim=4, inputs=[x2, y])
+    np.testing.assert_array_equal(y.numpy(), [0, 2, 4, 6])
+
+
+def test_pickled_vector_array_keeps_its_dtype():
+    a = adjit.zeros((2, 2), dtype=adjit.mat22d)
+    b = pickle.loads(pickle.dumps(a))
+    assert b.dtype is adjit.mat22d and b.shape == (2, 2) and not b.requires_grad and b.grad is None
+
+
+@pytest.mark.parametrize("name", ["float32", "float64", "int32", "int64", "bool_", "vec3", "vec2i", "vec4d",
+                                  "mat33", "mat44d", "quat", "quatd"])
+def test_pickled_types_are_the_interned_ones(name):
+    t = getattr(adjit, name)
+    assert pickle.loads(pickle.dumps(t)) is t
+
+
+def test_pickled_unnamed_types_are_the_interned_ones():
+    for t in (adjit.vector(2, adjit.int64), adjit.matrix((2, 3), adjit.float64),
+              adjit.types.quaternion(adjit.float64)):
+        assert pickle.loads(pickle.dumps(t)) is t
+    annotation = adjit.array(dtype=adjit.vec3, ndim=2)
+    assert pickle.loads(pickle.dumps(annotation)) == annotation
+
+
+# === tape ============================================================================================
+
+def test_nested_tapes_both_record():
+    x, y = _xy(grad=True)
+    with adjit.Tape() as outer:
+        with adjit.Tape() as inner:
+            adjit.launch(scale, dim=4, inputs=[x, y])
+    assert len(outer._steps) == 1 and len(inner._steps) == 1
+    outer.backward(grads={y: np.ones(4, np.float32)})
+    np.testing.assert_array_equal(x.grad.numpy(), [2, 2, 2, 2])
+    outer.zero()
+    inner.backward(grads={y: np.ones(4, np.float32)})
+    np.testing.assert_array_equal(x.grad.numpy(), [2, 2, 2, 2])
+
+
+def test_nested_tapes_outer_sees_launches_before_and_after_the_inner():
+    x = adjit.array(np.arange(4, dtype=np.float32), requires_grad=True)
+    y, z, w = (adjit.zeros(4, requires_grad=True) for _ in range(3))
+    with adjit.Tape() as outer:
+        adjit.launch(scale, dim=4, inputs=[x, y])
+        with adjit.Tape() as inner:
+            adjit.launch(scale, dim=4, inputs=[y, z])
+        adjit.launch(scale, dim=4, inputs=[z, w])
+    assert (len(outer._steps), len(inner._steps)) == (3, 1)
+    outer.backward(grads={w: np.ones(4, np.float32)})
+    np.testing.assert_array_equal(x.grad.numpy(), [8, 8, 8, 8])
+
+
+def test_nested_tapes_record_copies_on_both():
+    x = adjit.array(np.arange(4, dtype=np.float32), requires_grad=True)
+    y = adjit.zeros(4, requires_grad=True)
+    with adjit.Tape() as outer:
+        with adjit.Tape() as inner:
+            adjit.copy(y, x)
+    assert len(outer._steps) == 1 and len(inner._steps) == 1
+    outer.backward(grads={y: np.ones(4, np.float32)})
+    np.testing.assert_array_equal(x.grad.numpy(), [1, 1, 1, 1])
+
+
+def test_the_same_tape_entered_twice_records_once():
+    x, y = _xy(grad=True)
+    tape = adjit.Tape()
+    with tape:
+        with tape:
+            adjit.launch(scale, dim=4, inputs=[x, y])
+    assert len(tape._steps) == 1
+    tape.backward(grads={y: np.ones(4, np.float32)})
+    np.testing.assert_array_equal(x.grad.numpy(), [2, 2, 2, 2])
+
+
+def test_tape_exit_without_enter():
+    with pytest.raises(RuntimeError, match="without a matching __enter__"):
+        adjit.Tape().__exit__(None, None, None)
+
+
+def _threads(n, target):
+    errors = []
+
+    def run(k):
+        try:
+            target(k)
+        except BaseException as e:  # reported by the test
+            errors.append(e)
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_threads_recording_onto_one_tape():
+    n_threads, rounds = 8, 25
+    xs = [adjit.array(np.full(64, k, np.float32), requires_grad=True) for k in range(n_threads)]
+    ys = [[adjit.zeros(64, requires_grad=True) for _ in range(rounds)] for _ in range(n_threads)]
+    tape = adjit.Tape()
+
+    def work(k):
+        with tape:
+            for r in range(rounds):
+                adjit.launch(scale, dim=64, inputs=[xs[k], ys[k][r]])
+
+    _threads(n_threads, work)
+    assert len(tape._steps) == n_threads * rounds
+    tape.backward(grads={y: np.ones(64, np.float32) for row in ys for y in row})
+    for k in range(n_threads):
+        np.testing.assert_array_equal(xs[k].grad.numpy(), np.full(64, 2.0 * rounds))
+        np.testing.assert_array_equal(ys[k][0].numpy(), np.full(64, 2.0 * k))
+
+
+def test_threads_with_their_own_tapes_get_their_own_gradients():
+    n_threads = 8
+    results = [None] * n_threads
+
+    def work(k):
+        x = adjit.array(np.full(16, k, np.float32), requires_grad=True)
+        y = adjit.zeros(16, requires_grad=True)
+        for _ in range(10):
+            with adjit.Tape() as tape:
+                adjit.launch(scale, dim=16, inputs=[x, y])
+            tape.backward(grads={y: np.full(16, k, np.float32)})
+        results[k] = x.grad.numpy().copy()
+
+    _threads(n_threads, work)
+    for k in range(n_threads):
+        np.testing.assert_array_equal(results[k], np.full(16, 20.0 * k))
+
+
+def test_gradient_stops_warning_once_per_tape(caplog):
+    x = adjit.array(np.arange(4, dtype=np.float32), requires_grad=True)
+    y, z = adjit.zeros(4), adjit.zeros(4)
+    with caplog.at_level(logging.WARNING, logger="adjit.tape"):
+        with adjit.Tape():
+            adjit.launch(scale, dim=4, inputs=[x, y])
+            adjit.launch(scale, dim=4, inputs=[x, z])
+    records = [r for r in caplog.records if r.name == "adjit.tape"]
+    assert len(records) == 1
+    message = records[0].getMessage()
+    assert "'scale'" in message and "'x'" in message and "'y'" in message
+    assert "gradient stops" in message and "requires_grad=True" in message
+
+
+def test_gradient_stops_warning_again_on_a_new_tape(caplog):
+    x = adjit.array(np.arange(4, dtype=np.float32), requires_grad=True)
+    with caplog.at_level(logging.WARNING, logger="adjit.tape"):
+        for _ in range(2):
+            with adjit.Tape():
+                adjit.launch(scale, dim=4, inputs=[x, adjit.zeros(4)])
+    assert len([r for r in caplog.records if r.name == "adjit.tape"]) == 2
+
+
+@pytest.mark.parametrize("x_grad, y_grad", [(True, True), (False, False), (False, True)])
+def test_no_gradient_stops_warning_otherwise(caplog, x_grad, y_grad):
+    x = adjit.array(np.arange(4, dtype=np.float32), requires_grad=x_grad)
+    y = adjit.zeros(4, requires_grad=y_grad)
+    with caplog.at_level(logging.WARNING, logger="adjit.tape"):
+        with adjit.Tape():
+            adjit.launch(scale, dim=4, inputs=[x, y])
+    assert not [r for r in caplog.records if r.name == "adjit.tape"]
+
+
+# === config ==========================================================================================
+
+@pytest.fixture
+def config():
+    """The fixed-field settings module, restored afterwards (and without
+    changing which object ``adjit.config`` names)."""
+    before = adjit.__dict__.get("config")
+    module = importlib.import_module("adjit.config")
+    saved = {n: getattr(module, n) for n in module.FIELDS}
+    yield module
+    for name, value in saved.items():
+        setattr(module, name, value)
+    adjit.config = before
+
+
+def test_config_debug_mode_is_not_implemented(config):
+    with pytest.raises(NotImplementedError, match="bounds checks are not implemented yet"):
+        config.mode = "debug"
+    assert config.mode == "release"
+
+
+def test_config_unknown_mode(config):
+    with pytest.raises(ValueError, match="mode must be one of 'release', got 'fast'"):
+        config.mode = "fast"
+
+
+def test_config_release_mode(config):
+    config.mode = "release"
+    assert config.mode == "release"
+
+
+@pytest.mark.parametrize("name", ["bounds_check", "verify_fp", "cache_directory", "FIELDS", "reset"])
+def test_config_unknown_setting(config, name):
+    with pytest.raises(AttributeError) as info:
+        setattr(config, name, False)
+    message = str(info.value)
+    assert f"no setting '{name}'" in message and "cache_dir, cache, mode" in message
+
+
+def test_config_reading_an_unknown_setting(config):
+    with pytest.raises(AttributeError, match="no setting 'bounds_check'.*cache_dir, cache, mode"):
+        config.bounds_check
+
+
+@pytest.mark.parametrize("name, value, error, words", [
+    ("cache", "no", TypeError, "cache must be True or False"),
+    ("cache", 0, TypeError, "cache must be True or False"),
+    ("cache_dir", 3, TypeError, "cache_dir must be a folder path"),
+])
+def test_config_wrong_value_type(config, name, value, error, words):
+    with pytest.raises(error, match=words):
+        setattr(config, name, value)
+
+
+def test_config_cache_dir_takes_a_path(config, tmp_path):
+    config.cache_dir = tmp_path
+    assert config.cache_dir == str(tmp_path)
+    config.cache_dir = None
+    assert config.cache_dir is None
+
+
+def test_config_fields_cannot_be_deleted(config):
+    with pytest.raises(AttributeError, match="cannot be deleted"):
+        del config.cache
+
+
+def test_adjit_config_is_the_fixed_field_config(config):
+    assert _ADJIT_CONFIG is config
+    with pytest.raises(AttributeError, match="no setting 'bounds_check'"):
+        _ADJIT_CONFIG.bounds_check = False
