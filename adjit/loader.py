@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,7 +77,12 @@ def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True) -> 
     if variant is not None:
         return variant
     parts = cache.key_parts(kernel.pyfunc, kernel.arg_types, _options(kernel, adjoint, noalias))
-    entry = cache.load(kernel.pyfunc, parts)
+    if os.environ.get("ADJIT_DUMP_DIR"):
+        # The stages exist only while compiling: dumping them means compiling.
+        log.info("compiling %s: ADJIT_DUMP_DIR is set", kernel.pyfunc.__qualname__)
+        entry = None
+    else:
+        entry = cache.load(kernel.pyfunc, parts)
     if entry is not None:
         try:
             variant = _from_entry(kernel, adjoint, *entry)

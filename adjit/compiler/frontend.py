@@ -433,6 +433,27 @@ class FunctionBuilder:
         self.env = before
         for name, v, r in zip(carried, inits, loop.results):
             self.env[name] = Val(v.type, r)
+        self.bind_loop_variable_after(stmt.target.id, start, stop, step)
+
+    def bind_loop_variable_after(self, name, start: Val, stop: Val, step: Val):
+        """After ``for name in range(start, stop, step)``, ``name`` holds its
+        last value, as in Python; after a loop that ran no iteration, its value
+        from before the loop (the range's start if it had none)."""
+        i32 = T.int32
+        s, e, d = (self.materialize(v, i32) for v in (start, stop, step))
+        zero, one = constant(i32, 0), constant(i32, 1)
+        pos = arith.CmpIOp(arith.CmpIPredicate.sgt, d, zero).result
+        span = arith.SelectOp(pos, arith.SubIOp(e, s).result, arith.SubIOp(s, e).result).result
+        mag = arith.SelectOp(pos, d, arith.SubIOp(zero, d).result).result
+        trips = arith.CeilDivSIOp(span, mag).result
+        last = arith.AddIOp(s, arith.MulIOp(arith.SubIOp(trips, one).result, d).result).result
+        ran = arith.CmpIOp(arith.CmpIPredicate.sgt, trips, zero).result
+        previous = self.env.get(name)
+        if previous is not None and previous.type == i32:
+            otherwise = self.materialize(previous, i32)
+        else:
+            otherwise = s
+        self.env[name] = Val(i32, arith.SelectOp(ran, last, otherwise).result)
 
     def stmt_While(self, stmt):
         if stmt.orelse:
@@ -472,6 +493,13 @@ class FunctionBuilder:
 
     def loop_with_jumps(self, loop):
         """A loop with break/continue, as flag-guarded while-loop statements."""
+        if isinstance(loop, ast.For) and loop.target.id not in self.env:
+            # Bound before the loop, the loop variable is carried through it and
+            # keeps its last value after it, as in Python (the range's start if
+            # the loop ran no iteration).
+            args = loop.iter.args
+            start = args[0] if len(args) > 1 else ast.Constant(0)
+            self.env[loop.target.id] = self.coerce(self.expr(start), T.int32, start)
         self.loops_lowered += 1
         if self.visit_block(lower_loop_jumps(loop, self.loops_lowered)) is not None:
             raise self.error("return inside a loop is not supported", loop, KernelSyntaxError)

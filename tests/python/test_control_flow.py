@@ -637,3 +637,49 @@ def test_for_runtime_step_with_continue(start, stop, step):
     out = adjit.zeros(1, dtype=int)
     adjit.launch(_for_runtime_step_continue, dim=1, inputs=[start, stop, step, out])
     assert out.numpy()[0] == sum(k for k in range(start, stop, step) if k % 3 != 0)
+
+
+# --- the loop variable after its loop: Python's value ------------------------------------------
+
+@adjit.kernel
+def loop_variable_after(n: int, step: int, y: adjit.array(dtype=adjit.int32)):
+    i = adjit.tid()
+    k = int(-7)
+    for k in range(i, n, step):
+        pass
+    y[i] = k
+
+
+@adjit.kernel
+def loop_variable_after_break(n: int, y: adjit.array(dtype=adjit.int32)):
+    i = adjit.tid()
+    for j in range(n):
+        if j == 3 + i:
+            break
+    y[i] = j
+
+
+def _python_loop_variable(i, n, step):
+    k = -7
+    for k in range(i, n, step):
+        pass
+    return k
+
+
+@pytest.mark.parametrize("n,step", [(10, 1), (10, 3), (0, 1), (3, 2), (-5, -2), (10, -1), (2, 5)])
+def test_the_loop_variable_keeps_its_last_value_after_the_loop(n, step):
+    y = adjit.zeros(4, dtype=adjit.int32)
+    adjit.launch(loop_variable_after, dim=4, inputs=[n, step, y])
+    assert y.numpy().tolist() == [_python_loop_variable(i, n, step) for i in range(4)]
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 10])
+def test_the_loop_variable_after_a_break_is_the_breaking_iteration(n):
+    def python(i):
+        for j in range(n):
+            if j == 3 + i:
+                break
+        return j
+    y = adjit.zeros(3, dtype=adjit.int32)
+    adjit.launch(loop_variable_after_break, dim=3, inputs=[n, y])
+    assert y.numpy().tolist() == [python(i) for i in range(3)]

@@ -141,3 +141,16 @@ def test_the_cache_says_why_each_variant_compiles(tmp_path, monkeypatch, caplog)
     # the forward kernel and then its adjoint: each is its first compile
     assert len(reasons) == 2 and all(r.endswith(".double: first compile") for r in reasons), reasons
     np.testing.assert_array_equal(x.grad.numpy(), 2.0)
+
+
+def test_adjit_dump_dir_dumps_kernels_found_in_the_cache(tmp_path):
+    (tmp_path / "kernels.py").write_text(textwrap.dedent(KERNELS))
+    cache = tmp_path / "cache"
+    _check(_run("import kernels; kernels.run()", tmp_path, cache))  # fills the cache
+    dump = tmp_path / "dump"
+    env = {**os.environ, "ADJIT_CACHE_DIR": str(cache), "ADJIT_DUMP_DIR": str(dump)}
+    proc = subprocess.run([sys.executable, "-c", "import kernels; kernels.run()"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    names = sorted(p.name for p in dump.glob("*.mlir"))
+    assert "scaled_sin.0-adjit.mlir" in names and any("adjoint" in n for n in names), names
