@@ -14,7 +14,7 @@ from mlir.dialects import gpu
 
 from .. import _adjit
 from .. import dialects  # noqa: F401  (registers the dialect and passes)
-from ..errors import CompileError
+from ..errors import CompileError, KernelSyntaxError
 from ..language import Kernel
 from ..runtime.access import Access
 from . import stages as S
@@ -35,7 +35,13 @@ class CpuObject:
 def build_module(kernel: Kernel, context: ir.Context) -> ir.Module:
     """The kernel (and the device functions it calls) in the adjit dialect."""
     mb = ModuleBuilder(context)
-    mb.add_kernel(kernel.pyfunc, kernel.arg_types, kernel.mlir_name, kernel.no_grad)
+    try:
+        mb.add_kernel(kernel.pyfunc, kernel.arg_types, kernel.mlir_name, kernel.no_grad)
+    except RecursionError:
+        raise kernel.source.error(
+            KernelSyntaxError, "the kernel nests too deeply for the compiler (an expression of "
+            "hundreds of terms, or device functions calling each other hundreds deep); split the "
+            "expression into statements or flatten the calls", kernel.source.tree) from None
     return mb.module
 
 

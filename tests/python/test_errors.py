@@ -534,3 +534,49 @@ def test_errors_in_an_indented_kernel_have_true_columns():
         i = adjit.tid()
         x[i] = nested_undefined * 2.0  # noqa: F821  # E:nested
     _check(_compile_error(nested), adjit.KernelNameError, "nested", "nested_undefined")
+
+
+# --- nesting the compiler cannot follow: a clear error, not a RecursionError -------------------
+
+def test_an_expression_of_hundreds_of_terms_is_a_clear_error(tmp_path):
+    terms = " + ".join(["x[i]"] * 700)
+    (tmp_path / "deep_expression.py").write_text(
+        "import adjit as wp\n\n\n@wp.kernel\n"
+        "def long_sum(x: wp.array(dtype=float), y: wp.array(dtype=float)):\n"
+        "    i = wp.tid()\n"
+        f"    y[i] = {terms}\n")
+    import sys
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import deep_expression
+        with pytest.raises(adjit.KernelSyntaxError, match="nests too deeply") as e:
+            adjit.launch(deep_expression.long_sum, dim=1, inputs=[adjit.zeros(1), adjit.zeros(1)])
+        assert "deep_expression.py:5" in str(e.value)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("deep_expression", None)
+
+
+def test_device_functions_nested_hundreds_deep_are_a_clear_error(tmp_path):
+    depth = 400
+    lines = ["import adjit as wp", "", "", "@wp.func", "def f0(a: float):", "    return a + 1.0", ""]
+    for k in range(1, depth):
+        lines += ["", "@wp.func", f"def f{k}(a: float):", f"    return f{k - 1}(a) * 1.0", ""]
+    lines += ["", "@wp.kernel", "def deep(x: wp.array(dtype=float)):", "    i = wp.tid()",
+              f"    x[i] = f{depth - 1}(x[i])", ""]
+    (tmp_path / "deep_calls.py").write_text("\n".join(lines))
+    import sys
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import deep_calls
+        try:
+            adjit.launch(deep_calls.deep, dim=1, inputs=[adjit.zeros(1)])
+        except adjit.KernelSyntaxError as e:
+            assert "nests too deeply" in str(e) and "deep_calls.py" in str(e)
+        else:  # compiled: then it must be right
+            x = adjit.zeros(1)
+            adjit.launch(deep_calls.deep, dim=1, inputs=[x])
+            assert x.numpy()[0] == pytest.approx(1.0)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("deep_calls", None)
