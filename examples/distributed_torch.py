@@ -21,6 +21,7 @@ one process on the whole batch).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import math
@@ -126,6 +127,10 @@ def worker(rank: int, world_size: int, args, init_method: str) -> None:
                 Path(args.out).write_text(json.dumps(result))
     finally:
         dist.destroy_process_group()
+        # Free the process group's objects now, while the interpreter is whole:
+        # left to interpreter shutdown, gloo's worker threads are torn down in
+        # a race that can abort the process (seen with torch 2.13 on the CPU).
+        gc.collect()
 
 
 def free_port() -> int:

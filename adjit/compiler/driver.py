@@ -32,6 +32,15 @@ class CpuObject:
     access: list[Access] | None
 
 
+def new_context() -> ir.Context:
+    """An MLIR context for one compile, without MLIR's thread pool: kernel
+    modules are small, so its threads would only be extra threads in every
+    process that compiles."""
+    context = ir.Context()
+    context.enable_multithreading(False)
+    return context
+
+
 def build_module(kernel: Kernel, context: ir.Context) -> ir.Module:
     """The kernel (and the device functions it calls) in the adjit dialect."""
     mb = ModuleBuilder(context)
@@ -54,7 +63,7 @@ def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: 
     """Compiles the kernel (or its adjoint) for this CPU at LLVM ``opt_level``.
     ``noalias``: the variant for launches whose arrays do not overlap (the
     launch checks)."""
-    context = ir.Context()
+    context = new_context()
     module = build_module(kernel, context)
     access = []
 
@@ -89,7 +98,7 @@ def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80", adjoint: bool =
     """
     if target not in ("cpu", "cuda"):
         raise ValueError(f"unknown target '{target}' (expected 'cpu' or 'cuda')")
-    context = ir.Context()
+    context = new_context()
     module = build_module(k, context)
     if target == "cuda":
         S.run_stages(module, S.cuda_stages(arch, adjoint), k.mlir_name)
