@@ -156,14 +156,13 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
     # the variant compiled without the no-overlap promise.
     overlap = k.array_args > 1 and _runtime.arrays_overlap(packed)
     variant = loader.cpu_variant(k, noalias=not overlap)
-    access = loader.argument_access(k)
     tapes = active_tapes()
     if not tapes:
-        for a, acc in zip(args, access):
-            if acc.writes:
-                a._version += 1
+        for i in loader.written_arguments(k):
+            args[i]._version += 1
         _runtime.launch_cpu(variant.entry, total, shape, packed)
         return
+    access = loader.argument_access(k)
     # Recorded on every tape open in this thread (nested tapes both record),
     # and run while holding their locks (threads sharing a tape record in the
     # order their launches run).

@@ -42,6 +42,8 @@ class _Loaded:
         # (adjoint, noalias) -> CpuVariant
         self.variants: dict[tuple[bool, bool], CpuVariant] = {}
         self.access: list[Access] | None = None
+        # Positions of the arguments the kernel writes (the launch's fast path).
+        self.written: tuple[int, ...] | None = None
 
 
 _LOADED: "weakref.WeakKeyDictionary[Kernel, _Loaded]" = weakref.WeakKeyDictionary()
@@ -66,6 +68,14 @@ def argument_access(kernel: Kernel) -> list[Access]:
     if state.access is None:
         cpu_variant(kernel)
     return state.access
+
+
+def written_arguments(kernel: Kernel) -> tuple[int, ...]:
+    """The positions of the arguments ``kernel`` writes (loads it if needed)."""
+    state = _loaded(kernel)
+    if state.written is None:
+        state.written = tuple(i for i, a in enumerate(argument_access(kernel)) if a.writes)
+    return state.written
 
 
 def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True) -> CpuVariant:
