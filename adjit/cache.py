@@ -21,6 +21,7 @@ Location: ``$ADJIT_CACHE_DIR``, else ``adjit.config.cache_dir``, else
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -43,8 +44,6 @@ CACHE_FORMAT = 3
 _MAGIC = b"ADJITOBJ3\n"
 
 
-
-
 def cache_dir() -> Path:
     env = os.environ.get("ADJIT_CACHE_DIR")
     if env:
@@ -59,18 +58,10 @@ def enabled() -> bool:
     return config.cache and os.environ.get("ADJIT_CACHE", "1") not in ("0", "false", "off")
 
 
-_COMPILER_FINGERPRINT: list = []
-
-
+@functools.cache
 def compiler_fingerprint() -> str | None:
     """Hash of the compiler's sources and native module, or None where the
     compiler is not installed (a runtime-only install)."""
-    if not _COMPILER_FINGERPRINT:
-        _COMPILER_FINGERPRINT.append(_fingerprint_files())
-    return _COMPILER_FINGERPRINT[0]
-
-
-def _fingerprint_files() -> str | None:
     try:
         spec = importlib.util.find_spec("adjit._adjit")
     except (ImportError, ValueError):
@@ -89,6 +80,7 @@ def _fingerprint_files() -> str | None:
     return h.hexdigest()
 
 
+@functools.cache
 def target_id() -> str:
     """This machine's CPU, as the runtime sees it (entries are per CPU)."""
     return _runtime.host_id()
@@ -152,7 +144,16 @@ class KeyParts:
         return h.hexdigest()[:40]
 
 
-def key_parts(pyfunc, arg_types, options: dict) -> KeyParts:
+@dataclass(frozen=True)
+class KernelDigest:
+    """The option-independent part of a kernel's keys: its source with the
+    constants it reads and argument types, and the device functions it reaches."""
+
+    source: str
+    functions: str
+
+
+def kernel_digest(pyfunc, arg_types) -> KernelDigest:
     seen: dict = {}
     _dependencies(pyfunc, seen)
     own_source, own_constants = seen.pop(pyfunc)
@@ -161,10 +162,15 @@ def key_parts(pyfunc, arg_types, options: dict) -> KeyParts:
     )).encode()).hexdigest()
     source = hashlib.sha256((own_source + json.dumps(sorted(own_constants.items()))
                              + repr([str(t) for t in arg_types])).encode()).hexdigest()
+    return KernelDigest(source, functions)
+
+
+def key_parts(digest: KernelDigest, options: dict) -> KeyParts:
+    """The key of one compiled variant (``options``) of a kernel."""
     opts = hashlib.sha256(json.dumps(options, sort_keys=True).encode()).hexdigest()
     variant = "-".join([str(options.get("target", ""))] + [flag for flag in ("adjoint", "noalias")
                                                            if options.get(flag)])
-    return KeyParts(source, functions, opts, target_id(), variant)
+    return KeyParts(digest.source, digest.functions, opts, target_id(), variant)
 
 
 def _identity(pyfunc, parts: KeyParts) -> str:

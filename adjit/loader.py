@@ -86,7 +86,7 @@ def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True) -> 
     variant = state.variants.get((adjoint, noalias))
     if variant is not None:
         return variant
-    parts = cache.key_parts(kernel.pyfunc, kernel.arg_types, _options(kernel, adjoint, noalias))
+    parts = _key_parts(kernel, adjoint, noalias)
     if os.environ.get("ADJIT_DUMP_DIR"):
         # The stages exist only while compiling: dumping them means compiling.
         log.info("compiling %s: ADJIT_DUMP_DIR is set", kernel.pyfunc.__qualname__)
@@ -104,10 +104,7 @@ def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True) -> 
             cache.discard(parts)
     if variant is None:
         compiled = _compiler(kernel).compile_cpu_object(kernel, adjoint, noalias, CPU_OPT_LEVEL)
-        metadata = {"entry": compiled.entry}
-        if not adjoint:
-            metadata["access"] = [int(a) for a in compiled.access]
-        cache.store(kernel.pyfunc, parts, compiled.code, metadata)
+        cache.store(kernel.pyfunc, parts, compiled.code, _entry_metadata(compiled))
         try:
             address = _load(kernel, compiled.code, compiled.entry)
         except _DamagedEntry as e:
@@ -125,6 +122,14 @@ _ALL_ACCESS = int(Access.READ | Access.WRITE | Access.OWN_ELEMENT)
 
 class _DamagedEntry(Exception):
     """A cache entry (or object code) that does not parse or load."""
+
+
+def _entry_metadata(compiled) -> dict:
+    """What a cache entry records beside the code (read back by _from_entry)."""
+    metadata = {"entry": compiled.entry}
+    if compiled.access is not None:
+        metadata["access"] = [int(a) for a in compiled.access]
+    return metadata
 
 
 def _from_entry(kernel: Kernel, adjoint: bool, code: bytes, metadata: dict) -> CpuVariant:
@@ -148,6 +153,14 @@ def _from_entry(kernel: Kernel, adjoint: bool, code: bytes, metadata: dict) -> C
 def _options(kernel: Kernel, adjoint: bool, noalias: bool) -> dict:
     return {"target": "cpu", "opt_level": CPU_OPT_LEVEL, "adjoint": adjoint, "noalias": noalias,
             "no_grad": list(kernel.no_grad)}
+
+
+def _key_parts(kernel: Kernel, adjoint: bool, noalias: bool) -> cache.KeyParts:
+    """The cache key of one variant. The digest is recomputed for each: the
+    globals a kernel reads may have changed since its other variants were
+    compiled, and the key must describe what is compiled now."""
+    return cache.key_parts(cache.kernel_digest(kernel.pyfunc, kernel.arg_types),
+                           _options(kernel, adjoint, noalias))
 
 
 def _load(kernel: Kernel, code: bytes, symbol: str) -> int:
@@ -190,18 +203,15 @@ def export(kernels, path, adjoint: bool = True) -> Path:
         record = {"kernel": kernel.key, "file": kernel.source.filename, "adjoint": adjoint}
         for adj in ((False, True) if adjoint else (False,)):
             for noalias in (True, False):
-                options = _options(kernel, adj, noalias)
-                parts = cache.key_parts(kernel.pyfunc, kernel.arg_types, options)
+                parts = _key_parts(kernel, adj, noalias)
                 try:
                     compiled = _compiler(kernel).compile_cpu_object(kernel, adj, noalias, CPU_OPT_LEVEL)
                 except GradientError as e:
                     record["adjoint"] = False
                     record["no_adjoint_because"] = str(e)
                     break
-                metadata = {"entry": compiled.entry}
-                if not adj:
-                    metadata["access"] = [int(a) for a in compiled.access]
-                cache.store(kernel.pyfunc, parts, compiled.code, metadata, directory=path)
+                cache.store(kernel.pyfunc, parts, compiled.code, _entry_metadata(compiled),
+                            directory=path)
         manifest["kernels"].append(record)
     path.mkdir(parents=True, exist_ok=True)
     (path / "adjit-export.json").write_text(json.dumps(manifest, indent=2) + "\n")

@@ -41,7 +41,7 @@ def _run(kernel):
 
 
 def _forward_parts(kernel):
-    return cache.key_parts(kernel.pyfunc, kernel.arg_types, loader._options(kernel, False, True))
+    return loader._key_parts(kernel, False, True)
 
 
 GOOD_METADATA = {"entry": "triple_cpu_entry", "access": [5, 6]}
