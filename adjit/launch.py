@@ -168,10 +168,9 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
     # order their launches run).
     with recording.locked(tapes):
         for tape in tapes:
-            tape.record_launch(k, dim, args, access, launch_adjoint, bump_versions=False)
-        for a, acc in zip(args, access):
-            if acc.writes:
-                a._version += 1
+            tape.record_launch(k, dim, args, access, launch_adjoint)
+        for i in loader.written_arguments(k):
+            args[i]._version += 1
         _runtime.launch_cpu(variant.entry, total, shape, packed)
 
 

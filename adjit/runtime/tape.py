@@ -65,15 +65,15 @@ class Tape:
     # --- recording ------------------------------------------------------------
 
     def record_launch(self, kernel, dim, args: list, access: list[Access],
-                      run_adjoint: RunAdjoint, bump_versions: bool = True) -> None:
+                      run_adjoint: RunAdjoint) -> None:
         """Records a launch of ``kernel`` (whose array access analysis is
-        ``access``); on backward(), ``run_adjoint`` runs its adjoint.
-        ``bump_versions``: also bump the written arrays' versions (``launch``
-        bumps them itself once, after recording on every active tape)."""
+        ``access``); on backward(), ``run_adjoint`` runs its adjoint. The
+        caller bumps the written arrays' versions (once, however many tapes
+        record the launch)."""
         with self._lock:
-            self._record_launch(kernel, dim, args, access, run_adjoint, bump_versions)
+            self._record_launch(kernel, dim, args, access, run_adjoint)
 
-    def _record_launch(self, kernel, dim, args, access, run_adjoint, bump_versions) -> None:
+    def _record_launch(self, kernel, dim, args, access, run_adjoint) -> None:
         # Arrays passed to several parameters: fine while none of those is
         # written (their adjoints all add into the one .grad); a write through
         # one parameter would change what the others read.
@@ -100,10 +100,6 @@ class Tape:
         # (An array read and overwritten by this very launch: its adjoint
         # needs the values from before it, kept in a snapshot; the compiler
         # accepts only the patterns where that is exact.)
-        if bump_versions:
-            for a, acc in zip(args, access):
-                if isinstance(a, Array) and acc.writes:
-                    a._version += 1
         if not self._warned_gradient_stops:
             self._warn_if_gradient_stops(kernel, arrays)
         step = _LaunchStep(kernel, dim, captured, list(args), [acc.reads for acc in access],
