@@ -7,7 +7,12 @@ however it is imported. Fields:
 - ``cache_dir``: the kernel cache folder (``None``: ``$ADJIT_CACHE_DIR``,
   else ``$XDG_CACHE_HOME/adjit`` or ``~/.cache/adjit``); a str or path.
 - ``cache``: whether compiled kernels are cached on disk (a bool).
-- ``mode``: ``"release"``, the only mode so far; ``"debug"`` (bounds checks)
+- ``bounds_check``: range checks on every array access (a bool, default
+  True): an index out of range raises ``IndexError`` after the launch, naming
+  the kernel, the line, the array, the index and the thread. Checks the
+  compiler proves once per launch cost nothing; turn them off only to measure.
+  ``@adjit.kernel(bounds_check=...)`` overrides it per kernel.
+- ``mode``: ``"release"``, the only mode so far; ``"debug"`` (NaN/Inf checks)
   raises ``NotImplementedError`` rather than being accepted and doing nothing.
 
 Setting or reading any other attribute raises ``AttributeError`` naming the
@@ -20,11 +25,12 @@ import sys
 import types as _types
 
 #: The fields and their defaults.
-FIELDS = {"cache_dir": None, "cache": True, "mode": "release"}
+FIELDS = {"cache_dir": None, "cache": True, "bounds_check": True, "mode": "release"}
 MODES = ("release",)
 
 cache_dir: str | None = None
 cache: bool = True
+bounds_check: bool = True
 mode: str = "release"
 
 
@@ -42,14 +48,15 @@ def _check(name: str, value):
             raise TypeError(f"adjit.config.cache_dir must be a folder path (str or os.PathLike) or None, "
                             f"got {type(value).__name__}")
         return os.fspath(value)
-    if name == "cache":
+    if name in ("cache", "bounds_check"):
         if type(value) is not bool:
-            raise TypeError(f"adjit.config.cache must be True or False, got {value!r}")
+            raise TypeError(f"adjit.config.{name} must be True or False, got {value!r}")
         return value
     if name == "mode":
         if value == "debug":
-            raise NotImplementedError("adjit.config.mode = 'debug': bounds checks are not implemented "
-                                      "yet (nor NaN/Inf checks), so only mode = 'release' is accepted")
+            raise NotImplementedError("adjit.config.mode = 'debug': NaN/Inf checks are not implemented "
+                                      "yet, so only mode = 'release' is accepted (bounds checks are on "
+                                      "in every mode: adjit.config.bounds_check)")
         if value not in MODES:
             raise ValueError(f"adjit.config.mode must be one of {', '.join(map(repr, MODES))}, got {value!r}")
         return value

@@ -83,3 +83,37 @@ class GradientError(AdjitError):
 
     adjit raises this instead of returning a gradient that might be wrong.
     """
+
+
+class OutOfBoundsError(AdjitError, IndexError):
+    """A kernel accessed an array element outside the array (checked accesses,
+    ``adjit.config.bounds_check``). The access was skipped (a read gave zero)
+    and the launch finished; this reports its first failure.
+
+    Attributes: ``kernel``, ``filename``, ``lineno``, ``array`` (the
+    parameter's name), ``access`` ("read", "write", "atomic_add", ...),
+    ``index`` and ``shape`` (tuples), ``thread`` (the thread's ``tid()``
+    coordinates) and ``source_line``.
+    """
+
+    def __init__(self, kernel: str, filename: str, lineno: int, array: str, access: str,
+                 index: tuple, shape: tuple, thread: tuple, source_line: str | None = None):
+        self.kernel = kernel
+        self.filename = filename
+        self.lineno = lineno
+        self.array = array
+        self.access = access
+        self.index = index
+        self.shape = shape
+        self.thread = thread
+        self.source_line = source_line
+        where = f"{filename}:{lineno}: " if filename else ""
+        shown = index[0] if len(index) == 1 else index
+        text = (f"{where}kernel '{kernel}': index {shown} is out of range for array {array} of shape "
+                f"{shape} ({access} in thread {thread[0] if len(thread) == 1 else thread}); the access "
+                "was skipped")
+        if any(i < 0 for i in index):
+            text += " (adjit arrays have no negative indices: -1 does not wrap to the last element)"
+        if source_line:
+            text += f"\n    {source_line.strip()}"
+        super().__init__(text)

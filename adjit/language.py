@@ -51,10 +51,13 @@ class Function:
 class Kernel:
     """A kernel (``@adjit.kernel``): launched over a 1-4-D grid of threads."""
 
-    def __init__(self, pyfunc, no_grad=()):
+    def __init__(self, pyfunc, no_grad=(), bounds_check: bool | None = None):
         self.pyfunc = pyfunc
         #: Parameters whose values carry no gradient (reads are constants).
         self.no_grad = tuple(no_grad)
+        #: Range checks on array accesses: True, False, or None (follow
+        #: ``adjit.config.bounds_check``).
+        self.bounds_check = bounds_check
         self.key = pyfunc.__qualname__
         self.__name__ = pyfunc.__name__
         self.__doc__ = pyfunc.__doc__
@@ -91,15 +94,19 @@ class Kernel:
         raise RuntimeError(f"kernel '{self.__name__}' must be launched with adjit.launch()")
 
 
-def kernel(fn=None, *, no_grad=(), **options):
+def kernel(fn=None, *, no_grad=(), bounds_check: bool | None = None, **options):
     """Decorator: a Python function written in the kernel language becomes a Kernel.
 
-    ``no_grad=("x",)``: reads of parameter ``x`` carry no gradient. Other
-    options (Warp's ``module=``, ``enable_backward=``) are accepted and ignored.
+    ``no_grad=("x",)``: reads of parameter ``x`` carry no gradient.
+    ``bounds_check=False``: no range checks on this kernel's array accesses
+    (default: ``adjit.config.bounds_check``, on). Other options (Warp's
+    ``module=``, ``enable_backward=``) are accepted and ignored.
     """
+    if bounds_check is not None and type(bounds_check) is not bool:
+        raise TypeError(f"@adjit.kernel(bounds_check=...) must be True, False or None, got {bounds_check!r}")
     if fn is None:
-        return lambda f: Kernel(f, no_grad)
-    return Kernel(fn, no_grad)
+        return lambda f: Kernel(f, no_grad, bounds_check)
+    return Kernel(fn, no_grad, bounds_check)
 
 
 def func(fn=None, *, differentiable: bool = True):

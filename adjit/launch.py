@@ -7,6 +7,7 @@ tape); ``launch_adjoint`` runs its adjoint, which is what the tape calls on
 """
 from __future__ import annotations
 
+import linecache
 import math
 import struct
 
@@ -14,7 +15,7 @@ import numpy as np
 
 from . import _runtime, loader
 from . import types as T
-from .errors import LaunchError
+from .errors import LaunchError, OutOfBoundsError
 from .language import Kernel
 from .runtime.array import Array, grad_or_scratch
 from .runtime import recording
@@ -160,7 +161,9 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
     if not tapes:
         for i in loader.written_arguments(k):
             args[i]._version += 1
-        _runtime.launch_cpu(variant.entry, total, shape, packed)
+        failure = _runtime.launch_cpu(variant.entry, total, shape, packed)
+        if failure is not None:
+            raise _out_of_bounds(k, variant, failure, dim, adjoint=False)
         return
     access = loader.argument_access(k)
     # Recorded on every tape open in this thread (nested tapes both record),
@@ -171,7 +174,9 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
             tape.record_launch(k, dim, args, access, launch_adjoint)
         for i in loader.written_arguments(k):
             args[i]._version += 1
-        _runtime.launch_cpu(variant.entry, total, shape, packed)
+        failure = _runtime.launch_cpu(variant.entry, total, shape, packed)
+    if failure is not None:
+        raise _out_of_bounds(k, variant, failure, dim, adjoint=False)
 
 
 def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None) -> None:
@@ -184,7 +189,27 @@ def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None) -> 
              if isinstance(t, T.ArrayType)]
     all_args = packed + [_check_buffer(k, n, g._buffer) for n, g in grads]
     variant = loader.cpu_variant(k, adjoint=True, noalias=not _runtime.arrays_overlap(all_args))
-    _runtime.launch_cpu(variant.entry, total, shape, all_args)
+    failure = _runtime.launch_cpu(variant.entry, total, shape, all_args)
+    if failure is not None:
+        raise _out_of_bounds(k, variant, failure, dim, adjoint=True)
+
+
+def _out_of_bounds(k: Kernel, variant, failure, dim, adjoint: bool) -> OutOfBoundsError:
+    """The error for a launch's first failed range check (``failure`` as
+    ``_runtime.launch_cpu`` returns it)."""
+    site_number, thread, indices, sizes = failure
+    site = variant.sites[site_number]
+    rank = site["rank"]
+    array = site["array"]
+    if adjoint and array.startswith("adj_") and array[4:] in k.arg_names:
+        array = f"'{array[4:]}' (its gradient, in the adjoint)"
+    elif array in k.arg_names:
+        array = f"'{array}'"
+    extents = (dim,) if np.ndim(dim) == 0 else tuple(dim)
+    coords = tuple(int(c) for c in np.unravel_index(thread, [int(e) for e in extents]))
+    where = site["file"], site["line"]
+    return OutOfBoundsError(k.__name__, *where, array, site["access"], tuple(indices[:rank]),
+                            tuple(sizes[:rank]), coords, linecache.getline(*where) or None)
 
 
 def synchronize() -> None:

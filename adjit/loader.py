@@ -14,7 +14,7 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import _runtime, cache
+from . import _runtime, cache, config
 from .errors import CompileError, GradientError
 from .language import Kernel
 from .runtime.access import Access
@@ -33,14 +33,17 @@ class CpuVariant:
     entry: int
     #: Whether its code came from the disk cache rather than the compiler.
     from_cache: bool
+    #: Its checked array accesses, by site number (see
+    #: compiler.driver.CpuObject.sites); empty without bounds checks.
+    sites: list
 
 
 class _Loaded:
     """What is known of one kernel's compiled code in this process."""
 
     def __init__(self):
-        # (adjoint, noalias) -> CpuVariant
-        self.variants: dict[tuple[bool, bool], CpuVariant] = {}
+        # (adjoint, noalias, bounds_check) -> CpuVariant
+        self.variants: dict[tuple[bool, bool, bool], CpuVariant] = {}
         self.access: list[Access] | None = None
         # Positions of the arguments the kernel writes (the launch's fast path).
         self.written: tuple[int, ...] | None = None
@@ -57,8 +60,16 @@ def _loaded(kernel: Kernel) -> _Loaded:
 
 
 def loaded_variants(kernel: Kernel) -> dict[tuple[bool, bool], CpuVariant]:
-    """The variants of ``kernel`` loaded so far, by (adjoint, noalias)."""
-    return dict(_loaded(kernel).variants)
+    """The variants of ``kernel`` loaded so far for its current bounds-check
+    setting, by (adjoint, noalias)."""
+    checked = bounds_checked(kernel)
+    return {(a, n): v for (a, n, c), v in _loaded(kernel).variants.items() if c == checked}
+
+
+def bounds_checked(kernel: Kernel) -> bool:
+    """Whether launches of ``kernel`` check their array accesses now: its own
+    ``bounds_check`` option, else ``adjit.config.bounds_check``."""
+    return config.bounds_check if kernel.bounds_check is None else kernel.bounds_check
 
 
 def argument_access(kernel: Kernel) -> list[Access]:
@@ -83,10 +94,11 @@ def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True) -> 
     the disk cache where it is there. ``noalias``: the variant for launches
     whose arrays do not overlap (faster; the launch checks)."""
     state = _loaded(kernel)
-    variant = state.variants.get((adjoint, noalias))
+    checked = bounds_checked(kernel)
+    variant = state.variants.get((adjoint, noalias, checked))
     if variant is not None:
         return variant
-    parts = _key_parts(kernel, adjoint, noalias)
+    parts = _key_parts(kernel, adjoint, noalias, checked)
     if os.environ.get("ADJIT_DUMP_DIR"):
         # The stages exist only while compiling: dumping them means compiling.
         log.info("compiling %s: ADJIT_DUMP_DIR is set", kernel.pyfunc.__qualname__)
@@ -103,7 +115,7 @@ def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True) -> 
                         kernel.pyfunc.__qualname__, cache.entry_path(parts), e)
             cache.discard(parts)
     if variant is None:
-        compiled = _compiler(kernel).compile_cpu_object(kernel, adjoint, noalias, CPU_OPT_LEVEL)
+        compiled = _compiler(kernel).compile_cpu_object(kernel, adjoint, noalias, CPU_OPT_LEVEL, checked)
         cache.store(kernel.pyfunc, parts, compiled.code, _entry_metadata(compiled))
         try:
             address = _load(kernel, compiled.code, compiled.entry)
@@ -112,8 +124,8 @@ def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True) -> 
                                "this is a bug in adjit") from None
         if not adjoint:
             state.access = compiled.access
-        variant = CpuVariant(address, False)
-    state.variants[(adjoint, noalias)] = variant
+        variant = CpuVariant(address, False, compiled.sites)
+    state.variants[(adjoint, noalias, checked)] = variant
     return variant
 
 
@@ -126,7 +138,7 @@ class _DamagedEntry(Exception):
 
 def _entry_metadata(compiled) -> dict:
     """What a cache entry records beside the code (read back by _from_entry)."""
-    metadata = {"entry": compiled.entry}
+    metadata = {"entry": compiled.entry, "sites": compiled.sites}
     if compiled.access is not None:
         metadata["access"] = [int(a) for a in compiled.access]
     return metadata
@@ -144,23 +156,34 @@ def _from_entry(kernel: Kernel, adjoint: bool, code: bytes, metadata: dict) -> C
                 type(b) is int and 0 <= b <= _ALL_ACCESS for b in bits):
             raise _DamagedEntry("its array access metadata is malformed")
         access = [Access(b) for b in bits]
-    variant = CpuVariant(_load(kernel, code, symbol), True)
+    sites = metadata.get("sites")
+    if not isinstance(sites, list) or not all(_valid_site(site) for site in sites):
+        raise _DamagedEntry("its bounds-check sites are malformed")
+    variant = CpuVariant(_load(kernel, code, symbol), True, sites)
     if access is not None:
         _loaded(kernel).access = access
     return variant
 
 
-def _options(kernel: Kernel, adjoint: bool, noalias: bool) -> dict:
+_SITE_FIELDS = {"file": str, "line": int, "array": str, "access": str, "rank": int}
+
+
+def _valid_site(site) -> bool:
+    return isinstance(site, dict) and site.keys() == _SITE_FIELDS.keys() and all(
+        type(site[k]) is t for k, t in _SITE_FIELDS.items()) and 1 <= site["rank"] <= 4
+
+
+def _options(kernel: Kernel, adjoint: bool, noalias: bool, checked: bool) -> dict:
     return {"target": "cpu", "opt_level": CPU_OPT_LEVEL, "adjoint": adjoint, "noalias": noalias,
-            "no_grad": list(kernel.no_grad)}
+            "bounds_check": checked, "no_grad": list(kernel.no_grad)}
 
 
-def _key_parts(kernel: Kernel, adjoint: bool, noalias: bool) -> cache.KeyParts:
+def _key_parts(kernel: Kernel, adjoint: bool, noalias: bool, checked: bool) -> cache.KeyParts:
     """The cache key of one variant. The digest is recomputed for each: the
     globals a kernel reads may have changed since its other variants were
     compiled, and the key must describe what is compiled now."""
     return cache.key_parts(cache.kernel_digest(kernel.pyfunc, kernel.arg_types),
-                           _options(kernel, adjoint, noalias))
+                           _options(kernel, adjoint, noalias, checked))
 
 
 def _load(kernel: Kernel, code: bytes, symbol: str) -> int:
@@ -201,11 +224,13 @@ def export(kernels, path, adjoint: bool = True) -> Path:
         if not isinstance(kernel, Kernel):
             raise TypeError(f"export() takes @adjit.kernel objects, got {kernel!r}")
         record = {"kernel": kernel.key, "file": kernel.source.filename, "adjoint": adjoint}
+        checked = bounds_checked(kernel)
         for adj in ((False, True) if adjoint else (False,)):
             for noalias in (True, False):
-                parts = _key_parts(kernel, adj, noalias)
+                parts = _key_parts(kernel, adj, noalias, checked)
                 try:
-                    compiled = _compiler(kernel).compile_cpu_object(kernel, adj, noalias, CPU_OPT_LEVEL)
+                    compiled = _compiler(kernel).compile_cpu_object(kernel, adj, noalias, CPU_OPT_LEVEL,
+                                                                    checked)
                 except GradientError as e:
                     record["adjoint"] = False
                     record["no_adjoint_because"] = str(e)

@@ -52,6 +52,12 @@ def Adjit_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getNoAliasArgsAttrName() {
       return ::llvm::StringLiteral("adjit.noalias_args");
     }
+    /// On a kernel: its checked accesses (adjit-bounds-check), an array of
+    /// dictionaries {file, line, array, access, rank} indexed by the `site` of each
+    /// `adjit.index_error`; the launcher names the failing one from it.
+    static constexpr ::llvm::StringLiteral getCheckSitesAttrName() {
+      return ::llvm::StringLiteral("adjit.check_sites");
+    }
   }];
 }
 

@@ -10,6 +10,11 @@ include "mlir/Interfaces/CallInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
 
+/// `!llvm.ptr`: the runtime-provided error record of a launch.
+def Adjit_LLVMPointer : Type<CPred<"::llvm::isa<::mlir::LLVM::LLVMPointerType>($_self)">,
+                             "LLVM pointer", "::mlir::LLVM::LLVMPointerType">,
+                        BuildableType<"::mlir::LLVM::LLVMPointerType::get($_builder.getContext())">;
+
 //===----------------------------------------------------------------------===//
 // Thread index
 //===----------------------------------------------------------------------===//
@@ -30,6 +35,84 @@ def Adjit_TidOp : Adjit_Op<"tid", [Pure]> {
   let results = (outs Variadic<Index>:$indices);
   let assemblyFormat = "attr-dict `:` type($indices)";
   let hasVerifier = 1;
+}
+
+def Adjit_TidBoundsOp : Adjit_Op<"tid_bounds", [Pure]> {
+  let summary = "the exclusive upper bounds of the thread coordinates";
+  let description = [{
+    Only valid in a kernel. Result k bounds result k of an `adjit.tid` with
+    as many results: every thread of the launch has `0 <= tid[k] < bound[k]`.
+    The same for every thread, so conditions on it are decided once per
+    launch (adjit-bounds-check uses it to prove thread-indexed accesses).
+
+    ```mlir
+    %ni, %nj = adjit.tid_bounds : index, index
+    ```
+  }];
+  let results = (outs Variadic<Index>:$bounds);
+  let assemblyFormat = "attr-dict `:` type($bounds)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Runtime checks (adjit-bounds-check)
+//===----------------------------------------------------------------------===//
+
+def Adjit_ErrorRecordOp : Adjit_Op<"error_record", [Pure]> {
+  let summary = "the launch's error record";
+  let description = [{
+    Only valid in a kernel. A pointer to the record where the first failed
+    check of a launch is written (see `adjit.index_error`); the launch passes
+    make it a parameter the runtime provides and reads after the launch.
+
+    ```mlir
+    %record = adjit.error_record : !llvm.ptr
+    ```
+  }];
+  let results = (outs Adjit_LLVMPointer:$record);
+  let assemblyFormat = "attr-dict `:` type($record)";
+  let hasVerifier = 1;
+}
+
+def Adjit_IndexErrorOp : Adjit_Op<"index_error", [AttrSizedOperandSegments]> {
+  let summary = "records an out-of-range array access";
+  let description = [{
+    Writes the failed access into the launch's error record unless an earlier
+    failure is there (first failure wins, atomically): the record holds 10
+    int64 words, `[site + 1, thread, index[0..3], size[0..3]]`, and word 0 is
+    zero while nothing failed. `site` indexes the kernel's
+    `adjit.check_sites`; `thread` is the linear thread index.
+
+    ```mlir
+    adjit.index_error %record, %thread site 2 [%i] of [%n]
+    ```
+  }];
+  let arguments = (ins Adjit_LLVMPointer:$record, Index:$thread, I64Attr:$site,
+                       Variadic<Index>:$indices, Variadic<Index>:$sizes);
+  let assemblyFormat = [{
+    $record `,` $thread `site` $site `[` $indices `]` `of` `[` $sizes `]` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Adjit_LaunchConditionOp : Adjit_Op<"launch_condition", [Pure, AllTypesMatch<["condition", "result"]>]> {
+  let summary = "a condition with one value per launch, to version the kernel on";
+  let description = [{
+    Returns its operand, which must have the same value in every thread of a
+    launch (it may only depend on kernel arguments, array sizes and
+    `adjit.tid_bounds`). A launch pass may compile the kernel twice, with the
+    result replaced by `true` and by `false`, evaluate the condition once per
+    launch and run the matching version: adjit-bounds-check guards the
+    accesses it proves with it, so the `true` version has no checks for them.
+    At most one per kernel, in its entry block.
+
+    ```mlir
+    %proven = adjit.launch_condition %all_in_range : i1
+    ```
+  }];
+  let arguments = (ins I1:$condition);
+  let results = (outs I1:$result);
+  let assemblyFormat = "$condition attr-dict `:` type($result)";
 }
 
 //===----------------------------------------------------------------------===//

@@ -30,7 +30,7 @@ def AdjitLowerToStd : Pass<"adjit-lower-to-std", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
                            "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
-                           "::mlir::vector::VectorDialect"];
+                           "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
 }
 
 def AdjitCpuLaunch : Pass<"adjit-cpu-launch", "::mlir::ModuleOp"> {
@@ -98,6 +98,37 @@ def AdjitArrayAccess : Pass<"adjit-array-access", "::mlir::ModuleOp"> {
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Report the analysis as remarks">,
   ];
+}
+
+def AdjitBoundsCheck : Pass<"adjit-bounds-check", "::mlir::ModuleOp"> {
+  let summary = "Guard every array access with a range check, proved once per launch where it can be";
+  let description = [{
+    Wraps each `adjit.load`, `store`, `load_component`, `store_component` and
+    atomic in `scf.if` on its indices being in range (unsigned, so negative
+    indices fail). The other branch skips the access (a load or an atomic
+    yields zero) and records the failure with `adjit.index_error`, which the
+    runtime turns into an `IndexError` naming the site after the launch. Each
+    site is described in the kernel's `adjit.check_sites`.
+
+    Checks are dropped where they are proved:
+    - statically: the induction variable of an `scf.for` from a constant
+      `lb >= 0` to `adjit.dim` of the same array and dimension;
+    - once per launch: an index that is a thread coordinate plus a constant
+      `c >= 0` (through `index_cast`, `extsi` and `addi`), or a constant, into
+      an array argument of the kernel. The conditions (`bound + c <= size`,
+      with `adjit.tid_bounds`, and `bound + c <= 2^31` where the sum is an
+      i32) are combined into one `adjit.launch_condition`; such an access is
+      guarded by `proven || in_range`. The CPU launch pass compiles the
+      kernel for both values of the condition and tests it once per launch,
+      so a launch that fits its arrays runs the code without those checks.
+
+    Device functions that still contain accesses get two trailing
+    arguments, the error record and the thread index, passed by every call.
+    Rationale: the checks run after the adjoint pass, so forward and adjoint
+    kernels are checked alike and the adjoint never sees them.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def AdjitAdjoint : Pass<"adjit-adjoint", "::mlir::ModuleOp"> {

@@ -30,6 +30,9 @@ class CpuObject:
     entry: str
     #: How the kernel touches each argument (forward kernels only).
     access: list[Access] | None
+    #: Its checked array accesses, by site number (empty without bounds
+    #: checks): dicts of file, line, array, access and rank.
+    sites: list[dict]
 
 
 def new_context() -> ir.Context:
@@ -59,25 +62,29 @@ def kernel_symbol(kernel: Kernel, adjoint: bool) -> str:
     return _adjit.symbol_name(kernel.mlir_name, "adjoint") if adjoint else kernel.mlir_name
 
 
-def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: int) -> CpuObject:
+def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: int,
+                       bounds_check: bool = True) -> CpuObject:
     """Compiles the kernel (or its adjoint) for this CPU at LLVM ``opt_level``.
     ``noalias``: the variant for launches whose arrays do not overlap (the
-    launch checks)."""
+    launch checks). ``bounds_check``: with range checks on array accesses."""
     context = new_context()
     module = build_module(kernel, context)
     access = []
+    sites = []
 
-    def record_access(stage: str, module: ir.Module) -> None:
+    def record(stage: str, module: ir.Module) -> None:
         if stage == "optimized" and not adjoint:
             access.extend(Access(bits) for bits in _adjit.kernel_argument_access(module.operation))
+        if stage == "checked":
+            sites.extend(S.check_sites(module, kernel_symbol(kernel, adjoint)))
 
-    S.run_stages(module, S.cpu_stages(adjoint, noalias), kernel.mlir_name, after_stage=record_access)
+    S.run_stages(module, S.cpu_stages(adjoint, noalias, bounds_check), kernel.mlir_name, after_stage=record)
     try:
         code = _adjit.compile_to_object(module.operation, opt_level)
     except RuntimeError as e:
         raise CompileError(f"kernel '{kernel.__name__}': {e}") from None
     entry = _adjit.symbol_name(kernel_symbol(kernel, adjoint), "cpu_entry")
-    return CpuObject(code, entry, None if adjoint else access)
+    return CpuObject(code, entry, None if adjoint else access, sites)
 
 
 def load_with_jit(code: bytes, names: list[str]) -> list[int]:
@@ -89,21 +96,23 @@ def load_with_jit(code: bytes, names: list[str]) -> list[int]:
         raise CompileError(str(e)) from None
 
 
-def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80", adjoint: bool = False) -> str:
+def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80", adjoint: bool = False,
+            bounds_check: bool = True) -> str:
     """Compiles a kernel (or, with ``adjoint=True``, its adjoint) and returns
     its final IR as text.
 
     ``target="cuda"`` returns the PTX for ``arch``; ``target="cpu"`` returns
     the LLVM dialect module that is compiled for this machine.
+    ``bounds_check``: with range checks on array accesses.
     """
     if target not in ("cpu", "cuda"):
         raise ValueError(f"unknown target '{target}' (expected 'cpu' or 'cuda')")
     context = new_context()
     module = build_module(k, context)
     if target == "cuda":
-        S.run_stages(module, S.cuda_stages(arch, adjoint), k.mlir_name)
+        S.run_stages(module, S.cuda_stages(arch, adjoint, bounds_check), k.mlir_name)
         return ptx_of(module)
-    S.run_stages(module, S.cpu_stages(adjoint), k.mlir_name)
+    S.run_stages(module, S.cpu_stages(adjoint, bounds_check=bounds_check), k.mlir_name)
     return str(module)
 
 

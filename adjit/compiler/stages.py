@@ -16,7 +16,11 @@ from pathlib import Path
 from mlir import ir
 from mlir.passmanager import PassManager
 
+from .. import _adjit
 from ..errors import CompileError, GradientError
+
+#: The attribute adjit-bounds-check describes a kernel's checked accesses in.
+CHECK_SITES = _adjit.ATTRIBUTE_NAMES["check_sites"]
 
 
 @dataclass(frozen=True)
@@ -39,18 +43,38 @@ def _front(adjoint: bool, checkpoint_bytes: int = 0) -> list[Stage]:
     return stages
 
 
-def cpu_stages(adjoint: bool = False, noalias: bool = False) -> list[Stage]:
-    """adjit -> optimized [-> adjoint] -> cpu -> llvm. ``noalias``: compile
-    for launches whose arrays do not overlap (the runtime checks)."""
+def _checked(bounds_check: bool) -> list[Stage]:
+    return [Stage("checked", "adjit-check")] if bounds_check else []
+
+
+def cpu_stages(adjoint: bool = False, noalias: bool = False, bounds_check: bool = True) -> list[Stage]:
+    """adjit -> optimized [-> adjoint] [-> checked] -> cpu -> llvm.
+    ``noalias``: compile for launches whose arrays do not overlap (the runtime
+    checks). ``bounds_check``: guard array accesses (adjit-bounds-check)."""
     lower = f"adjit-lower-cpu{{noalias={'true' if noalias else 'false'}}}"
-    return _front(adjoint, CPU_CHECKPOINT_BYTES) + [Stage("cpu", lower),
-                                                    Stage("llvm", "adjit-cpu-to-llvm")]
+    return _front(adjoint, CPU_CHECKPOINT_BYTES) + _checked(bounds_check) + [
+        Stage("cpu", lower), Stage("llvm", "adjit-cpu-to-llvm")]
 
 
-def cuda_stages(chip: str = "sm_80", adjoint: bool = False) -> list[Stage]:
-    """adjit -> optimized [-> adjoint] -> gpu -> ptx."""
-    return _front(adjoint) + [Stage("gpu", "adjit-lower-gpu"),
-                              Stage("ptx", f"adjit-gpu-to-ptx{{chip={chip}}}")]
+def cuda_stages(chip: str = "sm_80", adjoint: bool = False, bounds_check: bool = True) -> list[Stage]:
+    """adjit -> optimized [-> adjoint] [-> checked] -> gpu -> ptx."""
+    return _front(adjoint) + _checked(bounds_check) + [
+        Stage("gpu", "adjit-lower-gpu"), Stage("ptx", f"adjit-gpu-to-ptx{{chip={chip}}}")]
+
+
+def check_sites(module: ir.Module, kernel_symbol: str) -> list[dict]:
+    """The checked accesses of a kernel after the 'checked' stage, by site
+    number: dicts of file, line, array, access and rank (see
+    adjit-bounds-check)."""
+    for op in module.body.operations:
+        attrs = op.attributes
+        if "sym_name" in attrs and ir.StringAttr(attrs["sym_name"]).value == kernel_symbol:
+            if CHECK_SITES not in attrs:
+                return []
+            return [{k: (ir.StringAttr(v).value if k in ("file", "array", "access") else ir.IntegerAttr(v).value)
+                     for k, v in ((n.name, n.attr) for n in ir.DictAttr(site))}
+                    for site in ir.ArrayAttr(attrs[CHECK_SITES])]
+    raise CompileError(f"no kernel '{kernel_symbol}' in the checked module (a bug in adjit)")
 
 
 def dump_dir() -> Path | None:

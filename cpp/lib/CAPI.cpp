@@ -65,6 +65,8 @@ const char *adjitAttributeName(enum AdjitAttribute attribute) {
     return AdjitDialect::getArgNamesAttrName().data();
   case AdjitAttributeCustomAdjoint:
     return AdjitDialect::getCustomAdjointAttrName().data();
+  case AdjitAttributeCheckSites:
+    return AdjitDialect::getCheckSitesAttrName().data();
   }
   return "";
 }

@@ -66,10 +66,11 @@ struct GpuToPtxOptions : public PassPipelineOptions<GpuToPtxOptions> {
 void registerPipelines() {
   PassPipelineRegistration<>(
       "adjit-optimize",
-      "Stage adjit -> optimized: simplify adjit IR (canonicalize, cse) and "
-      "record the array access analysis on kernels",
+      "Stage adjit -> optimized: inline device functions (all but those "
+      "with a custom adjoint), simplify (canonicalize, cse) and record the "
+      "array access analysis on kernels",
       [](OpPassManager &pm) {
-        appendPipeline(pm, "canonicalize,cse,adjit-array-access");
+        appendPipeline(pm, "inline,canonicalize,cse,adjit-array-access");
       });
   PassPipelineRegistration<DifferentiateOptions>(
       "adjit-differentiate",
@@ -80,6 +81,13 @@ void registerPipelines() {
                            "checkpoint-bytes=" +
                                std::to_string(options.checkpointBytes) +
                                "},canonicalize,cse");
+      });
+  PassPipelineRegistration<>(
+      "adjit-check",
+      "Stage optimized or adjoint -> checked: guard every array access with "
+      "a range check (proved once per launch where possible)",
+      [](OpPassManager &pm) {
+        appendPipeline(pm, "adjit-bounds-check,canonicalize,cse");
       });
   PassPipelineRegistration<LowerCpuOptions>(
       "adjit-lower-cpu",

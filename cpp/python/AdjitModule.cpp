@@ -116,7 +116,8 @@ NB_MODULE(_adjit, m) {
   m.attr("ATTRIBUTE_NAMES") = std::map<std::string, std::string>{
       {"kernel", adjitAttributeName(AdjitAttributeKernel)},
       {"arg_names", adjitAttributeName(AdjitAttributeArgNames)},
-      {"custom_adjoint", adjitAttributeName(AdjitAttributeCustomAdjoint)}};
+      {"custom_adjoint", adjitAttributeName(AdjitAttributeCustomAdjoint)},
+      {"check_sites", adjitAttributeName(AdjitAttributeCheckSites)}};
   m.def(
       "symbol_name",
       [](const std::string &kernel, const std::string &kind) {

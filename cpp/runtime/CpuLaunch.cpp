@@ -17,11 +17,12 @@ constexpr int64_t kGrain = 1024;
 } // namespace
 
 void adjit::runtime::launchCpu(CpuEntry entry, void **args,
-                               const int64_t launchShape[4], int64_t total) {
+                               const int64_t launchShape[4], int64_t total,
+                               ErrorRecord *record) {
   if (total <= 0)
     return;
   if (total <= kGrain) {
-    entry(args, launchShape, 0, total);
+    entry(args, launchShape, 0, total, record);
     return;
   }
   // Captured by a single reference so std::function stores it inline.
@@ -29,10 +30,11 @@ void adjit::runtime::launchCpu(CpuEntry entry, void **args,
     CpuEntry Entry;
     void **Args;
     const int64_t *Shape;
-  } launch{entry, args, launchShape};
+    ErrorRecord *Record;
+  } launch{entry, args, launchShape, record};
   ThreadPool::global().parallelFor(
       total, kGrain, [&launch](int64_t begin, int64_t end) {
-        launch.Entry(launch.Args, launch.Shape, begin, end);
+        launch.Entry(launch.Args, launch.Shape, begin, end, launch.Record);
       });
 }
 

@@ -9,6 +9,7 @@
 #ifndef ADJIT_RUNTIME_CPULAUNCH_H
 #define ADJIT_RUNTIME_CPULAUNCH_H
 
+#include "KernelArgs.h"
 #include "ThreadPool.h"
 
 #include <cstdint>
@@ -18,15 +19,17 @@ namespace runtime {
 
 /// A compiled CPU kernel entry: runs the kernel body for linear thread indices
 /// [begin, end). args: one pointer per kernel argument; launchShape: 4 extents
-/// (unused trailing ones are 1). Entries must not throw.
+/// (unused trailing ones are 1); record: where failed checks are reported
+/// (shared by all chunks of a launch). Entries must not throw.
 using CpuEntry = void (*)(void **args, const int64_t *launchShape,
-                          int64_t begin, int64_t end);
+                          int64_t begin, int64_t end, ErrorRecord *record);
 
 /// Runs entry over [0, total) split into chunks across the process-wide pool;
 /// blocks until done. Launches of at most 1024 indices run inline on the
 /// calling thread, as do launches issued from inside a running kernel.
+/// `record` must be zeroed; it holds the first failure afterwards.
 void launchCpu(CpuEntry entry, void **args, const int64_t launchShape[4],
-               int64_t total);
+               int64_t total, ErrorRecord *record);
 
 } // namespace runtime
 } // namespace adjit

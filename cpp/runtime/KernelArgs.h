@@ -3,8 +3,9 @@
 // A CPU entry (CpuLaunch.h) receives one pointer per kernel argument. A
 // scalar, vector or matrix argument points at its packed value; an array
 // argument points at a ranked memref descriptor, MLIR's standard layout for
-// a memref in the LLVM dialect (what adjit-cpu-launch reads back). This
-// header is the one place the runtime spells that layout.
+// a memref in the LLVM dialect (what adjit-cpu-launch reads back). The
+// entry also gets the launch's ErrorRecord. This header is the one place the
+// runtime spells these layouts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +37,17 @@ struct alignas(16) ArgSlot {
 };
 static_assert(sizeof(MemRefDescriptor) <= sizeof(ArgSlot),
               "an argument slot holds a descriptor");
+
+/// Where a launch's checks report the first failure (adjit.index_error):
+/// `site` is 0 while nothing failed, else the failing site's number + 1.
+struct ErrorRecord {
+  int64_t site;
+  int64_t thread;
+  int64_t index[4];
+  int64_t size[4];
+};
+static_assert(sizeof(ErrorRecord) == 10 * sizeof(int64_t),
+              "the record is 10 int64 words (adjit.index_error)");
 
 } // namespace runtime
 } // namespace adjit

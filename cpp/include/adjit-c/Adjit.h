@@ -39,11 +39,13 @@ enum AdjitArgumentAccess {
 int adjitKernelArgumentAccess(MlirOperation module, uint32_t *flags,
                               size_t capacity, size_t *count);
 
-/// The attributes the Python frontend puts on the functions it builds.
+/// The attributes the Python frontend puts on the functions it builds, or
+/// reads from them.
 enum AdjitAttribute {
-  AdjitAttributeKernel,       ///< marks a kernel
-  AdjitAttributeArgNames,     ///< a kernel's parameter names
-  AdjitAttributeCustomAdjoint ///< a device function's hand-written adjoint
+  AdjitAttributeKernel,        ///< marks a kernel
+  AdjitAttributeArgNames,      ///< a kernel's parameter names
+  AdjitAttributeCustomAdjoint, ///< a device function's hand-written adjoint
+  AdjitAttributeCheckSites     ///< a kernel's checked accesses
 };
 
 /// The name of `attribute` (a static string; the dialect owns these names).

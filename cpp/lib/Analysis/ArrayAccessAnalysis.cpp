@@ -40,8 +40,8 @@ bool ArrayAccessAnalysis::isOwnElement(ValueRange indices) {
   return tid && tid.getNumResults() == indices.size();
 }
 
-/// The array operand and indices of an access op, if `op` is one.
-static std::optional<std::pair<Value, ValueRange>> accessOf(Operation *op) {
+std::optional<std::pair<Value, ValueRange>>
+ArrayAccessAnalysis::accessedElement(Operation *op) {
   if (auto load = dyn_cast<LoadOp>(op))
     return std::make_pair(load.getArray(), ValueRange(load.getIndices()));
   if (auto load = dyn_cast<LoadComponentOp>(op))
@@ -59,12 +59,64 @@ static std::optional<std::pair<Value, ValueRange>> accessOf(Operation *op) {
   return std::nullopt;
 }
 
+/// Whether device function `fn` (transitively) reads or writes the array it
+/// takes as argument `position`.
+static void argumentEffects(func::FuncOp fn, unsigned position, bool &reads,
+                            bool &writes) {
+  reads = writes = false;
+  Value arg = fn.getArgument(position);
+  fn.walk([&](Operation *op) {
+    if (auto call = dyn_cast<CallOp>(op)) {
+      auto callee =
+          SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
+      for (auto [p, operand] : llvm::enumerate(call.getOperands())) {
+        if (operand != arg)
+          continue;
+        bool r = true, w = true;
+        if (callee && !callee.isExternal())
+          argumentEffects(callee, p, r, w);
+        reads |= r;
+        writes |= w;
+      }
+      return;
+    }
+    auto access = ArrayAccessAnalysis::accessedElement(op);
+    if (!access || access->first != arg)
+      return;
+    reads |= !isa<StoreOp, StoreComponentOp>(op);
+    writes |= !isa<LoadOp, LoadComponentOp>(op);
+  });
+}
+
 ArrayAccessAnalysis::ArrayAccessAnalysis(func::FuncOp kernel) {
   for (BlockArgument arg : kernel.getArguments())
     if (isa<ArrayType>(arg.getType()))
       accesses[arg];
   kernel.walk([&](Operation *op) {
-    auto access = accessOf(op);
+    // A device function that was not inlined (one with a custom adjoint)
+    // accesses the arrays it is passed at indices this analysis does not
+    // follow: the call reads and writes what the callee does, not only at
+    // the thread's own element.
+    if (auto call = dyn_cast<CallOp>(op)) {
+      auto callee =
+          SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
+      for (auto [position, operand] : llvm::enumerate(call.getOperands())) {
+        auto it = accesses.find(operand);
+        if (it == accesses.end())
+          continue;
+        bool reads = true, writes = true;
+        if (callee && !callee.isExternal())
+          argumentEffects(callee, position, reads, writes);
+        if (reads)
+          it->second.reads.push_back(op);
+        if (writes)
+          it->second.writes.push_back(op);
+        if (reads || writes)
+          it->second.ownElementOnly = false;
+      }
+      return;
+    }
+    auto access = accessedElement(op);
     if (!access)
       return;
     auto it = accesses.find(access->first);

@@ -4,13 +4,17 @@
 // thread coordinates (see LaunchUtils.h) and add a public entry
 //
 //   func.func @k_cpu_entry(%args: !llvm.ptr, %shape: !llvm.ptr,
-//                          %begin: i64, %end: i64)
+//                          %begin: i64, %end: i64, %record: !llvm.ptr)
 //
 // that unpacks the arguments (args[i] points at a scalar, at the packed
 // components of a vector/matrix, or at a memref descriptor, which is
 // reinterpreted through an unrealized cast that convert-to-llvm cancels),
 // then loops over the linear thread indices [begin, end) calling the body.
 // The body has one call site, so LLVM inlines it and can vectorize the loop.
+// A body with an `adjit.launch_condition` (proved bounds checks) is compiled
+// twice, for the condition true and false; the entry evaluates the
+// condition once and runs the loop over the matching version. %record is
+// the launch's error record (adjit.index_error).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +23,9 @@
 #include "adjit/AdjitDialect.h"
 #include "adjit/Passes.h"
 #include "adjit/SymbolNames.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/IR/IRMapping.h"
 
 namespace mlir::adjit {
 #define GEN_PASS_DEF_ADJITCPULAUNCH
@@ -69,21 +76,83 @@ FailureOr<Value> unpackArgument(OpBuilder &b, Location loc, Type type,
   return failure();
 }
 
-/// Adds `@<kernel>_cpu_entry` calling `body`, whose leading arguments are
-/// `kernelArgTypes`.
-LogicalResult buildEntry(OpBuilder &b, func::FuncOp body, StringRef kernelName,
-                         TypeRange kernelArgTypes) {
+/// The kernel body compiled twice, for the two values of its
+/// `adjit.launch_condition`, and the condition as a function of the body's
+/// arguments (see adjit-bounds-check).
+struct Versions {
+  func::FuncOp whenTrue, whenFalse, condition;
+};
+
+/// Replaces the launch condition in `fn` by the constant `value`.
+void fixLaunchCondition(func::FuncOp fn, bool value) {
+  fn.walk([&](LaunchConditionOp cond) {
+    OpBuilder b(cond);
+    cond.replaceAllUsesWith(
+        arith::ConstantIntOp::create(b, cond.getLoc(), value, 1).getResult());
+    cond.erase();
+  });
+}
+
+/// Versions `body` on its launch condition, if it has one.
+std::optional<Versions> versionOnLaunchCondition(OpBuilder &b,
+                                                 func::FuncOp body) {
+  LaunchConditionOp cond;
+  body.walk([&](LaunchConditionOp op) { cond = op; });
+  if (!cond)
+    return std::nullopt;
+  MLIRContext *ctx = b.getContext();
+  Location loc = cond.getLoc();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfter(body);
+
+  // The condition alone: its backward slice, which reads only the body's
+  // arguments (the launch extents, array sizes, constants).
+  Versions versions;
+  versions.condition = func::FuncOp::create(
+      b, loc, (body.getSymName() + "_launch_condition").str(),
+      FunctionType::get(ctx, body.getArgumentTypes(), {b.getI1Type()}));
+  versions.condition.setPrivate();
+  versions.condition->setAttr(
+      "llvm.linkage", LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
+  Block *block = versions.condition.addEntryBlock();
+  IRMapping mapping;
+  mapping.map(body.getArguments(), block->getArguments());
+  SetVector<Operation *> slice;
+  BackwardSliceOptions options;
+  options.omitBlockArguments = true;
+  (void)getBackwardSlice(cond.getOperation(), &slice, options);
+  OpBuilder cb = OpBuilder::atBlockBegin(block);
+  for (Operation *op : slice)
+    cb.clone(*op, mapping);
+  func::ReturnOp::create(cb, loc, mapping.lookup(cond.getCondition()));
+
+  versions.whenFalse = cast<func::FuncOp>(body->clone());
+  versions.whenFalse.setSymName((body.getSymName() + "_checked").str());
+  b.insert(versions.whenFalse);
+  fixLaunchCondition(versions.whenFalse, false);
+  fixLaunchCondition(body, true);
+  versions.whenTrue = body;
+  return versions;
+}
+
+/// Adds `@<kernel>_cpu_entry` calling `body` (or, when the body was
+/// versioned, whichever version the launch condition selects), whose
+/// leading arguments are `kernelArgTypes`.
+LogicalResult buildEntry(OpBuilder &b, func::FuncOp body,
+                         std::optional<Versions> versions,
+                         StringRef kernelName, TypeRange kernelArgTypes) {
   MLIRContext *ctx = b.getContext();
   Location loc = body.getLoc();
   auto ptrTy = LLVM::LLVMPointerType::get(ctx);
   auto i64 = b.getI64Type();
   auto entry = func::FuncOp::create(
       b, loc, symbols::cpuEntry(kernelName),
-      b.getFunctionType({ptrTy, ptrTy, i64, i64}, {}));
+      b.getFunctionType({ptrTy, ptrTy, i64, i64, ptrTy}, {}));
   Block *block = entry.addEntryBlock();
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(block);
   Value argsPtr = block->getArgument(0), shapePtr = block->getArgument(1);
+  Value record = block->getArgument(4);
 
   SmallVector<Value> callArgs;
   for (auto [i, type] : llvm::enumerate(kernelArgTypes)) {
@@ -97,26 +166,52 @@ LogicalResult buildEntry(OpBuilder &b, func::FuncOp body, StringRef kernelName,
                                 << type << " cannot be passed to a CPU launch";
     callArgs.push_back(*arg);
   }
-  SmallVector<Value> extents;
-  for (unsigned d = 1; d < kMaxLaunchDims; ++d) {
+  // extents[0]: the total thread count; [1..3]: the launch's extents.
+  SmallVector<Value> extents{Value()};
+  Value total = arith::ConstantIndexOp::create(b, loc, 1);
+  for (unsigned d = 0; d < kMaxLaunchDims; ++d) {
     Value p = LLVM::GEPOp::create(b, loc, ptrTy, i64, shapePtr,
                                   ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(d)});
-    Value extent = LLVM::LoadOp::create(b, loc, i64, p);
-    extents.push_back(
-        arith::IndexCastOp::create(b, loc, b.getIndexType(), extent));
+    Value extent = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(), LLVM::LoadOp::create(b, loc, i64, p));
+    total = arith::MulIOp::create(b, loc, total, extent);
+    if (d > 0)
+      extents.push_back(extent);
   }
+  extents[0] = total;
   Value begin = arith::IndexCastOp::create(b, loc, b.getIndexType(),
                                            block->getArgument(2));
   Value end = arith::IndexCastOp::create(b, loc, b.getIndexType(),
                                          block->getArgument(3));
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  auto loop = scf::ForOp::create(b, loc, begin, end, one);
-  b.setInsertionPointToStart(loop.getBody());
-  SmallVector<Value> bodyArgs = callArgs;
-  bodyArgs.push_back(loop.getInductionVar());
-  bodyArgs.append(extents);
-  func::CallOp::create(b, loc, body, bodyArgs);
-  b.setInsertionPointAfter(loop);
+  auto bodyArgs = [&](Value linear) {
+    SmallVector<Value> args = callArgs;
+    args.push_back(linear);
+    args.append(extents);
+    args.push_back(record);
+    return args;
+  };
+  auto threadLoop = [&](func::FuncOp fn) {
+    auto loop = scf::ForOp::create(b, loc, begin, end, one);
+    OpBuilder::InsertionGuard inLoop(b);
+    b.setInsertionPointToStart(loop.getBody());
+    func::CallOp::create(b, loc, fn, bodyArgs(loop.getInductionVar()));
+  };
+  if (!versions) {
+    threadLoop(body);
+  } else {
+    // Decided once per chunk: the condition is the same for every thread.
+    Value proven =
+        func::CallOp::create(b, loc, versions->condition, bodyArgs(begin))
+            .getResult(0);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, proven,
+                                  /*withElseRegion=*/true);
+    b.setInsertionPoint(ifOp.getThenRegion().front().getTerminator());
+    threadLoop(versions->whenTrue);
+    b.setInsertionPoint(ifOp.getElseRegion().front().getTerminator());
+    threadLoop(versions->whenFalse);
+    b.setInsertionPointAfter(ifOp);
+  }
   func::ReturnOp::create(b, loc);
   return success();
 }
@@ -156,8 +251,9 @@ struct AdjitCpuLaunchPass : adjit::impl::AdjitCpuLaunchBase<AdjitCpuLaunchPass> 
         return signalPassFailure();
       if (noalias)
         markNoAlias(*body);
-      b.setInsertionPointAfter(*body);
-      if (failed(buildEntry(b, *body, name, argTypes)))
+      std::optional<Versions> versions = versionOnLaunchCondition(b, *body);
+      b.setInsertionPointAfter(versions ? versions->whenFalse : *body);
+      if (failed(buildEntry(b, *body, versions, name, argTypes)))
         return signalPassFailure();
     }
   }

@@ -4,10 +4,13 @@
 // thread coordinates (see LaunchUtils.h), move it with every device function
 // it calls (transitively) into `gpu.module @<k>_module`, and add
 //
-//   gpu.func @<k>(<kernel args>, %total: i64, %e1: i64, %e2: i64, %e3: i64)
+//   gpu.func @<k>(<kernel args>, %total: i64, %e1: i64, %e2: i64, %e3: i64,
+//                 %record: !llvm.ptr)
 //
 // which takes the linear index from the 1-D grid, returns past `total`, and
-// calls the body. Memref arguments keep the standard expanded descriptor
+// calls the body. %record is the launch's error record in device memory. A
+// launch condition (adjit-bounds-check) is evaluated by each thread: it is
+// uniform, so its branches do not diverge. Memref arguments keep the standard expanded descriptor
 // calling convention of the GPU-to-NVVM lowering.
 //
 //===----------------------------------------------------------------------===//
@@ -78,10 +81,15 @@ struct AdjitGpuLaunchPass : adjit::impl::AdjitGpuLaunchBase<AdjitGpuLaunchPass> 
       FailureOr<func::FuncOp> body = outlineKernelBody(kernel);
       if (failed(body))
         return signalPassFailure();
+      body->walk([](LaunchConditionOp cond) {
+        cond.replaceAllUsesWith(cond.getCondition());
+        cond.erase();
+      });
       cloneCallees(*body, hostSymbols, gpuModule);
 
       SmallVector<Type> gpuArgTypes = argTypes;
       gpuArgTypes.append(kMaxLaunchDims, b.getI64Type());
+      gpuArgTypes.push_back(LLVM::LLVMPointerType::get(ctx));
       b.setInsertionPointToEnd(gpuModule.getBody());
       auto gpuFunc = gpu::GPUFuncOp::create(
           b, loc, name, b.getFunctionType(gpuArgTypes, {}));
@@ -106,8 +114,10 @@ struct AdjitGpuLaunchPass : adjit::impl::AdjitGpuLaunchBase<AdjitGpuLaunchPass> 
       SmallVector<Value> bodyArgs(
           entry.getArguments().take_front(argTypes.size()));
       bodyArgs.push_back(linear);
+      bodyArgs.push_back(total);
       for (unsigned d = 1; d < kMaxLaunchDims; ++d)
         bodyArgs.push_back(toIndex(d));
+      bodyArgs.push_back(entry.getArgument(argTypes.size() + kMaxLaunchDims));
       func::CallOp::create(b, loc, *body, bodyArgs);
       b.setInsertionPointAfter(ifOp);
       gpu::ReturnOp::create(b, loc);

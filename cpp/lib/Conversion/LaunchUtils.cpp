@@ -19,9 +19,12 @@ FailureOr<func::FuncOp> mlir::adjit::outlineKernelBody(func::FuncOp kernel) {
   Block &entry = kernel.getBody().front();
   Location loc = kernel.getLoc();
   Value linear = entry.addArgument(indexTy, loc);
-  SmallVector<Value> extents{Value()};
-  for (unsigned d = 1; d < kMaxLaunchDims; ++d)
+  // extents[0] is the total thread count, extents[1..3] the launch's.
+  SmallVector<Value> extents;
+  for (unsigned d = 0; d < kMaxLaunchDims; ++d)
     extents.push_back(entry.addArgument(indexTy, loc));
+  Value record =
+      entry.addArgument(LLVM::LLVMPointerType::get(ctx), loc);
 
   kernel.walk([&](TidOp tid) {
     OpBuilder b(tid);
@@ -35,6 +38,30 @@ FailureOr<func::FuncOp> mlir::adjit::outlineKernelBody(func::FuncOp kernel) {
     coords[0] = rest;
     tid.replaceAllUsesWith(coords);
     tid.erase();
+  });
+
+  kernel.walk([&](TidBoundsOp op) {
+    // Coordinates 1..n-1 are bounded by the launch extents; coordinate 0 by
+    // the rest of the threads: total / (e1 * ... * e_{n-1}).
+    OpBuilder b(op);
+    Location at = op.getLoc();
+    unsigned n = op.getNumResults();
+    SmallVector<Value> bounds(n);
+    Value inner = arith::ConstantIndexOp::create(b, at, 1);
+    for (unsigned d = 1; d < n; ++d) {
+      bounds[d] = extents[d];
+      inner = arith::MulIOp::create(b, at, inner, extents[d]);
+    }
+    // An empty launch runs no thread: avoid dividing by zero.
+    Value one = arith::ConstantIndexOp::create(b, at, 1);
+    inner = arith::MaxUIOp::create(b, at, inner, one);
+    bounds[0] = arith::DivUIOp::create(b, at, extents[0], inner);
+    op.replaceAllUsesWith(bounds);
+    op.erase();
+  });
+  kernel.walk([&](ErrorRecordOp op) {
+    op.replaceAllUsesWith(record);
+    op.erase();
   });
 
   kernel.setFunctionType(FunctionType::get(

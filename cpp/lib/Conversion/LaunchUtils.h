@@ -12,10 +12,12 @@ namespace mlir::adjit {
 constexpr unsigned kMaxLaunchDims = 4;
 
 /// Turns `kernel` into a private function `<name>_body` whose arguments are
-/// the kernel's followed by (%linear, %extent1, %extent2, %extent3), all
-/// `index`, and rewrites each `adjit.tid` into the delinearization of
-/// %linear over the launch extents. Returns failure (with a diagnostic) if the
-/// kernel has no body.
+/// the kernel's followed by (%linear, %total, %extent1, %extent2, %extent3),
+/// all `index`, and %record, the launch's error record (`!llvm.ptr`).
+/// Rewrites each `adjit.tid` into the delinearization of %linear over the
+/// launch extents, `adjit.tid_bounds` into the matching extents and
+/// `adjit.error_record` into %record. Returns failure (with a diagnostic) if
+/// the kernel has no body.
 FailureOr<func::FuncOp> outlineKernelBody(func::FuncOp kernel);
 
 /// Builds a value of `type` (a scalar or a vector/matrix) from its scalar

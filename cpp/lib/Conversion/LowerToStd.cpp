@@ -214,6 +214,43 @@ struct AtomicLowering : OpConversionPattern<AtomicOp> {
   }
 };
 
+/// Writes the failure into the error record unless one is there (word 0
+/// goes from 0 to site + 1 atomically; the winner fills in the rest).
+struct IndexErrorLowering : OpConversionPattern<IndexErrorOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(IndexErrorOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type i64 = rewriter.getI64Type();
+    auto ptrTy = LLVM::LLVMPointerType::get(rewriter.getContext());
+    Value record = adaptor.getRecord();
+    Value none = LLVM::ConstantOp::create(rewriter, loc, i64, 0);
+    Value tag = LLVM::ConstantOp::create(rewriter, loc, i64, op.getSite() + 1);
+    auto exchange = LLVM::AtomicCmpXchgOp::create(
+        rewriter, loc, record, none, tag, LLVM::AtomicOrdering::monotonic,
+        LLVM::AtomicOrdering::monotonic);
+    Value won = LLVM::ExtractValueOp::create(rewriter, loc, exchange, 1);
+    auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, won,
+                                  /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(ifOp.getThenRegion().front().getTerminator());
+    auto storeWord = [&](int32_t word, Value index) {
+      Value value = arith::IndexCastOp::create(rewriter, loc, i64, index);
+      Value at = LLVM::GEPOp::create(rewriter, loc, ptrTy, i64, record,
+                                     ArrayRef<LLVM::GEPArg>{word});
+      LLVM::StoreOp::create(rewriter, loc, value, at);
+    };
+    storeWord(1, adaptor.getThread());
+    for (auto [d, index] : llvm::enumerate(adaptor.getIndices()))
+      storeWord(2 + d, index);
+    for (auto [d, size] : llvm::enumerate(adaptor.getSizes()))
+      storeWord(6 + d, size);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 struct DimLowering : OpConversionPattern<DimOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -315,7 +352,8 @@ struct AdjitLowerToStdPass
     target.addLegalDialect<arith::ArithDialect, memref::MemRefDialect,
                            vector::VectorDialect, func::FuncDialect>();
     target.addIllegalDialect<AdjitDialect>();
-    target.addLegalOp<TidOp>();
+    // Launch state: replaced by the launch passes.
+    target.addLegalOp<TidOp, TidBoundsOp, ErrorRecordOp, LaunchConditionOp>();
     target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
       return converter.isSignatureLegal(op.getFunctionType()) &&
              converter.isLegal(&op.getBody());
@@ -336,7 +374,7 @@ struct AdjitLowerToStdPass
     patterns.add<LoadLowering, LoadComponentLowering, StoreLowering,
                  StoreComponentLowering, AtomicLowering<AtomicAddOp>,
                  AtomicLowering<AtomicMinOp>, AtomicLowering<AtomicMaxOp>,
-                 DimLowering,
+                 DimLowering, IndexErrorLowering,
                  ExtractLowering, InsertLowering, StopGradientLowering,
                  CallLowering, SmallReductionUnrolling>(converter, ctx);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,

@@ -155,6 +155,36 @@ LogicalResult TidOp::verify() {
   return success();
 }
 
+/// Ops that read per-launch state exist only in kernels.
+static LogicalResult verifyInKernel(Operation *op) {
+  auto fn = op->getParentOfType<func::FuncOp>();
+  if (!fn || !isKernel(fn))
+    return op->emitOpError() << "is only valid inside a kernel (a func.func "
+                                "with the adjit.kernel attribute)";
+  return success();
+}
+
+LogicalResult TidBoundsOp::verify() {
+  if (getBounds().empty() || getBounds().size() > 4)
+    return emitOpError() << "expects 1 to 4 results, got "
+                         << getBounds().size();
+  return verifyInKernel(*this);
+}
+
+LogicalResult ErrorRecordOp::verify() { return verifyInKernel(*this); }
+
+LogicalResult IndexErrorOp::verify() {
+  if (getIndices().size() != getSizes().size())
+    return emitOpError() << "has " << getIndices().size() << " indices but "
+                         << getSizes().size() << " sizes";
+  if (getIndices().empty() || getIndices().size() > 4)
+    return emitOpError() << "expects 1 to 4 indices, got "
+                         << getIndices().size();
+  if (getSite() < 0)
+    return emitOpError() << "site must be non-negative";
+  return success();
+}
+
 LogicalResult DimOp::verify() {
   auto arrayTy = cast<ArrayType>(getArray().getType());
   int64_t dim = getDimAttr().getInt();

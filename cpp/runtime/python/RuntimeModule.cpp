@@ -31,8 +31,10 @@ using CpuArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
 /// Launches a compiled CPU entry over `total` thread indices. Each element of
 /// `args` is either `bytes` (a scalar, vector or matrix value, packed) or a
 /// C-contiguous CPU ndarray (an array argument, components as trailing dims).
-void launchCpuEntry(uintptr_t entry, int64_t total,
-                    std::array<int64_t, 4> shape, nb::list args) {
+/// Runs a launch; returns None, or the first failed check as (site, thread,
+/// indices, sizes) (see ErrorRecord).
+nb::object launchCpuEntry(uintptr_t entry, int64_t total,
+                          std::array<int64_t, 4> shape, nb::list args) {
   std::vector<ArgSlot> slots(nb::len(args));
   std::vector<void *> pointers(slots.size());
   for (size_t i = 0; i < slots.size(); ++i) {
@@ -57,9 +59,19 @@ void launchCpuEntry(uintptr_t entry, int64_t total,
       desc->sizesAndStrides[rank + d] = static_cast<int64_t>(array.stride(d));
     }
   }
-  nb::gil_scoped_release release;
-  launchCpu(reinterpret_cast<CpuEntry>(entry), pointers.data(), shape.data(),
-            total);
+  ErrorRecord record{};
+  {
+    nb::gil_scoped_release release;
+    launchCpu(reinterpret_cast<CpuEntry>(entry), pointers.data(), shape.data(),
+              total, &record);
+  }
+  if (record.site == 0)
+    return nb::none();
+  auto words = [](const int64_t(&w)[4]) {
+    return nb::make_tuple(w[0], w[1], w[2], w[3]);
+  };
+  return nb::make_tuple(record.site - 1, record.thread, words(record.index),
+                        words(record.size));
 }
 
 /// Whether any two of `args` that are arrays share bytes (the runtime's
@@ -108,7 +120,8 @@ NB_MODULE(_runtime, m) {
   m.def("launch_cpu", &launchCpuEntry, nb::arg("entry"), nb::arg("total"),
         nb::arg("shape"), nb::arg("args"),
         "Runs a compiled CPU kernel entry over `total` thread indices on the "
-        "process-wide thread pool.");
+        "process-wide thread pool. Returns None, or the launch's first failed "
+        "check as (site, thread, indices, sizes).");
   m.def("arrays_overlap", &arraysOverlap, nb::arg("args"),
         "Whether two array arguments (ndarrays in the list) share memory.");
   m.def(

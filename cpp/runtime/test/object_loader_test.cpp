@@ -139,7 +139,9 @@ void run(CpuEntry entry, std::vector<void *> args, int64_t n) {
   if (!entry)
     return;
   const int64_t shape[4] = {n, 1, 1, 1};
-  entry(args.data(), shape, 0, n);
+  ErrorRecord record{};
+  entry(args.data(), shape, 0, n, &record);
+  CHECK(record.site == 0);
 }
 
 bool near(double actual, double expected, double tolerance) {

@@ -59,7 +59,7 @@ struct Coverage {
 
 // Kernel ABI: args[0] is a Coverage*; the launch shape must be 1-D.
 void coverageEntry(void **args, const int64_t *shape, int64_t begin,
-                   int64_t end) {
+                   int64_t end, ErrorRecord *) {
   auto *cov = static_cast<Coverage *>(args[0]);
   if (shape[0] != cov->Total || shape[1] != 1 || shape[2] != 1 || shape[3] != 1)
     cov->BadChunk = true;
@@ -70,7 +70,8 @@ bool launchCoverage(int64_t total) {
   Coverage cov(total);
   void *args[] = {&cov};
   int64_t shape[4] = {total, 1, 1, 1};
-  launchCpu(coverageEntry, args, shape, total);
+  ErrorRecord record{};
+  launchCpu(coverageEntry, args, shape, total, &record);
   return cov.exactlyOnce();
 }
 
@@ -130,7 +131,8 @@ void testConcurrent() {
 }
 
 // args[0]: std::atomic<bool> *ok. Launches an inner kernel per chunk.
-void nestedEntry(void **args, const int64_t *, int64_t begin, int64_t end) {
+void nestedEntry(void **args, const int64_t *, int64_t begin, int64_t end,
+                 ErrorRecord *) {
   auto *ok = static_cast<std::atomic<bool> *>(args[0]);
   for (int64_t i = begin; i < end; i += 997)
     if (!launchCoverage(5000))
@@ -141,7 +143,8 @@ void testNested() {
   std::atomic<bool> ok{true};
   void *args[] = {&ok};
   int64_t shape[4] = {100000, 1, 1, 1};
-  launchCpu(nestedEntry, args, shape, 100000);
+  ErrorRecord record{};
+  launchCpu(nestedEntry, args, shape, 100000, &record);
   CHECK(ok);
 
   // parallelFor inside parallelFor, on both the global and a private pool.
@@ -202,7 +205,7 @@ void testWorkersParticipate() {
   CHECK(ids.size() == 3);
 }
 
-void noopEntry(void **, const int64_t *, int64_t, int64_t) {}
+void noopEntry(void **, const int64_t *, int64_t, int64_t, ErrorRecord *) {}
 
 template <typename Fn> double medianMicros(int runs, int batch, Fn fn) {
   std::vector<double> samples;
@@ -222,19 +225,20 @@ template <typename Fn> double medianMicros(int runs, int batch, Fn fn) {
 
 void reportOverhead() {
   void *args[] = {nullptr};
+  ErrorRecord record{};
   // Warm up: creates the pool.
   for (int64_t total : {int64_t(1), int64_t(1000000)}) {
     int64_t shape[4] = {total, 1, 1, 1};
     for (int i = 0; i < 100; ++i)
-      launchCpu(noopEntry, args, shape, total);
+      launchCpu(noopEntry, args, shape, total, &record);
   }
   int64_t shape1[4] = {1, 1, 1, 1};
   int64_t shapeM[4] = {1000000, 1, 1, 1};
   // total=1 runs inline and is far below clock resolution: batch 100 calls.
   double small = medianMicros(
-      1000, 100, [&] { launchCpu(noopEntry, args, shape1, 1); });
+      1000, 100, [&] { launchCpu(noopEntry, args, shape1, 1, &record); });
   double large = medianMicros(
-      1000, 1, [&] { launchCpu(noopEntry, args, shapeM, 1000000); });
+      1000, 1, [&] { launchCpu(noopEntry, args, shapeM, 1000000, &record); });
   std::printf("threads: %d\n", ThreadPool::global().numThreads());
   std::printf("empty launch overhead, total=1:   %.4f us (median of 1000)\n",
               small);
@@ -246,7 +250,7 @@ void reportOverhead() {
   for (int i = 0; i < 50; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     cold.push_back(medianMicros(
-        1, 1, [&] { launchCpu(noopEntry, args, shapeM, 1000000); }));
+        1, 1, [&] { launchCpu(noopEntry, args, shapeM, 1000000, &record); }));
   }
   std::nth_element(cold.begin(), cold.begin() + 25, cold.end());
   std::printf("launch overhead with sleeping workers, total=1e6: %.3f us "

@@ -2,19 +2,21 @@
 // RUN: adjit-opt %s --adjit-lower-to-std --adjit-cpu-launch | adjit-opt | FileCheck %s --check-prefix=NOTID
 
 // adjit-cpu-launch: each kernel @k becomes a private @k_body taking its
-// arguments and (%linear, %e1, %e2, %e3), with adjit.tid delinearized over
-// the extents; the public @k_cpu_entry(args, shape, begin, end) unpacks the
-// packed arguments and loops over [begin, end) calling the body.
+// arguments and (%linear, %total, %e1, %e2, %e3, %record), with adjit.tid
+// delinearized over the extents; the public
+// @k_cpu_entry(args, shape, begin, end, record) unpacks the packed arguments
+// and loops over [begin, end) calling the body.
 
 // No tid survives, nor a kernel marker, and the output parses again.
 // NOTID-NOT: adjit.tid
 // NOTID-NOT: adjit.kernel
 
 /// A 1-D kernel: tid is the linear index itself; the entry unpacks a scalar
-/// and two memref descriptors and reads the extents 1..3 of the shape.
+/// and two memref descriptors, reads the 4 extents of the shape and
+/// multiplies them into the total.
 // CHECK-LABEL: func.func private @saxpy_body(
 // CHECK-SAME: %[[A:[^:]*]]: f32, %[[X:[^:]*]]: memref<?xf32>, %[[Y:[^:]*]]: memref<?xf32>,
-// CHECK-SAME: %[[LIN:[^:]*]]: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index)
+// CHECK-SAME: %[[LIN:[^:]*]]: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: !llvm.ptr)
 // CHECK-SAME: attributes {llvm.linkage = #llvm.linkage<internal>}
 // CHECK-NOT: adjit.tid
 // CHECK: %[[XI:.*]] = memref.load %[[X]][%[[LIN]]] : memref<?xf32>
@@ -23,7 +25,7 @@
 // CHECK: return
 
 // CHECK-LABEL: func.func @saxpy_cpu_entry(
-// CHECK-SAME: %[[ARGS:[^:]*]]: !llvm.ptr, %[[SHAPE:[^:]*]]: !llvm.ptr, %[[BEGIN:[^:]*]]: i64, %[[END:[^:]*]]: i64)
+// CHECK-SAME: %[[ARGS:[^:]*]]: !llvm.ptr, %[[SHAPE:[^:]*]]: !llvm.ptr, %[[BEGIN:[^:]*]]: i64, %[[END:[^:]*]]: i64, %[[RECORD:[^:]*]]: !llvm.ptr)
 // CHECK: %[[SLOT0:.*]] = llvm.getelementptr %[[ARGS]][0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
 // CHECK: %[[P0:.*]] = llvm.load %[[SLOT0]] : !llvm.ptr -> !llvm.ptr
 // CHECK: %[[AV:.*]] = llvm.load %[[P0]] : !llvm.ptr -> f32
@@ -33,6 +35,7 @@
 // CHECK: %[[XV:.*]] = builtin.unrealized_conversion_cast %[[D1]] : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<?xf32>
 // CHECK: %[[SLOT2:.*]] = llvm.getelementptr %[[ARGS]][2] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
 // CHECK: %[[YV:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<?xf32>
+// CHECK: %[[S0P:.*]] = llvm.getelementptr %[[SHAPE]][0] : (!llvm.ptr) -> !llvm.ptr, i64
 // CHECK: %[[S1P:.*]] = llvm.getelementptr %[[SHAPE]][1] : (!llvm.ptr) -> !llvm.ptr, i64
 // CHECK: %[[S1:.*]] = llvm.load %[[S1P]] : !llvm.ptr -> i64
 // CHECK: %[[E1:.*]] = arith.index_cast %[[S1]] : i64 to index
@@ -40,11 +43,12 @@
 // CHECK: %[[E2:.*]] = arith.index_cast %{{.*}} : i64 to index
 // CHECK: %[[S3P:.*]] = llvm.getelementptr %[[SHAPE]][3] : (!llvm.ptr) -> !llvm.ptr, i64
 // CHECK: %[[E3:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK: %[[TOTAL:.*]] = arith.muli %{{.*}}, %[[E3]] : index
 // CHECK: %[[LB:.*]] = arith.index_cast %[[BEGIN]] : i64 to index
 // CHECK: %[[UB:.*]] = arith.index_cast %[[END]] : i64 to index
 // CHECK: %[[ONE:.*]] = arith.constant 1 : index
 // CHECK: scf.for %[[IV:.*]] = %[[LB]] to %[[UB]] step %[[ONE]] {
-// CHECK-NEXT: func.call @saxpy_body(%[[AV]], %[[XV]], %[[YV]], %[[IV]], %[[E1]], %[[E2]], %[[E3]]) : (f32, memref<?xf32>, memref<?xf32>, index, index, index, index) -> ()
+// CHECK-NEXT: func.call @saxpy_body(%[[AV]], %[[XV]], %[[YV]], %[[IV]], %[[TOTAL]], %[[E1]], %[[E2]], %[[E3]], %[[RECORD]]) : (f32, memref<?xf32>, memref<?xf32>, index, index, index, index, index, !llvm.ptr) -> ()
 // CHECK-NEXT: }
 // CHECK-NEXT: return
 func.func @saxpy(%a: f32, %x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
@@ -59,12 +63,12 @@ func.func @saxpy(%a: f32, %x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) at
 
 /// A 2-D tid: j = linear % e1, i = linear / e1.
 // CHECK-LABEL: func.func private @grid2_body(
-// CHECK-SAME: %[[X:[^:]*]]: memref<?x?xf64>, %[[LIN:[^:]*]]: index, %[[E1:[^:]*]]: index, %{{[^:]*}}: index, %{{[^:]*}}: index)
+// CHECK-SAME: %[[X:[^:]*]]: memref<?x?xf64>, %[[LIN:[^:]*]]: index, %{{[^:]*}}: index, %[[E1:[^:]*]]: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: !llvm.ptr)
 // CHECK-NEXT: %[[J:.*]] = arith.remui %[[LIN]], %[[E1]] : index
 // CHECK-NEXT: %[[I:.*]] = arith.divui %[[LIN]], %[[E1]] : index
 // CHECK: memref.store %{{.*}}, %[[X]][%[[I]], %[[J]]] : memref<?x?xf64>
 // CHECK-LABEL: func.func @grid2_cpu_entry(
-// CHECK-SAME: %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64)
+// CHECK-SAME: %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: !llvm.ptr)
 // CHECK: !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)> to memref<?x?xf64>
 // CHECK: scf.for
 // CHECK-NEXT: func.call @grid2_body(
@@ -78,7 +82,7 @@ func.func @grid2(%x: !adjit.array<f64, 2>) attributes {adjit.kernel} {
 /// A 4-D tid, slowest coordinate first: l = lin % e3, k = (lin / e3) % e2,
 /// j = (lin / e3 / e2) % e1, i = lin / e3 / e2 / e1.
 // CHECK-LABEL: func.func private @grid4_body(
-// CHECK-SAME: %[[X:[^:]*]]: memref<?x?x?x?xi32>, %[[LIN:[^:]*]]: index, %[[E1:[^:]*]]: index, %[[E2:[^:]*]]: index, %[[E3:[^:]*]]: index)
+// CHECK-SAME: %[[X:[^:]*]]: memref<?x?x?x?xi32>, %[[LIN:[^:]*]]: index, %{{[^:]*}}: index, %[[E1:[^:]*]]: index, %[[E2:[^:]*]]: index, %[[E3:[^:]*]]: index, %{{[^:]*}}: !llvm.ptr)
 // CHECK-NEXT: %[[L:.*]] = arith.remui %[[LIN]], %[[E3]] : index
 // CHECK-NEXT: %[[R3:.*]] = arith.divui %[[LIN]], %[[E3]] : index
 // CHECK-NEXT: %[[K:.*]] = arith.remui %[[R3]], %[[E2]] : index

@@ -38,7 +38,7 @@ func.func private @unused(%x: f32) -> f32 {
 // CHECK-LABEL: gpu.module @saxpy_module {
 // CHECK: func.func private @saxpy_body(
 // CHECK-SAME: %[[A:[^:]*]]: f32, %[[X:[^:]*]]: memref<?xf32>, %[[Y:[^:]*]]: memref<?x?x3xf32>,
-// CHECK-SAME: %[[LIN:[^:]*]]: index, %[[E1:[^:]*]]: index, %{{[^:]*}}: index, %{{[^:]*}}: index)
+// CHECK-SAME: %[[LIN:[^:]*]]: index, %{{[^:]*}}: index, %[[E1:[^:]*]]: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: !llvm.ptr)
 // CHECK-NEXT: %[[J:.*]] = arith.remui %[[LIN]], %[[E1]] : index
 // CHECK-NEXT: %[[I:.*]] = arith.divui %[[LIN]], %[[E1]] : index
 // CHECK-NEXT: %[[XI:.*]] = memref.load %[[X]][%[[I]]] : memref<?xf32>
@@ -51,7 +51,7 @@ func.func private @unused(%x: f32) -> f32 {
 // CHECK-NOT: @unused
 // CHECK: gpu.func @saxpy(
 // CHECK-SAME: %[[GA:[^:]*]]: f32, %[[GX:[^:]*]]: memref<?xf32>, %[[GY:[^:]*]]: memref<?x?x3xf32>,
-// CHECK-SAME: %[[TOTAL:[^:]*]]: i64, %[[S1:[^:]*]]: i64, %[[S2:[^:]*]]: i64, %[[S3:[^:]*]]: i64) kernel {
+// CHECK-SAME: %[[TOTAL:[^:]*]]: i64, %[[S1:[^:]*]]: i64, %[[S2:[^:]*]]: i64, %[[S3:[^:]*]]: i64, %[[RECORD:[^:]*]]: !llvm.ptr) kernel {
 // CHECK-NEXT: %[[BID:.*]] = gpu.block_id x
 // CHECK-NEXT: %[[BDIM:.*]] = gpu.block_dim x
 // CHECK-NEXT: %[[TID:.*]] = gpu.thread_id x
@@ -63,7 +63,7 @@ func.func private @unused(%x: f32) -> f32 {
 // CHECK-NEXT: %[[X1:.*]] = arith.index_cast %[[S1]] : i64 to index
 // CHECK-NEXT: %[[X2:.*]] = arith.index_cast %[[S2]] : i64 to index
 // CHECK-NEXT: %[[X3:.*]] = arith.index_cast %[[S3]] : i64 to index
-// CHECK-NEXT: func.call @saxpy_body(%[[GA]], %[[GX]], %[[GY]], %[[L]], %[[X1]], %[[X2]], %[[X3]]) : (f32, memref<?xf32>, memref<?x?x3xf32>, index, index, index, index) -> ()
+// CHECK-NEXT: func.call @saxpy_body(%[[GA]], %[[GX]], %[[GY]], %[[L]], %[[N]], %[[X1]], %[[X2]], %[[X3]], %[[RECORD]]) : (f32, memref<?xf32>, memref<?x?x3xf32>, index, index, index, index, index, !llvm.ptr) -> ()
 // CHECK-NEXT: }
 // CHECK-NEXT: gpu.return
 // CHECK-NEXT: }
@@ -81,7 +81,7 @@ func.func @saxpy(%a: f32, %x: !adjit.array<f32, 1>, %y: !adjit.array<vector<3xf3
 // CHECK: func.func private @plain_body(
 // CHECK-NOT: func.func private @sq(
 // CHECK: gpu.func @plain(
-// CHECK-SAME: %{{[^:]*}}: memref<?xi64>, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64) kernel
+// CHECK-SAME: %{{[^:]*}}: memref<?xi64>, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: !llvm.ptr) kernel
 func.func @plain(%x: !adjit.array<i64, 1>) attributes {adjit.kernel} {
   %i = adjit.tid : index
   %c = arith.constant 3 : i64

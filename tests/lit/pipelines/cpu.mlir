@@ -19,34 +19,35 @@
 // OPT: adjit.store
 // OPT-NOT: adjit.dim
 // OPT: return
+/// Device functions are inlined (only those with a custom adjoint stay).
+// OPT-LABEL: func.func @vec(
+// OPT-NOT: adjit.call
+// OPT: arith.mulf
+// OPT-NOT: func.func private @sq(
 
 /// Stage "cpu": bodies and entries on memrefs, no adjit left anywhere.
 // NOADJIT-NOT: adjit.
 // CPU-LABEL: func.func private @saxpy_body(
 // CPU-SAME: memref<?xf32>
 // CPU-LABEL: func.func @saxpy_cpu_entry(
-// CPU-SAME: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64)
+// CPU-SAME: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: !llvm.ptr)
 // CPU: scf.for
 // CPU: func.call @saxpy_body(
 // CPU-LABEL: func.func private @vec_body(
 // CPU-SAME: vector<3x3xf32>, %{{[^:]*}}: memref<?x?x3xf32>, %{{[^:]*}}: memref<?x3x3xf32>
-// CPU: call @sq(
 // CPU: memref.atomic_rmw addf
 // CPU-LABEL: func.func @vec_cpu_entry(
-// CPU-LABEL: func.func private @sq(
 
 /// Stage "llvm": only the LLVM dialect is left (anywhere in the output), with
 /// one public entry per kernel in the packed calling convention.
 // ONLYLLVM-NOT: {{(adjit|memref|scf|cf|func|arith|vector|math|builtin)\.}}
 // LLVM-DAG: llvm.func internal @saxpy_body(
-// LLVM-DAG: llvm.func @saxpy_cpu_entry(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64)
+// LLVM-DAG: llvm.func @saxpy_cpu_entry(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: !llvm.ptr)
 // LLVM-DAG: llvm.func internal @vec_body(
-// LLVM-DAG: llvm.func @vec_cpu_entry(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64)
-// LLVM-DAG: llvm.func @sq(
+// LLVM-DAG: llvm.func @vec_cpu_entry(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: !llvm.ptr)
 // LLVM-DAG: llvm.atomicrmw fadd
 // LLVM-DAG: llvm.call @saxpy_body(
 // LLVM-DAG: llvm.call @vec_body(
-// LLVM-DAG: llvm.call @sq(
 
 func.func @saxpy(%a: f32, %x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
   %i = adjit.tid : index

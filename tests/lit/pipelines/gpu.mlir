@@ -17,7 +17,6 @@
 // GPU-SAME: kernel
 // GPU-LABEL: gpu.module @vec_module {
 // GPU-DAG: func.func private @vec_body(
-// GPU-DAG: func.func private @sq(
 // GPU-DAG: gpu.func @vec(
 
 /// Stage "ptx": each gpu.module is a gpu.binary whose PTX has an .entry for

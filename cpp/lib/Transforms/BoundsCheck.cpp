@@ -1,0 +1,444 @@
+//===- BoundsCheck.cpp - range checks on every array access ---------------===//
+//
+// Algorithm: one walk per function over its access ops. Each index of an
+// access is classified:
+//   - proved statically (the induction variable of a loop over the array's
+//     own extent): no check;
+//   - proved per launch (a thread coordinate plus a constant, or a constant,
+//     into a kernel argument): a condition on launch-uniform values joins the
+//     kernel's one `adjit.launch_condition`, and the access is guarded by
+//     `proven || in_range`;
+//   - otherwise: guarded by `in_range`.
+// A guarded access moves into the `then` branch of an scf.if; the `else`
+// branch records the failure and yields zeros. The launch pass versions the
+// kernel on the launch condition, so in a launch that fits its arrays the
+// proved checks fold away and the loop vectorizes as before.
+//
+//===----------------------------------------------------------------------===//
+
+#include "adjit/AdjitDialect.h"
+#include "adjit/ArrayAccessAnalysis.h"
+#include "adjit/Passes.h"
+
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::adjit {
+#define GEN_PASS_DEF_ADJITBOUNDSCHECK
+#include "Passes.h.inc"
+} // namespace mlir::adjit
+
+using namespace mlir;
+using namespace mlir::adjit;
+
+namespace {
+
+/// The largest constant offset a launch proof accepts (larger ones are
+/// checked per access): keeps `bound + offset` far from overflowing.
+constexpr int64_t kMaxProvedOffset = int64_t(1) << 30;
+
+/// An index of the form `tid[coordinate] + offset` (coordinate -1: the
+/// constant `offset`), as the launch proof understands it.
+struct AffineIndex {
+  TidOp tid;
+  int coordinate = -1;
+  int64_t offset = 0;
+  /// The sum was computed in i32: it must also stay below 2^31.
+  bool viaI32 = false;
+};
+
+std::optional<int64_t> constantInt(Value v) {
+  if (auto c = v.getDefiningOp<arith::ConstantOp>())
+    if (auto attr = dyn_cast<IntegerAttr>(c.getValue()))
+      return attr.getValue().getSExtValue();
+  return std::nullopt;
+}
+
+/// Matches `v` against tid + c / c, looking through index_cast, extsi and
+/// addi of a non-negative constant.
+std::optional<AffineIndex> matchAffine(Value v) {
+  AffineIndex result;
+  while (true) {
+    if (auto width = dyn_cast<IntegerType>(v.getType()))
+      if (width.getWidth() < 64)
+        result.viaI32 = true;
+    if (auto c = constantInt(v)) {
+      if (*c < 0 || *c > kMaxProvedOffset ||
+          result.offset + *c > kMaxProvedOffset)
+        return std::nullopt;
+      result.offset += *c;
+      return result;
+    }
+    if (auto res = dyn_cast<OpResult>(v))
+      if (auto tid = dyn_cast<TidOp>(res.getOwner())) {
+        result.tid = tid;
+        result.coordinate = res.getResultNumber();
+        return result;
+      }
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return std::nullopt;
+    if (isa<arith::IndexCastOp, arith::ExtSIOp>(def)) {
+      // Only widening or index <-> i32/i64 casts of values proved
+      // non-negative below 2^31 (the viaI32 condition) keep their value.
+      auto from = dyn_cast<IntegerType>(def->getOperand(0).getType());
+      if (from && from.getWidth() < 32)
+        return std::nullopt;
+      v = def->getOperand(0);
+      continue;
+    }
+    if (auto add = dyn_cast<arith::AddIOp>(def)) {
+      std::optional<int64_t> c = constantInt(add.getRhs());
+      Value rest = add.getLhs();
+      if (!c) {
+        c = constantInt(add.getLhs());
+        rest = add.getRhs();
+      }
+      if (!c || *c < 0 || *c > kMaxProvedOffset ||
+          result.offset + *c > kMaxProvedOffset)
+        return std::nullopt;
+      result.offset += *c;
+      v = rest;
+      continue;
+    }
+    return std::nullopt;
+  }
+}
+
+/// Whether `index` (position `dim` of an access to `array`) is the induction
+/// variable of an enclosing scf.for running from a constant >= 0 to the
+/// array's extent along `dim`, with a positive step.
+bool provedByLoop(Value index, Value array, int64_t dim) {
+  while (auto cast = index.getDefiningOp<arith::IndexCastOp>())
+    index = cast.getIn();
+  auto iv = dyn_cast<BlockArgument>(index);
+  if (!iv)
+    return false;
+  auto loop = dyn_cast<scf::ForOp>(iv.getOwner()->getParentOp());
+  if (!loop || loop.getInductionVar() != iv || loop.getUnsignedCmp())
+    return false;
+  std::optional<int64_t> lb = constantInt(loop.getLowerBound());
+  std::optional<int64_t> step = constantInt(loop.getStep());
+  if (!lb || *lb < 0 || !step || *step <= 0)
+    return false;
+  // An i32 loop bound is the extent truncated: still at most the extent
+  // whenever the loop runs (a truncation that wraps negative runs nothing).
+  Value ub = loop.getUpperBound();
+  while (auto cast = ub.getDefiningOp<arith::IndexCastOp>())
+    ub = cast.getIn();
+  auto extent = ub.getDefiningOp<DimOp>();
+  return extent && extent.getArray() == array && extent.getDim() == dim;
+}
+
+/// The source (file, line) of a location: where inlined code was written.
+std::optional<std::pair<StringRef, unsigned>> sourcePosition(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return std::make_pair(file.getFilename().getValue(), file.getLine());
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return sourcePosition(name.getChildLoc());
+  if (auto call = dyn_cast<CallSiteLoc>(loc)) {
+    if (auto callee = sourcePosition(call.getCallee()))
+      return callee;
+    return sourcePosition(call.getCaller());
+  }
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location part : fused.getLocations())
+      if (auto position = sourcePosition(part))
+        return position;
+  return std::nullopt;
+}
+
+StringRef accessKind(Operation *op) {
+  if (isa<LoadOp, LoadComponentOp>(op))
+    return "read";
+  if (isa<StoreOp, StoreComponentOp>(op))
+    return "write";
+  if (isa<AtomicAddOp>(op))
+    return "atomic_add";
+  if (isa<AtomicMinOp>(op))
+    return "atomic_min";
+  return "atomic_max";
+}
+
+/// A name for the array an access addresses: the parameter's name.
+std::string arrayName(Value array) {
+  auto arg = dyn_cast<BlockArgument>(array);
+  if (!arg)
+    return "an array";
+  auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  if (!fn || arg.getOwner() != &fn.getBody().front())
+    return "an array";
+  if (auto names =
+          fn->getAttrOfType<ArrayAttr>(AdjitDialect::getArgNamesAttrName()))
+    if (arg.getArgNumber() < names.size())
+      if (auto name = dyn_cast<StringAttr>(names[arg.getArgNumber()]))
+        return name.str();
+  return ("argument " + Twine(arg.getArgNumber()) + " of " + fn.getSymName())
+      .str();
+}
+
+/// How an index of an access is known to be in range.
+enum class Proof { None, Launch, Static };
+
+/// Where a function's accesses report to: the error record and the linear
+/// thread index.
+struct ReportContext {
+  Value record;
+  Value thread;
+};
+
+struct AdjitBoundsCheckPass
+    : adjit::impl::AdjitBoundsCheckBase<AdjitBoundsCheckPass> {
+  void runOnOperation() override;
+
+private:
+  ReportContext contextOf(func::FuncOp fn);
+  void checkFunction(func::FuncOp fn);
+  void guard(Operation *access, ReportContext context, int64_t site,
+             Value proven, ArrayRef<Proof> proofs);
+  /// The launch condition of kernel `fn`, created on first use.
+  Value launchCondition(func::FuncOp fn);
+  Value tidBounds(func::FuncOp kernel, TidOp tid, int coordinate);
+
+  ModuleOp module;
+  DenseMap<Operation *, ReportContext> contexts;
+  DenseMap<Operation *, LaunchConditionOp> conditions;
+  DenseMap<std::pair<Operation *, unsigned>, TidBoundsOp> tidBoundsOps;
+  SmallVector<Attribute> sites;
+};
+
+ReportContext AdjitBoundsCheckPass::contextOf(func::FuncOp fn) {
+  auto it = contexts.find(fn);
+  if (it != contexts.end())
+    return it->second;
+  MLIRContext *ctx = fn.getContext();
+  auto ptrTy = LLVM::LLVMPointerType::get(ctx);
+  Location loc = fn.getLoc();
+  ReportContext context;
+  if (isKernel(fn)) {
+    Block &entry = fn.getBody().front();
+    OpBuilder b = OpBuilder::atBlockBegin(&entry);
+    context.record = ErrorRecordOp::create(b, loc, ptrTy);
+    // The linear thread index: the kernel's own `tid : index` if it has one
+    // (moved up to dominate every access), else a new one.
+    for (TidOp tid : entry.getOps<TidOp>())
+      if (tid.getNumResults() == 1) {
+        tid->moveBefore(&entry, entry.begin());
+        context.thread = tid.getResult(0);
+        break;
+      }
+    if (!context.thread)
+      context.thread =
+          TidOp::create(b, loc, TypeRange{b.getIndexType()}).getResult(0);
+    return contexts[fn] = context;
+  }
+  // A device function: two trailing arguments, passed by every caller.
+  unsigned n = fn.getNumArguments();
+  IndexType indexTy = IndexType::get(ctx);
+  (void)fn.insertArgument(n, ptrTy, {}, loc);
+  (void)fn.insertArgument(n + 1, indexTy, {}, loc);
+  context = {fn.getArgument(n), fn.getArgument(n + 1)};
+  contexts[fn] = context;
+  if (auto uses = SymbolTable::getSymbolUses(fn, module))
+    for (const SymbolTable::SymbolUse &use : *uses) {
+      auto call = dyn_cast<CallOp>(use.getUser());
+      if (!call)
+        continue;
+      auto caller = call->getParentOfType<func::FuncOp>();
+      ReportContext outer = contextOf(caller);
+      call.getOperandsMutable().append({outer.record, outer.thread});
+    }
+  return context;
+}
+
+Value AdjitBoundsCheckPass::launchCondition(func::FuncOp fn) {
+  LaunchConditionOp &cond = conditions[fn];
+  if (!cond) {
+    OpBuilder b = OpBuilder::atBlockBegin(&fn.getBody().front());
+    Value yes = arith::ConstantIntOp::create(b, fn.getLoc(), 1, 1);
+    cond = LaunchConditionOp::create(b, fn.getLoc(), yes.getType(), yes);
+  }
+  return cond.getResult();
+}
+
+Value AdjitBoundsCheckPass::tidBounds(func::FuncOp kernel, TidOp tid,
+                                      int coordinate) {
+  // Computed before the launch condition, from the kernel's arguments only;
+  // one per kernel and tid rank.
+  TidBoundsOp &bounds = tidBoundsOps[{kernel, tid.getNumResults()}];
+  if (!bounds) {
+    OpBuilder b(conditions[kernel]);
+    SmallVector<Type> types(tid.getNumResults(), b.getIndexType());
+    bounds = TidBoundsOp::create(b, tid.getLoc(), types);
+  }
+  return bounds.getResult(coordinate);
+}
+
+/// Moves `access` under `scf.if in_range` (`proven || in_range` for the
+/// indices the launch condition `proven` covers); the else branch records
+/// the failure at `site` and yields zeros.
+void AdjitBoundsCheckPass::guard(Operation *access, ReportContext context,
+                                 int64_t site, Value proven,
+                                 ArrayRef<Proof> proofs) {
+  auto element = *ArrayAccessAnalysis::accessedElement(access);
+  Value array = element.first;
+  SmallVector<Value> indices(element.second);
+  Location loc = access->getLoc();
+  OpBuilder b(access);
+  SmallVector<Value> sizes;
+  Value ok;
+  for (auto [d, index] : llvm::enumerate(indices)) {
+    Value size = DimOp::create(b, loc, b.getIndexType(), array, d);
+    sizes.push_back(size);
+    if (proofs[d] == Proof::Static)
+      continue;
+    Value check = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        index, size);
+    if (proofs[d] == Proof::Launch)
+      check = arith::OrIOp::create(b, loc, proven, check);
+    ok = ok ? arith::AndIOp::create(b, loc, ok, check).getResult() : check;
+  }
+  if (!ok)
+    return;
+  auto ifOp = scf::IfOp::create(b, loc, access->getResultTypes(), ok,
+                                /*withElseRegion=*/true);
+  access->replaceAllUsesWith(ifOp.getResults());
+  Block *then = &ifOp.getThenRegion().front();
+  if (then->empty() || !then->back().hasTrait<OpTrait::IsTerminator>()) {
+    OpBuilder tb = OpBuilder::atBlockEnd(then);
+    scf::YieldOp::create(tb, loc, access->getResults());
+  } else {
+    then->getTerminator()->setOperands(access->getResults());
+  }
+  access->moveBefore(then->getTerminator());
+  Block *otherwise = &ifOp.getElseRegion().front();
+  OpBuilder eb = OpBuilder::atBlockBegin(otherwise);
+  IndexErrorOp::create(eb, loc, context.record, context.thread, site, indices,
+                       sizes);
+  SmallVector<Value> zeros;
+  for (Type type : access->getResultTypes())
+    zeros.push_back(arith::ConstantOp::create(
+        eb, loc, cast<TypedAttr>(eb.getZeroAttr(type))));
+  if (otherwise->empty() ||
+      !otherwise->back().hasTrait<OpTrait::IsTerminator>())
+    scf::YieldOp::create(eb, loc, zeros);
+  else
+    otherwise->getTerminator()->setOperands(zeros);
+}
+
+void AdjitBoundsCheckPass::checkFunction(func::FuncOp fn) {
+  SmallVector<Operation *> accesses;
+  fn.walk([&](Operation *op) {
+    if (ArrayAccessAnalysis::accessedElement(op))
+      accesses.push_back(op);
+  });
+  if (accesses.empty())
+    return;
+  MLIRContext *ctx = fn.getContext();
+  ReportContext context = contextOf(fn);
+  bool kernel = isKernel(fn);
+  Block &entry = fn.getBody().front();
+  SmallVector<Value> launchFacts;
+  DenseSet<std::tuple<Value, int64_t, unsigned, int, int64_t, unsigned>>
+      launchFactKeys;
+
+  for (Operation *access : accesses) {
+    auto [array, indices] = *ArrayAccessAnalysis::accessedElement(access);
+    SmallVector<Proof> proofs(indices.size(), Proof::None);
+    bool argument = isa<BlockArgument>(array) &&
+                    cast<BlockArgument>(array).getOwner() == &entry;
+    for (auto [d, index] : llvm::enumerate(indices)) {
+      if (provedByLoop(index, array, d)) {
+        proofs[d] = Proof::Static;
+        continue;
+      }
+      if (!kernel || !argument)
+        continue;
+      std::optional<AffineIndex> affine = matchAffine(index);
+      if (!affine)
+        continue;
+      launchCondition(fn);
+      // One fact per (array, dimension, tid shape, coordinate, offset, i32).
+      unsigned tidRank = affine->tid ? affine->tid.getNumResults() : 0;
+      if (!launchFactKeys
+               .insert({array, int64_t(d), tidRank, affine->coordinate,
+                        affine->offset, affine->viaI32})
+               .second) {
+        proofs[d] = Proof::Launch;
+        continue;
+      }
+      OpBuilder b(conditions[fn]);
+      Location loc = access->getLoc();
+      Value size = DimOp::create(b, loc, b.getIndexType(), array, d);
+      auto offset = [&](int64_t c) {
+        return arith::ConstantIndexOp::create(b, loc, c).getResult();
+      };
+      Value fact;
+      if (affine->coordinate < 0) {
+        fact = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                     offset(affine->offset), size);
+      } else {
+        Value bound = tidBounds(fn, affine->tid, affine->coordinate);
+        b.setInsertionPoint(conditions[fn]);
+        Value last = affine->offset == 0
+                         ? bound
+                         : arith::AddIOp::create(b, loc, bound,
+                                                 offset(affine->offset))
+                               .getResult();
+        fact = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, last,
+                                     size);
+        if (affine->viaI32)
+          fact = arith::AndIOp::create(
+              b, loc, fact,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, last,
+                                    offset(int64_t(1) << 31)));
+      }
+      launchFacts.push_back(fact);
+      proofs[d] = Proof::Launch;
+    }
+    int64_t site = sites.size();
+    auto position = sourcePosition(access->getLoc());
+    NamedAttribute fields[] = {
+        NamedAttribute(StringAttr::get(ctx, "file"),
+                       StringAttr::get(ctx, position ? position->first : "")),
+        NamedAttribute(StringAttr::get(ctx, "line"),
+                       IntegerAttr::get(IntegerType::get(ctx, 64),
+                                        position ? position->second : 0)),
+        NamedAttribute(StringAttr::get(ctx, "array"),
+                       StringAttr::get(ctx, arrayName(array))),
+        NamedAttribute(StringAttr::get(ctx, "access"),
+                       StringAttr::get(ctx, accessKind(access))),
+        NamedAttribute(StringAttr::get(ctx, "rank"),
+                       IntegerAttr::get(IntegerType::get(ctx, 64),
+                                        indices.size()))};
+    sites.push_back(DictionaryAttr::get(ctx, fields));
+    LaunchConditionOp cond = conditions.lookup(fn);
+    guard(access, context, site, cond ? cond.getResult() : Value(), proofs);
+  }
+
+  if (!launchFacts.empty()) {
+    LaunchConditionOp cond = conditions[fn];
+    OpBuilder b(cond);
+    Value all = launchFacts.front();
+    for (Value fact : ArrayRef<Value>(launchFacts).drop_front())
+      all = arith::AndIOp::create(b, cond.getLoc(), all, fact);
+    cond.getConditionMutable().assign(all);
+  }
+}
+
+void AdjitBoundsCheckPass::runOnOperation() {
+  module = getOperation();
+  SmallVector<func::FuncOp> functions;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (!fn.isExternal())
+      functions.push_back(fn);
+  for (func::FuncOp fn : functions)
+    checkFunction(fn);
+  // Every kernel carries the module's site table (a module holds one
+  // kernel, or a kernel and the device functions it calls).
+  ArrayAttr table = ArrayAttr::get(module.getContext(), sites);
+  for (func::FuncOp fn : functions)
+    if (isKernel(fn))
+      fn->setAttr(AdjitDialect::getCheckSitesAttrName(), table);
+}
+
+} // namespace

@@ -1,0 +1,139 @@
+// RUN: adjit-opt %s --adjit-bounds-check --split-input-file | FileCheck %s
+// RUN: adjit-opt %s --adjit-bounds-check --split-input-file | adjit-opt --split-input-file --adjit-lower-cpu | FileCheck %s --check-prefix=CPU
+
+// adjit-bounds-check: every access is guarded; indices that are a thread
+// coordinate plus a constant >= 0, or constants, are proved once per launch.
+
+// A thread-indexed access: one launch fact (bound + 0 <= size), and the
+// access guarded by `proven || i < size`; the else branch reports site 0.
+// CHECK-LABEL: func.func @thread_indexed(
+// CHECK-SAME: adjit.check_sites = [{access = "read", array = "x", file = "bounds-check.mlir", line = 40 : i64, rank = 1 : i64}, {access = "write", array = "y", {{.*}}}]
+// CHECK: %[[NX:.*]] = adjit.dim %arg0, 0
+// CHECK: %[[BOUND:.*]] = adjit.tid_bounds : index
+// CHECK: %[[FX:.*]] = arith.cmpi ule, %[[BOUND]], %[[NX]] : index
+// CHECK: %[[NY:.*]] = adjit.dim %arg1, 0
+// CHECK: %[[FY:.*]] = arith.cmpi ule, %[[BOUND]], %[[NY]] : index
+// CHECK: %[[ALL:.*]] = arith.andi %[[FX]], %[[FY]] : i1
+// CHECK: %[[PROVEN:.*]] = adjit.launch_condition %[[ALL]] : i1
+// CHECK: %[[I:.*]] = adjit.tid : index
+// CHECK: %[[RECORD:.*]] = adjit.error_record : !llvm.ptr
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[I]], %{{.*}} : index
+// CHECK: %[[OK:.*]] = arith.ori %[[PROVEN]], %[[IN]] : i1
+// CHECK: %[[V:.*]] = scf.if %[[OK]] -> (f32) {
+// CHECK-NEXT: adjit.load %arg0[%[[I]]]
+// CHECK: } else {
+// CHECK-NEXT: adjit.index_error %[[RECORD]], %[[I]] site 0[%[[I]]] of[%{{.*}}]
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: scf.yield %[[ZERO]] : f32
+func.func @thread_indexed(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel, adjit.arg_names = ["x", "y"]} {
+  %i = adjit.tid : index
+  %v = adjit.load %x[%i] : !adjit.array<f32, 1> loc("bounds-check.mlir":40:3)
+  adjit.store %v, %y[%i] : !adjit.array<f32, 1>
+  return
+}
+
+// The CPU entry runs the version without the proved checks when the launch
+// condition holds, the checked version otherwise.
+// CPU-LABEL: func.func private @thread_indexed_body(
+// CPU-NOT: llvm.cmpxchg
+// CPU: return
+// CPU-LABEL: func.func private @thread_indexed_body_launch_condition(
+// CPU-SAME: -> i1
+// CPU-LABEL: func.func private @thread_indexed_body_checked(
+// CPU: llvm.cmpxchg
+// CPU-LABEL: func.func @thread_indexed_cpu_entry(
+// CPU: %[[COND:[0-9a-z_]+]] = call @thread_indexed_body_launch_condition(
+// CPU: scf.if %[[COND]] {
+// CPU: call @thread_indexed_body(
+// CPU: } else {
+// CPU: call @thread_indexed_body_checked(
+
+// -----
+
+// i + 1 through an i32 (as the frontend writes it): the fact also keeps the
+// i32 sum below 2^31; a negative offset (i - 1), a gathered index and a
+// 2-D tid's coordinates.
+// CHECK-LABEL: func.func @offsets(
+// CHECK: %[[B:.*]]:2 = adjit.tid_bounds : index, index
+// CHECK: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK: %[[LAST:.*]] = arith.addi %[[B]]#0, %[[ONE]] : index
+// CHECK: arith.cmpi ule, %[[LAST]], %{{.*}} : index
+// CHECK: %[[TWO31:.*]] = arith.constant 2147483648 : index
+// CHECK: arith.cmpi ule, %[[LAST]], %[[TWO31]] : index
+// CHECK: %[[PROVEN:.*]] = adjit.launch_condition
+// The i - 1 read is checked on every launch (no `ori` with the condition).
+// CHECK: %[[PREVSUM:.*]] = arith.addi %{{.*}}, %c-1_i32 : i32
+// CHECK: %[[PREV:.*]] = arith.index_cast %[[PREVSUM]] : i32 to index
+// CHECK: %[[INPREV:.*]] = arith.cmpi ult, %[[PREV]], %{{.*}} : index
+// CHECK-NEXT: scf.if %[[INPREV]] -> (f32)
+// The gathered index too.
+// CHECK: %[[GATHERED:.*]] = scf.if %{{.*}} -> (i32)
+// CHECK: %[[G:.*]] = arith.index_cast %[[GATHERED]] : i32 to index
+// CHECK: %[[ING:.*]] = arith.cmpi ult, %[[G]], %{{.*}} : index
+// CHECK-NEXT: scf.if %[[ING]] -> (f32)
+func.func @offsets(%x: !adjit.array<f32, 1>, %idx: !adjit.array<i32, 2>) attributes {adjit.kernel, adjit.arg_names = ["x", "idx"]} {
+  %i, %j = adjit.tid : index, index
+  %c1 = arith.constant 1 : i32
+  %m1 = arith.constant -1 : i32
+  %i32 = arith.index_cast %i : index to i32
+  %next = arith.addi %i32, %c1 : i32
+  %nexti = arith.index_cast %next : i32 to index
+  %a = adjit.load %x[%nexti] : !adjit.array<f32, 1>
+  %prev = arith.addi %i32, %m1 : i32
+  %previ = arith.index_cast %prev : i32 to index
+  %b = adjit.load %x[%previ] : !adjit.array<f32, 1>
+  %g = adjit.load %idx[%i, %j] : !adjit.array<i32, 2>
+  %gi = arith.index_cast %g : i32 to index
+  %c = adjit.load %x[%gi] : !adjit.array<f32, 1>
+  return
+}
+
+// -----
+
+// A loop over the array's own extent needs no check at all; constant
+// indices are launch facts (0 < size); atomics are guarded and yield zero.
+// CHECK-LABEL: func.func @loops_and_constants(
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: arith.cmpi ult, %[[C0]], %{{.*}} : index
+// CHECK: adjit.launch_condition
+// CHECK: scf.for
+// CHECK-NOT: scf.if
+// CHECK: adjit.load %arg0[%{{.*}}]
+// CHECK: scf.yield
+// CHECK: scf.if %{{.*}} -> (f32)
+// CHECK-NEXT: adjit.atomic_add
+// CHECK: adjit.index_error
+func.func @loops_and_constants(%x: !adjit.array<f32, 1>, %out: !adjit.array<f32, 1>) attributes {adjit.kernel, adjit.arg_names = ["x", "out"]} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = adjit.dim %x, 0 : !adjit.array<f32, 1>
+  %sum = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f32) {
+    %v = adjit.load %x[%k] : !adjit.array<f32, 1>
+    %s = arith.addf %acc, %v : f32
+    scf.yield %s : f32
+  }
+  %old = adjit.atomic_add %sum, %out[%c0] [] : f32, !adjit.array<f32, 1>
+  return
+}
+
+// -----
+
+// A device function that was not inlined gets the record and the thread
+// index as trailing arguments; its call passes the kernel's.
+// CHECK-LABEL: func.func @caller(
+// CHECK: %[[T:.*]] = adjit.tid : index
+// CHECK: %[[RECORD:.*]] = adjit.error_record : !llvm.ptr
+// CHECK: adjit.call @reads(%arg0, %{{.*}}, %[[RECORD]], %[[T]]) : (!adjit.array<f32, 1>, index, !llvm.ptr, index) -> f32
+// CHECK-LABEL: func.func private @reads(
+// CHECK-SAME: %[[REC:[^:]*]]: !llvm.ptr, %[[THREAD:[^:]*]]: index) -> f32
+// CHECK: adjit.index_error %[[REC]], %[[THREAD]] site 0
+func.func @caller(%x: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %v = adjit.call @reads(%x, %i) : (!adjit.array<f32, 1>, index) -> f32
+  return
+}
+func.func private @reads(%x: !adjit.array<f32, 1>, %i: index) -> f32 attributes {no_inline} {
+  %v = adjit.load %x[%i] : !adjit.array<f32, 1>
+  return %v : f32
+}
