@@ -336,10 +336,11 @@ def copy_bandwidth(quick: bool) -> tuple[float, float]:
     return 2 * src.nbytes / t / 1e9, t
 
 
-def measure_runtime(backends: dict[str, Backend], quick: bool, with_copy: bool = True) -> dict:
+def make_data() -> dict:
+    """The inputs and output seeds of every runtime benchmark (fixed seeds)."""
     rng = np.random.default_rng(0)
     px, pv, prot = springs_inputs(SPRINGS_N)
-    data = {"sx": rng.random(SAXPY_N, dtype=np.float32), "sy": rng.random(SAXPY_N, dtype=np.float32),
+    return {"sx": rng.random(SAXPY_N, dtype=np.float32), "sy": rng.random(SAXPY_N, dtype=np.float32),
             "ca": rng.standard_normal((CROSS_N, 3)).astype(np.float32),
             "cb": rng.standard_normal((CROSS_N, 3)).astype(np.float32),
             "px": px, "pv": pv, "prot": prot,
@@ -347,6 +348,10 @@ def measure_runtime(backends: dict[str, Backend], quick: bool, with_copy: bool =
             "c_seed": rng.standard_normal((CROSS_N, 3)).astype(np.float32),
             "px_seed": rng.standard_normal((SPRINGS_N, 3)).astype(np.float32),
             "pv_seed": rng.standard_normal((SPRINGS_N, 3)).astype(np.float32)}
+
+
+def measure_runtime(backends: dict[str, Backend], quick: bool, with_copy: bool = True) -> dict:
+    data = make_data()
     args = {name: prepare(b, data) for name, b in backends.items()}
     t0 = time.perf_counter()
     verify(backends, args, data)  # also the in-process compile of each kernel

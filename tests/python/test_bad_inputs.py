@@ -509,7 +509,7 @@ def config():
 
 
 def test_config_debug_mode_is_not_implemented(config):
-    with pytest.raises(NotImplementedError, match="bounds checks are not implemented yet"):
+    with pytest.raises(NotImplementedError, match="NaN/Inf checks are not implemented yet"):
         config.mode = "debug"
     assert config.mode == "release"
 
@@ -524,23 +524,24 @@ def test_config_release_mode(config):
     assert config.mode == "release"
 
 
-@pytest.mark.parametrize("name", ["bounds_check", "verify_fp", "cache_directory", "FIELDS", "reset"])
+@pytest.mark.parametrize("name", ["boundscheck", "verify_fp", "cache_directory", "FIELDS", "reset"])
 def test_config_unknown_setting(config, name):
     with pytest.raises(AttributeError) as info:
         setattr(config, name, False)
     message = str(info.value)
-    assert f"no setting '{name}'" in message and "cache_dir, cache, mode" in message
+    assert f"no setting '{name}'" in message and "cache_dir, cache, bounds_check, mode" in message
 
 
 def test_config_reading_an_unknown_setting(config):
-    with pytest.raises(AttributeError, match="no setting 'bounds_check'.*cache_dir, cache, mode"):
-        config.bounds_check
+    with pytest.raises(AttributeError, match="no setting 'verify_fp'.*cache_dir, cache, bounds_check, mode"):
+        config.verify_fp
 
 
 @pytest.mark.parametrize("name, value, error, words", [
     ("cache", "no", TypeError, "cache must be True or False"),
     ("cache", 0, TypeError, "cache must be True or False"),
     ("cache_dir", 3, TypeError, "cache_dir must be a folder path"),
+    ("bounds_check", 1, TypeError, "bounds_check must be True or False"),
 ])
 def test_config_wrong_value_type(config, name, value, error, words):
     with pytest.raises(error, match=words):
@@ -561,5 +562,5 @@ def test_config_fields_cannot_be_deleted(config):
 
 def test_adjit_config_is_the_fixed_field_config(config):
     assert _ADJIT_CONFIG is config
-    with pytest.raises(AttributeError, match="no setting 'bounds_check'"):
-        _ADJIT_CONFIG.bounds_check = False
+    with pytest.raises(AttributeError, match="no setting 'verify_fp'"):
+        _ADJIT_CONFIG.verify_fp = False

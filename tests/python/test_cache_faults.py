@@ -41,29 +41,36 @@ def _run(kernel):
 
 
 def _forward_parts(kernel):
-    return loader._key_parts(kernel, False, True)
+    return loader._key_parts(kernel, False, True, loader.bounds_checked(kernel))
 
 
-GOOD_METADATA = {"entry": "triple_cpu_entry", "access": [5, 6]}
+def _with(**changes):
+    """The good entry's metadata with ``changes`` (None: the field removed)."""
+    def make(good):
+        metadata = dict(good, **changes)
+        return {k: v for k, v in metadata.items() if v is not None}
+    return make
 
 
 @pytest.mark.parametrize("damage,metadata,why", [
-    (lambda code: code[:len(code) // 2], GOOD_METADATA, "malformed object"),
-    (lambda code: b"\x7fELF" + b"\0" * 60, GOOD_METADATA, "for machine 0"),
-    (lambda code: b"not an object at all", GOOD_METADATA, "not an ELF object"),
-    (lambda code: code, {"access": [5, 6]}, "no entry symbol"),
-    (lambda code: code, {"entry": "triple_cpu_entry", "access": [5]}, "access metadata is malformed"),
-    (lambda code: code, {"entry": "triple_cpu_entry", "access": ["read", 6]}, "access metadata is malformed"),
-    (lambda code: code, {"entry": "no_such_symbol", "access": [5, 6]}, "no symbol 'no_such_symbol'"),
+    (lambda code: code[:len(code) // 2], _with(), "malformed object"),
+    (lambda code: b"\x7fELF" + b"\0" * 60, _with(), "for machine 0"),
+    (lambda code: b"not an object at all", _with(), "not an ELF object"),
+    (lambda code: code, _with(entry=None), "no entry symbol"),
+    (lambda code: code, _with(access=[5]), "access metadata is malformed"),
+    (lambda code: code, _with(access=["read", 6]), "access metadata is malformed"),
+    (lambda code: code, _with(entry="no_such_symbol"), "no symbol 'no_such_symbol'"),
+    (lambda code: code, _with(sites=None), "bounds-check sites are malformed"),
+    (lambda code: code, _with(sites=[{"file": "k.py", "line": "7"}]), "bounds-check sites are malformed"),
 ])
 def test_a_damaged_entry_with_a_valid_checksum_is_rebuilt(tmp_path, monkeypatch, caplog, damage, metadata, why):
     monkeypatch.setenv("ADJIT_CACHE_DIR", str(tmp_path / "cache"))
     first = _kernel_module(tmp_path, f"faults_{abs(hash(why))}")
     np.testing.assert_array_equal(_run(first.triple), 3 * np.arange(5))  # fills the cache
     parts = _forward_parts(first.triple)
-    good_code, _ = cache.load(first.triple.pyfunc, parts)
+    good_code, good_metadata = cache.load(first.triple.pyfunc, parts)
     # The damaged entry is written the way adjit writes entries: its checksum is valid.
-    cache.store(first.triple.pyfunc, parts, damage(good_code), metadata)
+    cache.store(first.triple.pyfunc, parts, damage(good_code), metadata(good_metadata))
     second = _kernel_module(tmp_path, f"faults_{abs(hash(why))}_again")
     with caplog.at_level(logging.WARNING, logger="adjit.cache"):
         np.testing.assert_array_equal(_run(second.triple), 3 * np.arange(5))

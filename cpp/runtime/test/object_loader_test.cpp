@@ -165,13 +165,29 @@ void testSaxpy() {
     return;
   const int64_t shape[4] = {n, 1, 1, 1};
   std::vector<void *> args = {&a, &xs, &ys};
-  entry(args.data(), shape, 0, 500); // two chunks, as the thread pool splits
-  entry(args.data(), shape, 500, n);
+  ErrorRecord record{};
+  entry(args.data(), shape, 0, 500, &record); // two chunks, as the pool splits
+  entry(args.data(), shape, 500, n, &record);
+  CHECK(record.site == 0);
   int bad = 0;
   for (int64_t i = 0; i < n; ++i)
     bad += !near(y[i], expected[i], 1e-6);
   CHECK(bad == 0);
   CHECK(protectionAt(uint64_t(entry)) == "r-x");
+
+  // A launch 3 threads larger than the arrays: the bounds checks skip the
+  // accesses past the end and report the first (site 0, x[i] read) in the
+  // record; the arrays are untouched past their ends.
+  std::vector<float> big(n + 8, -1.0f);
+  MemRef xs2(x.data(), {n}), ys2(big.data(), {n});
+  std::vector<void *> args2 = {&a, &xs2, &ys2};
+  const int64_t shape2[4] = {n + 3, 1, 1, 1};
+  ErrorRecord failed{};
+  entry(args2.data(), shape2, 0, n + 3, &failed);
+  CHECK(failed.site == 1 && failed.thread == n);
+  CHECK(failed.index[0] == n && failed.size[0] == n);
+  for (int64_t i = n; i < n + 8; ++i)
+    CHECK(big[i] == -1.0f);
 }
 
 void testLibmF32() {
