@@ -11,7 +11,7 @@ from . import types  # noqa: F401
 from . import config  # noqa: F401
 from .compiler.builtins import registry as builtin_registry
 from .errors import (AdjitError, CompileError, GradientError, KernelError, KernelNameError,  # noqa: F401
-                     KernelSyntaxError, KernelTypeError, LaunchError, OutOfBoundsError)
+                     KernelSyntaxError, KernelTypeError, LaunchError, NonFiniteError, OutOfBoundsError)
 from .interop import from_dlpack, from_jax, from_numpy, from_torch, to_jax, to_torch  # noqa: F401
 from .language import Function, Kernel, adjoint, constant, func, func_grad, kernel, tid  # noqa: F401
 from .launch import launch, synchronize  # noqa: F401

@@ -12,8 +12,12 @@ however it is imported. Fields:
   the kernel, the line, the array, the index and the thread. Checks the
   compiler proves once per launch cost nothing; turn them off only to measure.
   ``@adjit.kernel(bounds_check=...)`` overrides it per kernel.
-- ``mode``: ``"release"``, the only mode so far; ``"debug"`` (NaN/Inf checks)
-  raises ``NotImplementedError`` rather than being accepted and doing nothing.
+- ``verify_fp``: report the first NaN or infinity a kernel (or its adjoint)
+  stores into an array, as a ``NonFiniteError`` naming the line, the array,
+  the index and the thread (a bool, default False; it costs a compare per
+  float stored).
+- ``mode``: ``"release"`` (the default) or ``"debug"``, which turns on
+  ``verify_fp`` (bounds checks are on in both).
 
 Setting or reading any other attribute raises ``AttributeError`` naming the
 known fields (so a misspelt setting is never silently ignored).
@@ -25,12 +29,13 @@ import sys
 import types as _types
 
 #: The fields and their defaults.
-FIELDS = {"cache_dir": None, "cache": True, "bounds_check": True, "mode": "release"}
-MODES = ("release",)
+FIELDS = {"cache_dir": None, "cache": True, "bounds_check": True, "verify_fp": False, "mode": "release"}
+MODES = ("release", "debug")
 
 cache_dir: str | None = None
 cache: bool = True
 bounds_check: bool = True
+verify_fp: bool = False
 mode: str = "release"
 
 
@@ -48,15 +53,11 @@ def _check(name: str, value):
             raise TypeError(f"adjit.config.cache_dir must be a folder path (str or os.PathLike) or None, "
                             f"got {type(value).__name__}")
         return os.fspath(value)
-    if name in ("cache", "bounds_check"):
+    if name in ("cache", "bounds_check", "verify_fp"):
         if type(value) is not bool:
             raise TypeError(f"adjit.config.{name} must be True or False, got {value!r}")
         return value
     if name == "mode":
-        if value == "debug":
-            raise NotImplementedError("adjit.config.mode = 'debug': NaN/Inf checks are not implemented "
-                                      "yet, so only mode = 'release' is accepted (bounds checks are on "
-                                      "in every mode: adjit.config.bounds_check)")
         if value not in MODES:
             raise ValueError(f"adjit.config.mode must be one of {', '.join(map(repr, MODES))}, got {value!r}")
         return value

@@ -117,3 +117,31 @@ class OutOfBoundsError(AdjitError, IndexError):
         if source_line:
             text += f"\n    {source_line.strip()}"
         super().__init__(text)
+
+
+class NonFiniteError(AdjitError, FloatingPointError):
+    """A kernel stored NaN or an infinity into an array while
+    ``adjit.config.verify_fp`` (or ``mode = "debug"``) was on. The launch
+    finished (the value was stored); this reports its first such store.
+
+    Attributes as ``OutOfBoundsError``'s (``index`` is where the value went).
+    """
+
+    def __init__(self, kernel: str, filename: str, lineno: int, array: str, access: str,
+                 index: tuple, shape: tuple, thread: tuple, source_line: str | None = None):
+        self.kernel = kernel
+        self.filename = filename
+        self.lineno = lineno
+        self.array = array
+        self.access = access
+        self.index = index
+        self.shape = shape
+        self.thread = thread
+        self.source_line = source_line
+        where = f"{filename}:{lineno}: " if filename else ""
+        shown = index[0] if len(index) == 1 else index
+        text = (f"{where}kernel '{kernel}': {access} in array {array} at index {shown} "
+                f"(thread {thread[0] if len(thread) == 1 else thread})")
+        if source_line:
+            text += f"\n    {source_line.strip()}"
+        super().__init__(text)

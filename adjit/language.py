@@ -7,6 +7,7 @@ the launcher's (``adjit.launch``).
 """
 from __future__ import annotations
 
+import ast
 import re
 
 from . import types as T
@@ -65,6 +66,7 @@ class Kernel:
         self.arg_names = [a.arg for a in self.source.tree.args.args]
         self._arg_types: list | None = None
         self._array_args: int | None = None
+        self._linear_tid: bool | None = None
 
     @property
     def mlir_name(self) -> str:
@@ -89,6 +91,22 @@ class Kernel:
         if self._array_args is None:
             self._array_args = sum(isinstance(t, T.ArrayType) for t in self.arg_types)
         return self._array_args
+
+    @property
+    def linear_tid(self) -> bool:
+        """Whether the kernel may take its thread index as one int32
+        (``i = tid()``, not ``i, j = tid()``): a launch of more than 2**31 - 1
+        threads would overflow it. Read from the source; a call to anything
+        named ``tid`` counts."""
+        if self._linear_tid is None:
+            tree = self.source.tree
+            unpacked = {id(node.value) for node in ast.walk(tree)
+                        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Tuple)}
+            self._linear_tid = any(
+                isinstance(node, ast.Call) and id(node) not in unpacked
+                and (getattr(node.func, "id", None) == "tid" or getattr(node.func, "attr", None) == "tid")
+                for node in ast.walk(tree))
+        return self._linear_tid
 
     def __call__(self, *args):
         raise RuntimeError(f"kernel '{self.__name__}' must be launched with adjit.launch()")

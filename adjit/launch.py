@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _runtime, loader
 from . import types as T
-from .errors import LaunchError, OutOfBoundsError
+from .errors import LaunchError, NonFiniteError, OutOfBoundsError
 from .language import Kernel
 from .runtime.array import Array, grad_or_scratch
 from .runtime import recording
@@ -152,6 +152,8 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
         raise _launch_error(k, f"kernel '{k.__name__}' takes {len(k.arg_names)} arguments "
                             f"({', '.join(k.arg_names)}), got {len(args)}")
     total, shape = _launch_shape(dim)
+    if total > MAX_EXTENT:
+        _check_linear_tid(k, dim, total)
     packed = [_pack_argument(k, n, t, v) for n, t, v in zip(k.arg_names, k.arg_types, args)]
     # Arrays that overlap (the same array twice, or views of one buffer) get
     # the variant compiled without the no-overlap promise.
@@ -163,7 +165,7 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
             args[i]._version += 1
         failure = _runtime.launch_cpu(variant.entry, total, shape, packed)
         if failure is not None:
-            raise _out_of_bounds(k, variant, failure, dim, adjoint=False)
+            raise _check_failed(k, variant, failure, dim, adjoint=False)
         return
     access = loader.argument_access(k)
     # Recorded on every tape open in this thread (nested tapes both record),
@@ -176,7 +178,16 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
             args[i]._version += 1
         failure = _runtime.launch_cpu(variant.entry, total, shape, packed)
     if failure is not None:
-        raise _out_of_bounds(k, variant, failure, dim, adjoint=False)
+        raise _check_failed(k, variant, failure, dim, adjoint=False)
+
+
+def _check_linear_tid(k: Kernel, dim, total: int) -> None:
+    """Refuses a launch whose linear thread index overflows the kernel's
+    int32 ``i = tid()``."""
+    if k.linear_tid:
+        raise _launch_error(k, f"launch dim {dim!r} has {total} threads, but kernel '{k.__name__}' takes its "
+                            "thread index as one int32 (i = tid()), which holds at most 2**31 - 1 = "
+                            f"{MAX_EXTENT}; take one index per dimension (i, j = tid()) or split the launch")
 
 
 def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None) -> None:
@@ -191,12 +202,13 @@ def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None) -> 
     variant = loader.cpu_variant(k, adjoint=True, noalias=not _runtime.arrays_overlap(all_args))
     failure = _runtime.launch_cpu(variant.entry, total, shape, all_args)
     if failure is not None:
-        raise _out_of_bounds(k, variant, failure, dim, adjoint=True)
+        raise _check_failed(k, variant, failure, dim, adjoint=True)
 
 
-def _out_of_bounds(k: Kernel, variant, failure, dim, adjoint: bool) -> OutOfBoundsError:
-    """The error for a launch's first failed range check (``failure`` as
-    ``_runtime.launch_cpu`` returns it)."""
+def _check_failed(k: Kernel, variant, failure, dim, adjoint: bool) -> OutOfBoundsError | NonFiniteError:
+    """The error for a launch's first failed check (``failure`` as
+    ``_runtime.launch_cpu`` returns it): an index out of range, or a
+    non-finite value stored."""
     site_number, thread, indices, sizes = failure
     site = variant.sites[site_number]
     rank = site["rank"]
@@ -208,8 +220,9 @@ def _out_of_bounds(k: Kernel, variant, failure, dim, adjoint: bool) -> OutOfBoun
     extents = (dim,) if np.ndim(dim) == 0 else tuple(dim)
     coords = tuple(int(c) for c in np.unravel_index(thread, [int(e) for e in extents]))
     where = site["file"], site["line"]
-    return OutOfBoundsError(k.__name__, *where, array, site["access"], tuple(indices[:rank]),
-                            tuple(sizes[:rank]), coords, linecache.getline(*where) or None)
+    error = NonFiniteError if "NaN or infinity" in site["access"] else OutOfBoundsError
+    return error(k.__name__, *where, array, site["access"], tuple(indices[:rank]),
+                 tuple(sizes[:rank]), coords, linecache.getline(*where) or None)
 
 
 def synchronize() -> None:

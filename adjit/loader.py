@@ -42,8 +42,8 @@ class _Loaded:
     """What is known of one kernel's compiled code in this process."""
 
     def __init__(self):
-        # (adjoint, noalias, bounds_check) -> CpuVariant
-        self.variants: dict[tuple[bool, bool, bool], CpuVariant] = {}
+        # (adjoint, noalias, checks) -> CpuVariant
+        self.variants: dict[tuple[bool, bool, tuple[bool, bool]], CpuVariant] = {}
         self.access: list[Access] | None = None
         # Positions of the arguments the kernel writes (the launch's fast path).
         self.written: tuple[int, ...] | None = None
@@ -62,14 +62,17 @@ def _loaded(kernel: Kernel) -> _Loaded:
 def loaded_variants(kernel: Kernel) -> dict[tuple[bool, bool], CpuVariant]:
     """The variants of ``kernel`` loaded so far for its current bounds-check
     setting, by (adjoint, noalias)."""
-    checked = bounds_checked(kernel)
-    return {(a, n): v for (a, n, c), v in _loaded(kernel).variants.items() if c == checked}
+    current = checks(kernel)
+    return {(a, n): v for (a, n, c), v in _loaded(kernel).variants.items() if c == current}
 
 
-def bounds_checked(kernel: Kernel) -> bool:
-    """Whether launches of ``kernel`` check their array accesses now: its own
-    ``bounds_check`` option, else ``adjit.config.bounds_check``."""
-    return config.bounds_check if kernel.bounds_check is None else kernel.bounds_check
+def checks(kernel: Kernel) -> tuple[bool, bool]:
+    """The run-time checks launches of ``kernel`` compile in now: (indices in
+    range: the kernel's ``bounds_check`` option, else
+    ``adjit.config.bounds_check``; stored floats finite:
+    ``adjit.config.verify_fp`` or debug mode)."""
+    return (config.bounds_check if kernel.bounds_check is None else kernel.bounds_check,
+            config.verify_fp or config.mode == "debug")
 
 
 def argument_access(kernel: Kernel) -> list[Access]:
@@ -94,7 +97,7 @@ def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True) -> 
     the disk cache where it is there. ``noalias``: the variant for launches
     whose arrays do not overlap (faster; the launch checks)."""
     state = _loaded(kernel)
-    checked = bounds_checked(kernel)
+    checked = checks(kernel)
     variant = state.variants.get((adjoint, noalias, checked))
     if variant is not None:
         return variant
@@ -158,7 +161,7 @@ def _from_entry(kernel: Kernel, adjoint: bool, code: bytes, metadata: dict) -> C
         access = [Access(b) for b in bits]
     sites = metadata.get("sites")
     if not isinstance(sites, list) or not all(_valid_site(site) for site in sites):
-        raise _DamagedEntry("its bounds-check sites are malformed")
+        raise _DamagedEntry("its check sites are malformed")
     variant = CpuVariant(_load(kernel, code, symbol), True, sites)
     if access is not None:
         _loaded(kernel).access = access
@@ -173,12 +176,12 @@ def _valid_site(site) -> bool:
         type(site[k]) is t for k, t in _SITE_FIELDS.items()) and 1 <= site["rank"] <= 4
 
 
-def _options(kernel: Kernel, adjoint: bool, noalias: bool, checked: bool) -> dict:
+def _options(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, bool]) -> dict:
     return {"target": "cpu", "opt_level": CPU_OPT_LEVEL, "adjoint": adjoint, "noalias": noalias,
-            "bounds_check": checked, "no_grad": list(kernel.no_grad)}
+            "bounds_check": checked[0], "verify_fp": checked[1], "no_grad": list(kernel.no_grad)}
 
 
-def _key_parts(kernel: Kernel, adjoint: bool, noalias: bool, checked: bool) -> cache.KeyParts:
+def _key_parts(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, bool]) -> cache.KeyParts:
     """The cache key of one variant. The digest is recomputed for each: the
     globals a kernel reads may have changed since its other variants were
     compiled, and the key must describe what is compiled now."""
@@ -224,7 +227,7 @@ def export(kernels, path, adjoint: bool = True) -> Path:
         if not isinstance(kernel, Kernel):
             raise TypeError(f"export() takes @adjit.kernel objects, got {kernel!r}")
         record = {"kernel": kernel.key, "file": kernel.source.filename, "adjoint": adjoint}
-        checked = bounds_checked(kernel)
+        checked = checks(kernel)
         for adj in ((False, True) if adjoint else (False,)):
             for noalias in (True, False):
                 parts = _key_parts(kernel, adj, noalias, checked)

@@ -52,9 +52,9 @@ def Adjit_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getNoAliasArgsAttrName() {
       return ::llvm::StringLiteral("adjit.noalias_args");
     }
-    /// On a kernel: its checked accesses (adjit-bounds-check), an array of
+    /// On a kernel: its checked accesses (adjit-access-checks), an array of
     /// dictionaries {file, line, array, access, rank} indexed by the `site` of each
-    /// `adjit.index_error`; the launcher names the failing one from it.
+    /// `adjit.access_error`; the launcher names the failing one from it.
     static constexpr ::llvm::StringLiteral getCheckSitesAttrName() {
       return ::llvm::StringLiteral("adjit.check_sites");
     }

@@ -43,7 +43,7 @@ def Adjit_TidBoundsOp : Adjit_Op<"tid_bounds", [Pure]> {
     Only valid in a kernel. Result k bounds result k of an `adjit.tid` with
     as many results: every thread of the launch has `0 <= tid[k] < bound[k]`.
     The same for every thread, so conditions on it are decided once per
-    launch (adjit-bounds-check uses it to prove thread-indexed accesses).
+    launch (adjit-access-checks uses it to prove thread-indexed accesses).
 
     ```mlir
     %ni, %nj = adjit.tid_bounds : index, index
@@ -55,14 +55,14 @@ def Adjit_TidBoundsOp : Adjit_Op<"tid_bounds", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
-// Runtime checks (adjit-bounds-check)
+// Runtime checks (adjit-access-checks)
 //===----------------------------------------------------------------------===//
 
 def Adjit_ErrorRecordOp : Adjit_Op<"error_record", [Pure]> {
   let summary = "the launch's error record";
   let description = [{
     Only valid in a kernel. A pointer to the record where the first failed
-    check of a launch is written (see `adjit.index_error`); the launch passes
+    check of a launch is written (see `adjit.access_error`); the launch passes
     make it a parameter the runtime provides and reads after the launch.
 
     ```mlir
@@ -74,17 +74,18 @@ def Adjit_ErrorRecordOp : Adjit_Op<"error_record", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Adjit_IndexErrorOp : Adjit_Op<"index_error", [AttrSizedOperandSegments]> {
-  let summary = "records an out-of-range array access";
+def Adjit_AccessErrorOp : Adjit_Op<"access_error", [AttrSizedOperandSegments]> {
+  let summary = "records a failed check of an array access";
   let description = [{
-    Writes the failed access into the launch's error record unless an earlier
-    failure is there (first failure wins, atomically): the record holds 10
-    int64 words, `[site + 1, thread, index[0..3], size[0..3]]`, and word 0 is
-    zero while nothing failed. `site` indexes the kernel's
+    Writes the failed access (an index out of range, or a non-finite value
+    stored; the site says which) into the launch's error record unless an
+    earlier failure is there (first failure wins, atomically): the record
+    holds 10 int64 words, `[site + 1, thread, index[0..3], size[0..3]]`, and
+    word 0 is zero while nothing failed. `site` indexes the kernel's
     `adjit.check_sites`; `thread` is the linear thread index.
 
     ```mlir
-    adjit.index_error %record, %thread site 2 [%i] of [%n]
+    adjit.access_error %record, %thread site 2 [%i] of [%n]
     ```
   }];
   let arguments = (ins Adjit_LLVMPointer:$record, Index:$thread, I64Attr:$site,
@@ -102,7 +103,7 @@ def Adjit_LaunchConditionOp : Adjit_Op<"launch_condition", [Pure, AllTypesMatch<
     launch (it may only depend on kernel arguments, array sizes and
     `adjit.tid_bounds`). A launch pass may compile the kernel twice, with the
     result replaced by `true` and by `false`, evaluate the condition once per
-    launch and run the matching version: adjit-bounds-check guards the
+    launch and run the matching version: adjit-access-checks guards the
     accesses it proves with it, so the `true` version has no checks for them.
     At most one per kernel, in its entry block.
 

@@ -100,15 +100,16 @@ def AdjitArrayAccess : Pass<"adjit-array-access", "::mlir::ModuleOp"> {
   ];
 }
 
-def AdjitBoundsCheck : Pass<"adjit-bounds-check", "::mlir::ModuleOp"> {
-  let summary = "Guard every array access with a range check, proved once per launch where it can be";
+def AdjitAccessChecks : Pass<"adjit-access-checks", "::mlir::ModuleOp"> {
+  let summary = "Check array accesses at run time: indices in range (proved once per launch where possible), and optionally the values stored finite";
   let description = [{
-    Wraps each `adjit.load`, `store`, `load_component`, `store_component` and
-    atomic in `scf.if` on its indices being in range (unsigned, so negative
-    indices fail). The other branch skips the access (a load or an atomic
-    yields zero) and records the failure with `adjit.index_error`, which the
-    runtime turns into an `IndexError` naming the site after the launch. Each
-    site is described in the kernel's `adjit.check_sites`.
+    With `bounds` (the default), wraps each `adjit.load`, `store`,
+    `load_component`, `store_component` and atomic in `scf.if` on its indices
+    being in range (unsigned, so negative indices fail). The other branch
+    skips the access (a load or an atomic yields zero) and records the
+    failure with `adjit.access_error`, which the runtime turns into an
+    `IndexError` naming the site after the launch. Each site is described in
+    the kernel's `adjit.check_sites` (file, line, array, access, rank).
 
     Checks are dropped where they are proved:
     - statically: the induction variable of an `scf.for` from a constant
@@ -122,13 +123,25 @@ def AdjitBoundsCheck : Pass<"adjit-bounds-check", "::mlir::ModuleOp"> {
       kernel for both values of the condition and tests it once per launch,
       so a launch that fits its arrays runs the code without those checks.
 
-    Device functions that still contain accesses get two trailing
-    arguments, the error record and the thread index, passed by every call.
+    With `finite`, every store and atomic of a float value (each component
+    of a vector or matrix) also reports the first value that is NaN or
+    infinite (access "write of NaN or infinity", ...; for atomic_add also the
+    element it leaves); the store still happens.
+
+    Device functions that still contain checks get two trailing arguments,
+    the error record and the thread index, passed by every call.
     Rationale: the checks run after the adjoint pass, so forward and adjoint
     kernels are checked alike and the adjoint never sees them.
   }];
+  let options = [
+    Option<"bounds", "bounds", "bool", /*default=*/"true",
+           "Check that every array index is in range">,
+    Option<"finite", "finite", "bool", /*default=*/"false",
+           "Report the first NaN or infinity stored into an array">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def AdjitAdjoint : Pass<"adjit-adjoint", "::mlir::ModuleOp"> {

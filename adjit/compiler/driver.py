@@ -63,10 +63,11 @@ def kernel_symbol(kernel: Kernel, adjoint: bool) -> str:
 
 
 def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: int,
-                       bounds_check: bool = True) -> CpuObject:
+                       checks: tuple[bool, bool] = (True, False)) -> CpuObject:
     """Compiles the kernel (or its adjoint) for this CPU at LLVM ``opt_level``.
     ``noalias``: the variant for launches whose arrays do not overlap (the
-    launch checks). ``bounds_check``: with range checks on array accesses."""
+    launch checks). ``checks``: (range checks on array accesses, reports of
+    non-finite values stored)."""
     context = new_context()
     module = build_module(kernel, context)
     access = []
@@ -78,7 +79,7 @@ def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: 
         if stage == "checked":
             sites.extend(S.check_sites(module, kernel_symbol(kernel, adjoint)))
 
-    S.run_stages(module, S.cpu_stages(adjoint, noalias, bounds_check), kernel.mlir_name, after_stage=record)
+    S.run_stages(module, S.cpu_stages(adjoint, noalias, *checks), kernel.mlir_name, after_stage=record)
     try:
         code = _adjit.compile_to_object(module.operation, opt_level)
     except RuntimeError as e:
@@ -97,22 +98,23 @@ def load_with_jit(code: bytes, names: list[str]) -> list[int]:
 
 
 def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80", adjoint: bool = False,
-            bounds_check: bool = True) -> str:
+            bounds_check: bool = True, verify_fp: bool = False) -> str:
     """Compiles a kernel (or, with ``adjoint=True``, its adjoint) and returns
     its final IR as text.
 
     ``target="cuda"`` returns the PTX for ``arch``; ``target="cpu"`` returns
     the LLVM dialect module that is compiled for this machine.
-    ``bounds_check``: with range checks on array accesses.
+    ``bounds_check``: with range checks on array accesses; ``verify_fp``:
+    reporting non-finite values stored.
     """
     if target not in ("cpu", "cuda"):
         raise ValueError(f"unknown target '{target}' (expected 'cpu' or 'cuda')")
     context = new_context()
     module = build_module(k, context)
     if target == "cuda":
-        S.run_stages(module, S.cuda_stages(arch, adjoint, bounds_check), k.mlir_name)
+        S.run_stages(module, S.cuda_stages(arch, adjoint, bounds_check, verify_fp), k.mlir_name)
         return ptx_of(module)
-    S.run_stages(module, S.cpu_stages(adjoint, bounds_check=bounds_check), k.mlir_name)
+    S.run_stages(module, S.cpu_stages(adjoint, False, bounds_check, verify_fp), k.mlir_name)
     return str(module)
 
 

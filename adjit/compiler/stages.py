@@ -19,7 +19,7 @@ from mlir.passmanager import PassManager
 from .. import _adjit
 from ..errors import CompileError, GradientError
 
-#: The attribute adjit-bounds-check describes a kernel's checked accesses in.
+#: The attribute adjit-access-checks describes a kernel's checked accesses in.
 CHECK_SITES = _adjit.ATTRIBUTE_NAMES["check_sites"]
 
 
@@ -43,29 +43,36 @@ def _front(adjoint: bool, checkpoint_bytes: int = 0) -> list[Stage]:
     return stages
 
 
-def _checked(bounds_check: bool) -> list[Stage]:
-    return [Stage("checked", "adjit-check")] if bounds_check else []
+def _checked(bounds_check: bool, verify_fp: bool) -> list[Stage]:
+    if not (bounds_check or verify_fp):
+        return []
+    if not verify_fp:
+        return [Stage("checked", "adjit-check")]
+    return [Stage("checked", f"adjit-check{{bounds={'true' if bounds_check else 'false'} finite=true}}")]
 
 
-def cpu_stages(adjoint: bool = False, noalias: bool = False, bounds_check: bool = True) -> list[Stage]:
+def cpu_stages(adjoint: bool = False, noalias: bool = False, bounds_check: bool = True,
+               verify_fp: bool = False) -> list[Stage]:
     """adjit -> optimized [-> adjoint] [-> checked] -> cpu -> llvm.
     ``noalias``: compile for launches whose arrays do not overlap (the runtime
-    checks). ``bounds_check``: guard array accesses (adjit-bounds-check)."""
+    checks). ``bounds_check``: guard array accesses; ``verify_fp``: report
+    non-finite values stored (adjit-access-checks)."""
     lower = f"adjit-lower-cpu{{noalias={'true' if noalias else 'false'}}}"
-    return _front(adjoint, CPU_CHECKPOINT_BYTES) + _checked(bounds_check) + [
+    return _front(adjoint, CPU_CHECKPOINT_BYTES) + _checked(bounds_check, verify_fp) + [
         Stage("cpu", lower), Stage("llvm", "adjit-cpu-to-llvm")]
 
 
-def cuda_stages(chip: str = "sm_80", adjoint: bool = False, bounds_check: bool = True) -> list[Stage]:
+def cuda_stages(chip: str = "sm_80", adjoint: bool = False, bounds_check: bool = True,
+                verify_fp: bool = False) -> list[Stage]:
     """adjit -> optimized [-> adjoint] [-> checked] -> gpu -> ptx."""
-    return _front(adjoint) + _checked(bounds_check) + [
+    return _front(adjoint) + _checked(bounds_check, verify_fp) + [
         Stage("gpu", "adjit-lower-gpu"), Stage("ptx", f"adjit-gpu-to-ptx{{chip={chip}}}")]
 
 
 def check_sites(module: ir.Module, kernel_symbol: str) -> list[dict]:
     """The checked accesses of a kernel after the 'checked' stage, by site
     number: dicts of file, line, array, access and rank (see
-    adjit-bounds-check)."""
+    adjit-access-checks)."""
     for op in module.body.operations:
         attrs = op.attributes
         if "sym_name" in attrs and ir.StringAttr(attrs["sym_name"]).value == kernel_symbol:

@@ -43,6 +43,15 @@ struct LowerCpuOptions : public PassPipelineOptions<LowerCpuOptions> {
                        llvm::cl::init(false)};
 };
 
+struct CheckOptions : public PassPipelineOptions<CheckOptions> {
+  Option<bool> bounds{*this, "bounds",
+                      llvm::cl::desc("Check that array indices are in range"),
+                      llvm::cl::init(true)};
+  Option<bool> finite{*this, "finite",
+                      llvm::cl::desc("Report NaN or infinity stored"),
+                      llvm::cl::init(false)};
+};
+
 struct DifferentiateOptions : public PassPipelineOptions<DifferentiateOptions> {
   Option<int64_t> checkpointBytes{
       *this, "checkpoint-bytes",
@@ -82,12 +91,16 @@ void registerPipelines() {
                                std::to_string(options.checkpointBytes) +
                                "},canonicalize,cse");
       });
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<CheckOptions>(
       "adjit-check",
       "Stage optimized or adjoint -> checked: guard every array access with "
-      "a range check (proved once per launch where possible)",
-      [](OpPassManager &pm) {
-        appendPipeline(pm, "adjit-bounds-check,canonicalize,cse");
+      "a range check (proved once per launch where possible) and, with "
+      "finite, report non-finite values stored",
+      [](OpPassManager &pm, const CheckOptions &options) {
+        appendPipeline(pm, std::string("adjit-access-checks{bounds=") +
+                               (options.bounds ? "true" : "false") +
+                               " finite=" + (options.finite ? "true" : "false") +
+                               "},canonicalize,cse");
       });
   PassPipelineRegistration<LowerCpuOptions>(
       "adjit-lower-cpu",

@@ -38,7 +38,7 @@ struct alignas(16) ArgSlot {
 static_assert(sizeof(MemRefDescriptor) <= sizeof(ArgSlot),
               "an argument slot holds a descriptor");
 
-/// Where a launch's checks report the first failure (adjit.index_error):
+/// Where a launch's checks report the first failure (adjit.access_error):
 /// `site` is 0 while nothing failed, else the failing site's number + 1.
 struct ErrorRecord {
   int64_t site;
@@ -47,7 +47,7 @@ struct ErrorRecord {
   int64_t size[4];
 };
 static_assert(sizeof(ErrorRecord) == 10 * sizeof(int64_t),
-              "the record is 10 int64 words (adjit.index_error)");
+              "the record is 10 int64 words (adjit.access_error)");
 
 } // namespace runtime
 } // namespace adjit

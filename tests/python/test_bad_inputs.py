@@ -80,6 +80,18 @@ def test_launch_bad_dim(dim, words):
     assert not y.numpy().any()  # nothing ran
 
 
+def test_launch_of_more_threads_than_an_int32_tid_holds_is_refused():
+    # scale's i = tid() is the linear index: 2**32 threads would wrap it.
+    x, y = _xy()
+    with pytest.raises(adjit.LaunchError) as info:
+        adjit.launch(scale, dim=(2**16, 2**16), inputs=[x, y])
+    for words in ("4294967296 threads", "one int32 (i = tid())", "i, j = tid()"):
+        assert words in str(info.value)
+    assert not y.numpy().any()
+    # i, j = tid() has one int32 per dimension: such launches are not refused.
+    assert scale.linear_tid and not fill_2d.linear_tid
+
+
 @pytest.mark.parametrize("dim", [4, np.int64(4), np.int32(4), (4,), [4], np.array([4])])
 def test_launch_integer_dims_run(dim):
     x, y = _xy()
@@ -508,14 +520,20 @@ def config():
     adjit.config = before
 
 
-def test_config_debug_mode_is_not_implemented(config):
-    with pytest.raises(NotImplementedError, match="NaN/Inf checks are not implemented yet"):
-        config.mode = "debug"
-    assert config.mode == "release"
+def test_config_debug_mode_is_accepted_and_means_verify_fp(config):
+    from adjit import loader
+
+    @adjit.kernel
+    def k(x: adjit.array(dtype=float)):
+        x[adjit.tid()] = 1.0
+
+    assert loader.checks(k) == (True, False)
+    config.mode = "debug"
+    assert config.mode == "debug" and loader.checks(k) == (True, True)
 
 
 def test_config_unknown_mode(config):
-    with pytest.raises(ValueError, match="mode must be one of 'release', got 'fast'"):
+    with pytest.raises(ValueError, match="mode must be one of 'release', 'debug', got 'fast'"):
         config.mode = "fast"
 
 
@@ -524,17 +542,17 @@ def test_config_release_mode(config):
     assert config.mode == "release"
 
 
-@pytest.mark.parametrize("name", ["boundscheck", "verify_fp", "cache_directory", "FIELDS", "reset"])
+@pytest.mark.parametrize("name", ["boundscheck", "verifyfp", "cache_directory", "FIELDS", "reset"])
 def test_config_unknown_setting(config, name):
     with pytest.raises(AttributeError) as info:
         setattr(config, name, False)
     message = str(info.value)
-    assert f"no setting '{name}'" in message and "cache_dir, cache, bounds_check, mode" in message
+    assert f"no setting '{name}'" in message and "cache_dir, cache, bounds_check, verify_fp, mode" in message
 
 
 def test_config_reading_an_unknown_setting(config):
-    with pytest.raises(AttributeError, match="no setting 'verify_fp'.*cache_dir, cache, bounds_check, mode"):
-        config.verify_fp
+    with pytest.raises(AttributeError, match="no setting 'debug'.*cache_dir, cache, bounds_check, verify_fp, mode"):
+        config.debug
 
 
 @pytest.mark.parametrize("name, value, error, words", [
@@ -542,6 +560,7 @@ def test_config_reading_an_unknown_setting(config):
     ("cache", 0, TypeError, "cache must be True or False"),
     ("cache_dir", 3, TypeError, "cache_dir must be a folder path"),
     ("bounds_check", 1, TypeError, "bounds_check must be True or False"),
+    ("verify_fp", "on", TypeError, "verify_fp must be True or False"),
 ])
 def test_config_wrong_value_type(config, name, value, error, words):
     with pytest.raises(error, match=words):
@@ -562,5 +581,5 @@ def test_config_fields_cannot_be_deleted(config):
 
 def test_adjit_config_is_the_fixed_field_config(config):
     assert _ADJIT_CONFIG is config
-    with pytest.raises(AttributeError, match="no setting 'verify_fp'"):
-        _ADJIT_CONFIG.verify_fp = False
+    with pytest.raises(AttributeError, match="no setting 'verifyfp'"):
+        _ADJIT_CONFIG.verifyfp = False

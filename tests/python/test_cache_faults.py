@@ -41,7 +41,7 @@ def _run(kernel):
 
 
 def _forward_parts(kernel):
-    return loader._key_parts(kernel, False, True, loader.bounds_checked(kernel))
+    return loader._key_parts(kernel, False, True, loader.checks(kernel))
 
 
 def _with(**changes):
@@ -60,8 +60,8 @@ def _with(**changes):
     (lambda code: code, _with(access=[5]), "access metadata is malformed"),
     (lambda code: code, _with(access=["read", 6]), "access metadata is malformed"),
     (lambda code: code, _with(entry="no_such_symbol"), "no symbol 'no_such_symbol'"),
-    (lambda code: code, _with(sites=None), "bounds-check sites are malformed"),
-    (lambda code: code, _with(sites=[{"file": "k.py", "line": "7"}]), "bounds-check sites are malformed"),
+    (lambda code: code, _with(sites=None), "check sites are malformed"),
+    (lambda code: code, _with(sites=[{"file": "k.py", "line": "7"}]), "check sites are malformed"),
 ])
 def test_a_damaged_entry_with_a_valid_checksum_is_rebuilt(tmp_path, monkeypatch, caplog, damage, metadata, why):
     monkeypatch.setenv("ADJIT_CACHE_DIR", str(tmp_path / "cache"))

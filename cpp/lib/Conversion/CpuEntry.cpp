@@ -14,7 +14,7 @@
 // A body with an `adjit.launch_condition` (proved bounds checks) is compiled
 // twice, for the condition true and false; the entry evaluates the
 // condition once and runs the loop over the matching version. %record is
-// the launch's error record (adjit.index_error).
+// the launch's error record (adjit.access_error).
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,7 +78,7 @@ FailureOr<Value> unpackArgument(OpBuilder &b, Location loc, Type type,
 
 /// The kernel body compiled twice, for the two values of its
 /// `adjit.launch_condition`, and the condition as a function of the body's
-/// arguments (see adjit-bounds-check).
+/// arguments (see adjit-access-checks).
 struct Versions {
   func::FuncOp whenTrue, whenFalse, condition;
 };

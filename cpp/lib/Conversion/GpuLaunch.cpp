@@ -9,7 +9,7 @@
 //
 // which takes the linear index from the 1-D grid, returns past `total`, and
 // calls the body. %record is the launch's error record in device memory. A
-// launch condition (adjit-bounds-check) is evaluated by each thread: it is
+// launch condition (adjit-access-checks) is evaluated by each thread: it is
 // uniform, so its branches do not diverge. Memref arguments keep the standard expanded descriptor
 // calling convention of the GPU-to-NVVM lowering.
 //

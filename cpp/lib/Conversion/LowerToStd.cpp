@@ -216,10 +216,10 @@ struct AtomicLowering : OpConversionPattern<AtomicOp> {
 
 /// Writes the failure into the error record unless one is there (word 0
 /// goes from 0 to site + 1 atomically; the winner fills in the rest).
-struct IndexErrorLowering : OpConversionPattern<IndexErrorOp> {
+struct AccessErrorLowering : OpConversionPattern<AccessErrorOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(IndexErrorOp op, OpAdaptor adaptor,
+  matchAndRewrite(AccessErrorOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type i64 = rewriter.getI64Type();
@@ -374,7 +374,7 @@ struct AdjitLowerToStdPass
     patterns.add<LoadLowering, LoadComponentLowering, StoreLowering,
                  StoreComponentLowering, AtomicLowering<AtomicAddOp>,
                  AtomicLowering<AtomicMinOp>, AtomicLowering<AtomicMaxOp>,
-                 DimLowering, IndexErrorLowering,
+                 DimLowering, AccessErrorLowering,
                  ExtractLowering, InsertLowering, StopGradientLowering,
                  CallLowering, SmallReductionUnrolling>(converter, ctx);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,

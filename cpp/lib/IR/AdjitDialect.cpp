@@ -173,7 +173,7 @@ LogicalResult TidBoundsOp::verify() {
 
 LogicalResult ErrorRecordOp::verify() { return verifyInKernel(*this); }
 
-LogicalResult IndexErrorOp::verify() {
+LogicalResult AccessErrorOp::verify() {
   if (getIndices().size() != getSizes().size())
     return emitOpError() << "has " << getIndices().size() << " indices but "
                          << getSizes().size() << " sizes";

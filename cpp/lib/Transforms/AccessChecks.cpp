@@ -1,4 +1,4 @@
-//===- BoundsCheck.cpp - range checks on every array access ---------------===//
+//===- AccessChecks.cpp - range checks on every array access ---------------===//
 //
 // Algorithm: one walk per function over its access ops. Each index of an
 // access is classified:
@@ -20,10 +20,12 @@
 #include "adjit/ArrayAccessAnalysis.h"
 #include "adjit/Passes.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::adjit {
-#define GEN_PASS_DEF_ADJITBOUNDSCHECK
+#define GEN_PASS_DEF_ADJITACCESSCHECKS
 #include "Passes.h.inc"
 } // namespace mlir::adjit
 
@@ -159,6 +161,41 @@ StringRef accessKind(Operation *op) {
   return "atomic_max";
 }
 
+/// The value a store or atomic writes (null for loads).
+Value storedValue(Operation *op) {
+  if (auto store = dyn_cast<StoreOp>(op))
+    return store.getValue();
+  if (auto store = dyn_cast<StoreComponentOp>(op))
+    return store.getValue();
+  if (isa<AtomicAddOp, AtomicMinOp, AtomicMaxOp>(op))
+    return op->getOperand(0);
+  return Value();
+}
+
+/// Whether every component of float (or float vector) `value` is finite:
+/// |x| <= the largest finite value is false for NaN and the infinities.
+Value allFinite(OpBuilder &b, Location loc, Value value) {
+  Type type = value.getType();
+  auto floatTy = cast<FloatType>(getElementTypeOrSelf(type));
+  APFloat largest = APFloat::getLargest(floatTy.getFloatSemantics());
+  auto vecTy = dyn_cast<VectorType>(type);
+  TypedAttr limitAttr =
+      vecTy ? TypedAttr(DenseElementsAttr::get(vecTy, ArrayRef<APFloat>(largest)))
+            : TypedAttr(FloatAttr::get(floatTy, largest));
+  Value limit = arith::ConstantOp::create(b, loc, limitAttr);
+  Value magnitude = math::AbsFOp::create(b, loc, value);
+  Value finite = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE,
+                                       magnitude, limit);
+  if (!vecTy)
+    return finite;
+  if (vecTy.getRank() > 1)
+    finite = vector::ShapeCastOp::create(
+        b, loc, VectorType::get({vecTy.getNumElements()}, b.getI1Type()),
+        finite);
+  return vector::ReductionOp::create(b, loc, vector::CombiningKind::AND,
+                                     finite);
+}
+
 /// A name for the array an access addresses: the parameter's name.
 std::string arrayName(Value array) {
   auto arg = dyn_cast<BlockArgument>(array);
@@ -186,8 +223,9 @@ struct ReportContext {
   Value thread;
 };
 
-struct AdjitBoundsCheckPass
-    : adjit::impl::AdjitBoundsCheckBase<AdjitBoundsCheckPass> {
+struct AdjitAccessChecksPass
+    : adjit::impl::AdjitAccessChecksBase<AdjitAccessChecksPass> {
+  using Base::Base;
   void runOnOperation() override;
 
 private:
@@ -195,6 +233,9 @@ private:
   void checkFunction(func::FuncOp fn);
   void guard(Operation *access, ReportContext context, int64_t site,
              Value proven, ArrayRef<Proof> proofs);
+  void checkFinite(Operation *access, ReportContext context);
+  /// Describes the check of `access` in the site table; returns its number.
+  int64_t addSite(Operation *access, StringRef kind);
   /// The launch condition of kernel `fn`, created on first use.
   Value launchCondition(func::FuncOp fn);
   Value tidBounds(func::FuncOp kernel, TidOp tid, int coordinate);
@@ -206,7 +247,7 @@ private:
   SmallVector<Attribute> sites;
 };
 
-ReportContext AdjitBoundsCheckPass::contextOf(func::FuncOp fn) {
+ReportContext AdjitAccessChecksPass::contextOf(func::FuncOp fn) {
   auto it = contexts.find(fn);
   if (it != contexts.end())
     return it->second;
@@ -250,7 +291,7 @@ ReportContext AdjitBoundsCheckPass::contextOf(func::FuncOp fn) {
   return context;
 }
 
-Value AdjitBoundsCheckPass::launchCondition(func::FuncOp fn) {
+Value AdjitAccessChecksPass::launchCondition(func::FuncOp fn) {
   LaunchConditionOp &cond = conditions[fn];
   if (!cond) {
     OpBuilder b = OpBuilder::atBlockBegin(&fn.getBody().front());
@@ -260,23 +301,23 @@ Value AdjitBoundsCheckPass::launchCondition(func::FuncOp fn) {
   return cond.getResult();
 }
 
-Value AdjitBoundsCheckPass::tidBounds(func::FuncOp kernel, TidOp tid,
+Value AdjitAccessChecksPass::tidBounds(func::FuncOp kernel, TidOp tid,
                                       int coordinate) {
   // Computed before the launch condition, from the kernel's arguments only;
   // one per kernel and tid rank.
-  TidBoundsOp &bounds = tidBoundsOps[{kernel, tid.getNumResults()}];
-  if (!bounds) {
+  TidBoundsOp &op = tidBoundsOps[{kernel, tid.getNumResults()}];
+  if (!op) {
     OpBuilder b(conditions[kernel]);
     SmallVector<Type> types(tid.getNumResults(), b.getIndexType());
-    bounds = TidBoundsOp::create(b, tid.getLoc(), types);
+    op = TidBoundsOp::create(b, tid.getLoc(), types);
   }
-  return bounds.getResult(coordinate);
+  return op.getResult(coordinate);
 }
 
 /// Moves `access` under `scf.if in_range` (`proven || in_range` for the
 /// indices the launch condition `proven` covers); the else branch records
 /// the failure at `site` and yields zeros.
-void AdjitBoundsCheckPass::guard(Operation *access, ReportContext context,
+void AdjitAccessChecksPass::guard(Operation *access, ReportContext context,
                                  int64_t site, Value proven,
                                  ArrayRef<Proof> proofs) {
   auto element = *ArrayAccessAnalysis::accessedElement(access);
@@ -312,7 +353,7 @@ void AdjitBoundsCheckPass::guard(Operation *access, ReportContext context,
   access->moveBefore(then->getTerminator());
   Block *otherwise = &ifOp.getElseRegion().front();
   OpBuilder eb = OpBuilder::atBlockBegin(otherwise);
-  IndexErrorOp::create(eb, loc, context.record, context.thread, site, indices,
+  AccessErrorOp::create(eb, loc, context.record, context.thread, site, indices,
                        sizes);
   SmallVector<Value> zeros;
   for (Type type : access->getResultTypes())
@@ -325,7 +366,59 @@ void AdjitBoundsCheckPass::guard(Operation *access, ReportContext context,
     otherwise->getTerminator()->setOperands(zeros);
 }
 
-void AdjitBoundsCheckPass::checkFunction(func::FuncOp fn) {
+int64_t AdjitAccessChecksPass::addSite(Operation *access, StringRef kind) {
+  MLIRContext *ctx = access->getContext();
+  auto [array, indices] = *ArrayAccessAnalysis::accessedElement(access);
+  auto position = sourcePosition(access->getLoc());
+  auto i64 = IntegerType::get(ctx, 64);
+  NamedAttribute fields[] = {
+      NamedAttribute(StringAttr::get(ctx, "file"),
+                     StringAttr::get(ctx, position ? position->first : "")),
+      NamedAttribute(StringAttr::get(ctx, "line"),
+                     IntegerAttr::get(i64, position ? position->second : 0)),
+      NamedAttribute(StringAttr::get(ctx, "array"),
+                     StringAttr::get(ctx, arrayName(array))),
+      NamedAttribute(StringAttr::get(ctx, "access"), StringAttr::get(ctx, kind)),
+      NamedAttribute(StringAttr::get(ctx, "rank"),
+                     IntegerAttr::get(i64, indices.size()))};
+  sites.push_back(DictionaryAttr::get(ctx, fields));
+  return sites.size() - 1;
+}
+
+/// Reports a NaN or infinity that `access` stores (for atomic_add, also
+/// the element it leaves), without changing what it does.
+void AdjitAccessChecksPass::checkFinite(Operation *access,
+                                        ReportContext context) {
+  Value value = storedValue(access);
+  if (!value || !isa<FloatType>(getElementTypeOrSelf(value.getType())))
+    return;
+  auto [array, indexRange] = *ArrayAccessAnalysis::accessedElement(access);
+  SmallVector<Value> indices(indexRange);
+  Location loc = access->getLoc();
+  auto report = [&](OpBuilder &b, Value stored, StringRef kind) {
+    Value bad = arith::XOrIOp::create(
+        b, loc, allFinite(b, loc, stored),
+        arith::ConstantIntOp::create(b, loc, 1, 1));
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, bad,
+                                  /*withElseRegion=*/false);
+    OpBuilder tb(ifOp.getThenRegion().front().getTerminator());
+    SmallVector<Value> sizes;
+    for (size_t d = 0; d < indices.size(); ++d)
+      sizes.push_back(DimOp::create(tb, loc, tb.getIndexType(), array, d));
+    AccessErrorOp::create(tb, loc, context.record, context.thread,
+                          addSite(access, kind), indices, sizes);
+  };
+  OpBuilder before(access);
+  report(before, value, (accessKind(access) + " of NaN or infinity").str());
+  if (isa<AtomicAddOp>(access)) {
+    OpBuilder after(access->getContext());
+    after.setInsertionPointAfter(access);
+    Value sum = arith::AddFOp::create(after, loc, access->getResult(0), value);
+    report(after, sum, "atomic_add result NaN or infinity");
+  }
+}
+
+void AdjitAccessChecksPass::checkFunction(func::FuncOp fn) {
   SmallVector<Operation *> accesses;
   fn.walk([&](Operation *op) {
     if (ArrayAccessAnalysis::accessedElement(op))
@@ -333,7 +426,6 @@ void AdjitBoundsCheckPass::checkFunction(func::FuncOp fn) {
   });
   if (accesses.empty())
     return;
-  MLIRContext *ctx = fn.getContext();
   ReportContext context = contextOf(fn);
   bool kernel = isKernel(fn);
   Block &entry = fn.getBody().front();
@@ -342,6 +434,10 @@ void AdjitBoundsCheckPass::checkFunction(func::FuncOp fn) {
       launchFactKeys;
 
   for (Operation *access : accesses) {
+    if (finite)
+      checkFinite(access, context);
+    if (!bounds)
+      continue;
     auto [array, indices] = *ArrayAccessAnalysis::accessedElement(access);
     SmallVector<Proof> proofs(indices.size(), Proof::None);
     bool argument = isa<BlockArgument>(array) &&
@@ -395,22 +491,7 @@ void AdjitBoundsCheckPass::checkFunction(func::FuncOp fn) {
       launchFacts.push_back(fact);
       proofs[d] = Proof::Launch;
     }
-    int64_t site = sites.size();
-    auto position = sourcePosition(access->getLoc());
-    NamedAttribute fields[] = {
-        NamedAttribute(StringAttr::get(ctx, "file"),
-                       StringAttr::get(ctx, position ? position->first : "")),
-        NamedAttribute(StringAttr::get(ctx, "line"),
-                       IntegerAttr::get(IntegerType::get(ctx, 64),
-                                        position ? position->second : 0)),
-        NamedAttribute(StringAttr::get(ctx, "array"),
-                       StringAttr::get(ctx, arrayName(array))),
-        NamedAttribute(StringAttr::get(ctx, "access"),
-                       StringAttr::get(ctx, accessKind(access))),
-        NamedAttribute(StringAttr::get(ctx, "rank"),
-                       IntegerAttr::get(IntegerType::get(ctx, 64),
-                                        indices.size()))};
-    sites.push_back(DictionaryAttr::get(ctx, fields));
+    int64_t site = addSite(access, accessKind(access));
     LaunchConditionOp cond = conditions.lookup(fn);
     guard(access, context, site, cond ? cond.getResult() : Value(), proofs);
   }
@@ -425,7 +506,7 @@ void AdjitBoundsCheckPass::checkFunction(func::FuncOp fn) {
   }
 }
 
-void AdjitBoundsCheckPass::runOnOperation() {
+void AdjitAccessChecksPass::runOnOperation() {
   module = getOperation();
   SmallVector<func::FuncOp> functions;
   for (auto fn : module.getOps<func::FuncOp>())

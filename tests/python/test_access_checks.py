@@ -1,4 +1,4 @@
-"""Bounds checks (adjit-bounds-check): every array access out of range is
+"""Bounds checks (adjit-access-checks): every array access out of range is
 skipped and reported as an OutOfBoundsError naming the kernel, line, array,
 index, shape and thread; launches that fit their arrays are unaffected."""
 import inspect
@@ -214,14 +214,14 @@ def test_bounds_checks_can_be_turned_off_per_kernel_and_globally():
     from adjit.compiler import driver
     assert "cmpxchg" in driver.compile(copy1)
     assert "cmpxchg" not in driver.compile(copy1, bounds_check=False)
-    assert not loader.bounds_checked(unchecked_copy)
+    assert not loader.checks(unchecked_copy)[0]
     x = wp.array(np.arange(4, dtype=np.float32))
     y = wp.zeros(4)
     wp.launch(unchecked_copy, dim=4, inputs=[x, y])
     np.testing.assert_array_equal(y.numpy(), np.arange(4))
     try:
         wp.config.bounds_check = False
-        assert not loader.bounds_checked(copy1)
+        assert not loader.checks(copy1)[0]
         wp.launch(copy1, dim=4, inputs=[x, y])
         assert not loader.cpu_variant(copy1).sites
     finally:
@@ -250,3 +250,80 @@ def test_the_error_comes_back_from_a_cached_kernel(tmp_path, monkeypatch):
     assert loader.cpu_variant(shifted).from_cache
     assert str(again.value) == str(first.value)
     assert (again.value.index, again.value.thread) == ((4,), (2,))
+
+
+# --------------------------------------------------------------------------- verify_fp
+
+@wp.kernel
+def logs(x: wp.array(dtype=float), y: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    y[i] = wp.vec3(1.0, wp.log(x[i]), 2.0)
+
+
+@wp.kernel
+def roots(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = wp.sqrt(x[i])
+
+
+@pytest.fixture
+def verify_fp():
+    wp.config.verify_fp = True
+    try:
+        yield
+    finally:
+        wp.config.verify_fp = False
+
+
+def test_verify_fp_reports_the_first_nan_or_infinity_stored(verify_fp):
+    x = wp.array(np.array([1.0, 2.0, 0.0, -1.0], np.float32))
+    y = wp.zeros(4, dtype=wp.vec3)
+    with pytest.raises(wp.NonFiniteError) as info:
+        wp.launch(logs, dim=4, inputs=[x, y])
+    e = info.value
+    assert isinstance(e, FloatingPointError)
+    assert (e.array, e.index, e.thread, e.access) == ("'y'", (2,), (2,), "write of NaN or infinity")
+    assert e.lineno == _line_of(logs, "y[i] = wp.vec3")
+    assert "y[i] = wp.vec3(1.0, wp.log(x[i]), 2.0)" in str(e)
+    # Reported, not prevented: the values were stored.
+    assert np.isneginf(y.numpy()[2, 1]) and np.isnan(y.numpy()[3, 1])
+    # Finite results raise nothing.
+    wp.launch(logs, dim=2, inputs=[x, y])
+
+
+def test_verify_fp_checks_adjoint_kernels(verify_fp):
+    x = wp.array(np.array([4.0, 0.0, 1.0], np.float32), requires_grad=True)
+    y = wp.zeros(3, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(roots, dim=3, inputs=[x, y])  # sqrt(0) = 0 is finite
+    with pytest.raises(wp.NonFiniteError) as info:
+        tape.backward(grads={y: wp.ones(3)})  # d sqrt / dx at 0 is infinite
+    assert info.value.index == (1,) and "'x'" in info.value.array
+    assert info.value.kernel == "roots"
+
+
+def test_debug_mode_turns_on_verify_fp():
+    x = wp.array(np.array([0.0], np.float32))
+    y = wp.zeros(1, dtype=wp.vec3)
+    wp.launch(logs, dim=1, inputs=[x, y])  # release: -inf stored, nothing said
+    try:
+        wp.config.mode = "debug"
+        with pytest.raises(wp.NonFiniteError):
+            wp.launch(logs, dim=1, inputs=[x, y])
+    finally:
+        wp.config.mode = "release"
+
+
+@wp.kernel
+def accumulate(x: wp.array(dtype=float), total: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.atomic_add(total, 0, x[i])
+
+
+def test_verify_fp_reports_an_atomic_sum_that_overflows(verify_fp):
+    x = wp.array(np.full(4, 3e38, np.float32))
+    total = wp.zeros(1)
+    with pytest.raises(wp.NonFiniteError) as info:
+        wp.launch(accumulate, dim=4, inputs=[x, total])
+    assert info.value.access == "atomic_add result NaN or infinity" and info.value.thread == (1,)

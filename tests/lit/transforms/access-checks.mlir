@@ -1,13 +1,13 @@
-// RUN: adjit-opt %s --adjit-bounds-check --split-input-file | FileCheck %s
-// RUN: adjit-opt %s --adjit-bounds-check --split-input-file | adjit-opt --split-input-file --adjit-lower-cpu | FileCheck %s --check-prefix=CPU
+// RUN: adjit-opt %s --adjit-access-checks --split-input-file | FileCheck %s
+// RUN: adjit-opt %s --adjit-access-checks --split-input-file | adjit-opt --split-input-file --adjit-lower-cpu | FileCheck %s --check-prefix=CPU
 
-// adjit-bounds-check: every access is guarded; indices that are a thread
+// adjit-access-checks: every access is guarded; indices that are a thread
 // coordinate plus a constant >= 0, or constants, are proved once per launch.
 
 // A thread-indexed access: one launch fact (bound + 0 <= size), and the
 // access guarded by `proven || i < size`; the else branch reports site 0.
 // CHECK-LABEL: func.func @thread_indexed(
-// CHECK-SAME: adjit.check_sites = [{access = "read", array = "x", file = "bounds-check.mlir", line = 40 : i64, rank = 1 : i64}, {access = "write", array = "y", {{.*}}}]
+// CHECK-SAME: adjit.check_sites = [{access = "read", array = "x", file = "access-checks.mlir", line = 40 : i64, rank = 1 : i64}, {access = "write", array = "y", {{.*}}}]
 // CHECK: %[[NX:.*]] = adjit.dim %arg0, 0
 // CHECK: %[[BOUND:.*]] = adjit.tid_bounds : index
 // CHECK: %[[FX:.*]] = arith.cmpi ule, %[[BOUND]], %[[NX]] : index
@@ -22,12 +22,12 @@
 // CHECK: %[[V:.*]] = scf.if %[[OK]] -> (f32) {
 // CHECK-NEXT: adjit.load %arg0[%[[I]]]
 // CHECK: } else {
-// CHECK-NEXT: adjit.index_error %[[RECORD]], %[[I]] site 0[%[[I]]] of[%{{.*}}]
+// CHECK-NEXT: adjit.access_error %[[RECORD]], %[[I]] site 0[%[[I]]] of[%{{.*}}]
 // CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT: scf.yield %[[ZERO]] : f32
 func.func @thread_indexed(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel, adjit.arg_names = ["x", "y"]} {
   %i = adjit.tid : index
-  %v = adjit.load %x[%i] : !adjit.array<f32, 1> loc("bounds-check.mlir":40:3)
+  %v = adjit.load %x[%i] : !adjit.array<f32, 1> loc("access-checks.mlir":40:3)
   adjit.store %v, %y[%i] : !adjit.array<f32, 1>
   return
 }
@@ -102,7 +102,7 @@ func.func @offsets(%x: !adjit.array<f32, 1>, %idx: !adjit.array<i32, 2>) attribu
 // CHECK: scf.yield
 // CHECK: scf.if %{{.*}} -> (f32)
 // CHECK-NEXT: adjit.atomic_add
-// CHECK: adjit.index_error
+// CHECK: adjit.access_error
 func.func @loops_and_constants(%x: !adjit.array<f32, 1>, %out: !adjit.array<f32, 1>) attributes {adjit.kernel, adjit.arg_names = ["x", "out"]} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -127,7 +127,7 @@ func.func @loops_and_constants(%x: !adjit.array<f32, 1>, %out: !adjit.array<f32,
 // CHECK: adjit.call @reads(%arg0, %{{.*}}, %[[RECORD]], %[[T]]) : (!adjit.array<f32, 1>, index, !llvm.ptr, index) -> f32
 // CHECK-LABEL: func.func private @reads(
 // CHECK-SAME: %[[REC:[^:]*]]: !llvm.ptr, %[[THREAD:[^:]*]]: index) -> f32
-// CHECK: adjit.index_error %[[REC]], %[[THREAD]] site 0
+// CHECK: adjit.access_error %[[REC]], %[[THREAD]] site 0
 func.func @caller(%x: !adjit.array<f32, 1>) attributes {adjit.kernel} {
   %i = adjit.tid : index
   %v = adjit.call @reads(%x, %i) : (!adjit.array<f32, 1>, index) -> f32
@@ -136,4 +136,39 @@ func.func @caller(%x: !adjit.array<f32, 1>) attributes {adjit.kernel} {
 func.func private @reads(%x: !adjit.array<f32, 1>, %i: index) -> f32 attributes {no_inline} {
   %v = adjit.load %x[%i] : !adjit.array<f32, 1>
   return %v : f32
+}
+
+// -----
+
+// RUN: adjit-opt %s --split-input-file '--adjit-access-checks=bounds=false finite=true' | FileCheck %s --check-prefix=FINITE
+// With finite (and bounds off): each float store is followed by nothing
+// new but preceded by |v| <= largest over its components; atomic_add also
+// checks the element it leaves. Integer stores are not checked.
+// FINITE-LABEL: func.func @stores(
+// FINITE-SAME: adjit.check_sites = [{access = "write of NaN or infinity", array = "v"{{.*}}}, {access = "atomic_add of NaN or infinity", array = "s"{{.*}}}, {access = "atomic_add result NaN or infinity", array = "s"{{.*}}}]
+// FINITE: %[[ABS:.*]] = math.absf %{{.*}} : vector<3xf32>
+// FINITE: %[[LE:.*]] = arith.cmpf ole, %[[ABS]], %{{.*}} : vector<3xf32>
+// FINITE: %[[ALL:.*]] = vector.reduction <and>, %[[LE]] : vector<3xi1> into i1
+// FINITE: %[[BAD:.*]] = arith.xori %[[ALL]], %{{.*}} : i1
+// FINITE: scf.if %[[BAD]] {
+// FINITE: adjit.access_error %{{.*}} site 0
+// FINITE: adjit.store
+// FINITE: scf.if
+// FINITE: adjit.access_error %{{.*}} site 1
+// FINITE: %[[OLD:.*]] = adjit.atomic_add
+// FINITE: %[[NEW:.*]] = arith.addf %[[OLD]], %{{.*}} : f32
+// FINITE: math.absf %[[NEW]] : f32
+// FINITE: adjit.access_error %{{.*}} site 2
+// FINITE-NOT: adjit.access_error
+// FINITE: return
+func.func @stores(%v: !adjit.array<vector<3xf32>, 1>, %s: !adjit.array<f32, 1>, %n: !adjit.array<i32, 1>) attributes {adjit.kernel, adjit.arg_names = ["v", "s", "n"]} {
+  %i = adjit.tid : index
+  %x = adjit.load %v[%i] : !adjit.array<vector<3xf32>, 1>
+  adjit.store %x, %v[%i] : !adjit.array<vector<3xf32>, 1>
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %old = adjit.atomic_add %one, %s[%c0] [] : f32, !adjit.array<f32, 1>
+  %k = arith.constant 7 : i32
+  adjit.store %k, %n[%i] : !adjit.array<i32, 1>
+  return
 }
