@@ -98,7 +98,11 @@ def _wrap(data: np.ndarray, dtype, requires_grad: bool, who: str, copy: bool = F
     if not 1 <= ndim <= 4:
         raise ValueError(f"{who}: adjit arrays have 1 to 4 dimensions; data of shape {data.shape} makes a "
                          f"{ndim}-d array of {t}")
-    return Array(data, t, requires_grad)
+    array = Array(data, t, requires_grad)
+    # Without a copy the caller's object keeps the memory: adjit cannot see
+    # its writes (a tape snapshots such arrays when it records them).
+    array._shared = not copy
+    return array
 
 
 def _c_strides(shape, itemsize: int) -> tuple[int, ...]:

@@ -6,6 +6,8 @@ n elements is an (n, 3) float32 buffer, 12 bytes per element, as in Warp).
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .. import types as T
@@ -32,6 +34,14 @@ class Array:
         #: Bumped by every write adjit makes (launches, copies, fills), so the
         #: tape can tell whether a recorded value was overwritten later.
         self._version = 0
+        #: The buffer is also memory of another object (from_numpy, from_torch,
+        #: from_dlpack, or handed out through __array_interface__): it may
+        #: change without adjit seeing it.
+        self._shared = False
+        #: Weak references to the numpy views handed out (numpy(), __dlpack__).
+        self._views: list[weakref.ref] | None = None
+        #: Tapes with recorded steps that read the current values in place.
+        self._holders: weakref.WeakSet | None = None
         self.grad: Array | None = None
         self.requires_grad = requires_grad
 
@@ -70,8 +80,37 @@ class Array:
         return int(np.prod(self.shape))
 
     def numpy(self) -> np.ndarray:
-        """A numpy view of the data (shape + component shape); writes go through."""
-        return self._buffer
+        """A numpy view of the data (shape + component shape); writes go
+        through. Tapes that recorded launches reading this array save its
+        values first, so writes through the view cannot change gradients."""
+        return self._export(self._buffer.view())
+
+    def _export(self, view: np.ndarray) -> np.ndarray:
+        """Hands out ``view`` of the buffer: tapes holding the current values
+        snapshot them now, and while the view lives, launches recorded on a
+        tape snapshot this array (the view may write it at any time)."""
+        if self._holders:
+            for tape in list(self._holders):
+                tape.protect(self)
+            self._holders.clear()
+        if self._views is None:
+            self._views = []
+        else:
+            self._views[:] = [ref for ref in self._views if ref() is not None]
+        self._views.append(weakref.ref(view))
+        return view
+
+    def _hold(self, tape) -> None:
+        """``tape`` recorded a step that reads the current values in place."""
+        if self._holders is None:
+            self._holders = weakref.WeakSet()
+        self._holders.add(tape)
+
+    @property
+    def _writable_elsewhere(self) -> bool:
+        """Whether memory outside adjit's control may write the buffer: a
+        shared buffer, or a view handed out that is still alive."""
+        return self._shared or any(ref() is not None for ref in self._views or ())
 
     def __len__(self) -> int:
         return self.shape[0]
@@ -84,7 +123,11 @@ class Array:
     @property
     def __array_interface__(self) -> dict:
         """numpy's array interface (v3) of the buffer: the array's shape
-        followed by the element's component shape, C-contiguous, writable."""
+        followed by the element's component shape, C-contiguous, writable.
+        Its users hold the memory without a view adjit can track, so the
+        array counts as shared from then on (see ``numpy()``)."""
+        self._export(self._buffer.view())
+        self._shared = True
         return self._buffer.__array_interface__
 
     def __dlpack__(self, stream=None, **kwargs):
@@ -92,7 +135,8 @@ class Array:
         ``max_version``, ``dl_device`` and ``copy`` are passed on to numpy."""
         if stream is not None:
             raise BufferError("adjit CPU arrays take no stream (stream must be None)")
-        return self._buffer.__dlpack__(**{k: v for k, v in kwargs.items() if v is not None})
+        view = self._export(self._buffer.view())
+        return view.__dlpack__(**{k: v for k, v in kwargs.items() if v is not None})
 
     def __dlpack_device__(self) -> tuple[int, int]:
         """(kDLCPU, 0): adjit arrays live in host memory so far."""
@@ -283,7 +327,7 @@ def _record_overwrite(dest: Array) -> None:
         grad = dest.grad
 
         def backward():
-            grad.numpy()[...] = 0
+            grad._buffer[...] = 0
         for tape in tapes:
             tape.record(backward, [dest])
 
@@ -305,8 +349,8 @@ def copy(dest: Array, src: Array) -> Array:
 
             def backward():
                 if src_grad is not None:
-                    src_grad.numpy()[...] += dest_grad.numpy()
-                dest_grad.numpy()[...] = 0
+                    src_grad._buffer[...] += dest_grad._buffer
+                dest_grad._buffer[...] = 0
             for tape in tapes:
                 tape.record(backward, [dest, src])
     return dest
@@ -324,8 +368,8 @@ def clone(src: Array, requires_grad: bool | None = None) -> Array:
 
         def backward():
             if src_grad is not None:
-                src_grad.numpy()[...] += out_grad.numpy()
-            out_grad.numpy()[...] = 0
+                src_grad._buffer[...] += out_grad._buffer
+            out_grad._buffer[...] = 0
         for tape in tapes:
             tape.record(backward, [out, src])
     return out

@@ -81,7 +81,7 @@ class Tape:
                   for name, a, acc in zip(kernel.arg_names, args, access) if isinstance(a, Array)]
         for i, (name_a, a, writes_a) in enumerate(arrays):
             for name_b, b, writes_b in arrays[i + 1:]:
-                if (writes_a or writes_b) and np.may_share_memory(a.numpy(), b.numpy()):
+                if (writes_a or writes_b) and np.may_share_memory(a._buffer, b._buffer):
                     written = name_a if writes_a else name_b
                     raise GradientError(
                         f"kernel '{kernel.__name__}': arguments '{name_a}' and '{name_b}' share memory and "
@@ -95,11 +95,14 @@ class Tape:
         for a, acc in zip(args, access):
             if isinstance(a, Array) and acc.writes:
                 self.protect(a)
-        captured = [_snapshot(a) if isinstance(a, Array) and acc.reads and acc.writes else a
-                    for a, acc in zip(args, access)]
+        captured = [_snapshot(a) if isinstance(a, Array) and acc.reads and (acc.writes or a._writable_elsewhere)
+                    else a for a, acc in zip(args, access)]
         # (An array read and overwritten by this very launch: its adjoint
         # needs the values from before it, kept in a snapshot; the compiler
-        # accepts only the patterns where that is exact.)
+        # accepts only the patterns where that is exact. An array that memory
+        # outside adjit may write (a numpy view handed out and alive, a
+        # buffer shared with numpy or torch): snapshot too, as adjit would
+        # not see such a write.)
         if not self._warned_gradient_stops:
             self._warn_if_gradient_stops(kernel, arrays)
         step = _LaunchStep(kernel, dim, captured, list(args), [acc.reads for acc in access],
@@ -107,6 +110,7 @@ class Tape:
         for k, acc in enumerate(access):
             if isinstance(captured[k], Array) and acc.reads and captured[k] is args[k]:
                 self._readers.setdefault(id(args[k]), []).append((step, k))
+                args[k]._hold(self)
         self._steps.append(step)
 
     def _warn_if_gradient_stops(self, kernel, arrays) -> None:
@@ -158,10 +162,10 @@ class Tape:
     def _backward(self, loss, grads) -> None:
         if loss is not None:
             _require_grad(loss, "loss")
-            loss.grad.numpy()[...] = 1
+            loss.grad._buffer[...] = 1
         for array, seed in (grads or {}).items():
             _require_grad(array, "grads")
-            array.grad.numpy()[...] = seed.numpy() if isinstance(seed, Array) else seed
+            array.grad._buffer[...] = seed._buffer if isinstance(seed, Array) else seed
         for step in reversed(self._steps):
             step()
 
@@ -170,7 +174,7 @@ class Tape:
         with self._lock:
             for a in self._arrays.values():
                 if a.grad is not None:
-                    a.grad.numpy()[...] = 0
+                    a.grad._buffer[...] = 0
 
     def reset(self) -> None:
         """Forgets the recorded steps and zeroes the gradients."""
@@ -207,7 +211,7 @@ class _LaunchStep:
 
 def _snapshot(array: Array) -> Array:
     """A copy of the values (no gradient of its own: the original's is used)."""
-    return Array(array.numpy().copy(), array.dtype, False, array.device)
+    return Array(array._buffer.copy(), array.dtype, False, array.device)
 
 
 def _require_grad(array: Array, what: str) -> None:

@@ -716,6 +716,63 @@ def test_an_unrecorded_overwrite_of_a_recorded_input_is_an_error():
         tape2.backward(grads={y: 1.0})
 
 
+def _square_recorded(x):
+    y = wp.zeros(2, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(square_into, dim=2, inputs=[x], outputs=[y])
+    return tape, y
+
+
+def test_host_writes_through_a_numpy_view_after_recording_do_not_change_the_gradient():
+    x = wp.array(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    tape, y = _square_recorded(x)
+    assert tape._steps[0].captured[0] is x  # no view alive: recorded in place, no copy
+    x.numpy()[:] = 5.0  # handing out the view saves the recorded values first
+    tape.backward(grads={y: 1.0})
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])
+
+
+def test_host_writes_through_a_view_taken_before_recording_do_not_change_the_gradient():
+    x = wp.array(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    view = x.numpy()
+    tape, y = _square_recorded(x)
+    assert tape._steps[0].captured[0] is not x  # a live view: recorded as a snapshot
+    view[:] = 5.0
+    tape.backward(grads={y: 1.0})
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])
+    del view
+    tape2, y2 = _square_recorded(x)  # the view is gone: in place again
+    assert tape2._steps[0].captured[0] is x
+
+
+def test_host_writes_to_shared_numpy_memory_do_not_change_the_gradient():
+    memory = np.array([1.0, 2.0], np.float32)
+    x = wp.from_numpy(memory, requires_grad=True)
+    tape, y = _square_recorded(x)
+    memory[:] = 5.0  # the caller's own array: adjit cannot see this write
+    tape.backward(grads={y: 1.0})
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])
+    np.testing.assert_array_equal(x.numpy(), [5.0, 5.0])
+
+
+def test_host_writes_through_dlpack_and_the_array_interface_do_not_change_the_gradient():
+    x = wp.array(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    tape, y = _square_recorded(x)
+    alias = np.from_dlpack(x)
+    alias[:] = 5.0
+    tape.backward(grads={y: 1.0})
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])
+
+    z = wp.array(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    tape, y = _square_recorded(z)
+    np.asarray(z)[:] = 7.0  # through __array_interface__
+    tape.backward(grads={y: 1.0})
+    np.testing.assert_array_equal(z.grad.numpy(), [2.0, 4.0])
+    tape3, _ = _square_recorded(z)  # shared from then on: always a snapshot
+    assert tape3._steps[0].captured[0] is not z
+
+
 # --- custom and suppressed gradients ---------------------------------------------------------
 
 @wp.func
