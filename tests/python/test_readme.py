@@ -1,10 +1,12 @@
-"""The README's example runs as written (a kernel, with its gradient)."""
+"""The README's example runs as written (a kernel, with its gradient), and so
+does docs/safety.md's."""
 import re
 from pathlib import Path
 
 import numpy as np
 
 README = Path(__file__).resolve().parents[2] / "README.md"
+SAFETY = README.parent / "docs" / "safety.md"
 
 
 def test_readme_kernel_with_gradient_runs(tmp_path):
@@ -16,3 +18,12 @@ def test_readme_kernel_with_gradient_runs(tmp_path):
     np.testing.assert_array_equal(namespace["x"].grad.numpy(), 2.0)
     np.testing.assert_array_equal(namespace["y"].grad.numpy(), 1.0)
     assert ".entry saxpy" in namespace["ptx"]
+
+
+def test_safety_doc_example_runs(tmp_path):
+    code = re.search(r"```python\n(.*?)```", SAFETY.read_text(), re.S).group(1)
+    script = tmp_path / "gather.py"
+    script.write_text(code)
+    namespace = {"__name__": "gather", "__file__": str(script)}
+    exec(compile(code, str(script), "exec"), namespace)  # its own asserts check the error
+    np.testing.assert_array_equal(namespace["out"].numpy()[:9], 2.0 * np.arange(9))
