@@ -59,6 +59,8 @@ class Kernel:
         #: Range checks on array accesses: True, False, or None (follow
         #: ``adjit.config.bounds_check``).
         self.bounds_check = bounds_check
+        #: False: the kernel has no adjoint (``@kernel(enable_backward=False)``).
+        self.enable_backward = True
         self.key = pyfunc.__qualname__
         self.__name__ = pyfunc.__name__
         self.__doc__ = pyfunc.__doc__
@@ -112,19 +114,28 @@ class Kernel:
         raise RuntimeError(f"kernel '{self.__name__}' must be launched with adjit.launch()")
 
 
-def kernel(fn=None, *, no_grad=(), bounds_check: bool | None = None, **options):
+def kernel(fn=None, *, no_grad=(), bounds_check: bool | None = None, enable_backward: bool = True,
+           module=None):
     """Decorator: a Python function written in the kernel language becomes a Kernel.
 
     ``no_grad=("x",)``: reads of parameter ``x`` carry no gradient.
     ``bounds_check=False``: no range checks on this kernel's array accesses
-    (default: ``adjit.config.bounds_check``, on). Other options (Warp's
-    ``module=``, ``enable_backward=``) are accepted and ignored.
+    (default: ``adjit.config.bounds_check``, on). ``enable_backward=False``
+    (Warp's): the kernel has no adjoint; ``backward()`` through a recorded
+    launch of it raises ``GradientError``. ``module=`` (Warp's compilation
+    unit) is accepted and has no effect: adjit compiles each kernel alone.
+    Any other keyword is a ``TypeError``.
     """
     if bounds_check is not None and type(bounds_check) is not bool:
         raise TypeError(f"@adjit.kernel(bounds_check=...) must be True, False or None, got {bounds_check!r}")
-    if fn is None:
-        return lambda f: Kernel(f, no_grad, bounds_check)
-    return Kernel(fn, no_grad, bounds_check)
+    if type(enable_backward) is not bool:
+        raise TypeError(f"@adjit.kernel(enable_backward=...) must be True or False, got {enable_backward!r}")
+
+    def make(f):
+        k = Kernel(f, no_grad, bounds_check)
+        k.enable_backward = enable_backward
+        return k
+    return make if fn is None else make(fn)
 
 
 def func(fn=None, *, differentiable: bool = True):

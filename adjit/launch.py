@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _runtime, loader
 from . import types as T
-from .errors import LaunchError, NonFiniteError, OutOfBoundsError
+from .errors import GradientError, LaunchError, NonFiniteError, OutOfBoundsError
 from .language import Kernel
 from .runtime.array import Array, grad_or_scratch
 from .runtime import recording
@@ -194,6 +194,10 @@ def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None) -> 
     """Runs the adjoint of a launch of ``k`` with the primal values ``args``;
     its gradient arrays are the ``.grad`` of the arrays in ``grads_of``
     (default ``args``; a scratch array where there is none)."""
+    if not k.enable_backward:
+        raise GradientError(f"kernel '{k.__name__}' ({k.source.filename}:{k.source.first_line}) was declared "
+                            "with enable_backward=False, so it has no adjoint: backward() cannot pass "
+                            "gradients through its launch (remove the option, or launch it outside the tape)")
     total, shape = _launch_shape(dim)
     packed = [_pack_argument(k, n, t, v) for n, t, v in zip(k.arg_names, k.arg_types, args)]
     grads = [(n, grad_or_scratch(a)) for n, a, t in zip(k.arg_names, grads_of or args, k.arg_types)

@@ -155,12 +155,21 @@ def test_launch_arguments_as_tuples_run():
 @pytest.mark.parametrize("param", ["x", "y"])
 def test_launch_read_only_buffer(param):
     x, y = _xy()
-    (x if param == "x" else y).numpy().flags.writeable = False
+    # (numpy() hands out views, whose flags are their own: make the buffer
+    # underneath read-only, as an Array over read-only memory would be)
+    (x if param == "x" else y)._buffer.flags.writeable = False
     with pytest.raises(adjit.LaunchError) as info:
         adjit.launch(scale, dim=4, inputs=[x, y])
     message = str(info.value)
     assert f"argument '{param}'" in message and "read-only" in message, message
     assert "bad_cast" not in message
+
+
+def test_a_read_only_view_from_numpy_does_not_make_the_array_read_only():
+    x, y = _xy()
+    x.numpy().flags.writeable = False
+    adjit.launch(scale, dim=4, inputs=[x, y])
+    np.testing.assert_array_equal(y.numpy(), [0, 2, 4, 6])
 
 
 def test_launch_array_over_a_read_only_numpy_buffer():
@@ -208,7 +217,7 @@ def test_backward_with_a_read_only_gradient_buffer():
     x, y = _xy(grad=True)
     with adjit.Tape() as tape:
         adjit.launch(scale, dim=4, inputs=[x, y])
-    x.grad.numpy().flags.writeable = False
+    x.grad._buffer.flags.writeable = False
     with pytest.raises(adjit.LaunchError, match="argument 'x'.*read-only"):
         tape.backward(grads={y: np.ones(4, np.float32)})
 
@@ -583,3 +592,29 @@ def test_adjit_config_is_the_fixed_field_config(config):
     assert _ADJIT_CONFIG is config
     with pytest.raises(AttributeError, match="no setting 'verifyfp'"):
         _ADJIT_CONFIG.verifyfp = False
+
+
+# --- kernel decorator options ---------------------------------------------------------------
+
+def test_kernel_decorator_refuses_unknown_keywords():
+    with pytest.raises(TypeError, match="enable_backwards"):
+        @adjit.kernel(enable_backwards=False)
+        def k(x: adjit.array(dtype=float)):
+            x[adjit.tid()] = 1.0
+
+
+def test_enable_backward_false_is_honoured():
+    @adjit.kernel(enable_backward=False, module="unique")
+    def double(x: adjit.array(dtype=float), y: adjit.array(dtype=float)):
+        i = adjit.tid()
+        y[i] = 2.0 * x[i]
+
+    x = adjit.array(np.ones(3, np.float32), requires_grad=True)
+    y = adjit.zeros(3, requires_grad=True)
+    with adjit.Tape() as tape:
+        adjit.launch(double, dim=3, inputs=[x, y])
+    np.testing.assert_array_equal(y.numpy(), 2.0)  # the forward runs
+    with pytest.raises(adjit.GradientError, match="'double'.*enable_backward=False"):
+        tape.backward(grads={y: 1.0})
+    with pytest.raises(TypeError, match="enable_backward"):
+        adjit.kernel(enable_backward="no")

@@ -1221,9 +1221,14 @@ struct AdjitAdjointPass : adjit::impl::AdjitAdjointBase<AdjitAdjointPass> {
       if (isKernel(fn) && !fn->hasAttr(kAdjointOfAttr) &&
           !symbols.lookup(symbols::adjoint(fn.getSymName())))
         kernels.push_back(fn);
-    for (func::FuncOp kernel : kernels)
+    for (func::FuncOp kernel : kernels) {
+      if (kernel.isExternal()) {
+        kernel.emitOpError("kernel has no body to differentiate");
+        return signalPassFailure();
+      }
       if (failed(differentiate(kernel, maxUnroll, checkpointBytes)))
         return signalPassFailure();
+    }
     if (!keepPrimal) {
       for (func::FuncOp kernel : kernels)
         kernel.erase();

@@ -220,3 +220,9 @@ func.func @custom_adjoint_unnamed(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32
   adjit.store %r, %y[%i] : !adjit.array<f32, 1>
   return
 }
+
+// -----
+
+/// A kernel declared without a body is an error, not a crash.
+// expected-error @below {{'func.func' op kernel has no body to differentiate}}
+func.func private @declaration(%x: !adjit.array<f32, 1>) attributes {adjit.kernel}
