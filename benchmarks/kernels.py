@@ -70,3 +70,16 @@ def springs(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), rot: wp.arra
 def trivial(x: wp.array(dtype=float)):
     i = wp.tid()
     x[i] = 1.0
+
+
+@wp.kernel(module="unique")
+def gather(x: wp.array(dtype=float), idx: wp.array(dtype=int), y: wp.array(dtype=float)):
+    # an index read from memory: its bounds check cannot be proved per launch
+    i = wp.tid()
+    y[i] = x[idx[i]] * 2.0
+
+
+@wp.kernel(module="unique")
+def scatter_add(x: wp.array(dtype=float), idx: wp.array(dtype=int), y: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.atomic_add(y, idx[i], x[i])
