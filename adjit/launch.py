@@ -165,7 +165,7 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
             args[i]._version += 1
         failure = _runtime.launch_cpu(variant.entry, total, shape, packed)
         if failure is not None:
-            raise _check_failed(k, variant, failure, dim, adjoint=False)
+            _after_failure(k, variant, failure, dim, total, shape, packed, adjoint=False, noalias=not overlap)
         return
     access = loader.argument_access(k)
     # Recorded on every tape open in this thread (nested tapes both record),
@@ -177,8 +177,8 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
         for i in loader.written_arguments(k):
             args[i]._version += 1
         failure = _runtime.launch_cpu(variant.entry, total, shape, packed)
-    if failure is not None:
-        raise _check_failed(k, variant, failure, dim, adjoint=False)
+        if failure is not None:
+            _after_failure(k, variant, failure, dim, total, shape, packed, adjoint=False, noalias=not overlap)
 
 
 def _check_linear_tid(k: Kernel, dim, total: int) -> None:
@@ -203,10 +203,23 @@ def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None) -> 
     grads = [(n, grad_or_scratch(a)) for n, a, t in zip(k.arg_names, grads_of or args, k.arg_types)
              if isinstance(t, T.ArrayType)]
     all_args = packed + [_check_buffer(k, n, g._buffer) for n, g in grads]
-    variant = loader.cpu_variant(k, adjoint=True, noalias=not _runtime.arrays_overlap(all_args))
+    noalias = not _runtime.arrays_overlap(all_args)
+    variant = loader.cpu_variant(k, adjoint=True, noalias=noalias)
     failure = _runtime.launch_cpu(variant.entry, total, shape, all_args)
     if failure is not None:
-        raise _check_failed(k, variant, failure, dim, adjoint=True)
+        _after_failure(k, variant, failure, dim, total, shape, all_args, adjoint=True, noalias=noalias)
+
+
+def _after_failure(k: Kernel, variant, failure, dim, total, shape, packed, adjoint: bool, noalias: bool) -> None:
+    """Handles what ``_runtime.launch_cpu`` reported: a launch condition that
+    does not hold (nothing ran) runs the kernel's all-checked variant instead;
+    a failed check raises."""
+    if failure == _runtime.LAUNCH_UNPROVEN:
+        variant = loader.cpu_variant(k, adjoint=adjoint, noalias=noalias, all_checked=True)
+        failure = _runtime.launch_cpu(variant.entry, total, shape, packed)
+        if failure is None:
+            return
+    raise _check_failed(k, variant, failure, dim, adjoint)
 
 
 def _check_failed(k: Kernel, variant, failure, dim, adjoint: bool) -> OutOfBoundsError | NonFiniteError:

@@ -42,8 +42,8 @@ class _Loaded:
     """What is known of one kernel's compiled code in this process."""
 
     def __init__(self):
-        # (adjoint, noalias, checks) -> CpuVariant
-        self.variants: dict[tuple[bool, bool, tuple[bool, bool]], CpuVariant] = {}
+        # (adjoint, noalias, checks, all_checked) -> CpuVariant
+        self.variants: dict[tuple[bool, bool, tuple[bool, bool], bool], CpuVariant] = {}
         self.access: list[Access] | None = None
         # Positions of the arguments the kernel writes (the launch's fast path).
         self.written: tuple[int, ...] | None = None
@@ -63,7 +63,8 @@ def loaded_variants(kernel: Kernel) -> dict[tuple[bool, bool], CpuVariant]:
     """The variants of ``kernel`` loaded so far for its current bounds-check
     setting, by (adjoint, noalias)."""
     current = checks(kernel)
-    return {(a, n): v for (a, n, c), v in _loaded(kernel).variants.items() if c == current}
+    return {(a, n): v for (a, n, c, all_checked), v in _loaded(kernel).variants.items()
+            if c == current and not all_checked}
 
 
 def checks(kernel: Kernel) -> tuple[bool, bool]:
@@ -92,16 +93,19 @@ def written_arguments(kernel: Kernel) -> tuple[int, ...]:
     return state.written
 
 
-def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True) -> CpuVariant:
+def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True,
+                all_checked: bool = False) -> CpuVariant:
     """The kernel, or its adjoint, loaded for the CPU: once per process, from
     the disk cache where it is there. ``noalias``: the variant for launches
-    whose arrays do not overlap (faster; the launch checks)."""
+    whose arrays do not overlap (faster; the launch checks). ``all_checked``:
+    the variant for launches whose bounds checks could not be proved once
+    for the launch (the launch asks for it: ``_runtime.LAUNCH_UNPROVEN``)."""
     state = _loaded(kernel)
     checked = checks(kernel)
-    variant = state.variants.get((adjoint, noalias, checked))
+    variant = state.variants.get((adjoint, noalias, checked, all_checked))
     if variant is not None:
         return variant
-    parts = _key_parts(kernel, adjoint, noalias, checked)
+    parts = _key_parts(kernel, adjoint, noalias, checked, all_checked)
     if os.environ.get("ADJIT_DUMP_DIR"):
         # The stages exist only while compiling: dumping them means compiling.
         log.info("compiling %s: ADJIT_DUMP_DIR is set", kernel.pyfunc.__qualname__)
@@ -118,7 +122,8 @@ def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True) -> 
                         kernel.pyfunc.__qualname__, cache.entry_path(parts), e)
             cache.discard(parts)
     if variant is None:
-        compiled = _compiler(kernel).compile_cpu_object(kernel, adjoint, noalias, CPU_OPT_LEVEL, checked)
+        compiled = _compiler(kernel).compile_cpu_object(kernel, adjoint, noalias, CPU_OPT_LEVEL, checked,
+                                                        all_checked)
         cache.store(kernel.pyfunc, parts, compiled.code, _entry_metadata(compiled))
         try:
             address = _load(kernel, compiled.code, compiled.entry)
@@ -128,7 +133,7 @@ def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True) -> 
         if not adjoint:
             state.access = compiled.access
         variant = CpuVariant(address, False, compiled.sites)
-    state.variants[(adjoint, noalias, checked)] = variant
+    state.variants[(adjoint, noalias, checked, all_checked)] = variant
     return variant
 
 
@@ -176,17 +181,20 @@ def _valid_site(site) -> bool:
         type(site[k]) is t for k, t in _SITE_FIELDS.items()) and 1 <= site["rank"] <= 4
 
 
-def _options(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, bool]) -> dict:
+def _options(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, bool],
+             all_checked: bool) -> dict:
     return {"target": "cpu", "opt_level": CPU_OPT_LEVEL, "adjoint": adjoint, "noalias": noalias,
-            "bounds_check": checked[0], "verify_fp": checked[1], "no_grad": list(kernel.no_grad)}
+            "bounds_check": checked[0], "verify_fp": checked[1], "all_checked": all_checked,
+            "no_grad": list(kernel.no_grad)}
 
 
-def _key_parts(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, bool]) -> cache.KeyParts:
+def _key_parts(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, bool],
+               all_checked: bool = False) -> cache.KeyParts:
     """The cache key of one variant. The digest is recomputed for each: the
     globals a kernel reads may have changed since its other variants were
     compiled, and the key must describe what is compiled now."""
     return cache.key_parts(cache.kernel_digest(kernel.pyfunc, kernel.arg_types),
-                           _options(kernel, adjoint, noalias, checked))
+                           _options(kernel, adjoint, noalias, checked, all_checked))
 
 
 def _load(kernel: Kernel, code: bytes, symbol: str) -> int:
@@ -228,12 +236,16 @@ def export(kernels, path, adjoint: bool = True) -> Path:
             raise TypeError(f"export() takes @adjit.kernel objects, got {kernel!r}")
         record = {"kernel": kernel.key, "file": kernel.source.filename, "adjoint": adjoint}
         checked = checks(kernel)
+        # Every variant a launch may ask for: also those for launches whose
+        # bounds checks cannot be proved once for the launch (all_checked).
+        variants = [(noalias, all_checked) for noalias in (True, False)
+                    for all_checked in ((False, True) if checked[0] else (False,))]
         for adj in ((False, True) if adjoint else (False,)):
-            for noalias in (True, False):
-                parts = _key_parts(kernel, adj, noalias, checked)
+            for noalias, all_checked in variants:
+                parts = _key_parts(kernel, adj, noalias, checked, all_checked)
                 try:
                     compiled = _compiler(kernel).compile_cpu_object(kernel, adj, noalias, CPU_OPT_LEVEL,
-                                                                    checked)
+                                                                    checked, all_checked)
                 except GradientError as e:
                     record["adjoint"] = False
                     record["no_adjoint_because"] = str(e)

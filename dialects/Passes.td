@@ -38,11 +38,22 @@ def AdjitCpuLaunch : Pass<"adjit-cpu-launch", "::mlir::ModuleOp"> {
   let description = [{
     For each kernel `@k` (lowered to memrefs), makes the body a private
     function of its thread coordinates and adds the public entry
-    `@k_cpu_entry(%args: !llvm.ptr, %shape: !llvm.ptr, %begin: i64, %end: i64)`.
-    `args[i]` points at argument i (a scalar, or a memref descriptor);
-    `shape` points at the 4 launch extents. The entry loops over linear
-    indices [begin, end) and calls the body, which LLVM inlines so the loop
-    can be vectorized. The runtime calls the entry on chunks, one per worker.
+    `@k_cpu_entry(%args: !llvm.ptr, %shape: !llvm.ptr, %begin: i64, %end: i64,
+    %record: !llvm.ptr)`. `args[i]` points at argument i (a scalar, or a
+    memref descriptor); `shape` points at the 4 launch extents; `record` is
+    the launch's error record (see `adjit.access_error`). The entry loops
+    over linear indices [begin, end) and calls the body, which LLVM inlines
+    so the loop can be vectorized. The runtime calls the entry on chunks,
+    one per worker.
+
+    A kernel with an `adjit.launch_condition` (from adjit-access-checks) is
+    compiled for the condition true: the entry evaluates it first and, if it
+    does not hold, runs no thread and writes -1 (unproven) into word 0 of
+    the record; the runtime then relaunches the variant compiled with
+    `all-checked`, where the condition is false (every check kept).
+    Rationale: launches that fit their arrays are the rule, so the common
+    variant holds one copy of the kernel (compile time), and the other is
+    compiled only if a launch needs it.
 
     With `noalias`, the body's array arguments are promised not to overlap
     (marked for `adjit-apply-noalias` after the LLVM conversion), so LLVM can
@@ -53,6 +64,8 @@ def AdjitCpuLaunch : Pass<"adjit-cpu-launch", "::mlir::ModuleOp"> {
   let options = [
     Option<"noalias", "noalias", "bool", /*default=*/"false",
            "Promise that the kernel's array arguments do not overlap">,
+    Option<"allChecked", "all-checked", "bool", /*default=*/"false",
+           "Compile for launch conditions that do not hold (every check kept)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
                            "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect"];

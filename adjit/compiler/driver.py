@@ -63,11 +63,13 @@ def kernel_symbol(kernel: Kernel, adjoint: bool) -> str:
 
 
 def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: int,
-                       checks: tuple[bool, bool] = (True, False)) -> CpuObject:
+                       checks: tuple[bool, bool] = (True, False), all_checked: bool = False) -> CpuObject:
     """Compiles the kernel (or its adjoint) for this CPU at LLVM ``opt_level``.
     ``noalias``: the variant for launches whose arrays do not overlap (the
     launch checks). ``checks``: (range checks on array accesses, reports of
-    non-finite values stored)."""
+    non-finite values stored). ``all_checked``: the variant for launches
+    whose proved checks do not hold (the other variant reports them as
+    ``_runtime.LAUNCH_UNPROVEN``)."""
     context = new_context()
     module = build_module(kernel, context)
     access = []
@@ -79,7 +81,8 @@ def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: 
         if stage == "checked":
             sites.extend(S.check_sites(module, kernel_symbol(kernel, adjoint)))
 
-    S.run_stages(module, S.cpu_stages(adjoint, noalias, *checks), kernel.mlir_name, after_stage=record)
+    S.run_stages(module, S.cpu_stages(adjoint, noalias, *checks, all_checked), kernel.mlir_name,
+                 after_stage=record)
     try:
         code = _adjit.compile_to_object(module.operation, opt_level)
     except RuntimeError as e:

@@ -657,11 +657,20 @@ class FunctionBuilder:
         raise self.error("unsupported unary operator", node, KernelSyntaxError)
 
     def expr_BoolOp(self, node):
-        vals = [self.to_bool(self.expr(v), v) for v in node.values]
-        op = arith.AndIOp if isinstance(node.op, ast.And) else arith.OrIOp
-        acc = vals[0]
-        for v in vals[1:]:
-            acc = op(acc, v).result
+        # Short-circuit, as in Python and Warp: `b` in `a and b` runs only
+        # when `a` holds (its side effects, and its gradient).
+        is_and = isinstance(node.op, ast.And)
+        acc = self.to_bool(self.expr(node.values[0]), node.values[0])
+        i1 = ir.IntegerType.get_signless(1)
+        for value in node.values[1:]:
+            branch = scf.IfOp(acc, [i1], has_else=True)
+            evaluate, constant = (branch.then_block, branch.else_block) if is_and else \
+                (branch.else_block, branch.then_block)
+            with ir.InsertionPoint(evaluate):
+                scf.YieldOp([self.to_bool(self.expr(value), value)])
+            with ir.InsertionPoint(constant):
+                scf.YieldOp([arith.ConstantOp(i1, 0 if is_and else 1).result])
+            acc = branch.results[0]
         return Val(T.bool_, acc)
 
     def expr_Compare(self, node):
@@ -685,9 +694,31 @@ class FunctionBuilder:
         return Val(T.bool_, result)
 
     def expr_IfExp(self, node):
+        # Only the taken side runs, as in Python and Warp: the other side's
+        # side effects do not happen and it passes no gradient (so
+        # `sqrt(x) if x > 0.0 else 0.0` has gradient 0, not NaN, at x <= 0).
+        # Both sides are emitted into a result-less scf.if first; once their
+        # common type is known they move into the final op.
         cond = self.condition(node.test)
-        a, b = self.unify(self.expr(node.body), self.expr(node.orelse), node)
-        return Val(a.type, arith.SelectOp(cond, self.materialize(a, a.type), self.materialize(b, b.type)).result)
+        probe = scf.IfOp(cond, [], has_else=True)
+        with ir.InsertionPoint(probe.then_block):
+            a = self.expr(node.body)
+        with ir.InsertionPoint(probe.else_block):
+            b = self.expr(node.orelse)
+        a, b = self.unify(a, b, node)
+        with ir.InsertionPoint(probe.then_block):
+            then_value = self.materialize(a, a.type)
+        with ir.InsertionPoint(probe.else_block):
+            else_value = self.materialize(b, b.type)
+        final = scf.IfOp(cond, [a.type.mlir()], has_else=True)
+        for src, dst, value in ((probe.then_block, final.then_block, then_value),
+                                (probe.else_block, final.else_block, else_value)):
+            for op in list(src.operations):
+                dst.append(op.operation)
+            with ir.InsertionPoint(dst):
+                scf.YieldOp([value])
+        probe.operation.erase()
+        return Val(a.type, final.results[0])
 
     def expr_Call(self, node):
         callee = self.resolve_static(node.func) if self.is_static(node.func) else None

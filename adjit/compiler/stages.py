@@ -52,12 +52,14 @@ def _checked(bounds_check: bool, verify_fp: bool) -> list[Stage]:
 
 
 def cpu_stages(adjoint: bool = False, noalias: bool = False, bounds_check: bool = True,
-               verify_fp: bool = False) -> list[Stage]:
+               verify_fp: bool = False, all_checked: bool = False) -> list[Stage]:
     """adjit -> optimized [-> adjoint] [-> checked] -> cpu -> llvm.
     ``noalias``: compile for launches whose arrays do not overlap (the runtime
     checks). ``bounds_check``: guard array accesses; ``verify_fp``: report
-    non-finite values stored (adjit-access-checks)."""
-    lower = f"adjit-lower-cpu{{noalias={'true' if noalias else 'false'}}}"
+    non-finite values stored (adjit-access-checks). ``all_checked``: the
+    variant for launches whose proved bounds checks do not hold."""
+    lower = (f"adjit-lower-cpu{{noalias={'true' if noalias else 'false'}"
+             + (" all-checked=true}" if all_checked else "}"))
     return _front(adjoint, CPU_CHECKPOINT_BYTES) + _checked(bounds_check, verify_fp) + [
         Stage("cpu", lower), Stage("llvm", "adjit-cpu-to-llvm")]
 

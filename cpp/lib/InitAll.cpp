@@ -41,6 +41,10 @@ struct LowerCpuOptions : public PassPipelineOptions<LowerCpuOptions> {
                        llvm::cl::desc("Promise that array arguments of a "
                                       "launch do not overlap"),
                        llvm::cl::init(false)};
+  Option<bool> allChecked{
+      *this, "all-checked",
+      llvm::cl::desc("Compile for launch conditions that do not hold"),
+      llvm::cl::init(false)};
 };
 
 struct CheckOptions : public PassPipelineOptions<CheckOptions> {
@@ -109,6 +113,8 @@ void registerPipelines() {
       [](OpPassManager &pm, const LowerCpuOptions &options) {
         appendPipeline(pm, std::string("adjit-lower-to-std,adjit-cpu-launch{noalias=") +
                                (options.noalias ? "true" : "false") +
+                               " all-checked=" +
+                               (options.allChecked ? "true" : "false") +
                                "},canonicalize,cse");
       });
   PassPipelineRegistration<>(

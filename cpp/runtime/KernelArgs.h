@@ -39,7 +39,8 @@ static_assert(sizeof(MemRefDescriptor) <= sizeof(ArgSlot),
               "an argument slot holds a descriptor");
 
 /// Where a launch's checks report the first failure (adjit.access_error):
-/// `site` is 0 while nothing failed, else the failing site's number + 1.
+/// `site` is 0 while nothing failed, else the failing site's number + 1, or
+/// kLaunchUnproven.
 struct ErrorRecord {
   int64_t site;
   int64_t thread;
@@ -48,6 +49,11 @@ struct ErrorRecord {
 };
 static_assert(sizeof(ErrorRecord) == 10 * sizeof(int64_t),
               "the record is 10 int64 words (adjit.access_error)");
+
+/// ErrorRecord::site of a launch whose launch condition (its proved bounds
+/// checks) does not hold: the entry ran no thread, and the launch must be
+/// run again with the kernel's all-checked variant (adjit-cpu-launch).
+constexpr int64_t kLaunchUnproven = -1;
 
 } // namespace runtime
 } // namespace adjit

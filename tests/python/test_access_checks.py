@@ -108,8 +108,12 @@ def test_a_launch_larger_than_its_arrays_with_its_own_guard_runs_clean():
     # The launch-time proof fails (16 threads, 10 elements): the checked
     # version runs, and no access is out of range.
     x = wp.zeros(10)
+    wp.launch(guarded, dim=10, inputs=[x, 10])
+    assert (False, True, loader.checks(guarded), True) not in loader._loaded(guarded).variants
     wp.launch(guarded, dim=16, inputs=[x, 10])
     np.testing.assert_array_equal(x.numpy(), np.ones(10))
+    # The proved variant ran nothing and asked for the all-checked one.
+    assert (False, True, loader.checks(guarded), True) in loader._loaded(guarded).variants
 
 
 @wp.kernel
@@ -212,8 +216,9 @@ def unchecked_copy(x: wp.array(dtype=float), y: wp.array(dtype=float)):
 
 def test_bounds_checks_can_be_turned_off_per_kernel_and_globally():
     from adjit.compiler import driver
-    assert "cmpxchg" in driver.compile(copy1)
-    assert "cmpxchg" not in driver.compile(copy1, bounds_check=False)
+    assert "launch_condition" in driver.compile(copy1)
+    assert "launch_condition" not in driver.compile(copy1, bounds_check=False)
+    assert "cmpxchg" in driver.compile(gather) and "cmpxchg" not in driver.compile(gather, bounds_check=False)
     assert not loader.checks(unchecked_copy)[0]
     x = wp.array(np.arange(4, dtype=np.float32))
     y = wp.zeros(4)

@@ -683,3 +683,41 @@ def test_the_loop_variable_after_a_break_is_the_breaking_iteration(n):
     y = adjit.zeros(3, dtype=adjit.int32)
     adjit.launch(loop_variable_after_break, dim=3, inputs=[n, y])
     assert y.numpy().tolist() == [python(i) for i in range(3)]
+
+
+# --- only the taken side of `a if c else b`, `and`, `or` runs -----------------------------------
+
+@adjit.kernel
+def guarded_sqrt(x: adjit.array(dtype=float), y: adjit.array(dtype=float)):
+    i = adjit.tid()
+    v = x[i]
+    y[i] = adjit.sqrt(v) if v > 0.0 else 0.0
+
+
+def test_the_untaken_side_of_a_conditional_expression_passes_no_gradient():
+    # Both sides evaluated would give 0 * inf = NaN at x = 0 and NaN at x < 0.
+    x = adjit.array(np.array([-1.0, 0.0, 0.25, 4.0], np.float32), requires_grad=True)
+    y = adjit.zeros(4, requires_grad=True)
+    with adjit.Tape() as tape:
+        adjit.launch(guarded_sqrt, dim=4, inputs=[x, y])
+    tape.backward(grads={y: adjit.ones(4)})
+    np.testing.assert_array_equal(y.numpy(), [0.0, 0.0, 0.5, 2.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 1.0, 0.25])  # 1 / (2 sqrt(x))
+
+
+@adjit.kernel
+def short_circuits(x: adjit.array(dtype=float), hits: adjit.array(dtype=float), out: adjit.array(dtype=int)):
+    i = adjit.tid()
+    v = x[i]
+    a = v > 0.5 and adjit.atomic_add(hits, 0, 1.0) >= 0.0
+    b = v > 0.5 or adjit.atomic_add(hits, 1, 1.0) >= 0.0
+    c = adjit.atomic_add(hits, 2, 1.0) if v > 3.0 else 7.0
+    out[i] = int(a) + 10 * int(b) + 100 * int(c)
+
+
+def test_and_or_and_conditional_expressions_run_only_the_taken_side():
+    x = adjit.array(np.array([-1.0, 0.0, 0.25, 4.0], np.float32))
+    hits, out = adjit.zeros(3), adjit.zeros(4, dtype=int)
+    adjit.launch(short_circuits, dim=4, inputs=[x, hits, out])
+    np.testing.assert_array_equal(hits.numpy(), [1.0, 3.0, 1.0])  # per side effect: the threads that ran it
+    np.testing.assert_array_equal(out.numpy(), [710, 710, 710, 11])

@@ -87,6 +87,18 @@ else:
 '''
 
 
+RUNTIME_ONLY_UNPROVEN = '''
+import sys
+sys.modules["mlir"] = None
+import adjit, kernels
+# one thread more than the arrays hold: the exported all-checked variant runs
+try:
+    adjit.launch(kernels.scaled_sin, dim=5001, inputs=[3.0, adjit.zeros(5000), adjit.zeros(5000, dtype=adjit.vec3)])
+except adjit.OutOfBoundsError as e:
+    print("out of range:", e.index, "thread", e.thread)
+'''
+
+
 def _run(script: str, folder: Path, cache: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "ADJIT_CACHE_DIR": str(cache)}
     return subprocess.run([sys.executable, "-c", script], cwd=folder, env=env, capture_output=True,
@@ -113,9 +125,12 @@ def test_export_makes_a_folder_the_runtime_alone_uses(tmp_path):
     _check(_run(f"import adjit, kernels; adjit.export([kernels.scaled_sin], {str(folder)!r})",
                 tmp_path, tmp_path / "unused-cache"))
     assert (folder / "adjit-export.json").exists()
-    # forward and adjoint, each with and without the no-overlap promise
-    assert len(list(folder.glob("*.adjitobj"))) == 4
+    # forward and adjoint, each with and without the no-overlap promise, each
+    # also for launches whose bounds checks are not proved (all-checked)
+    assert len(list(folder.glob("*.adjitobj"))) == 8
     _check(_run(RUNTIME_ONLY, tmp_path, folder))
+    out = _check(_run(RUNTIME_ONLY_UNPROVEN, tmp_path, folder))
+    assert "out of range: (5000,) thread (5000,)" in out
 
 
 def test_the_cache_says_why_each_variant_compiles(tmp_path, monkeypatch, caplog):

@@ -12,9 +12,10 @@
 // then loops over the linear thread indices [begin, end) calling the body.
 // The body has one call site, so LLVM inlines it and can vectorize the loop.
 // A body with an `adjit.launch_condition` (proved bounds checks) is compiled
-// twice, for the condition true and false; the entry evaluates the
-// condition once and runs the loop over the matching version. %record is
-// the launch's error record (adjit.access_error).
+// for the condition true; the entry evaluates it once per chunk and, if it
+// does not hold, runs nothing and reports kLaunchUnproven, so the runtime
+// relaunches the `all-checked` variant. %record is the launch's error record
+// (adjit.access_error).
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +37,10 @@ using namespace mlir;
 using namespace mlir::adjit;
 
 namespace {
+
+/// Word 0 of the error record when a launch condition does not hold and the
+/// entry ran nothing (cpp/runtime/KernelArgs.h spells it for the runtime).
+constexpr int64_t kLaunchUnproven = -1;
 
 /// The LLVM struct of a ranked memref descriptor (index lowered to i64).
 Type memrefDescriptorType(MemRefType type) {
@@ -76,11 +81,10 @@ FailureOr<Value> unpackArgument(OpBuilder &b, Location loc, Type type,
   return failure();
 }
 
-/// The kernel body compiled twice, for the two values of its
-/// `adjit.launch_condition`, and the condition as a function of the body's
-/// arguments (see adjit-access-checks).
+/// A kernel body compiled for its launch condition true, and the condition
+/// as a function of the body's arguments (see adjit-access-checks).
 struct Versions {
-  func::FuncOp whenTrue, whenFalse, condition;
+  func::FuncOp whenTrue, condition;
 };
 
 /// Replaces the launch condition in `fn` by the constant `value`.
@@ -93,7 +97,8 @@ void fixLaunchCondition(func::FuncOp fn, bool value) {
   });
 }
 
-/// Versions `body` on its launch condition, if it has one.
+/// Splits the launch condition out of `body` (which is then compiled for it
+/// holding), if it has one.
 std::optional<Versions> versionOnLaunchCondition(OpBuilder &b,
                                                  func::FuncOp body) {
   LaunchConditionOp cond;
@@ -126,28 +131,25 @@ std::optional<Versions> versionOnLaunchCondition(OpBuilder &b,
     cb.clone(*op, mapping);
   func::ReturnOp::create(cb, loc, mapping.lookup(cond.getCondition()));
 
-  versions.whenFalse = cast<func::FuncOp>(body->clone());
-  versions.whenFalse.setSymName((body.getSymName() + "_checked").str());
-  b.insert(versions.whenFalse);
-  fixLaunchCondition(versions.whenFalse, false);
   fixLaunchCondition(body, true);
   versions.whenTrue = body;
   return versions;
 }
 
-/// Adds `@<kernel>_cpu_entry` calling `body` (or, when the body was
-/// versioned, whichever version the launch condition selects), whose
-/// leading arguments are `kernelArgTypes`.
-LogicalResult buildEntry(OpBuilder &b, func::FuncOp body,
-                         std::optional<Versions> versions,
-                         StringRef kernelName, TypeRange kernelArgTypes) {
+/// Adds the entry `name` calling `body`, whose leading arguments are
+/// `kernelArgTypes`. With `versions`, the entry first evaluates the launch
+/// condition; if it does not hold, it runs nothing and writes
+/// kLaunchUnproven into the error record.
+FailureOr<func::FuncOp> buildEntry(OpBuilder &b, StringRef name,
+                                   func::FuncOp body,
+                                   std::optional<Versions> versions,
+                                   TypeRange kernelArgTypes) {
   MLIRContext *ctx = b.getContext();
   Location loc = body.getLoc();
   auto ptrTy = LLVM::LLVMPointerType::get(ctx);
   auto i64 = b.getI64Type();
   auto entry = func::FuncOp::create(
-      b, loc, symbols::cpuEntry(kernelName),
-      b.getFunctionType({ptrTy, ptrTy, i64, i64, ptrTy}, {}));
+      b, loc, name, b.getFunctionType({ptrTy, ptrTy, i64, i64, ptrTy}, {}));
   Block *block = entry.addEntryBlock();
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(block);
@@ -161,9 +163,11 @@ LogicalResult buildEntry(OpBuilder &b, func::FuncOp body,
         ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
     Value storage = LLVM::LoadOp::create(b, loc, ptrTy, slot);
     FailureOr<Value> arg = unpackArgument(b, loc, type, storage);
-    if (failed(arg))
+    if (failed(arg)) {
+      entry.erase();
       return body.emitOpError() << "kernel argument " << i << " of type "
                                 << type << " cannot be passed to a CPU launch";
+    }
     callArgs.push_back(*arg);
   }
   // extents[0]: the total thread count; [1..3]: the launch's extents.
@@ -207,13 +211,14 @@ LogicalResult buildEntry(OpBuilder &b, func::FuncOp body,
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, proven,
                                   /*withElseRegion=*/true);
     b.setInsertionPoint(ifOp.getThenRegion().front().getTerminator());
-    threadLoop(versions->whenTrue);
+    threadLoop(body);
     b.setInsertionPoint(ifOp.getElseRegion().front().getTerminator());
-    threadLoop(versions->whenFalse);
+    Value unproven = LLVM::ConstantOp::create(b, loc, i64, kLaunchUnproven);
+    LLVM::StoreOp::create(b, loc, unproven, record);
     b.setInsertionPointAfter(ifOp);
   }
   func::ReturnOp::create(b, loc);
-  return success();
+  return entry;
 }
 
 /// Marks the body's array arguments as non-overlapping: the positions of
@@ -251,9 +256,14 @@ struct AdjitCpuLaunchPass : adjit::impl::AdjitCpuLaunchBase<AdjitCpuLaunchPass> 
         return signalPassFailure();
       if (noalias)
         markNoAlias(*body);
-      std::optional<Versions> versions = versionOnLaunchCondition(b, *body);
-      b.setInsertionPointAfter(versions ? versions->whenFalse : *body);
-      if (failed(buildEntry(b, *body, versions, name, argTypes)))
+      std::optional<Versions> versions;
+      if (allChecked)
+        fixLaunchCondition(*body, false);
+      else
+        versions = versionOnLaunchCondition(b, *body);
+      b.setInsertionPointAfter(versions ? versions->condition : *body);
+      if (failed(buildEntry(b, symbols::cpuEntry(name), *body, versions,
+                            argTypes)))
         return signalPassFailure();
     }
   }

@@ -31,7 +31,8 @@ using CpuArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
 /// Launches a compiled CPU entry over `total` thread indices. Each element of
 /// `args` is either `bytes` (a scalar, vector or matrix value, packed) or a
 /// C-contiguous CPU ndarray (an array argument, components as trailing dims).
-/// Runs a launch; returns None, or the first failed check as (site, thread,
+/// Runs a launch; returns None, LAUNCH_UNPROVEN (nothing ran: relaunch the
+/// all-checked variant), or the first failed check as (site, thread,
 /// indices, sizes) (see ErrorRecord).
 nb::object launchCpuEntry(uintptr_t entry, int64_t total,
                           std::array<int64_t, 4> shape, nb::list args) {
@@ -67,6 +68,8 @@ nb::object launchCpuEntry(uintptr_t entry, int64_t total,
   }
   if (record.site == 0)
     return nb::none();
+  if (record.site == kLaunchUnproven)
+    return nb::int_(kLaunchUnproven);
   auto words = [](const int64_t(&w)[4]) {
     return nb::make_tuple(w[0], w[1], w[2], w[3]);
   };
@@ -120,8 +123,11 @@ NB_MODULE(_runtime, m) {
   m.def("launch_cpu", &launchCpuEntry, nb::arg("entry"), nb::arg("total"),
         nb::arg("shape"), nb::arg("args"),
         "Runs a compiled CPU kernel entry over `total` thread indices on the "
-        "process-wide thread pool. Returns None, or the launch's first failed "
-        "check as (site, thread, indices, sizes).");
+        "process-wide thread pool. Returns None; LAUNCH_UNPROVEN if the "
+        "kernel's launch condition does not hold (nothing ran: launch its "
+        "all-checked variant); or the launch's first failed check as (site, "
+        "thread, indices, sizes).");
+  m.attr("LAUNCH_UNPROVEN") = kLaunchUnproven;
   m.def("arrays_overlap", &arraysOverlap, nb::arg("args"),
         "Whether two array arguments (ndarrays in the list) share memory.");
   m.def(

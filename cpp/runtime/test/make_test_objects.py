@@ -185,6 +185,11 @@ def main() -> None:
         path = out / f"{name}.o"
         path.write_bytes(compile_object(k, adjoint))
         print(f"wrote {path} (entry {name}_cpu_entry)")
+    # saxpy's variant for launches its arrays do not fit (every check kept)
+    path = out / "saxpy_all_checked.o"
+    path.write_bytes(driver.compile_cpu_object(saxpy, False, noalias=True, opt_level=OPT_LEVEL,
+                                               all_checked=True).code)
+    print(f"wrote {path} (entry saxpy_cpu_entry)")
     compile_c_objects(out)
 
 

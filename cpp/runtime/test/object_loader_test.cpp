@@ -69,8 +69,10 @@ std::vector<uint64_t> load(const std::string &object,
   return addresses;
 }
 
-CpuEntry loadEntry(const std::string &kernel) {
-  uint64_t entry = load(kernel + ".o", {kernel + "_cpu_entry"})[0];
+/// The entry of kernel `kernel` in `<object>.o` (default: `<kernel>.o`).
+CpuEntry loadEntry(const std::string &object, const std::string &kernel = "") {
+  std::string name = kernel.empty() ? object : kernel;
+  uint64_t entry = load(object + ".o", {name + "_cpu_entry"})[0];
   return reinterpret_cast<CpuEntry>(entry);
 }
 
@@ -175,17 +177,28 @@ void testSaxpy() {
   CHECK(bad == 0);
   CHECK(protectionAt(uint64_t(entry)) == "r-x");
 
-  // A launch 3 threads larger than the arrays: the bounds checks skip the
-  // accesses past the end and report the first (site 0, x[i] read) in the
-  // record; the arrays are untouched past their ends.
+  // A launch 3 threads larger than the arrays: its launch condition does not
+  // hold, so this variant runs no thread and asks for the all-checked one...
   std::vector<float> big(n + 8, -1.0f);
   MemRef xs2(x.data(), {n}), ys2(big.data(), {n});
   std::vector<void *> args2 = {&a, &xs2, &ys2};
   const int64_t shape2[4] = {n + 3, 1, 1, 1};
+  ErrorRecord unproven{};
+  entry(args2.data(), shape2, 0, n + 3, &unproven);
+  CHECK(unproven.site == kLaunchUnproven);
+  for (float v : big)
+    CHECK(v == -1.0f);
+  // ...which skips the accesses past the end and reports the first (site 0,
+  // the x[i] read) in the record; the arrays are untouched past their ends.
+  CpuEntry checked = loadEntry("saxpy_all_checked", "saxpy");
+  if (!checked)
+    return;
   ErrorRecord failed{};
-  entry(args2.data(), shape2, 0, n + 3, &failed);
+  checked(args2.data(), shape2, 0, n + 3, &failed);
   CHECK(failed.site == 1 && failed.thread == n);
   CHECK(failed.index[0] == n && failed.size[0] == n);
+  for (int64_t i = 0; i < n; ++i)
+    CHECK(big[i] == 2.5f * x[i] - 1.0f);
   for (int64_t i = n; i < n + 8; ++i)
     CHECK(big[i] == -1.0f);
 }

@@ -1,5 +1,6 @@
 // RUN: adjit-opt %s --adjit-access-checks --split-input-file | FileCheck %s
 // RUN: adjit-opt %s --adjit-access-checks --split-input-file | adjit-opt --split-input-file --adjit-lower-cpu | FileCheck %s --check-prefix=CPU
+// RUN: adjit-opt %s --adjit-access-checks --split-input-file | adjit-opt --split-input-file '--adjit-lower-cpu=all-checked=true' | FileCheck %s --check-prefix=EVERY
 
 // adjit-access-checks: every access is guarded; indices that are a thread
 // coordinate plus a constant >= 0, or constants, are proved once per launch.
@@ -32,21 +33,29 @@ func.func @thread_indexed(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) at
   return
 }
 
-// The CPU entry runs the version without the proved checks when the launch
-// condition holds, the checked version otherwise.
+// The CPU entry runs the body compiled without the proved checks when the
+// launch condition holds; otherwise it runs nothing and writes -1
+// (unproven) into the record, and the runtime relaunches the variant
+// compiled with all-checked, where every check stays.
 // CPU-LABEL: func.func private @thread_indexed_body(
 // CPU-NOT: llvm.cmpxchg
 // CPU: return
 // CPU-LABEL: func.func private @thread_indexed_body_launch_condition(
 // CPU-SAME: -> i1
-// CPU-LABEL: func.func private @thread_indexed_body_checked(
-// CPU: llvm.cmpxchg
 // CPU-LABEL: func.func @thread_indexed_cpu_entry(
+// CPU-SAME: %[[RECORD:[^:]*]]: !llvm.ptr)
+// CPU: %[[UNPROVEN:.*]] = llvm.mlir.constant(-1 : i64) : i64
 // CPU: %[[COND:[0-9a-z_]+]] = call @thread_indexed_body_launch_condition(
 // CPU: scf.if %[[COND]] {
 // CPU: call @thread_indexed_body(
 // CPU: } else {
-// CPU: call @thread_indexed_body_checked(
+// CPU-NEXT: llvm.store %[[UNPROVEN]], %[[RECORD]] : i64, !llvm.ptr
+// EVERY-LABEL: func.func private @thread_indexed_body(
+// EVERY: llvm.cmpxchg
+// EVERY-NOT: launch_condition
+// EVERY-LABEL: func.func @thread_indexed_cpu_entry(
+// EVERY-NOT: scf.if
+// EVERY: call @thread_indexed_body(
 
 // -----
 
