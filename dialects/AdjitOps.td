@@ -101,10 +101,12 @@ def Adjit_LaunchConditionOp : Adjit_Op<"launch_condition", [Pure, AllTypesMatch<
   let description = [{
     Returns its operand, which must have the same value in every thread of a
     launch (it may only depend on kernel arguments, array sizes and
-    `adjit.tid_bounds`). A launch pass may compile the kernel twice, with the
-    result replaced by `true` and by `false`, evaluate the condition once per
-    launch and run the matching version: adjit-access-checks guards the
-    accesses it proves with it, so the `true` version has no checks for them.
+    `adjit.tid_bounds`). Launch passes compile the kernel with the result
+    replaced by `true` or by `false` and evaluate the condition once per
+    launch to pick the matching code (adjit-cpu-launch: the `true` variant
+    reports launches where it fails, which then run the `all-checked`
+    variant; adjit-gpu-launch: each thread evaluates it). adjit-access-checks
+    guards the accesses it proves with it, so with `true` they are unchecked.
     At most one per kernel, in its entry block.
 
     ```mlir

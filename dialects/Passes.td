@@ -133,8 +133,9 @@ def AdjitAccessChecks : Pass<"adjit-access-checks", "::mlir::ModuleOp"> {
       with `adjit.tid_bounds`, and `bound + c <= 2^31` where the sum is an
       i32) are combined into one `adjit.launch_condition`; such an access is
       guarded by `proven || in_range`. The CPU launch pass compiles the
-      kernel for both values of the condition and tests it once per launch,
-      so a launch that fits its arrays runs the code without those checks.
+      kernel for the condition true and tests it once per launch (a launch
+      where it fails runs the `all-checked` variant), so a launch that fits
+      its arrays runs the code without those checks.
 
     With `finite`, every store and atomic of a float value (each component
     of a vector or matrix) also reports the first value that is NaN or
