@@ -91,6 +91,9 @@ class ModuleBuilder:
         return self.functions[key]
 
 
+#: Bitwise operators (integers; & | ^ also bools).
+_BITWISE = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
+
 #: Integer division ops: defined for every input (values.integer_divide).
 _INTEGER_DIVISIONS = {ast.Div: arith.DivSIOp, ast.FloorDiv: arith.FloorDivSIOp, ast.Mod: arith.RemSIOp}
 
@@ -101,6 +104,7 @@ _CMP_F = {ast.Lt: "olt", ast.LtE: "ole", ast.Gt: "ogt", ast.GtE: "oge", ast.Eq: 
 _CMP_I = {ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt", ast.GtE: "sge", ast.Eq: "eq", ast.NotEq: "ne"}
 _CMPF_PRED = {n: int(getattr(arith.CmpFPredicate, n.upper())) for n in ("oeq", "ogt", "oge", "olt", "ole", "une")}
 _CMPI_PRED = {n: int(getattr(arith.CmpIPredicate, n)) for n in ("eq", "ne", "slt", "sle", "sgt", "sge")}
+_CMPI_PREDICATE_ULT = int(arith.CmpIPredicate.ult)
 
 
 class FunctionBuilder:
@@ -654,6 +658,13 @@ class FunctionBuilder:
         if isinstance(node.op, ast.Not):
             c = self.to_bool(v, node.operand)
             return Val(T.bool_, arith.XOrIOp(c, constant(T.bool_, 1)).result)
+        if isinstance(node.op, ast.Invert):
+            if not isinstance(v.type, T.ScalarType) or not v.type.is_int or v.type.is_bool:
+                raise self.error(f"~ needs an integer operand, got {self.describe(v)} (use `not` for bools)",
+                                 node, KernelTypeError)
+            if v.is_literal:
+                return Val(v.type, None, ~v.literal)
+            return Val(v.type, arith.XOrIOp(v.value, constant(v.type, -1)).result)
         raise self.error("unsupported unary operator", node, KernelSyntaxError)
 
     def expr_BoolOp(self, node):
@@ -664,11 +675,11 @@ class FunctionBuilder:
         i1 = ir.IntegerType.get_signless(1)
         for value in node.values[1:]:
             branch = scf.IfOp(acc, [i1], has_else=True)
-            evaluate, constant = (branch.then_block, branch.else_block) if is_and else \
+            evaluate, decided = (branch.then_block, branch.else_block) if is_and else \
                 (branch.else_block, branch.then_block)
             with ir.InsertionPoint(evaluate):
                 scf.YieldOp([self.to_bool(self.expr(value), value)])
-            with ir.InsertionPoint(constant):
+            with ir.InsertionPoint(decided):
                 scf.YieldOp([arith.ConstantOp(i1, 0 if is_and else 1).result])
             acc = branch.results[0]
         return Val(T.bool_, acc)
@@ -741,6 +752,8 @@ class FunctionBuilder:
             vals = tuple(Val(T.int32, from_index(i)) for i in idx)
             return vals[0] if count == 1 else vals
         args = [self.expr(a) for a in node.args]
+        if callee is len:
+            return self.length(args, node)
         if isinstance(callee, (T.ScalarType, T.VectorType, T.MatrixType)) or callee in (float, int, bool):
             return self.construct(T.value_type_of(callee), args, node)
         if isinstance(callee, language.Function):
@@ -860,6 +873,22 @@ class FunctionBuilder:
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else outs
+
+    def length(self, args, node) -> Val:
+        """``len(v)``: a vector's length or a matrix's rows (constants);
+        ``len(a)``: an array's first extent (as Python and Warp), an int32."""
+        if len(args) != 1 or not isinstance(args[0], Val):
+            raise self.error("len() takes one vector, matrix or array", node)
+        t = args[0].type
+        if isinstance(t, T.VectorType):
+            return literal(t.length)
+        if isinstance(t, T.MatrixType):
+            return literal(t.shape[0])
+        if isinstance(t, T.ArrayType):
+            dim = adjit_d.DimOp(ir.IndexType.get(), args[0].value,
+                                ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0)).result
+            return Val(T.int32, from_index(dim))
+        raise self.error(f"len() takes a vector, matrix or array, got {self.describe(args[0])}", node)
 
     def construct(self, t, args, node):
         """Casts (``float(x)``) and vector/matrix constructors (``vec3(a, b, c)``)."""
@@ -985,7 +1014,8 @@ class FunctionBuilder:
     @staticmethod
     def op_name(op) -> str:
         return {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
-                ast.Mod: "%", ast.Pow: "**"}.get(type(op), type(op).__name__)
+                ast.Mod: "%", ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
+                ast.LShift: "<<", ast.RShift: ">>"}.get(type(op), type(op).__name__)
 
     def fold(self, op, x, y, node):
         # Folds with the semantics of the ops emitted for values (arith.divsi /
@@ -1004,6 +1034,14 @@ class FunctionBuilder:
             r = abs(x) % abs(y)
             return -r if x < 0 else r
 
+        if type(op) in _BITWISE:
+            if not both_int or isinstance(x, bool) or isinstance(y, bool):
+                raise self.error(f"{self.op_name(op)} needs integer operands", node, KernelTypeError)
+            if isinstance(op, (ast.LShift, ast.RShift)) and not 0 <= y < 64:
+                raise self.error(f"shift count {y} is out of range (0 to 63 for a constant)", node,
+                                 KernelTypeError)
+            return {ast.BitAnd: lambda: x & y, ast.BitOr: lambda: x | y, ast.BitXor: lambda: x ^ y,
+                    ast.LShift: lambda: x << y, ast.RShift: lambda: x >> y}[type(op)]()
         try:
             return {ast.Add: lambda: x + y, ast.Sub: lambda: x - y, ast.Mult: lambda: x * y,
                     ast.Div: div, ast.FloorDiv: lambda: x // y, ast.Mod: mod,
@@ -1015,12 +1053,38 @@ class FunctionBuilder:
 
     def scalar_binop(self, op, a, b, node):
         t = a.type
+        if type(op) in _BITWISE:
+            return self.bitwise(op, a, b, node)
         if t.is_bool:
             raise self.error(f"arithmetic on bool values is not supported ({self.op_name(op)})", node)
         if t.is_int and type(op) in _INTEGER_DIVISIONS and b.is_literal and b.literal == 0:
             raise self.error(f"integer division by zero ({self.op_name(op)} 0)", node)
         x, y = self.materialize(a, t), self.materialize(b, t)
         return Val(t, self._arith(op, t, x, y, node))
+
+    def bitwise(self, op, a, b, node):
+        """``& | ^ << >>`` on integers (``& | ^`` on bools too). A shift count
+        outside [0, bits) gives what Python's unbounded integers give once
+        wrapped to the width: 0 for ``<<``, the sign for ``>>``; never
+        undefined."""
+        t = a.type
+        shift = isinstance(op, (ast.LShift, ast.RShift))
+        if t.is_float or (t.is_bool and shift):
+            raise self.error(f"{self.op_name(op)} needs integer operands, got {t}", node, KernelTypeError)
+        x, y = self.materialize(a, t), self.materialize(b, t)
+        if not shift:
+            cls = {ast.BitAnd: arith.AndIOp, ast.BitOr: arith.OrIOp, ast.BitXor: arith.XOrIOp}[type(op)]
+            return Val(t, cls(x, y).result)
+        bits = ir.IntegerType(t.mlir()).width
+        width = constant(t, bits)
+        in_range = arith.CmpIOp(_CMPI_PREDICATE_ULT, y, width).result
+        safe = arith.SelectOp(in_range, y, constant(t, 0)).result
+        if isinstance(op, ast.LShift):
+            shifted, overflow = arith.ShLIOp(x, safe).result, constant(t, 0)
+        else:
+            shifted = arith.ShRSIOp(x, safe).result
+            overflow = arith.ShRSIOp(x, constant(t, bits - 1)).result
+        return Val(t, arith.SelectOp(in_range, shifted, overflow).result)
 
     def elementwise(self, op, a, b, node):
         t = a.type
@@ -1200,6 +1264,8 @@ class FunctionBuilder:
                 raise self.error("range() can only be used in a for loop", missing, KernelSyntaxError)
             if missing.id in ("abs", "min", "max") and missing is node:
                 return B.lookup(missing.id)
+            if missing.id == "len" and missing is node:
+                return len
             raise self.error(f"name '{missing.id}' is not defined", missing, KernelNameError)
         raise self.error(f"'{ast.unparse(missing)}' is not defined", missing, KernelNameError)
 

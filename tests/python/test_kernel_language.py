@@ -441,3 +441,77 @@ def test_matches_warp_on_the_cpu(tmp_path):
         if j == 6:  # atomic_sub's old values depend on the order of the threads
             continue
         np.testing.assert_allclose(a, w, rtol=1e-13, atol=1e-14, err_msg=f"output {j}")
+
+
+# --- bitwise operators ------------------------------------------------------------------------
+
+@wp.kernel
+def bit_ops(a: wp.array(dtype=int), b: wp.array(dtype=int), out: wp.array2d(dtype=int)):
+    i = wp.tid()
+    x = a[i]
+    y = b[i]
+    out[i, 0] = x & y
+    out[i, 1] = x | y
+    out[i, 2] = x ^ y
+    out[i, 3] = x << y
+    out[i, 4] = x >> y
+    out[i, 5] = ~x
+    out[i, 6] = (x & 0xFF) | (1 << 4)
+    z = x
+    z ^= y
+    out[i, 7] = z
+
+
+def test_bitwise_operators_on_integers_match_python_wrapped_to_int32():
+    a = np.array([5, -7, 123456, -1, 3, 1, -2**31], np.int32)
+    b = np.array([1, 2, 31, 32, -1, 40, 31], np.int32)
+    out = wp.zeros((7, 8), dtype=int)
+    wp.launch(bit_ops, dim=7, inputs=[wp.array(a), wp.array(b), out])
+
+    def wrap(v):
+        return (v + 2**31) % 2**32 - 2**31
+
+    for i, (x, y) in enumerate(zip(a.tolist(), b.tolist())):
+        # Python's unbounded shifts, wrapped to 32 bits; a negative count
+        # shifts everything out (documented: Python raises there).
+        left = wrap(x << y) if y >= 0 else 0
+        right = x >> y if y >= 0 else (-1 if x < 0 else 0)
+        assert out.numpy()[i].tolist() == [x & y, x | y, x ^ y, left, right, ~x, (x & 0xFF) | 16, x ^ y], i
+
+
+@pytest.mark.parametrize("body, words", [
+    ("y[0] = x[0] & 1.0", "needs integer operands"),
+    ("y[0] = float(~True)", "~ needs an integer operand"),
+    ("y[0] = float(1 << 70)", "shift count 70 is out of range"),
+    ("y[0] = float(2.0 ^ 1)", "needs integer operands"),
+])
+def test_bitwise_operators_refuse_what_they_cannot_do(tmp_path, body, words):
+    path = tmp_path / "bitwise_errors.py"
+    path.write_text(f"import adjit as wp\n\n@wp.kernel\ndef k(x: wp.array(dtype=float), y: wp.array(dtype=float)):\n"
+                    f"    {body}\n")
+    namespace = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    with pytest.raises(wp.KernelTypeError) as info:
+        wp.launch(namespace["k"], dim=1, inputs=[wp.zeros(1), wp.zeros(1)])
+    assert words in str(info.value) and f"{path}:5" in str(info.value)
+
+
+@wp.kernel
+def lengths(v: wp.array(dtype=wp.vec3), m: wp.array(dtype=wp.mat22), a2: wp.array2d(dtype=float),
+            out: wp.array(dtype=int)):
+    i = wp.tid()
+    total = float(0.0)
+    for k in range(len(v)):  # the array's extent: this loop's reads need no bounds check
+        total = total + v[k].x
+    out[0] = len(v[i])
+    out[1] = len(m[i])
+    out[2] = len(v)
+    out[3] = len(a2)
+    out[4] = int(total)
+
+
+def test_len_of_vectors_matrices_and_arrays():
+    v = wp.array(np.ones((5, 3), np.float32), dtype=wp.vec3)
+    out = wp.zeros(5, dtype=int)
+    wp.launch(lengths, dim=1, inputs=[v, wp.zeros(5, dtype=wp.mat22), wp.zeros((7, 2)), out])
+    assert out.numpy().tolist() == [3, 2, 5, 7, 5]
