@@ -234,6 +234,149 @@ for _name, _op, _dom in [
                 _unary_float(_name), _math(_op), domain=_dom,
                 differentiable=_name not in ("floor", "ceil"))
 
+add_builtin("round", "Component-wise rounding to the nearest integer, halves away from zero (as C's "
+            "round and Warp's).", _unary_float("round"), _math("RoundOp"), differentiable=False)
+
+
+def _emit_trunc(vals, types, result):
+    # Towards zero: ceil below zero, floor above (math.trunc has no adjoint rule;
+    # floor's and ceil's give the zero gradient).
+    x = vals[0]
+    below = arith.CmpFOp(arith.CmpFPredicate.OLT, x, values.constant(result, 0)).result
+    return arith.SelectOp(below, math.CeilOp(x).result, math.FloorOp(x).result).result
+
+
+add_builtin("trunc", "Component-wise rounding towards zero.", _unary_float("trunc"), _emit_trunc,
+            differentiable=False)
+
+
+def _emit_frac(vals, types, result):
+    return arith.SubFOp(vals[0], _emit_trunc(vals, types, result)).result
+
+
+add_builtin("frac", "The fractional part, x - trunc(x) (component-wise; its sign is x's).",
+            _unary_float("frac"), _emit_frac, domain=((0.1, 0.9),))
+
+
+def _scaled(factor):
+    def emit(vals, types, result):
+        return arith.MulFOp(vals[0], values.constant(result, factor)).result
+    return emit
+
+
+add_builtin("degrees", "Radians to degrees (component-wise).", _unary_float("degrees"),
+            _scaled(57.29577951308232))
+add_builtin("radians", "Degrees to radians (component-wise).", _unary_float("radians"),
+            _scaled(0.017453292519943295))
+
+
+def _infer_lerp(args):
+    if len(args) != 3:
+        raise TypeError(f"lerp() takes 3 arguments (a, b, t), got {len(args)}")
+    a, b, t = args
+    if a != b or not _float_like(a):
+        raise TypeError(f"lerp(a, b, t) needs a and b of one float type, got {a} and {b}")
+    if t != a and t != T.scalar_of(a):
+        raise TypeError(f"lerp(a, b, t) needs t of type {a} or {T.scalar_of(a)}, got {t}")
+    return a
+
+
+def _emit_lerp(vals, types, result):
+    a, b, t = vals
+    if types[2] != result:  # a scalar t scales every component
+        t = vector_d.BroadcastOp(result.mlir(), t).result
+    return arith.AddFOp(a, arith.MulFOp(arith.SubFOp(b, a).result, t).result).result
+
+
+def _lerp_literal_types(types):
+    # A literal t takes the scalar type of a (lerp(a, b, 0.5) on vectors).
+    if len(types) == 3 and _float_like(types[0]):
+        return [None, None, T.scalar_of(types[0])]
+    return [None] * len(types)
+
+
+add_builtin("lerp", "Linear interpolation a + (b - a) * t (t a scalar or of a's type).", _infer_lerp,
+            _emit_lerp, literal_types=_lerp_literal_types)
+
+
+def _emit_smoothstep(vals, types, result):
+    e0, e1, x = vals
+    zero, one = values.constant(result, 0.0), values.constant(result, 1.0)
+    t = arith.DivFOp(arith.SubFOp(x, e0).result, arith.SubFOp(e1, e0).result).result
+    t = arith.MinimumFOp(arith.MaximumFOp(t, zero).result, one).result
+    three_minus = arith.SubFOp(values.constant(result, 3.0),
+                               arith.MulFOp(values.constant(result, 2.0), t).result).result
+    return arith.MulFOp(arith.MulFOp(t, t).result, three_minus).result
+
+
+def _float_scalars(name, count):
+    def infer(args):
+        if len(args) != count:
+            raise TypeError(f"{name}() takes {count} arguments, got {len(args)}")
+        if not all(isinstance(a, T.ScalarType) and a.is_float for a in args) or len(set(args)) != 1:
+            raise TypeError(f"{name}() needs float scalars of one type, got {', '.join(map(str, args))}")
+        return args[0]
+    return infer
+
+
+add_builtin("smoothstep", "Hermite smoothstep of x between edge0 and edge1: t*t*(3 - 2t) with "
+            "t = clamp((x - edge0) / (edge1 - edge0), 0, 1).", _float_scalars("smoothstep", 3),
+            _emit_smoothstep, domain=((-1.0, -0.5), (1.5, 2.0), (-0.4, 0.9)))
+
+
+def _emit_step(vals, types, result):
+    below = arith.CmpFOp(arith.CmpFPredicate.OLT, vals[0], values.constant(result, 0.0)).result
+    return arith.SelectOp(below, values.constant(result, 1.0), values.constant(result, 0.0)).result
+
+
+add_builtin("step", "1.0 where x < 0, else 0.0 (component-wise; as Warp's step).", _unary_float("step"),
+            _emit_step, differentiable=False)
+
+
+def _infer_float_test(name):
+    def infer(args):
+        if len(args) != 1 or not _float_like(args[0]):
+            raise TypeError(f"{name}() takes one float scalar, vector or matrix")
+        return T.bool_
+    return infer
+
+
+def _float_test(predicate):
+    def emit(vals, types, result):
+        x, t = vals[0], types[0]
+        magnitude = math.AbsFOp(x).result
+        if predicate == "nan":
+            hit = arith.CmpFOp(arith.CmpFPredicate.UNO, x, x).result
+        else:
+            largest = 3.4028234663852886e38 if T.scalar_of(t).np_dtype.itemsize == 4 else 1.7976931348623157e308
+            limit = values.constant(t, largest)
+            hit = arith.CmpFOp(arith.CmpFPredicate.OLE if predicate == "finite" else arith.CmpFPredicate.OGT,
+                               magnitude, limit).result
+        if isinstance(t, T.ScalarType):
+            return hit
+        flat = hit
+        if isinstance(t, T.MatrixType):
+            flat = vector_d.ShapeCastOp(ir.VectorType.get([_count(t)], ir.IntegerType.get_signless(1)),
+                                        hit).result
+        kind = vector_d.CombiningKind.AND if predicate == "finite" else vector_d.CombiningKind.OR
+        return vector_d.ReductionOp(ir.IntegerType.get_signless(1), kind, flat).result
+    return emit
+
+
+def _count(t) -> int:
+    n = 1
+    for extent in t.shape:
+        n *= extent
+    return n
+
+
+add_builtin("isnan", "Whether x (any component of a vector or matrix) is NaN.", _infer_float_test("isnan"),
+            _float_test("nan"), differentiable=False)
+add_builtin("isinf", "Whether x (any component of a vector or matrix) is infinite.",
+            _infer_float_test("isinf"), _float_test("inf"), differentiable=False)
+add_builtin("isfinite", "Whether x (every component of a vector or matrix) is finite.",
+            _infer_float_test("isfinite"), _float_test("finite"), differentiable=False)
+
 add_builtin("abs", "Absolute value (component-wise).", _same_numeric("abs", 1), _emit_abs)
 add_builtin("min", "The smaller of two values (component-wise).", _same_numeric("min", 2), _emit_min)
 add_builtin("max", "The larger of two values (component-wise).", _same_numeric("max", 2), _emit_max)

@@ -136,7 +136,17 @@ NUMPY_REFERENCES = {
     "quat_from_axis_angle": lambda a, t: _f(_quat_from_axis_angle(a[0], a[1])),
     "cw_mul": lambda a, t: _f(a[0] * a[1]),
     "cw_div": lambda a, t: _f(a[0] / a[1]),
+    "frac": lambda a, t: _f(a[0] - np.trunc(a[0])),
+    "degrees": lambda a, t: _f(np.degrees(a[0])),
+    "radians": lambda a, t: _f(np.radians(a[0])),
+    "lerp": lambda a, t: _f(a[0] + (a[1] - a[0]) * a[2]),
+    "smoothstep": lambda a, t: _f(_smoothstep(a[0], a[1], a[2])),
 }
+
+
+def _smoothstep(e0, e1, x):
+    s = min(max((x - e0) / (e1 - e0), 0.0), 1.0)
+    return s * s * (3.0 - 2.0 * s)
 
 
 def _min_abs(x) -> float:

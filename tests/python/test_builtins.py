@@ -859,7 +859,8 @@ TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "wh
                        "trace", "determinant", "transpose", "inverse", "diag", "outer",
                        "mul", "identity", "quat_identity", "quat_inverse", "quat_rotate", "quat_from_axis_angle",
                        "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "cw_mul", "cw_div",
-                       "stop_gradient"}
+                       "stop_gradient", "round", "trunc", "frac", "degrees", "radians", "lerp", "smoothstep",
+                       "step", "isnan", "isinf", "isfinite"}  # (the last: test_rounding_interpolation_...)
 
 
 @adjit.kernel
@@ -886,3 +887,68 @@ def test_registry_entries_are_documented_and_exported():
         assert getattr(adjit, name) is entry  # adjit.<name> is the builtin
         with pytest.raises(adjit.AdjitError):
             entry(1.0)  # builtins only run inside kernels
+
+
+# --- rounding, interpolation and float tests -----------------------------------------------------
+
+@adjit.kernel
+def rounding_and_interpolation(x: adjit.array(dtype=float), v: adjit.array(dtype=adjit.vec3),
+                               out: adjit.array2d(dtype=float), flags: adjit.array2d(dtype=int)):
+    i = adjit.tid()
+    a = x[i]
+    out[i, 0] = adjit.round(a)
+    out[i, 1] = adjit.trunc(a)
+    out[i, 2] = adjit.frac(a)
+    out[i, 3] = adjit.degrees(a)
+    out[i, 4] = adjit.radians(a)
+    out[i, 5] = adjit.lerp(a, 2.0 * a + 1.0, 0.25)
+    out[i, 6] = adjit.smoothstep(-1.0, 2.0, a)
+    out[i, 7] = adjit.step(a)
+    out[i, 8] = adjit.lerp(v[i], adjit.vec3(1.0, 2.0, 3.0), 0.5).y
+    flags[i, 0] = int(adjit.isnan(a))
+    flags[i, 1] = int(adjit.isinf(a))
+    flags[i, 2] = int(adjit.isfinite(a))
+    flags[i, 3] = int(adjit.isnan(v[i] * a))
+    flags[i, 4] = int(adjit.isfinite(v[i] * a))
+
+
+def test_rounding_interpolation_and_float_tests_against_numpy():
+    xs = np.r_[np.random.default_rng(5).uniform(-5, 5, 64), -2.5, -0.5, 0.5, 2.5, 0.0, np.nan, np.inf, -np.inf]
+    xs = xs.astype(np.float32)
+    v = np.random.default_rng(6).uniform(-1, 1, (len(xs), 3)).astype(np.float32)
+    out, flags = adjit.zeros((len(xs), 9)), adjit.zeros((len(xs), 5), dtype=int)
+    adjit.launch(rounding_and_interpolation, dim=len(xs),
+                 inputs=[adjit.array(xs), adjit.array(v, dtype=adjit.vec3), out, flags])
+    x = xs.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        s = np.clip((x + 1.0) / 3.0, 0.0, 1.0)
+        expected = np.stack([
+            np.where(x < 0, -np.floor(-x + 0.5), np.floor(x + 0.5)),  # halves away from zero
+            np.trunc(x), x - np.trunc(x), np.degrees(x), np.radians(x), x + ((2.0 * x + 1.0) - x) * 0.25,
+            s * s * (3.0 - 2.0 * s), np.where(x < 0, 1.0, 0.0), (v[:, 1] + 2.0) / 2.0], axis=1)
+        np.testing.assert_allclose(out.numpy(), expected, **F32)
+        va = v * x[:, None]
+        np.testing.assert_array_equal(flags.numpy(), np.stack([
+            np.isnan(x), np.isinf(x), np.isfinite(x), np.isnan(va).any(1), np.isfinite(va).all(1)],
+            axis=1).astype(np.int32))
+
+
+@adjit.kernel
+def smooth_new_builtins(x: adjit.array(dtype=adjit.float64), v: adjit.array(dtype=adjit.vec3d),
+                        y: adjit.array(dtype=adjit.float64)):
+    i = adjit.tid()
+    a = x[i]
+    w = adjit.lerp(v[i], adjit.vec3d(adjit.float64(1.0), adjit.float64(2.0), adjit.float64(3.0)), a)
+    y[i] = (adjit.frac(a + adjit.float64(3.0)) + adjit.degrees(a) * adjit.radians(a)
+            + adjit.lerp(a, a * a, adjit.float64(0.3)) + adjit.smoothstep(adjit.float64(-1.0),
+                                                                          adjit.float64(2.0), a)
+            + adjit.dot(w, w))
+
+
+def test_gradients_of_the_new_smooth_builtins_match_finite_differences():
+    from adjit.testing import check_gradients
+    rng = np.random.default_rng(8)
+    x = adjit.array(rng.uniform(0.1, 0.9, 16), dtype=adjit.float64, requires_grad=True)
+    v = adjit.array(rng.uniform(-1, 1, (16, 3)), dtype=adjit.vec3d, requires_grad=True)
+    y = adjit.zeros(16, dtype=adjit.float64, requires_grad=True)
+    check_gradients(smooth_new_builtins, 16, [x, v], [y])
