@@ -258,35 +258,52 @@ def _unpickle_array(buffer, dtype, requires_grad, device, grad):
     return a
 
 
-def full(shape, value, dtype=float, requires_grad: bool = False, device: str = "cpu") -> Array:
+# The constructors take Warp's parameter order: (shape, [value,] dtype,
+# device, requires_grad). ``pinned`` (page-locked host memory, for faster
+# GPU copies in Warp) changes no value and is accepted.
+
+def _device(device) -> str:
+    if device is None or device == "cpu":
+        return "cpu"
+    if not isinstance(device, str):
+        raise TypeError(f"device must be a string such as 'cpu', got {device!r} (note Warp's order: "
+                        "zeros(shape, dtype, device, requires_grad))")
+    raise ValueError(f"device '{device}' is not supported yet (only 'cpu')")
+
+
+def full(shape, value=0, dtype=float, device=None, requires_grad: bool = False, pinned: bool = False) -> Array:
+    """An array of ``shape`` with every element ``value`` (as Warp's full)."""
     t = T.value_type_of(dtype)
     scalar = T.scalar_of(t)
     buffer = np.empty(_shape_tuple(shape) + _component_shape(t), dtype=scalar.np_dtype)
     buffer[...] = value
-    return Array(buffer, t, requires_grad, device)
+    return Array(buffer, t, requires_grad, _device(device))
 
 
-def zeros(shape, dtype=float, requires_grad: bool = False, device: str = "cpu") -> Array:
-    return full(shape, 0, dtype, requires_grad, device)
+def zeros(shape, dtype=float, device=None, requires_grad: bool = False, pinned: bool = False) -> Array:
+    """An array of zeros (as Warp's zeros)."""
+    return full(shape, 0, dtype, device, requires_grad)
 
 
-def ones(shape, dtype=float, requires_grad: bool = False, device: str = "cpu") -> Array:
-    return full(shape, 1, dtype, requires_grad, device)
+def ones(shape, dtype=float, device=None, requires_grad: bool = False, pinned: bool = False) -> Array:
+    """An array of ones (as Warp's ones)."""
+    return full(shape, 1, dtype, device, requires_grad)
 
 
-def empty(shape, dtype=float, requires_grad: bool = False, device: str = "cpu") -> Array:
+def empty(shape, dtype=float, device=None, requires_grad: bool = False, pinned: bool = False) -> Array:
+    """An array whose values are undefined until written (as Warp's empty)."""
     t = T.value_type_of(dtype)
     scalar = T.scalar_of(t)
     buffer = np.empty(_shape_tuple(shape) + _component_shape(t), dtype=scalar.np_dtype)
-    return Array(buffer, t, requires_grad, device)
+    return Array(buffer, t, requires_grad, _device(device))
 
 
-def zeros_like(a: Array, requires_grad: bool | None = None) -> Array:
-    return zeros(a.shape, a.dtype, a.requires_grad if requires_grad is None else requires_grad, a.device)
+def zeros_like(a: Array, device=None, requires_grad: bool | None = None, pinned: bool = False) -> Array:
+    return zeros(a.shape, a.dtype, device or a.device, a.requires_grad if requires_grad is None else requires_grad)
 
 
-def ones_like(a: Array, requires_grad: bool | None = None) -> Array:
-    return ones(a.shape, a.dtype, a.requires_grad if requires_grad is None else requires_grad, a.device)
+def ones_like(a: Array, device=None, requires_grad: bool | None = None, pinned: bool = False) -> Array:
+    return ones(a.shape, a.dtype, device or a.device, a.requires_grad if requires_grad is None else requires_grad)
 
 
 def _array_nd(ndim: int):

@@ -266,3 +266,22 @@ def test_array_constructors_and_views():
     assert z.dtype == adjit.vec2 and z.numpy().shape == (4, 2) and not z.numpy().any()
     with pytest.raises(ValueError):
         adjit.array(np.zeros((4, 2), np.float32), dtype=adjit.vec3)
+
+
+def test_constructors_take_warps_parameter_order():
+    wp = adjit
+    # zeros(shape, dtype, device, requires_grad): "cpu" third is the device,
+    # not a truthy requires_grad.
+    a = wp.zeros(3, float, "cpu")
+    assert a.grad is None and a.device == "cpu"
+    b = wp.zeros(3, float, None, True)
+    assert b.grad is not None
+    c = wp.full((2, 2), 7.0, wp.float64, "cpu", True)
+    assert c.numpy().tolist() == [[7.0, 7.0], [7.0, 7.0]] and c.grad is not None
+    assert wp.ones(2, int, "cpu").numpy().tolist() == [1, 1]
+    assert wp.empty(4, wp.vec3, "cpu", pinned=True).shape == (4,)
+    assert wp.zeros_like(c, "cpu", False).grad is None
+    with pytest.raises(TypeError, match="Warp's order"):
+        wp.zeros(3, float, True)
+    with pytest.raises(ValueError, match="not supported yet"):
+        wp.zeros(3, float, "cuda:0")
