@@ -10,9 +10,11 @@
 //     `proven || in_range`;
 //   - otherwise: guarded by `in_range`.
 // A guarded access moves into the `then` branch of an scf.if; the `else`
-// branch records the failure and yields zeros. The launch pass versions the
-// kernel on the launch condition, so in a launch that fits its arrays the
-// proved checks fold away and the loop vectorizes as before.
+// branch records the failure and yields zeros. The CPU launch pass compiles
+// the kernel for the launch condition true (launches where it fails run the
+// all-checked variant), so the proved checks fold away and the thread loop
+// vectorizes as before. With `finite`, stores of floats are also followed
+// by a report of a NaN or infinity.
 //
 //===----------------------------------------------------------------------===//
 
