@@ -13,8 +13,8 @@
 // branch records the failure and yields zeros. The CPU launch pass compiles
 // the kernel for the launch condition true (launches where it fails run the
 // all-checked variant), so the proved checks fold away and the thread loop
-// vectorizes as before. With `finite`, stores of floats are also followed
-// by a report of a NaN or infinity.
+// vectorizes as before. With `finite`, stores and atomics of floats also
+// report a NaN or infinity they write.
 //
 //===----------------------------------------------------------------------===//
 
