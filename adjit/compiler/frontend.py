@@ -914,6 +914,12 @@ class FunctionBuilder:
             return Val(t, m)
         if len(args) != n:
             raise self.error(f"{t}() takes {n} components, got {len(args)}", node)
+        for k, a in enumerate(args):
+            # A float of the other precision would be rounded silently (Warp refuses too).
+            if isinstance(a, Val) and not a.is_literal and isinstance(a.type, T.ScalarType) \
+                    and a.type.is_float and scalar.is_float and a.type != scalar:
+                raise self.error(f"{t}() component {k} is {a.type}, not {scalar}; convert it explicitly "
+                                 f"({scalar}(x)) so the change of precision is visible", node, KernelTypeError)
         comps = [self.cast(a, scalar, node) for a in args]
         if isinstance(t, T.VectorType):
             return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)

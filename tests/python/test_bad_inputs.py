@@ -618,3 +618,14 @@ def test_enable_backward_false_is_honoured():
         tape.backward(grads={y: 1.0})
     with pytest.raises(TypeError, match="enable_backward"):
         adjit.kernel(enable_backward="no")
+
+
+def test_mixed_precision_vector_constructor_is_refused(tmp_path):
+    path = tmp_path / "mixed_precision.py"
+    path.write_text("import adjit as wp\n\n@wp.kernel\ndef k(x: wp.array(dtype=float), y: wp.array(dtype=wp.vec3)):\n"
+                    "    y[0] = wp.vec3(x[0], wp.float64(1.0), 2.0)\n")
+    namespace = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    with pytest.raises(adjit.KernelTypeError, match=r"component 1 is float64, not float32") as info:
+        adjit.launch(namespace["k"], dim=1, inputs=[adjit.zeros(1), adjit.zeros(1, dtype=adjit.vec3)])
+    assert f"{path}:5" in str(info.value)
