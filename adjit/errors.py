@@ -109,9 +109,13 @@ class OutOfBoundsError(AdjitError, IndexError):
         self.source_line = source_line
         where = f"{filename}:{lineno}: " if filename else ""
         shown = index[0] if len(index) == 1 else index
-        text = (f"{where}kernel '{kernel}': index {shown} is out of range for array {array} of shape "
-                f"{shape} ({access} in thread {thread[0] if len(thread) == 1 else thread}); the access "
-                "was skipped")
+        who = thread[0] if len(thread) == 1 else thread
+        if access == "component index":  # a runtime index into a vector or matrix value
+            text = (f"{where}kernel '{kernel}': component index {shown} is out of range for {array} "
+                    f"(0 to {shape[0] - 1}; thread {who}); the kernel went on with component 0")
+        else:
+            text = (f"{where}kernel '{kernel}': index {shown} is out of range for array {array} of shape "
+                    f"{shape} ({access} in thread {who}); the access was skipped")
         if any(i < 0 for i in index):
             text += " (adjit arrays have no negative indices: -1 does not wrap to the last element)"
         if source_line:

@@ -96,6 +96,23 @@ def Adjit_AccessErrorOp : Adjit_Op<"access_error", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
+def Adjit_CheckIndexOp : Adjit_Op<"check_index"> {
+  let summary = "a runtime index into a vector or matrix value, to be range-checked";
+  let description = [{
+    Marks `index` as an index into a value with `size` components (a runtime
+    component index `v[k]`, which the frontend lowers to selects).
+    adjit-access-checks replaces it with a check that reports an index out
+    of `[0, size)` like an out-of-range array access (`what` names the value
+    in the report); without bounds checks it is dropped.
+
+    ```mlir
+    adjit.check_index %k, %c3 {what = "component of v"}
+    ```
+  }];
+  let arguments = (ins Index:$index, Index:$size, StrAttr:$what);
+  let assemblyFormat = "$index `,` $size attr-dict";
+}
+
 def Adjit_LaunchConditionOp : Adjit_Op<"launch_condition", [Pure, AllTypesMatch<["condition", "result"]>]> {
   let summary = "a condition with one value per launch, to version the kernel on";
   let description = [{

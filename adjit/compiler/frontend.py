@@ -9,6 +9,7 @@ is built, and every op carries the Python file:line:col as its location.
 from __future__ import annotations
 
 import ast
+import itertools
 import math
 
 import numpy as np
@@ -542,10 +543,14 @@ class FunctionBuilder:
             if not isinstance(base, Val) or not isinstance(base.type, (T.VectorType, T.MatrixType)):
                 raise self.error("only vector/matrix locals and array elements can be assigned "
                                  "components", target)
-            position = self.component_position(base.type, target)
+            position = self.component_index(base.type, target)
+            dynamic = any(isinstance(p, Val) for p in position)
             comp_t = self.component_type(base.type, position)
             v = self.materialize(self.coerce(value, comp_t, target), comp_t)
-            new = adjit_d.InsertOp(base.type.mlir(), v, base.value, ir.DenseI64ArrayAttr.get(position)).result
+            if dynamic:
+                new = self.dynamic_insert(base, position, v, target).value
+            else:
+                new = adjit_d.InsertOp(base.type.mlir(), v, base.value, ir.DenseI64ArrayAttr.get(position)).result
             self.assign(target.value, Val(base.type, new))
             return
         raise self.error("unsupported assignment target", target, KernelSyntaxError)
@@ -564,8 +569,13 @@ class FunctionBuilder:
                 indices = self.array_indices(array, node.slice, node)
                 elem_t = array.type.dtype
                 for comp in reversed(comps):
-                    position += self.component_position(elem_t if not position else
-                                                        self.component_type(array.type.dtype, position), comp)
+                    part = self.component_index(elem_t if not position else
+                                                self.component_type(array.type.dtype, position), comp)
+                    if any(isinstance(p, Val) for p in part):
+                        # A runtime component index: the element is loaded
+                        # (or stored) whole, and the component selected.
+                        return None
+                    position += part
                 comp_t = self.component_type(array.type.dtype, position)
                 return array, indices, position, comp_t
             comps.append(node)
@@ -632,7 +642,10 @@ class FunctionBuilder:
                 loaded = adjit_d.LoadComponentOp(comp_t.mlir(), array.value, indices,
                                                  ir.DenseI64ArrayAttr.get(position)).result
                 return Val(comp_t, self.no_grad_guard(array, loaded))
-            return self.extract(base, self.component_position(base.type, node))
+            position = self.component_index(base.type, node)
+            if any(isinstance(p, Val) for p in position):
+                return self.dynamic_extract(base, position, node)
+            return self.extract(base, position)
         raise self.error(f"{self.describe(base)} cannot be indexed", node)
 
     def no_grad_guard(self, array: Val, loaded: ir.Value) -> ir.Value:
@@ -1131,17 +1144,75 @@ class FunctionBuilder:
 
     def component_position(self, t, node) -> list[int]:
         """The static component position addressed by `v.x`, `v[i]`, `m[i, j]`, `m[i]`."""
+        position = self.component_index(t, node)
+        if any(isinstance(p, Val) for p in position):
+            raise self.error("this index must be a constant integer", node)
+        return position
+
+    def component_index(self, t, node) -> list:
+        """The component position addressed by `v.x`, `v[i]`, `m[i, j]`,
+        `m[i]`: constant ints, or (runtime indices) int Vals."""
         if isinstance(node, ast.Attribute):
             if not isinstance(t, T.VectorType) or node.attr not in T.VectorType.COMPONENTS[:t.length]:
                 raise self.error(f"{t} has no component '{node.attr}'", node)
             return [T.VectorType.COMPONENTS.index(node.attr)]
         sl = node.slice
         items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-        position = [self.static_int(i) for i in items]
         shape = t.shape if isinstance(t, (T.VectorType, T.MatrixType)) else ()
-        if len(position) > len(shape) or any(not 0 <= p < n for p, n in zip(position, shape)):
-            raise self.error(f"index {position} is out of range for {t}", node)
+        if len(items) > len(shape):
+            raise self.error(f"{t} takes at most {len(shape)} component indices, got {len(items)}", node)
+        position = []
+        for item, extent in zip(items, shape):
+            v = self.expr(item)
+            if not isinstance(v, Val) or not isinstance(v.type, T.ScalarType) or not v.type.is_int \
+                    or v.type.is_bool:
+                raise self.error(f"component indices must be integers, got {self.describe(v)}", item)
+            if v.is_literal:
+                if not 0 <= v.literal < extent:
+                    raise self.error(f"index {v.literal} is out of range for {t}", node)
+                position.append(v.literal)
+            else:
+                position.append(v)
         return position
+
+    def dynamic_choices(self, t, position, node):
+        """For a position with runtime indices: emits their range checks and
+        returns [(condition, static position)] covering every value they may
+        take (the condition: the indices are that position)."""
+        shape = t.shape
+        what = f"{ast.unparse(node.value)} ({t})"
+        for p, extent in zip(position, shape):
+            if isinstance(p, Val):
+                adjit_d.CheckIndexOp(to_index(self.materialize(p, p.type)),
+                                     arith.ConstantOp(ir.IndexType.get(), extent).result, what)
+        ranges = [range(extent) if isinstance(p, Val) else [p] for p, extent in zip(position, shape)]
+        choices = []
+        for static in itertools.product(*ranges):
+            cond = None
+            for p, k in zip(position, static):
+                if isinstance(p, Val):
+                    c = arith.CmpIOp(_CMPI_PRED["eq"], self.materialize(p, p.type), constant(p.type, k)).result
+                    cond = c if cond is None else arith.AndIOp(cond, c).result
+            choices.append((cond, list(static)))
+        return choices
+
+    def dynamic_extract(self, v: Val, position, node) -> Val:
+        """``v[k]`` with a runtime ``k``: a select over the components (a
+        gradient reaches the selected one only)."""
+        choices = self.dynamic_choices(v.type, position, node)
+        result = self.extract(v, choices[0][1])
+        for cond, static in choices[1:]:
+            result = Val(result.type, arith.SelectOp(cond, self.extract(v, static).value, result.value).result)
+        return result
+
+    def dynamic_insert(self, v: Val, position, value: ir.Value, node) -> Val:
+        """``v[k] = x`` with a runtime ``k``: the component at k replaced."""
+        choices = self.dynamic_choices(v.type, position, node)
+        result = v.value
+        for cond, static in choices:
+            inserted = adjit_d.InsertOp(v.type.mlir(), value, v.value, ir.DenseI64ArrayAttr.get(static)).result
+            result = arith.SelectOp(cond, inserted, result).result
+        return Val(v.type, result)
 
     def component_type(self, t, position):
         if not position:

@@ -212,7 +212,7 @@ def builtin_bad_arguments(x: adjit.array(dtype=float)):
 @adjit.kernel
 def runtime_component_index(v: adjit.vec3, x: adjit.array(dtype=float)):
     i = adjit.tid()
-    x[i] = v[i]  # E:runtime_index
+    x[i] = v[float(i)]  # E:runtime_index
 
 
 @adjit.kernel
@@ -235,7 +235,7 @@ def literal_overflow(x: adjit.array(dtype=int)):
     (vector_size_mismatch, "vec_mismatch", "v + w"),
     (array_arithmetic, "array_arith", "x + y"),
     (builtin_bad_arguments, "builtin_args", "adjit.sqrt"),
-    (runtime_component_index, "runtime_index", "i]"),
+    (runtime_component_index, "runtime_index", "float(i)"),
     (float_array_index, "float_index", "float(i)"),
     (literal_overflow, "literal_overflow", None),
 ], ids=lambda v: v if isinstance(v, str) else getattr(v, "__name__", None))

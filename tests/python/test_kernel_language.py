@@ -515,3 +515,47 @@ def test_len_of_vectors_matrices_and_arrays():
     out = wp.zeros(5, dtype=int)
     wp.launch(lengths, dim=1, inputs=[v, wp.zeros(5, dtype=wp.mat22), wp.zeros((7, 2)), out])
     assert out.numpy().tolist() == [3, 2, 5, 7, 5]
+
+
+# --- runtime component indices ----------------------------------------------------------------
+
+@wp.kernel
+def runtime_components(x: wp.array(dtype=wp.vec3d), m: wp.array(dtype=wp.mat33d), idx: wp.array(dtype=int),
+                       y: wp.array(dtype=wp.float64), z: wp.array(dtype=wp.vec3d)):
+    i = wp.tid()
+    j = idx[i]
+    v = x[i]
+    v[j] = v[j] * v[(j + 1) % 3]
+    y[i] = v[j] + m[i][j, (j + 2) % 3] + x[i][j] + m[i][j][1]
+    z[i] = v
+    z[i][j] = wp.float64(7.0) * x[i][j]
+
+
+def test_runtime_component_indices_read_write_and_differentiate():
+    from adjit.testing import check_gradients
+    rng = np.random.default_rng(0)
+    x = wp.array(rng.standard_normal((4, 3)), dtype=wp.vec3d, requires_grad=True)
+    m = wp.array(rng.standard_normal((4, 3, 3)), dtype=wp.mat33d, requires_grad=True)
+    js = [0, 1, 2, 1]
+    y = wp.zeros(4, dtype=wp.float64, requires_grad=True)
+    z = wp.zeros(4, dtype=wp.vec3d, requires_grad=True)
+    wp.launch(runtime_components, dim=4, inputs=[x, m, wp.array(np.array(js, np.int32)), y, z])
+    xn, mn = x.numpy(), m.numpy()
+    for i, j in enumerate(js):
+        v = xn[i].copy()
+        v[j] = v[j] * v[(j + 1) % 3]
+        assert y.numpy()[i] == pytest.approx(v[j] + mn[i][j, (j + 2) % 3] + xn[i][j] + mn[i][j][1], rel=1e-14)
+        v[j] = 7.0 * xn[i][j]
+        np.testing.assert_array_equal(z.numpy()[i], v)
+    check_gradients(runtime_components, 4, [x, m, wp.array(np.array(js, np.int32))], [y, z])
+
+
+def test_a_runtime_component_index_out_of_range_is_reported():
+    x = wp.zeros(4, dtype=wp.vec3d)
+    with pytest.raises(wp.OutOfBoundsError) as info:
+        wp.launch(runtime_components, dim=4, inputs=[x, wp.zeros(4, dtype=wp.mat33d),
+                                                     wp.array(np.array([0, 1, -1, 1], np.int32)),
+                                                     wp.zeros(4, dtype=wp.float64), wp.zeros(4, dtype=wp.vec3d)])
+    e = info.value
+    assert (e.access, e.index, e.thread) == ("component index", (-1,), (2,))
+    assert "component index -1 is out of range for v (vec3d) (0 to 2" in str(e)

@@ -251,6 +251,17 @@ struct AccessErrorLowering : OpConversionPattern<AccessErrorOp> {
   }
 };
 
+/// Without adjit-access-checks (bounds checks off) the marker has no job.
+struct CheckIndexLowering : OpConversionPattern<CheckIndexOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CheckIndexOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 struct DimLowering : OpConversionPattern<DimOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -374,7 +385,7 @@ struct AdjitLowerToStdPass
     patterns.add<LoadLowering, LoadComponentLowering, StoreLowering,
                  StoreComponentLowering, AtomicLowering<AtomicAddOp>,
                  AtomicLowering<AtomicMinOp>, AtomicLowering<AtomicMaxOp>,
-                 DimLowering, AccessErrorLowering,
+                 DimLowering, AccessErrorLowering, CheckIndexLowering,
                  ExtractLowering, InsertLowering, StopGradientLowering,
                  CallLowering, SmallReductionUnrolling>(converter, ctx);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,

@@ -236,6 +236,7 @@ private:
   void guard(Operation *access, ReportContext context, int64_t site,
              Value proven, ArrayRef<Proof> proofs);
   void checkFinite(Operation *access, ReportContext context);
+  void checkComponentIndex(CheckIndexOp check, ReportContext context);
   /// Describes the check of `access` in the site table; returns its number.
   int64_t addSite(Operation *access, StringRef kind);
   /// The launch condition of kernel `fn`, created on first use.
@@ -420,12 +421,52 @@ void AdjitAccessChecksPass::checkFinite(Operation *access,
   }
 }
 
+/// Replaces a runtime component index marker by its check.
+void AdjitAccessChecksPass::checkComponentIndex(CheckIndexOp check,
+                                                ReportContext context) {
+  MLIRContext *ctx = check.getContext();
+  Location loc = check.getLoc();
+  OpBuilder b(check);
+  Value bad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                    check.getIndex(), check.getSize());
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, bad,
+                                /*withElseRegion=*/false);
+  OpBuilder tb(ifOp.getThenRegion().front().getTerminator());
+  auto position = sourcePosition(loc);
+  auto i64 = IntegerType::get(ctx, 64);
+  NamedAttribute fields[] = {
+      NamedAttribute(StringAttr::get(ctx, "file"),
+                     StringAttr::get(ctx, position ? position->first : "")),
+      NamedAttribute(StringAttr::get(ctx, "line"),
+                     IntegerAttr::get(i64, position ? position->second : 0)),
+      NamedAttribute(StringAttr::get(ctx, "array"), check.getWhatAttr()),
+      NamedAttribute(StringAttr::get(ctx, "access"),
+                     StringAttr::get(ctx, "component index")),
+      NamedAttribute(StringAttr::get(ctx, "rank"), IntegerAttr::get(i64, 1))};
+  sites.push_back(DictionaryAttr::get(ctx, fields));
+  AccessErrorOp::create(tb, loc, context.record, context.thread,
+                        sites.size() - 1, ValueRange{check.getIndex()},
+                        ValueRange{check.getSize()});
+  check.erase();
+}
+
 void AdjitAccessChecksPass::checkFunction(func::FuncOp fn) {
   SmallVector<Operation *> accesses;
+  SmallVector<CheckIndexOp> componentIndices;
   fn.walk([&](Operation *op) {
     if (ArrayAccessAnalysis::accessedElement(op))
       accesses.push_back(op);
+    else if (auto check = dyn_cast<CheckIndexOp>(op))
+      componentIndices.push_back(check);
   });
+  if (!bounds)
+    for (CheckIndexOp check : componentIndices)
+      check.erase();
+  else if (!componentIndices.empty()) {
+    ReportContext context = contextOf(fn);
+    for (CheckIndexOp check : componentIndices)
+      checkComponentIndex(check, context);
+  }
   if (accesses.empty())
     return;
   ReportContext context = contextOf(fn);

@@ -181,3 +181,21 @@ func.func @stores(%v: !adjit.array<vector<3xf32>, 1>, %s: !adjit.array<f32, 1>, 
   adjit.store %k, %n[%i] : !adjit.array<i32, 1>
   return
 }
+
+// -----
+
+// A runtime component index (the frontend's marker for `v[k]`) becomes a
+// check reporting an index outside [0, size) as site "component index".
+// CHECK-LABEL: func.func @component_index(
+// CHECK-SAME: adjit.check_sites = [{access = "component index", array = "v (vec3)", {{.*}}rank = 1 : i64}
+// CHECK: %[[K:.*]] = arith.index_cast %arg0
+// CHECK: %[[BAD:.*]] = arith.cmpi uge, %[[K]], %[[THREE:.*]] : index
+// CHECK: scf.if %[[BAD]] {
+// CHECK-NEXT: adjit.access_error %{{.*}}, %{{.*}} site 0[%[[K]]] of[%[[THREE]]]
+// CHECK-NOT: adjit.check_index
+func.func @component_index(%k32: i32) attributes {adjit.kernel} {
+  %c3 = arith.constant 3 : index
+  %k = arith.index_cast %k32 : i32 to index
+  adjit.check_index %k, %c3 {what = "v (vec3)"}
+  return
+}
