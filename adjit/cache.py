@@ -118,9 +118,10 @@ def _dependencies(pyfunc, seen: dict) -> None:
         if key is not None:
             constants[path] = key
         if isinstance(value, Function):
-            funcs.append(value.pyfunc)
-            if value.custom_grad is not None:
-                funcs.append(value.custom_grad)
+            for overload in value.overloads:
+                funcs.append(overload.pyfunc)
+                if overload.custom_grad is not None:
+                    funcs.append(overload.custom_grad)
     for f in funcs:
         _dependencies(f, seen)
 

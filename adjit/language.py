@@ -41,9 +41,14 @@ class Function:
     def __init__(self, pyfunc, differentiable: bool = True):
         self.pyfunc = pyfunc
         self.__name__ = pyfunc.__name__
+        self.__qualname__ = pyfunc.__qualname__
         self.__doc__ = pyfunc.__doc__
         self.differentiable = differentiable
         self.custom_grad = None
+        #: The functions of this name a call chooses from by argument types
+        #: (Warp's overloading: a module defines the same @func name again
+        #: with other parameter types), this one included.
+        self.overloads: list[Function] = [self]
 
     def __call__(self, *args):
         raise RuntimeError(f"@adjit.func '{self.__name__}' can only be called inside kernels")
@@ -143,10 +148,31 @@ def func(fn=None, *, differentiable: bool = True):
 
     ``@adjit.func(differentiable=False)``: no gradient flows through its
     results (as if they were constants).
+
+    Defining a module-level function of an existing @func's name again, with
+    every parameter annotated and other parameter types, adds an overload (as
+    in Warp): calls choose by argument types. The same parameter types
+    replace that overload.
     """
-    if fn is None:
-        return lambda f: Function(f, differentiable)
-    return Function(fn, differentiable)
+    def make(f):
+        new = Function(f, differentiable)
+        previous = f.__globals__.get(f.__name__) if "<locals>" not in f.__qualname__ else None
+        if isinstance(previous, Function) and previous.__qualname__ == f.__qualname__:
+            signature = _annotations(f)
+            others = [o for o in previous.overloads if _annotations(o.pyfunc) != signature]
+            if signature is not None and others and all(_annotations(o.pyfunc) is not None for o in others):
+                new.overloads = others + [new]
+        return new
+    return make if fn is None else make(fn)
+
+
+def _annotations(pyfunc) -> tuple | None:
+    """The parameter annotations of ``pyfunc`` (None if one is missing)."""
+    names = pyfunc.__code__.co_varnames[:pyfunc.__code__.co_argcount]
+    hints = getattr(pyfunc, "__annotations__", {})
+    if any(n not in hints for n in names):
+        return None
+    return tuple(repr(hints[n]) for n in names)
 
 
 def func_grad(f: Function):

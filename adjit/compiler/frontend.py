@@ -861,7 +861,42 @@ class FunctionBuilder:
         vals = [self.materialize(a, a.type) for a in args]
         return Val(result, builtin.emit(vals, types, result, **static))
 
+    def choose_overload(self, fn, args, node):
+        """The overload of ``fn`` whose parameter types the arguments have: an
+        exact match of every non-literal argument, literals by kind (an int
+        literal prefers an int parameter)."""
+        best, best_score, tied = None, -1, []
+        for candidate in fn.overloads:
+            declared = parameter_types(candidate.pyfunc, SourceInfo.of(candidate.pyfunc), "device function")
+            if len(declared) != len(args) or not all(isinstance(a, Val) for a in args):
+                continue
+            score = 0
+            for want, a in zip(declared, args):
+                if a.is_literal:
+                    if not isinstance(want, T.ScalarType):
+                        break
+                    score += (want.is_float == isinstance(a.literal, float))
+                elif a.type != want:
+                    break
+            else:
+                if score > best_score:
+                    best, best_score, tied = candidate, score, [candidate]
+                elif score == best_score:
+                    tied.append(candidate)
+        if best is None:
+            given = ", ".join(self.describe(a) for a in args)
+            options = "; ".join("(" + ", ".join(str(t) for t in parameter_types(
+                o.pyfunc, SourceInfo.of(o.pyfunc), "device function")) + ")" for o in fn.overloads)
+            raise self.error(f"no overload of {fn.__name__}() takes ({given}); its overloads take {options}",
+                             node, KernelTypeError)
+        if len(tied) > 1:
+            raise self.error(f"the call of {fn.__name__}() matches {len(tied)} overloads equally; give the "
+                             "literal arguments a type (e.g. float(1))", node, KernelTypeError)
+        return best
+
     def call_function(self, fn, args, node):
+        if len(fn.overloads) > 1:
+            fn = self.choose_overload(fn, args, node)
         declared = parameter_types(fn.pyfunc, SourceInfo.of(fn.pyfunc), "device function")
         if len(declared) != len(args):
             raise self.error(f"{fn.pyfunc.__name__}() takes {len(declared)} arguments, got {len(args)}", node)

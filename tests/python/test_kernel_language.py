@@ -559,3 +559,60 @@ def test_a_runtime_component_index_out_of_range_is_reported():
     e = info.value
     assert (e.access, e.index, e.thread) == ("component index", (-1,), (2,))
     assert "component index -1 is out of range for v (vec3d) (0 to 2" in str(e)
+
+
+# --- @func overloads --------------------------------------------------------------------------
+
+OVERLOADS = '''
+import adjit as wp
+
+@wp.func
+def scale(x: float):
+    return x * 2.0
+
+@wp.func
+def scale(v: wp.vec3):
+    return v * 3.0
+
+@wp.func
+def scale(i: int):
+    return i * 4
+
+@wp.func
+def scale(x: float):  # the same parameter types: replaces the first
+    return x * 5.0
+
+@wp.kernel
+def k(x: wp.array(dtype=float), v: wp.array(dtype=wp.vec3), n: wp.array(dtype=int)):
+    i = wp.tid()
+    x[i] = scale(x[i]) + scale(1.5)
+    v[i] = scale(v[i])
+    n[i] = scale(n[i]) + scale(2)
+
+@wp.kernel
+def no_match(q: wp.array(dtype=wp.mat22)):
+    q[0] = scale(q[0])
+'''
+
+
+def _module(tmp_path, name, text):
+    import sys
+    (tmp_path / f"{name}.py").write_text(text)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        __import__(name)
+        return sys.modules.pop(name)
+    finally:
+        sys.path.remove(str(tmp_path))
+
+
+def test_funcs_of_one_name_with_other_parameter_types_are_overloads(tmp_path):
+    m = _module(tmp_path, "overloads_module", OVERLOADS)
+    assert len(m.scale.overloads) == 3
+    x, v, n = wp.array(np.ones(2, np.float32)), wp.array(np.ones((2, 3), np.float32), dtype=wp.vec3), \
+        wp.array(np.ones(2, np.int32))
+    wp.launch(m.k, dim=2, inputs=[x, v, n])
+    assert x.numpy().tolist() == [12.5, 12.5]  # 5 * 1 + 5 * 1.5
+    assert v.numpy().tolist() == [[3.0] * 3] * 2 and n.numpy().tolist() == [12, 12]
+    with pytest.raises(wp.KernelTypeError, match=r"no overload of scale\(\) takes \(a mat22 value\)"):
+        wp.launch(m.no_match, dim=1, inputs=[wp.zeros(1, dtype=wp.mat22)])
