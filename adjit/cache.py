@@ -21,6 +21,7 @@ Location: ``$ADJIT_CACHE_DIR``, else ``adjit.config.cache_dir``, else
 """
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import importlib.util
@@ -35,7 +36,8 @@ from . import _runtime, config
 from . import types as T
 from .compiler.builtins import Builtin
 from .language import Function
-from .source import Scope, SourceInfo
+from .language import static as language_static
+from .source import Scope, SourceInfo, Unresolved
 
 log = logging.getLogger("adjit.cache")
 
@@ -113,7 +115,8 @@ def _dependencies(pyfunc, seen: dict) -> None:
     constants = {}
     seen[pyfunc] = ("".join(info.lines), constants)
     funcs = []
-    for path, value in Scope(pyfunc).references(info.tree):
+    scope = Scope(pyfunc)
+    for path, value in scope.references(info.tree):
         key = _static_key(value)
         if key is not None:
             constants[path] = key
@@ -122,8 +125,36 @@ def _dependencies(pyfunc, seen: dict) -> None:
                 funcs.append(overload.pyfunc)
                 if overload.custom_grad is not None:
                     funcs.append(overload.custom_grad)
+    # What static(...) expressions read is compiled in whatever its type (a
+    # list of funcs, a dict of constants): the key holds all of it.
+    for node in ast.walk(info.tree):
+        if isinstance(node, ast.Call) and node.args and _is_static_call(scope, node):
+            for path, value in scope.references(node.args[0]):
+                constants[path] = "static:" + _static_repr(value, funcs)
     for f in funcs:
         _dependencies(f, seen)
+
+
+def _is_static_call(scope: Scope, node: ast.Call) -> bool:
+    try:
+        return scope.resolve(node.func) is language_static
+    except Unresolved:
+        return False
+
+
+def _static_repr(value, funcs: list) -> str:
+    """A key of a value a static() expression reads; the functions it holds
+    join ``funcs`` (their sources are keyed too)."""
+    if isinstance(value, Function):
+        for overload in value.overloads:
+            funcs.append(overload.pyfunc)
+        return f"func:{value.__qualname__}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_static_repr(v, funcs) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k!r}:{_static_repr(v, funcs)}" for k, v in sorted(value.items(), key=repr)) + "}"
+    key = _static_key(value)
+    return key if key is not None else repr(value)
 
 
 @dataclass

@@ -195,6 +195,16 @@ def func_grad(f: Function):
     return attach
 
 
+def static(value):
+    """``adjit.static(expr)`` in a kernel or func: ``expr`` is evaluated once,
+    when the kernel is compiled, in the kernel's Python scope (its module's
+    globals and closure), and its value is compiled in: a number, a vector or
+    matrix value, or a @func or builtin to call (``adjit.static(table[k])(x)``).
+    ``for i in range(adjit.static(n))`` is unrolled, ``i`` a constant in each
+    copy. Outside kernels it returns ``value``."""
+    return value
+
+
 class _Adjoints:
     """``adjit.adjoint[x]`` inside an ``@adjit.func_grad``."""
 

@@ -96,6 +96,14 @@ class Scope:
                    for name, cell in zip(pyfunc.__code__.co_freevars, cells) if _cell_is_set(cell)}
         self._layers = (closure, pyfunc.__globals__, _TYPE_NAMES)
 
+    def namespace(self) -> dict:
+        """Every name the function sees outside its body, innermost last
+        (for evaluating ``static(...)`` expressions)."""
+        merged = dict(_TYPE_NAMES)
+        merged.update(self._layers[1])
+        merged.update(self._layers[0])
+        return merged
+
     def lookup(self, name: str):
         """The value ``name`` refers to; raises KeyError if it is not defined."""
         for layer in self._layers:

@@ -375,6 +375,30 @@ class FunctionBuilder:
             self.env[name] = Val(t, r)
         return None
 
+    def unrolled_loop(self, stmt):
+        """``for i in range(static(n))``: the body once per value, with ``i``
+        that constant (as Warp unrolls it)."""
+        bounds = []
+        for a in stmt.iter.args:
+            v = self.eval_static(a) if self.is_static_call(a) else self.expr(a)
+            if isinstance(v, Val) and v.is_literal:
+                v = v.literal
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise self.error("a loop over range(static(...)) needs constant integer bounds", a,
+                                 KernelTypeError)
+            bounds.append(int(v))
+        values = range(*bounds)
+        if len(values) > 1024:
+            raise self.error(f"range(static(...)) unrolls to {len(values)} copies of the body; at most 1024",
+                             stmt.iter)
+        if has_jump(stmt.body):
+            raise self.error("break/continue in a loop over range(static(...)) are not supported", stmt,
+                             KernelSyntaxError)
+        for value in values:
+            self.env[stmt.target.id] = literal(value)
+            if self.visit_block(stmt.body) is not None:
+                raise self.error("return inside a loop is not supported", stmt, KernelSyntaxError)
+
     def stmt_For(self, stmt):
         if stmt.orelse:
             raise self.error("for/else is not supported", stmt, KernelSyntaxError)
@@ -384,6 +408,8 @@ class FunctionBuilder:
         if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
                 and not it.keywords and 1 <= len(it.args) <= 3):
             raise self.error("only 'for i in range(...)' loops are supported", it, KernelSyntaxError)
+        if any(self.is_static_call(a) for a in it.args):
+            return self.unrolled_loop(stmt)
         if has_jump(stmt.body):
             return self.loop_with_jumps(stmt)
         bounds = [self.coerce(self.expr(a), T.int32, a) for a in it.args]
@@ -744,8 +770,40 @@ class FunctionBuilder:
         probe.operation.erase()
         return Val(a.type, final.results[0])
 
+    def is_static_call(self, node) -> bool:
+        """Whether ``node`` is ``static(expr)`` (adjit.static, wp.static)."""
+        return isinstance(node, ast.Call) and self.is_static(node.func) and \
+            self.resolve_static(node.func) is language.static
+
+    def eval_static(self, node):
+        """The value of ``static(expr)``: ``expr`` evaluated in the kernel's
+        Python scope, where the only locals it may read are the constants of
+        unrolled ``range(static(...))`` loops."""
+        if len(node.args) != 1 or node.keywords:
+            raise self.error("static() takes one expression", node, KernelSyntaxError)
+        expr = node.args[0]
+        unrolled = {}
+        for name in {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}:
+            if name in self.env:
+                v = self.env[name]
+                if not (isinstance(v, Val) and v.is_literal):
+                    raise self.error(f"static() cannot read the kernel variable '{name}': its value is only "
+                                     "known when the kernel runs", expr, KernelSyntaxError)
+                unrolled[name] = v.literal
+        namespace = dict(self.scope.namespace())
+        namespace.update(unrolled)
+        try:
+            return eval(compile(ast.Expression(expr), self.src.filename, "eval"), namespace)
+        except Exception as e:  # noqa: BLE001 (any error of the user's expression)
+            raise self.error(f"static({ast.unparse(expr)}) raised {type(e).__name__}: {e}", expr) from None
+
     def expr_Call(self, node):
-        callee = self.resolve_static(node.func) if self.is_static(node.func) else None
+        if self.is_static_call(node):
+            return self.static_value(self.eval_static(node), node)
+        if self.is_static_call(node.func):  # static(table[k])(x): the callee chosen at compile time
+            callee = self.eval_static(node.func)
+        else:
+            callee = self.resolve_static(node.func) if self.is_static(node.func) else None
         if callee is None:
             raise self.error(f"'{ast.unparse(node.func)}' is not callable", node)
         if isinstance(callee, B.Builtin):

@@ -616,3 +616,62 @@ def test_funcs_of_one_name_with_other_parameter_types_are_overloads(tmp_path):
     assert v.numpy().tolist() == [[3.0] * 3] * 2 and n.numpy().tolist() == [12, 12]
     with pytest.raises(wp.KernelTypeError, match=r"no overload of scale\(\) takes \(a mat22 value\)"):
         wp.launch(m.no_match, dim=1, inputs=[wp.zeros(1, dtype=wp.mat22)])
+
+
+# --- static(expr) ---------------------------------------------------------------------------
+
+STATIC_MODULE = '''
+import adjit as wp
+
+N = 3
+SCALES = [1.0, 10.0, 100.0]
+
+@wp.func
+def double(x: wp.float64):
+    return wp.float64(2.0) * x
+
+@wp.func
+def triple(x: wp.float64):
+    return wp.float64(3.0) * x
+
+OPS = [double, triple]
+
+@wp.kernel
+def k(v: wp.array(dtype=wp.vec3d), out: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    s = wp.float64(0.0)
+    for j in range(wp.static(N)):  # unrolled: j is a constant in each copy
+        s = s + v[i][j] * v[i][j] * wp.static(SCALES[j])
+    out[i] = wp.static(OPS[1])(s) + wp.static(len(SCALES) * 2)
+
+@wp.kernel
+def reads_a_variable(out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = wp.static(i * 2)
+
+@wp.kernel
+def raises(out: wp.array(dtype=float)):
+    out[0] = wp.static(SCALES[7])
+'''
+
+
+def test_static_evaluates_at_compile_time_and_unrolls_loops(tmp_path):
+    from adjit import cache
+    from adjit.testing import check_gradients
+    m = _module(tmp_path, "static_module", STATIC_MODULE)
+    rng = np.random.default_rng(2)
+    v = wp.array(rng.standard_normal((3, 3)), dtype=wp.vec3d, requires_grad=True)
+    out = wp.zeros(3, dtype=wp.float64, requires_grad=True)
+    wp.launch(m.k, dim=3, inputs=[v, out])
+    vn = v.numpy()
+    np.testing.assert_allclose(out.numpy(), 3.0 * (vn ** 2 @ np.array([1.0, 10.0, 100.0])) + 6.0, rtol=1e-14)
+    check_gradients(m.k, 3, [v], [out])
+    # What a static expression reads is part of the cache key, whatever its type.
+    before = cache.kernel_digest(m.k.pyfunc, m.k.arg_types)
+    m.SCALES[2] = 1000.0
+    assert cache.kernel_digest(m.k.pyfunc, m.k.arg_types) != before
+    m.OPS.reverse()
+    with pytest.raises(wp.KernelSyntaxError, match="cannot read the kernel variable 'i'"):
+        wp.launch(m.reads_a_variable, dim=1, inputs=[wp.zeros(1)])
+    with pytest.raises(wp.KernelError, match=r"static\(SCALES\[7\]\) raised IndexError"):
+        wp.launch(m.raises, dim=1, inputs=[wp.zeros(1)])
