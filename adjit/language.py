@@ -88,7 +88,8 @@ class Kernel:
             for name, t, node in zip(self.arg_names, types, self.source.tree.args.args):
                 if t is None:
                     raise self.source.error(KernelTypeError,
-                                            f"kernel parameter '{name}' needs a type annotation", node)
+                                            f"kernel parameter '{name}' needs a type annotation (a concrete one: "
+                                            "typing.Any is for @func parameters)", node)
             self._arg_types = types
         return self._arg_types
 

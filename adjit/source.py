@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
+import typing
 import weakref
 from dataclasses import dataclass
 
@@ -162,6 +163,9 @@ def parameter_types(pyfunc, source: SourceInfo, what: str) -> list[T.Type | None
             except Exception:
                 raise source.error(KernelTypeError, f"cannot resolve the annotation '{ann}' of "
                                    f"'{arg.arg}'", arg) from None
+        if ann is typing.Any:  # generic: each call's argument type (as Warp)
+            result.append(None)
+            continue
         try:
             result.append(ann if isinstance(ann, T.ArrayType) else T.value_type_of(ann))
         except TypeError:

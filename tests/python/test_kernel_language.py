@@ -675,3 +675,34 @@ def test_static_evaluates_at_compile_time_and_unrolls_loops(tmp_path):
         wp.launch(m.reads_a_variable, dim=1, inputs=[wp.zeros(1)])
     with pytest.raises(wp.KernelError, match=r"static\(SCALES\[7\]\) raised IndexError"):
         wp.launch(m.raises, dim=1, inputs=[wp.zeros(1)])
+
+
+ANY_MODULE = '''
+from typing import Any
+import adjit as wp
+
+@wp.func
+def twice(x: Any):
+    return x + x
+
+@wp.kernel
+def k(a: wp.array(dtype=float), v: wp.array(dtype=wp.vec3), n: wp.array(dtype=int)):
+    i = wp.tid()
+    a[i] = twice(a[i])
+    v[i] = twice(v[i])
+    n[i] = twice(n[i])
+
+@wp.kernel
+def generic_kernel(a: Any):
+    pass
+'''
+
+
+def test_typing_any_parameters_make_funcs_generic(tmp_path):
+    m = _module(tmp_path, "any_module", ANY_MODULE)
+    a, v, n = wp.array(np.ones(2, np.float32)), wp.array(np.ones((2, 3), np.float32), dtype=wp.vec3), \
+        wp.array(np.array([3, 4], np.int32))
+    wp.launch(m.k, dim=2, inputs=[a, v, n])
+    assert a.numpy().tolist() == [2.0, 2.0] and v.numpy()[1].tolist() == [2.0] * 3 and n.numpy().tolist() == [6, 8]
+    with pytest.raises(wp.KernelTypeError, match="typing.Any is for @func parameters"):
+        wp.launch(m.generic_kernel, dim=1, inputs=[1.0])
