@@ -149,9 +149,10 @@ class FunctionBuilder:
     def build(self) -> list[T.Type]:
         tree = self.src.tree
         params = [a.arg for a in tree.args.args]
-        if tree.args.vararg or tree.args.kwarg or tree.args.kwonlyargs or tree.args.defaults:
-            raise self.error("kernel and device function parameters must be plain positional names",
-                             tree, KernelSyntaxError)
+        if tree.args.vararg or tree.args.kwarg or tree.args.kwonlyargs or (tree.args.defaults and self.is_kernel):
+            raise self.error("kernel parameters must be plain positional names, and device function "
+                             "parameters positional names with optional number defaults", tree,
+                             KernelSyntaxError)
         if len(params) != len(self.arg_types):
             raise self.error(f"expects {len(params)} arguments, got {len(self.arg_types)}", tree)
         with self.mb.context, self.loc(tree):
@@ -809,7 +810,7 @@ class FunctionBuilder:
         if isinstance(callee, B.Builtin):
             value_nodes, static = self.bind_static_params(callee, node)
             return self.call_builtin(callee, [self.expr(a) for a in value_nodes], node, static)
-        if node.keywords:
+        if node.keywords and not isinstance(callee, language.Function):
             raise self.error(f"keyword arguments are not supported in calls to '{ast.unparse(node.func)}'",
                              node, KernelSyntaxError)
         if callee is language.tid:
@@ -828,7 +829,10 @@ class FunctionBuilder:
         if isinstance(callee, (T.ScalarType, T.VectorType, T.MatrixType)) or callee in (float, int, bool):
             return self.construct(T.value_type_of(callee), args, node)
         if isinstance(callee, language.Function):
-            return self.call_function(callee, args, node)
+            if any(k.arg is None for k in node.keywords):
+                raise self.error("**kwargs unpacking is not supported in kernels", node, KernelSyntaxError)
+            kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+            return self.call_function(callee, args, node, kwargs)
         if isinstance(callee, language.Kernel):
             raise self.error("kernels cannot be called from kernels; use a @adjit.func", node)
         raise self.error(f"'{ast.unparse(node.func)}' is not a builtin, type or @adjit.func", node)
@@ -919,17 +923,53 @@ class FunctionBuilder:
         vals = [self.materialize(a, a.type) for a in args]
         return Val(result, builtin.emit(vals, types, result, **static))
 
-    def choose_overload(self, fn, args, node):
-        """The overload of ``fn`` whose parameter types the arguments have: an
-        exact match of every non-literal argument, literals by kind (an int
-        literal prefers an int parameter)."""
+    def bind_arguments(self, fn, args, kwargs, node, report: bool):
+        """The arguments of a call of ``fn`` in parameter order (keywords
+        placed, defaults filled in as literals); None if they do not fit
+        (``report``: raise saying why)."""
+        code = fn.pyfunc.__code__
+        names = list(code.co_varnames[:code.co_argcount])
+        defaults = fn.pyfunc.__defaults__ or ()
+
+        def fail(why):
+            if report:
+                raise self.error(f"{fn.__name__}() {why}", node, KernelTypeError)
+            return None
+        if len(args) > len(names):
+            return fail(f"takes {len(names)} arguments, got {len(args)}")
+        bound = list(args) + [None] * (len(names) - len(args))
+        for key, value in kwargs.items():
+            if key not in names:
+                return fail(f"has no parameter '{key}'")
+            k = names.index(key)
+            if bound[k] is not None:
+                return fail(f"got parameter '{key}' twice")
+            bound[k] = value
+        first_default = len(names) - len(defaults)
+        for k, value in enumerate(bound):
+            if value is not None:
+                continue
+            if k < first_default:
+                return fail(f"is missing argument '{names[k]}'")
+            default = defaults[k - first_default]
+            if isinstance(default, bool) or not isinstance(default, (int, float)):
+                return fail(f"parameter '{names[k]}' has a default that is not a number ({default!r})")
+            bound[k] = literal(default)
+        return bound
+
+    def choose_overload(self, fn, args, kwargs, node):
+        """The overload of ``fn`` whose parameter types the arguments have (an
+        exact match of every non-literal argument, literals by kind: an int
+        literal prefers an int parameter), and the arguments bound to it."""
         best, best_score, tied = None, -1, []
+        bindings = {}
         for candidate in fn.overloads:
+            bound = bindings[id(candidate)] = self.bind_arguments(candidate, args, kwargs, node, report=False)
             declared = parameter_types(candidate.pyfunc, SourceInfo.of(candidate.pyfunc), "device function")
-            if len(declared) != len(args) or not all(isinstance(a, Val) for a in args):
+            if bound is None or not all(isinstance(a, Val) for a in bound):
                 continue
             score = 0
-            for want, a in zip(declared, args):
+            for want, a in zip(declared, bound):
                 if a.is_literal:
                     if not isinstance(want, T.ScalarType):
                         break
@@ -942,7 +982,7 @@ class FunctionBuilder:
                 elif score == best_score:
                     tied.append(candidate)
         if best is None:
-            given = ", ".join(self.describe(a) for a in args)
+            given = ", ".join([self.describe(a) for a in args] + [f"{k}={self.describe(v)}" for k, v in kwargs.items()])
             options = "; ".join("(" + ", ".join(str(t) for t in parameter_types(
                 o.pyfunc, SourceInfo.of(o.pyfunc), "device function")) + ")" for o in fn.overloads)
             raise self.error(f"no overload of {fn.__name__}() takes ({given}); its overloads take {options}",
@@ -950,11 +990,14 @@ class FunctionBuilder:
         if len(tied) > 1:
             raise self.error(f"the call of {fn.__name__}() matches {len(tied)} overloads equally; give the "
                              "literal arguments a type (e.g. float(1))", node, KernelTypeError)
-        return best
+        return best, bindings[id(best)]
 
-    def call_function(self, fn, args, node):
+    def call_function(self, fn, args, node, kwargs=None):
+        kwargs = kwargs or {}
         if len(fn.overloads) > 1:
-            fn = self.choose_overload(fn, args, node)
+            fn, args = self.choose_overload(fn, args, kwargs, node)
+        else:
+            args = self.bind_arguments(fn, args, kwargs, node, report=True)
         declared = parameter_types(fn.pyfunc, SourceInfo.of(fn.pyfunc), "device function")
         if len(declared) != len(args):
             raise self.error(f"{fn.pyfunc.__name__}() takes {len(declared)} arguments, got {len(args)}", node)

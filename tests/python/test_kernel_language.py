@@ -706,3 +706,41 @@ def test_typing_any_parameters_make_funcs_generic(tmp_path):
     assert a.numpy().tolist() == [2.0, 2.0] and v.numpy()[1].tolist() == [2.0] * 3 and n.numpy().tolist() == [6, 8]
     with pytest.raises(wp.KernelTypeError, match="typing.Any is for @func parameters"):
         wp.launch(m.generic_kernel, dim=1, inputs=[1.0])
+
+
+KEYWORDS_MODULE = '''
+import adjit as wp
+
+@wp.func
+def axpy(x: float, y: float, a: float = 2.0):
+    return a * x + y
+
+@wp.func
+def pick(v: wp.vec3, k: int = 1):
+    return v[k]
+
+@wp.kernel
+def k(x: wp.array(dtype=float), v: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    x[i] = axpy(x[i], 1.0) + axpy(y=10.0, x=x[i], a=3.0) + pick(v[i]) + pick(v[i], k=2)
+
+@wp.kernel
+def unknown_keyword(x: wp.array(dtype=float)):
+    x[0] = axpy(1.0, 2.0, b=3.0)
+
+@wp.kernel
+def missing(x: wp.array(dtype=float)):
+    x[0] = axpy(y=2.0)
+'''
+
+
+def test_func_calls_take_keyword_arguments_and_defaults(tmp_path):
+    m = _module(tmp_path, "keywords_module", KEYWORDS_MODULE)
+    x = wp.array(np.ones(2, np.float32))
+    v = wp.array(np.array([[1, 2, 3], [4, 5, 6]], np.float32), dtype=wp.vec3)
+    wp.launch(m.k, dim=2, inputs=[x, v])
+    assert x.numpy().tolist() == [21.0, 27.0]  # 3 + 13 + v[1] + v[2]
+    with pytest.raises(wp.KernelTypeError, match=r"axpy\(\) has no parameter 'b'"):
+        wp.launch(m.unknown_keyword, dim=1, inputs=[wp.zeros(1)])
+    with pytest.raises(wp.KernelTypeError, match=r"axpy\(\) is missing argument 'x'"):
+        wp.launch(m.missing, dim=1, inputs=[wp.zeros(1)])
