@@ -24,6 +24,10 @@ from .types import (bool_, float32, float64, int32, int64, mat22, mat22d, mat33,
                     vec4i, vector)
 
 quatf = quat  # Warp's name of the float32 quaternion
+# Warp's explicit-precision spellings of the float32 types, and wp.bool.
+vec2f, vec3f, vec4f = vec2, vec3, vec4
+mat22f, mat33f, mat44f = mat22, mat33, mat44
+bool = bool_  # noqa: A001 (Warp's name; Python's bool is unaffected outside this module's namespace)
 
 
 def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80", adjoint: bool = False) -> str:

@@ -499,3 +499,19 @@ def test_kernels_specialized_by_a_captured_type():
         adjit.launch(_convert_through(t), dim=2, inputs=[xs, out])
         results[t.name] = out.numpy().tolist()
     assert results == {"float32": [2.75, -1.5], "int32": [2.0, -1.0], "float64": [2.75, -1.5]}
+
+
+def test_warps_explicit_precision_names_and_bool():
+    import adjit
+    assert (adjit.vec3f, adjit.mat33f, adjit.quatf, adjit.bool) == (adjit.vec3, adjit.mat33, adjit.quat, adjit.bool_)
+
+    @adjit.kernel
+    def k(v: adjit.array(dtype=adjit.vec3f), m: adjit.array(dtype=adjit.mat33f), out: adjit.array(dtype=float)):
+        i = adjit.tid()
+        first = adjit.bool(i == 0)
+        if first:
+            out[i] = v[i].x + m[i][0, 0]
+
+    out = adjit.zeros(2)
+    adjit.launch(k, dim=2, inputs=[adjit.ones(2, adjit.vec3f), adjit.ones(2, adjit.mat33f), out])
+    assert out.numpy().tolist() == [2.0, 0.0]
