@@ -9,6 +9,7 @@ builds IR from, and the small AST analyses the frontend asks of it.
 from __future__ import annotations
 
 import ast
+import copy
 
 
 def assigned_names(stmts) -> set[str]:
@@ -166,3 +167,69 @@ def lower_loop_jumps(loop: ast.For | ast.While, uid: int) -> list[ast.stmt]:
         if not hasattr(node, "lineno") or node.lineno is None:
             ast.copy_location(node, loop)
     return stmts
+
+
+def _returns_inside(loop) -> bool:
+    """Whether a bare ``return`` occurs in ``loop`` (not in a nested def)."""
+    def visit(node) -> bool:
+        if isinstance(node, ast.Return):
+            return node.value is None
+        if isinstance(node, (ast.FunctionDef, ast.Lambda)):
+            return False
+        return any(visit(child) for child in ast.iter_child_nodes(node))
+    return any(visit(s) for s in loop.body)
+
+
+def lower_loop_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """Rewrites a bare ``return`` inside loops (a kernel thread or a device
+    function without a result leaving early) into a flag and ``break``s: each
+    enclosing loop breaks when the flag is set, and after the outermost one
+    ``if flag: return``. The statements are copied, never changed in place.
+    Returns with a value inside loops are left alone (the frontend refuses
+    them)."""
+    counter = iter(range(1 << 30))
+
+    def at(node, like):
+        ast.copy_location(node, like)
+        for child in ast.walk(node):
+            if not hasattr(child, "lineno"):
+                ast.copy_location(child, like)
+        return node
+
+    def flag_set(flag, value, like):
+        return at(ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(value)), like)
+
+    def in_loop(body, flag):
+        out = []
+        for stmt in body:
+            if isinstance(stmt, ast.Return) and stmt.value is None:
+                out += [flag_set(flag, True, stmt), at(ast.Break(), stmt)]
+                return out  # the rest is unreachable
+            if isinstance(stmt, ast.If):
+                out.append(at(ast.If(stmt.test, in_loop(stmt.body, flag), in_loop(stmt.orelse, flag)), stmt))
+            elif isinstance(stmt, (ast.For, ast.While)) and _returns_inside(stmt):
+                out.append(loop_copy(stmt, flag))
+                out.append(at(ast.If(ast.Name(flag, ast.Load()), [at(ast.Break(), stmt)], []), stmt))
+            else:
+                out.append(stmt)
+        return out
+
+    def loop_copy(loop, flag):
+        new = copy.copy(loop)
+        new.body = in_loop(loop.body, flag)
+        return new
+
+    def block(body):
+        out = []
+        for stmt in body:
+            if isinstance(stmt, (ast.For, ast.While)) and _returns_inside(stmt):
+                flag = f"_adjit_returned{next(counter)}"
+                out += [flag_set(flag, False, stmt), loop_copy(stmt, flag),
+                        at(ast.If(ast.Name(flag, ast.Load()), [at(ast.Return(None), stmt)], []), stmt)]
+            elif isinstance(stmt, ast.If):
+                out.append(at(ast.If(stmt.test, block(stmt.body), block(stmt.orelse)), stmt))
+            else:
+                out.append(stmt)
+        return out
+
+    return block(stmts)

@@ -23,7 +23,8 @@ from ..dialects import adjit as adjit_d
 from ..errors import KernelError, KernelNameError, KernelSyntaxError, KernelTypeError
 from ..source import Scope, SourceInfo, Unresolved, parameter_types
 from . import builtins as B
-from .desugar import always_returns, assigned_names, has_jump, lower_loop_jumps, normalize_returns
+from .desugar import (always_returns, assigned_names, has_jump, lower_loop_jumps, lower_loop_returns,
+                      normalize_returns)
 from .values import Val, constant, constant_array, from_index, integer_divide, literal, splat, to_index
 
 
@@ -156,7 +157,7 @@ class FunctionBuilder:
         if len(params) != len(self.arg_types):
             raise self.error(f"expects {len(params)} arguments, got {len(self.arg_types)}", tree)
         with self.mb.context, self.loc(tree):
-            body = normalize_returns(tree.body)
+            body = normalize_returns(lower_loop_returns(tree.body))
             if self.is_kernel:
                 return self._build_kernel(params, body)
             return self._build_device_function(params, body)

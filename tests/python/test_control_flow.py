@@ -721,3 +721,57 @@ def test_and_or_and_conditional_expressions_run_only_the_taken_side():
     adjit.launch(short_circuits, dim=4, inputs=[x, hits, out])
     np.testing.assert_array_equal(hits.numpy(), [1.0, 3.0, 1.0])  # per side effect: the threads that ran it
     np.testing.assert_array_equal(out.numpy(), [710, 710, 710, 11])
+
+
+# --- return inside loops (a thread leaving early) ----------------------------------------------
+
+@adjit.kernel
+def first_negative(x: adjit.array2d(dtype=float), out: adjit.array(dtype=int)):
+    i = adjit.tid()
+    out[i] = -1
+    for j in range(x.shape[1]):
+        if x[i, j] < 0.0:
+            out[i] = j
+            return
+    out[i] = 100
+
+
+@adjit.kernel
+def sum_until(x: adjit.array2d(dtype=adjit.float64), out: adjit.array(dtype=adjit.float64)):
+    i = adjit.tid()
+    s = adjit.float64(0.0)
+    k = int(0)
+    while k < 3:
+        for j in range(x.shape[1]):
+            s = s + x[i, j] * x[i, j]
+            if s > adjit.float64(5.0):
+                out[i] = s
+                return
+        k = k + 1
+    out[i] = -s
+
+
+def test_return_inside_loops_leaves_the_thread():
+    x = adjit.array(np.array([[1, 2, -3, 4], [1, 1, 1, 1], [-1, 0, 0, 0]], np.float32))
+    out = adjit.zeros(3, dtype=int)
+    adjit.launch(first_negative, dim=3, inputs=[x, out])
+    assert out.numpy().tolist() == [2, 100, 0]
+
+
+def test_return_inside_nested_loops_is_differentiable():
+    from adjit.testing import check_gradients
+    data = np.array([[1.1, 1.3, 0.2, 0.4], [0.5, 0.6, 0.7, 0.3], [0.1, 0.2, 0.1, 0.2]])
+    x = adjit.array(data, dtype=adjit.float64, requires_grad=True)
+    out = adjit.zeros(3, dtype=adjit.float64, requires_grad=True)
+    adjit.launch(sum_until, dim=3, inputs=[x, out])
+
+    def reference(row):
+        s = 0.0
+        for _ in range(3):
+            for v in row:
+                s += v * v
+                if s > 5.0:
+                    return s
+        return -s
+    np.testing.assert_allclose(out.numpy(), [reference(r) for r in data], rtol=1e-14)
+    check_gradients(sum_until, 3, [x], [out])
