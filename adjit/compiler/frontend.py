@@ -157,6 +157,11 @@ class FunctionBuilder:
         if len(params) != len(self.arg_types):
             raise self.error(f"expects {len(params)} arguments, got {len(self.arg_types)}", tree)
         with self.mb.context, self.loc(tree):
+            for loop in ast.walk(tree):
+                if isinstance(loop, (ast.For, ast.While)) and any(
+                        isinstance(n, ast.Return) and n.value is not None for n in ast.walk(loop)):
+                    raise self.error("return with a value inside a loop is not supported yet (a bare return "
+                                     "is); assign the result to a variable and break", loop, KernelSyntaxError)
             body = normalize_returns(lower_loop_returns(tree.body))
             if self.is_kernel:
                 return self._build_kernel(params, body)

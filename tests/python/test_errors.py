@@ -123,13 +123,18 @@ def lambda_expression(x: adjit.array(dtype=float)):
 
 
 
+@adjit.func
+def first_above(x: float):
+    for j in range(3):  # E:return_in_loop
+        if float(j) > x:
+            return j  # (a bare return in a loop is supported; one with a value is not yet)
+    return -1
+
+
 @adjit.kernel
 def return_in_loop(x: adjit.array(dtype=float)):
     i = adjit.tid()
-    for j in range(3):  # E:return_in_loop
-        if j == i:
-            return
-        x[i] = 1.0
+    x[i] = float(first_above(x[i]))
 
 
 @adjit.kernel
