@@ -159,11 +159,12 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
     # the variant compiled without the no-overlap promise.
     overlap = k.array_args > 1 and _runtime.arrays_overlap(packed)
     variant = loader.cpu_variant(k, noalias=not overlap)
+    ranges = _index_ranges(variant, args, overlap) if variant.ranged else []
     tapes = active_tapes()
     if not tapes:
         for i in loader.written_arguments(k):
             args[i]._version += 1
-        failure = _runtime.launch_cpu(variant.entry, total, shape, packed)
+        failure = _runtime.launch_cpu(variant.entry, total, shape, packed, ranges)
         if failure is not None:
             _after_failure(k, variant, failure, dim, total, shape, packed, adjoint=False, noalias=not overlap)
         return
@@ -176,7 +177,7 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
             tape.record_launch(k, dim, args, access, launch_adjoint)
         for i in loader.written_arguments(k):
             args[i]._version += 1
-        failure = _runtime.launch_cpu(variant.entry, total, shape, packed)
+        failure = _runtime.launch_cpu(variant.entry, total, shape, packed, ranges)
         if failure is not None:
             _after_failure(k, variant, failure, dim, total, shape, packed, adjoint=False, noalias=not overlap)
 
@@ -205,9 +206,21 @@ def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None) -> 
     all_args = packed + [_check_buffer(k, n, g._buffer) for n, g in grads]
     noalias = not _runtime.arrays_overlap(all_args)
     variant = loader.cpu_variant(k, adjoint=True, noalias=noalias)
-    failure = _runtime.launch_cpu(variant.entry, total, shape, all_args)
+    ranges = _index_ranges(variant, args + [g for _, g in grads], not noalias) if variant.ranged else []
+    failure = _runtime.launch_cpu(variant.entry, total, shape, all_args, ranges)
     if failure is not None:
         _after_failure(k, variant, failure, dim, total, shape, all_args, adjoint=True, noalias=noalias)
+
+
+def _index_ranges(variant, args: list, overlap: bool) -> list[int]:
+    """(min, max) of each index array the variant proves gathers through
+    (flattened). With overlapping arrays a write could change an index array
+    during the launch: (-1, -1) makes the proof fail (the all-checked variant
+    runs)."""
+    out = []
+    for position in variant.ranged:
+        out.extend((-1, -1) if overlap else args[position]._value_range())
+    return out
 
 
 def _after_failure(k: Kernel, variant, failure, dim, total, shape, packed, adjoint: bool, noalias: bool) -> None:

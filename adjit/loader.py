@@ -36,6 +36,8 @@ class CpuVariant:
     #: Its checked array accesses, by site number (see
     #: compiler.driver.CpuObject.sites); empty without bounds checks.
     sites: list
+    #: Positions of the index arrays whose (min, max) a launch passes in.
+    ranged: tuple = ()
 
 
 class _Loaded:
@@ -132,7 +134,7 @@ def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True,
                                "this is a bug in adjit") from None
         if not adjoint:
             state.access = compiled.access
-        variant = CpuVariant(address, False, compiled.sites)
+        variant = CpuVariant(address, False, compiled.sites, tuple(compiled.ranged))
     state.variants[(adjoint, noalias, checked, all_checked)] = variant
     return variant
 
@@ -146,7 +148,7 @@ class _DamagedEntry(Exception):
 
 def _entry_metadata(compiled) -> dict:
     """What a cache entry records beside the code (read back by _from_entry)."""
-    metadata = {"entry": compiled.entry, "sites": compiled.sites}
+    metadata = {"entry": compiled.entry, "sites": compiled.sites, "ranged": compiled.ranged}
     if compiled.access is not None:
         metadata["access"] = [int(a) for a in compiled.access]
     return metadata
@@ -167,7 +169,12 @@ def _from_entry(kernel: Kernel, adjoint: bool, code: bytes, metadata: dict) -> C
     sites = metadata.get("sites")
     if not isinstance(sites, list) or not all(_valid_site(site) for site in sites):
         raise _DamagedEntry("its check sites are malformed")
-    variant = CpuVariant(_load(kernel, code, symbol), True, sites)
+    ranged = metadata.get("ranged")
+    # (an adjoint's arguments are the kernel's followed by their gradients)
+    if not isinstance(ranged, list) or len(ranged) > 4 or not all(
+            type(p) is int and 0 <= p < 2 * len(kernel.arg_names) for p in ranged):
+        raise _DamagedEntry("its index range arguments are malformed")
+    variant = CpuVariant(_load(kernel, code, symbol), True, sites, tuple(ranged))
     if access is not None:
         _loaded(kernel).access = access
     return variant

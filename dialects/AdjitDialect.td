@@ -58,6 +58,11 @@ def Adjit_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getCheckSitesAttrName() {
       return ::llvm::StringLiteral("adjit.check_sites");
     }
+    /// On a kernel: the argument numbers of the index arrays whose value
+    /// ranges it reads (`adjit.index_range` slot k is the k-th).
+    static constexpr ::llvm::StringLiteral getRangedArgsAttrName() {
+      return ::llvm::StringLiteral("adjit.ranged_args");
+    }
   }];
 }
 

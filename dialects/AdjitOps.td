@@ -113,6 +113,26 @@ def Adjit_CheckIndexOp : Adjit_Op<"check_index"> {
   let assemblyFormat = "$index `,` $size attr-dict";
 }
 
+def Adjit_IndexRangeOp : Adjit_Op<"index_range", [Pure]> {
+  let summary = "the smallest and largest value of an index array, per launch";
+  let description = [{
+    Only valid in a kernel. The minimum and maximum of the values of the
+    integer array argument the kernel's `adjit.ranged_args` lists at `slot`,
+    as the runtime measured them before the launch (it passes them in the
+    error record, after the failure words). adjit-access-checks uses them to
+    prove gathers such as `x[idx[i]]` once per launch; the runtime keeps the
+    measurement while the array's version is unchanged.
+
+    ```mlir
+    %lo, %hi = adjit.index_range 0 : index, index
+    ```
+  }];
+  let arguments = (ins I64Attr:$slot);
+  let results = (outs Index:$lo, Index:$hi);
+  let assemblyFormat = "$slot attr-dict `:` type($lo) `,` type($hi)";
+  let hasVerifier = 1;
+}
+
 def Adjit_LaunchConditionOp : Adjit_Op<"launch_condition", [Pure, AllTypesMatch<["condition", "result"]>]> {
   let summary = "a condition with one value per launch, to version the kernel on";
   let description = [{

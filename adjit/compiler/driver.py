@@ -33,6 +33,8 @@ class CpuObject:
     #: Its checked array accesses, by site number (empty without bounds
     #: checks): dicts of file, line, array, access and rank.
     sites: list[dict]
+    #: Positions of the index arrays whose (min, max) each launch passes in.
+    ranged: list[int]
 
 
 def new_context() -> ir.Context:
@@ -73,13 +75,14 @@ def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: 
     context = new_context()
     module = build_module(kernel, context)
     access = []
-    sites = []
+    sites, ranged = [], []
 
     def record(stage: str, module: ir.Module) -> None:
         if stage == "optimized" and not adjoint:
             access.extend(Access(bits) for bits in _adjit.kernel_argument_access(module.operation))
         if stage == "checked":
             sites.extend(S.check_sites(module, kernel_symbol(kernel, adjoint)))
+            ranged.extend(S.ranged_args(module, kernel_symbol(kernel, adjoint)))
 
     S.run_stages(module, S.cpu_stages(adjoint, noalias, *checks, all_checked), kernel.mlir_name,
                  after_stage=record)
@@ -88,7 +91,7 @@ def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: 
     except RuntimeError as e:
         raise CompileError(f"kernel '{kernel.__name__}': {e}") from None
     entry = _adjit.symbol_name(kernel_symbol(kernel, adjoint), "cpu_entry")
-    return CpuObject(code, entry, None if adjoint else access, sites)
+    return CpuObject(code, entry, None if adjoint else access, sites, ranged)
 
 
 def load_with_jit(code: bytes, names: list[str]) -> list[int]:

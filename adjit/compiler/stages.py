@@ -19,8 +19,10 @@ from mlir.passmanager import PassManager
 from .. import _adjit
 from ..errors import CompileError, GradientError
 
-#: The attribute adjit-access-checks describes a kernel's checked accesses in.
+#: The attributes adjit-access-checks describes a kernel's checked accesses
+#: and the index arrays whose value ranges it needs in.
 CHECK_SITES = _adjit.ATTRIBUTE_NAMES["check_sites"]
+RANGED_ARGS = _adjit.ATTRIBUTE_NAMES["ranged_args"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,16 @@ def cuda_stages(chip: str = "sm_80", adjoint: bool = False, bounds_check: bool =
     """adjit -> optimized [-> adjoint] [-> checked] -> gpu -> ptx."""
     return _front(adjoint) + _checked(bounds_check, verify_fp) + [
         Stage("gpu", "adjit-lower-gpu"), Stage("ptx", f"adjit-gpu-to-ptx{{chip={chip}}}")]
+
+
+def ranged_args(module: ir.Module, kernel_symbol: str) -> list[int]:
+    """The argument positions of the index arrays whose (min, max) the
+    kernel reads, in slot order (adjit.index_range)."""
+    for op in module.body.operations:
+        attrs = op.attributes
+        if "sym_name" in attrs and ir.StringAttr(attrs["sym_name"]).value == kernel_symbol:
+            return list(ir.DenseI64ArrayAttr(attrs[RANGED_ARGS])) if RANGED_ARGS in attrs else []
+    return []
 
 
 def check_sites(module: ir.Module, kernel_symbol: str) -> list[dict]:

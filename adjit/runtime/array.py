@@ -42,6 +42,8 @@ class Array:
         self._views: list[weakref.ref] | None = None
         #: Tapes with recorded steps that read the current values in place.
         self._holders: weakref.WeakSet | None = None
+        #: (version, min, max) of the values, while nothing else can change them.
+        self._range_cache: tuple | None = None
         self.grad: Array | None = None
         self.requires_grad = requires_grad
 
@@ -89,6 +91,7 @@ class Array:
         """Hands out ``view`` of the buffer: tapes holding the current values
         snapshot them now, and while the view lives, launches recorded on a
         tape snapshot this array (the view may write it at any time)."""
+        self._range_cache = None
         if self._holders:
             for tape in list(self._holders):
                 tape.protect(self)
@@ -105,6 +108,18 @@ class Array:
         if self._holders is None:
             self._holders = weakref.WeakSet()
         self._holders.add(tape)
+
+    def _value_range(self) -> tuple[int, int]:
+        """(min, max) of an integer array's values ((0, -1) when empty), kept
+        while its version is unchanged and nothing outside adjit can write it
+        (launches proving gathers through it read this once per launch)."""
+        cached = self._range_cache
+        if cached is not None and cached[0] == self._version:
+            return cached[1], cached[2]
+        buffer = self._buffer
+        lo, hi = (int(buffer.min()), int(buffer.max())) if buffer.size else (0, -1)
+        self._range_cache = None if self._writable_elsewhere else (self._version, lo, hi)
+        return lo, hi
 
     @property
     def _writable_elsewhere(self) -> bool:

@@ -67,6 +67,8 @@ const char *adjitAttributeName(enum AdjitAttribute attribute) {
     return AdjitDialect::getCustomAdjointAttrName().data();
   case AdjitAttributeCheckSites:
     return AdjitDialect::getCheckSitesAttrName().data();
+  case AdjitAttributeRangedArgs:
+    return AdjitDialect::getRangedArgsAttrName().data();
   }
   return "";
 }

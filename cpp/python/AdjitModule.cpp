@@ -117,7 +117,8 @@ NB_MODULE(_adjit, m) {
       {"kernel", adjitAttributeName(AdjitAttributeKernel)},
       {"arg_names", adjitAttributeName(AdjitAttributeArgNames)},
       {"custom_adjoint", adjitAttributeName(AdjitAttributeCustomAdjoint)},
-      {"check_sites", adjitAttributeName(AdjitAttributeCheckSites)}};
+      {"check_sites", adjitAttributeName(AdjitAttributeCheckSites)},
+      {"ranged_args", adjitAttributeName(AdjitAttributeRangedArgs)}};
   m.def(
       "symbol_name",
       [](const std::string &kernel, const std::string &kind) {

@@ -41,14 +41,21 @@ static_assert(sizeof(MemRefDescriptor) <= sizeof(ArgSlot),
 /// Where a launch's checks report the first failure (adjit.access_error):
 /// `site` is 0 while nothing failed, else the failing site's number + 1, or
 /// kLaunchUnproven.
+/// After the failure words, the record carries inputs of the launch: the
+/// (min, max) values of up to kMaxRangedArrays index arrays
+/// (adjit.index_range), filled in by the runtime before the launch.
+constexpr unsigned kMaxRangedArrays = 4;
+
 struct ErrorRecord {
   int64_t site;
   int64_t thread;
   int64_t index[4];
   int64_t size[4];
+  int64_t ranges[2 * kMaxRangedArrays];
 };
-static_assert(sizeof(ErrorRecord) == 10 * sizeof(int64_t),
-              "the record is 10 int64 words (adjit.access_error)");
+static_assert(sizeof(ErrorRecord) == 18 * sizeof(int64_t),
+              "10 failure words (adjit.access_error), then the index ranges "
+              "(adjit.index_range)");
 
 /// ErrorRecord::site of a launch whose launch condition (its proved bounds
 /// checks) does not hold: the entry ran no thread, and the launch must be

@@ -214,11 +214,17 @@ def unchecked_copy(x: wp.array(dtype=float), y: wp.array(dtype=float)):
     y[i] = x[i]
 
 
+@wp.kernel
+def strided(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = x[i * 2]  # not a thread coordinate plus a constant: checked per access
+
+
 def test_bounds_checks_can_be_turned_off_per_kernel_and_globally():
     from adjit.compiler import driver
     assert "launch_condition" in driver.compile(copy1)
     assert "launch_condition" not in driver.compile(copy1, bounds_check=False)
-    assert "cmpxchg" in driver.compile(gather) and "cmpxchg" not in driver.compile(gather, bounds_check=False)
+    assert "cmpxchg" in driver.compile(strided) and "cmpxchg" not in driver.compile(strided, bounds_check=False)
     assert not loader.checks(unchecked_copy)[0]
     x = wp.array(np.arange(4, dtype=np.float32))
     y = wp.zeros(4)
@@ -332,3 +338,42 @@ def test_verify_fp_reports_an_atomic_sum_that_overflows(verify_fp):
     with pytest.raises(wp.NonFiniteError) as info:
         wp.launch(accumulate, dim=4, inputs=[x, total])
     assert info.value.access == "atomic_add result NaN or infinity" and info.value.thread == (1,)
+
+
+# --- gathers proved once per launch ------------------------------------------------------------
+
+@wp.kernel
+def set_index(idx: wp.array(dtype=int), k: int, value: int):
+    idx[k] = value
+
+
+def test_gathers_through_an_index_array_are_proved_per_launch_from_its_value_range():
+    x = wp.array(np.arange(10, dtype=np.float32))
+    idx = wp.array(np.arange(9, -1, -1, dtype=np.int32))
+    out = wp.zeros(10)
+    wp.launch(gather, dim=10, inputs=[x, idx, out])
+    np.testing.assert_array_equal(out.numpy(), 2.0 * np.arange(9, -1, -1))
+    variant = loader.cpu_variant(gather)
+    assert variant.ranged == (1,)  # idx's (min, max) proves x[idx[i]]
+    all_checked = [key for key in loader._loaded(gather).variants if key[3]]
+    assert not all_checked  # the proved variant ran it
+    # A write through a numpy view: the cached range is dropped, the next
+    # launch measures again, fails the proof and reports the index.
+    idx.numpy()[3] = 10
+    with pytest.raises(wp.OutOfBoundsError) as info:
+        wp.launch(gather, dim=10, inputs=[x, idx, out])
+    assert (info.value.index, info.value.thread) == ((10,), (3,))
+    # An adjit write bumps the version: measured again.
+    wp.launch(set_index, dim=1, inputs=[idx, 3, 6])
+    wp.launch(gather, dim=10, inputs=[x, idx, out])
+    wp.launch(set_index, dim=1, inputs=[idx, 5, -2])
+    with pytest.raises(wp.OutOfBoundsError) as info:
+        wp.launch(gather, dim=10, inputs=[x, idx, out])
+    assert (info.value.index, info.value.thread) == ((-2,), (5,))
+    # Memory shared with numpy is measured on every launch.
+    memory = np.arange(10, dtype=np.int32)
+    shared = wp.from_numpy(memory)
+    wp.launch(gather, dim=10, inputs=[x, shared, out])
+    memory[0] = 99
+    with pytest.raises(wp.OutOfBoundsError):
+        wp.launch(gather, dim=10, inputs=[x, shared, out])

@@ -45,7 +45,8 @@ enum AdjitAttribute {
   AdjitAttributeKernel,        ///< marks a kernel
   AdjitAttributeArgNames,      ///< a kernel's parameter names
   AdjitAttributeCustomAdjoint, ///< a device function's hand-written adjoint
-  AdjitAttributeCheckSites     ///< a kernel's checked accesses
+  AdjitAttributeCheckSites,    ///< a kernel's checked accesses
+  AdjitAttributeRangedArgs     ///< a kernel's index arrays with value ranges
 };
 
 /// The name of `attribute` (a static string; the dialect owns these names).

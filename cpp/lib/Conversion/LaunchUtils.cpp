@@ -63,6 +63,22 @@ FailureOr<func::FuncOp> mlir::adjit::outlineKernelBody(func::FuncOp kernel) {
     op.replaceAllUsesWith(record);
     op.erase();
   });
+  // Index ranges: record words 10 + 2 * slot (min) and 11 + 2 * slot (max).
+  kernel.walk([&](IndexRangeOp op) {
+    OpBuilder b(op);
+    Location at = op.getLoc();
+    auto i64 = b.getI64Type();
+    auto word = [&](int64_t k) -> Value {
+      Value ptr = LLVM::GEPOp::create(b, at, LLVM::LLVMPointerType::get(ctx),
+                                      i64, record,
+                                      ArrayRef<LLVM::GEPArg>{int32_t(k)});
+      Value v = LLVM::LoadOp::create(b, at, i64, ptr);
+      return arith::IndexCastOp::create(b, at, b.getIndexType(), v);
+    };
+    int64_t slot = op.getSlot();
+    op.replaceAllUsesWith(ValueRange{word(10 + 2 * slot), word(11 + 2 * slot)});
+    op.erase();
+  });
 
   kernel.setFunctionType(FunctionType::get(
       ctx, entry.getArgumentTypes(), kernel.getFunctionType().getResults()));

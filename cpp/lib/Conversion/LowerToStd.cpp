@@ -364,7 +364,8 @@ struct AdjitLowerToStdPass
                            vector::VectorDialect, func::FuncDialect>();
     target.addIllegalDialect<AdjitDialect>();
     // Launch state: replaced by the launch passes.
-    target.addLegalOp<TidOp, TidBoundsOp, ErrorRecordOp, LaunchConditionOp>();
+    target.addLegalOp<TidOp, TidBoundsOp, ErrorRecordOp, LaunchConditionOp,
+                      IndexRangeOp>();
     target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
       return converter.isSignatureLegal(op.getFunctionType()) &&
              converter.isLegal(&op.getBody());

@@ -173,6 +173,12 @@ LogicalResult TidBoundsOp::verify() {
 
 LogicalResult ErrorRecordOp::verify() { return verifyInKernel(*this); }
 
+LogicalResult IndexRangeOp::verify() {
+  if (getSlot() < 0 || getSlot() >= 4)
+    return emitOpError() << "slot must be 0 to 3, got " << getSlot();
+  return verifyInKernel(*this);
+}
+
 LogicalResult AccessErrorOp::verify() {
   if (getIndices().size() != getSizes().size())
     return emitOpError() << "has " << getIndices().size() << " indices but "

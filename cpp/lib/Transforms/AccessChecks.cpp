@@ -108,6 +108,31 @@ std::optional<AffineIndex> matchAffine(Value v) {
   }
 }
 
+/// The integer array argument of kernel `fn` whose element `index` is (a
+/// gather `x[idx[i]]`, through index_cast/extsi), if the kernel never writes
+/// it: its values cannot change during the launch.
+BlockArgument gatheredFrom(Value index, func::FuncOp fn,
+                           const ArrayAccessAnalysis &analysis) {
+  while (Operation *def = index.getDefiningOp()) {
+    if (!isa<arith::IndexCastOp, arith::ExtSIOp>(def))
+      break;
+    index = def->getOperand(0);
+  }
+  auto load = index.getDefiningOp<LoadOp>();
+  if (!load)
+    return {};
+  auto arg = dyn_cast<BlockArgument>(load.getArray());
+  if (!arg || arg.getOwner() != &fn.getBody().front())
+    return {};
+  auto elem = dyn_cast<IntegerType>(cast<ArrayType>(arg.getType()).getElementType());
+  if (!elem || elem.getWidth() < 32)
+    return {};
+  const auto *access = analysis.lookup(arg);
+  if (!access || access->isWritten())
+    return {};
+  return arg;
+}
+
 /// Whether `index` (position `dim` of an access to `array`) is the induction
 /// variable of an enclosing scf.for running from a constant >= 0 to the
 /// array's extent along `dim`, with a positive step.
@@ -242,11 +267,18 @@ private:
   /// The launch condition of kernel `fn`, created on first use.
   Value launchCondition(func::FuncOp fn);
   Value tidBounds(func::FuncOp kernel, TidOp tid, int coordinate);
+  /// The (min, max) of index array `arg`'s values (adjit.index_range), or
+  /// nothing when all slots are taken.
+  std::optional<std::pair<Value, Value>> indexRange(func::FuncOp kernel,
+                                                    BlockArgument arg);
 
   ModuleOp module;
   DenseMap<Operation *, ReportContext> contexts;
   DenseMap<Operation *, LaunchConditionOp> conditions;
   DenseMap<std::pair<Operation *, unsigned>, TidBoundsOp> tidBoundsOps;
+  /// Per kernel: the index arrays given a range slot, in slot order.
+  DenseMap<Operation *, SmallVector<BlockArgument>> rangedArgs;
+  DenseMap<std::pair<Operation *, unsigned>, IndexRangeOp> rangeOps;
   SmallVector<Attribute> sites;
 };
 
@@ -450,6 +482,25 @@ void AdjitAccessChecksPass::checkComponentIndex(CheckIndexOp check,
   check.erase();
 }
 
+std::optional<std::pair<Value, Value>>
+AdjitAccessChecksPass::indexRange(func::FuncOp kernel, BlockArgument arg) {
+  SmallVector<BlockArgument> &args = rangedArgs[kernel];
+  auto it = llvm::find(args, arg);
+  unsigned slot = it - args.begin();
+  if (it == args.end()) {
+    if (args.size() >= 4) // ErrorRecord::ranges holds 4
+      return std::nullopt;
+    args.push_back(arg);
+  }
+  IndexRangeOp &op = rangeOps[{kernel, slot}];
+  if (!op) {
+    OpBuilder b(conditions[kernel]);
+    op = IndexRangeOp::create(b, arg.getLoc(), b.getIndexType(),
+                              b.getIndexType(), slot);
+  }
+  return std::make_pair(op.getLo(), op.getHi());
+}
+
 void AdjitAccessChecksPass::checkFunction(func::FuncOp fn) {
   SmallVector<Operation *> accesses;
   SmallVector<CheckIndexOp> componentIndices;
@@ -475,7 +526,19 @@ void AdjitAccessChecksPass::checkFunction(func::FuncOp fn) {
   SmallVector<Value> launchFacts;
   DenseSet<std::tuple<Value, int64_t, unsigned, int, int64_t, unsigned>>
       launchFactKeys;
+  DenseSet<std::tuple<Value, int64_t, Value>> gatherFactKeys;
+  std::optional<ArrayAccessAnalysis> analysis;
+  if (kernel)
+    analysis.emplace(fn);
 
+  // Classify every access before guarding any: a guard moves a load into an
+  // scf.if, hiding which array a gathered index was read from.
+  struct Checked {
+    Operation *access;
+    int64_t site;
+    SmallVector<Proof> proofs;
+  };
+  SmallVector<Checked> checked;
   for (Operation *access : accesses) {
     if (finite)
       checkFinite(access, context);
@@ -493,8 +556,33 @@ void AdjitAccessChecksPass::checkFunction(func::FuncOp fn) {
       if (!kernel || !argument)
         continue;
       std::optional<AffineIndex> affine = matchAffine(index);
-      if (!affine)
+      if (!affine) {
+        // A gather x[idx[...]]: in range when idx's values are, measured
+        // by the runtime once per launch (adjit.index_range).
+        BlockArgument from = gatheredFrom(index, fn, *analysis);
+        if (!from)
+          continue;
+        launchCondition(fn);
+        std::optional<std::pair<Value, Value>> range = indexRange(fn, from);
+        if (!range)
+          continue; // (no slot left: checked per access)
+        if (!gatherFactKeys.insert({array, int64_t(d), from}).second) {
+          proofs[d] = Proof::Launch;
+          continue;
+        }
+        OpBuilder b(conditions[fn]);
+        Location loc = access->getLoc();
+        Value size = DimOp::create(b, loc, b.getIndexType(), array, d);
+        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+        launchFacts.push_back(arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                  range->first, zero),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                  range->second, size)));
+        proofs[d] = Proof::Launch;
         continue;
+      }
       launchCondition(fn);
       // One fact per (array, dimension, tid shape, coordinate, offset, i32).
       unsigned tidRank = affine->tid ? affine->tid.getNumResults() : 0;
@@ -535,9 +623,12 @@ void AdjitAccessChecksPass::checkFunction(func::FuncOp fn) {
       proofs[d] = Proof::Launch;
     }
     int64_t site = addSite(access, accessKind(access));
-    LaunchConditionOp cond = conditions.lookup(fn);
-    guard(access, context, site, cond ? cond.getResult() : Value(), proofs);
+    checked.push_back({access, site, std::move(proofs)});
   }
+  LaunchConditionOp cond = conditions.lookup(fn);
+  for (Checked &c : checked)
+    guard(c.access, context, c.site, cond ? cond.getResult() : Value(),
+          c.proofs);
 
   if (!launchFacts.empty()) {
     LaunchConditionOp cond = conditions[fn];
@@ -560,9 +651,16 @@ void AdjitAccessChecksPass::runOnOperation() {
   // Every kernel carries the module's site table (a module holds one
   // kernel, or a kernel and the device functions it calls).
   ArrayAttr table = ArrayAttr::get(module.getContext(), sites);
-  for (func::FuncOp fn : functions)
-    if (isKernel(fn))
-      fn->setAttr(AdjitDialect::getCheckSitesAttrName(), table);
+  for (func::FuncOp fn : functions) {
+    if (!isKernel(fn))
+      continue;
+    fn->setAttr(AdjitDialect::getCheckSitesAttrName(), table);
+    SmallVector<int64_t> ranged;
+    for (BlockArgument arg : rangedArgs.lookup(fn))
+      ranged.push_back(arg.getArgNumber());
+    fn->setAttr(AdjitDialect::getRangedArgsAttrName(),
+                DenseI64ArrayAttr::get(fn.getContext(), ranged));
+  }
 }
 
 } // namespace

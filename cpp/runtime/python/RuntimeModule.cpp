@@ -18,6 +18,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -35,7 +36,10 @@ using CpuArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
 /// all-checked variant), or the first failed check as (site, thread,
 /// indices, sizes) (see ErrorRecord).
 nb::object launchCpuEntry(uintptr_t entry, int64_t total,
-                          std::array<int64_t, 4> shape, nb::list args) {
+                          std::array<int64_t, 4> shape, nb::list args,
+                          std::vector<int64_t> ranges) {
+  if (ranges.size() > 2 * kMaxRangedArrays)
+    throw nb::value_error("at most 4 index ranges per launch");
   std::vector<ArgSlot> slots(nb::len(args));
   std::vector<void *> pointers(slots.size());
   for (size_t i = 0; i < slots.size(); ++i) {
@@ -61,6 +65,7 @@ nb::object launchCpuEntry(uintptr_t entry, int64_t total,
     }
   }
   ErrorRecord record{};
+  std::copy(ranges.begin(), ranges.end(), record.ranges);
   {
     nb::gil_scoped_release release;
     launchCpu(reinterpret_cast<CpuEntry>(entry), pointers.data(), shape.data(),
@@ -122,6 +127,7 @@ NB_MODULE(_runtime, m) {
         "lifetime); returns the addresses of `names`. Raises RuntimeError.");
   m.def("launch_cpu", &launchCpuEntry, nb::arg("entry"), nb::arg("total"),
         nb::arg("shape"), nb::arg("args"),
+        nb::arg("ranges") = std::vector<int64_t>{},
         "Runs a compiled CPU kernel entry over `total` thread indices on the "
         "process-wide thread pool. Returns None; LAUNCH_UNPROVEN if the "
         "kernel's launch condition does not hold (nothing ran: launch its "

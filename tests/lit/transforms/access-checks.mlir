@@ -60,26 +60,32 @@ func.func @thread_indexed(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) at
 // -----
 
 // i + 1 through an i32 (as the frontend writes it): the fact also keeps the
-// i32 sum below 2^31; a negative offset (i - 1), a gathered index and a
-// 2-D tid's coordinates.
+// i32 sum below 2^31; a negative offset (i - 1), a gathered index (proved
+// per launch from the index array's value range) and a 2-D tid's
+// coordinates.
 // CHECK-LABEL: func.func @offsets(
+// CHECK-SAME: adjit.ranged_args = array<i64: 1>
 // CHECK: %[[B:.*]]:2 = adjit.tid_bounds : index, index
 // CHECK: %[[ONE:.*]] = arith.constant 1 : index
 // CHECK: %[[LAST:.*]] = arith.addi %[[B]]#0, %[[ONE]] : index
 // CHECK: arith.cmpi ule, %[[LAST]], %{{.*}} : index
 // CHECK: %[[TWO31:.*]] = arith.constant 2147483648 : index
 // CHECK: arith.cmpi ule, %[[LAST]], %[[TWO31]] : index
+// CHECK: %[[LO:.*]], %[[HI:.*]] = adjit.index_range 0 : index, index
+// CHECK: arith.cmpi slt, %[[HI]], %{{.*}} : index
+// CHECK: arith.cmpi sge, %[[LO]], %{{.*}} : index
 // CHECK: %[[PROVEN:.*]] = adjit.launch_condition
 // The i - 1 read is checked on every launch (no `ori` with the condition).
 // CHECK: %[[PREVSUM:.*]] = arith.addi %{{.*}}, %c-1_i32 : i32
 // CHECK: %[[PREV:.*]] = arith.index_cast %[[PREVSUM]] : i32 to index
 // CHECK: %[[INPREV:.*]] = arith.cmpi ult, %[[PREV]], %{{.*}} : index
 // CHECK-NEXT: scf.if %[[INPREV]] -> (f32)
-// The gathered index too.
+// The gathered index: `proven || in_range`, proven including idx's range.
 // CHECK: %[[GATHERED:.*]] = scf.if %{{.*}} -> (i32)
 // CHECK: %[[G:.*]] = arith.index_cast %[[GATHERED]] : i32 to index
 // CHECK: %[[ING:.*]] = arith.cmpi ult, %[[G]], %{{.*}} : index
-// CHECK-NEXT: scf.if %[[ING]] -> (f32)
+// CHECK-NEXT: %[[OKG:.*]] = arith.ori %[[PROVEN]], %[[ING]] : i1
+// CHECK-NEXT: scf.if %[[OKG]] -> (f32)
 func.func @offsets(%x: !adjit.array<f32, 1>, %idx: !adjit.array<i32, 2>) attributes {adjit.kernel, adjit.arg_names = ["x", "idx"]} {
   %i, %j = adjit.tid : index, index
   %c1 = arith.constant 1 : i32
