@@ -57,7 +57,7 @@ class Function:
 class Kernel:
     """A kernel (``@adjit.kernel``): launched over a 1-4-D grid of threads."""
 
-    def __init__(self, pyfunc, no_grad=(), bounds_check: bool | None = None):
+    def __init__(self, pyfunc, no_grad=(), bounds_check: bool | None = None, enable_backward: bool = True):
         self.pyfunc = pyfunc
         #: Parameters whose values carry no gradient (reads are constants).
         self.no_grad = tuple(no_grad)
@@ -65,7 +65,7 @@ class Kernel:
         #: ``adjit.config.bounds_check``).
         self.bounds_check = bounds_check
         #: False: the kernel has no adjoint (``@kernel(enable_backward=False)``).
-        self.enable_backward = True
+        self.enable_backward = enable_backward
         self.key = pyfunc.__qualname__
         self.__name__ = pyfunc.__name__
         self.__doc__ = pyfunc.__doc__
@@ -138,9 +138,7 @@ def kernel(fn=None, *, no_grad=(), bounds_check: bool | None = None, enable_back
         raise TypeError(f"@adjit.kernel(enable_backward=...) must be True or False, got {enable_backward!r}")
 
     def make(f):
-        k = Kernel(f, no_grad, bounds_check)
-        k.enable_backward = enable_backward
-        return k
+        return Kernel(f, no_grad, bounds_check, enable_backward)
     return make if fn is None else make(fn)
 
 

@@ -12,6 +12,8 @@ import ast
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
+
 from .. import types as T
 from .._deferred import deferred_import
 from ..errors import AdjitError
@@ -348,8 +350,7 @@ def _float_test(predicate):
         if predicate == "nan":
             hit = arith.CmpFOp(arith.CmpFPredicate.UNO, x, x).result
         else:
-            largest = 3.4028234663852886e38 if T.scalar_of(t).np_dtype.itemsize == 4 else 1.7976931348623157e308
-            limit = values.constant(t, largest)
+            limit = values.constant(t, float(np.finfo(T.scalar_of(t).np_dtype).max))
             hit = arith.CmpFOp(arith.CmpFPredicate.OLE if predicate == "finite" else arith.CmpFPredicate.OGT,
                                magnitude, limit).result
         if isinstance(t, T.ScalarType):

@@ -73,29 +73,31 @@ def cuda_stages(chip: str = "sm_80", adjoint: bool = False, bounds_check: bool =
         Stage("gpu", "adjit-lower-gpu"), Stage("ptx", f"adjit-gpu-to-ptx{{chip={chip}}}")]
 
 
-def ranged_args(module: ir.Module, kernel_symbol: str) -> list[int]:
-    """The argument positions of the index arrays whose (min, max) the
-    kernel reads, in slot order (adjit.index_range)."""
+def _kernel_attributes(module: ir.Module, kernel_symbol: str):
     for op in module.body.operations:
         attrs = op.attributes
         if "sym_name" in attrs and ir.StringAttr(attrs["sym_name"]).value == kernel_symbol:
-            return list(ir.DenseI64ArrayAttr(attrs[RANGED_ARGS])) if RANGED_ARGS in attrs else []
-    return []
+            return attrs
+    raise CompileError(f"no kernel '{kernel_symbol}' in the checked module (a bug in adjit)")
+
+
+def ranged_args(module: ir.Module, kernel_symbol: str) -> list[int]:
+    """The argument positions of the index arrays whose (min, max) the
+    kernel reads, in slot order (adjit.index_range)."""
+    attrs = _kernel_attributes(module, kernel_symbol)
+    return list(ir.DenseI64ArrayAttr(attrs[RANGED_ARGS])) if RANGED_ARGS in attrs else []
 
 
 def check_sites(module: ir.Module, kernel_symbol: str) -> list[dict]:
     """The checked accesses of a kernel after the 'checked' stage, by site
     number: dicts of file, line, array, access and rank (see
     adjit-access-checks)."""
-    for op in module.body.operations:
-        attrs = op.attributes
-        if "sym_name" in attrs and ir.StringAttr(attrs["sym_name"]).value == kernel_symbol:
-            if CHECK_SITES not in attrs:
-                return []
-            return [{k: (ir.StringAttr(v).value if k in ("file", "array", "access") else ir.IntegerAttr(v).value)
-                     for k, v in ((n.name, n.attr) for n in ir.DictAttr(site))}
-                    for site in ir.ArrayAttr(attrs[CHECK_SITES])]
-    raise CompileError(f"no kernel '{kernel_symbol}' in the checked module (a bug in adjit)")
+    attrs = _kernel_attributes(module, kernel_symbol)
+    if CHECK_SITES not in attrs:
+        return []
+    return [{k: (ir.StringAttr(v).value if k in ("file", "array", "access") else ir.IntegerAttr(v).value)
+             for k, v in ((n.name, n.attr) for n in ir.DictAttr(site))}
+            for site in ir.ArrayAttr(attrs[CHECK_SITES])]
 
 
 def dump_dir() -> Path | None:

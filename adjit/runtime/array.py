@@ -91,17 +91,22 @@ class Array:
         """Hands out ``view`` of the buffer: tapes holding the current values
         snapshot them now, and while the view lives, launches recorded on a
         tape snapshot this array (the view may write it at any time)."""
-        self._range_cache = None
-        if self._holders:
-            for tape in list(self._holders):
-                tape.protect(self)
-            self._holders.clear()
+        self._may_be_written_outside()
         if self._views is None:
             self._views = []
         else:
             self._views[:] = [ref for ref in self._views if ref() is not None]
         self._views.append(weakref.ref(view))
         return view
+
+    def _may_be_written_outside(self) -> None:
+        """Memory outside adjit's control may write the buffer from now on:
+        tapes holding its values save them, and its value range is dropped."""
+        self._range_cache = None
+        if self._holders:
+            for tape in list(self._holders):
+                tape.protect(self)
+            self._holders.clear()
 
     def _hold(self, tape) -> None:
         """``tape`` recorded a step that reads the current values in place."""
@@ -141,7 +146,7 @@ class Array:
         followed by the element's component shape, C-contiguous, writable.
         Its users hold the memory without a view adjit can track, so the
         array counts as shared from then on (see ``numpy()``)."""
-        self._export(self._buffer.view())
+        self._may_be_written_outside()
         self._shared = True
         return self._buffer.__array_interface__
 

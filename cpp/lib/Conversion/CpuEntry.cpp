@@ -81,12 +81,6 @@ FailureOr<Value> unpackArgument(OpBuilder &b, Location loc, Type type,
   return failure();
 }
 
-/// A kernel body compiled for its launch condition true, and the condition
-/// as a function of the body's arguments (see adjit-access-checks).
-struct Versions {
-  func::FuncOp whenTrue, condition;
-};
-
 /// Replaces the launch condition in `fn` by the constant `value`.
 void fixLaunchCondition(func::FuncOp fn, bool value) {
   fn.walk([&](LaunchConditionOp cond) {
@@ -97,14 +91,14 @@ void fixLaunchCondition(func::FuncOp fn, bool value) {
   });
 }
 
-/// Splits the launch condition out of `body` (which is then compiled for it
-/// holding), if it has one.
-std::optional<Versions> versionOnLaunchCondition(OpBuilder &b,
-                                                 func::FuncOp body) {
+/// Splits the launch condition out of `body`, which is then compiled for it
+/// holding: returns the condition as a function of the body's arguments
+/// (null if the body has none; see adjit-access-checks).
+func::FuncOp splitLaunchCondition(OpBuilder &b, func::FuncOp body) {
   LaunchConditionOp cond;
   body.walk([&](LaunchConditionOp op) { cond = op; });
   if (!cond)
-    return std::nullopt;
+    return {};
   MLIRContext *ctx = b.getContext();
   Location loc = cond.getLoc();
   OpBuilder::InsertionGuard guard(b);
@@ -112,14 +106,13 @@ std::optional<Versions> versionOnLaunchCondition(OpBuilder &b,
 
   // The condition alone: its backward slice, which reads only the body's
   // arguments (the launch extents, array sizes, constants).
-  Versions versions;
-  versions.condition = func::FuncOp::create(
+  auto condition = func::FuncOp::create(
       b, loc, (body.getSymName() + "_launch_condition").str(),
       FunctionType::get(ctx, body.getArgumentTypes(), {b.getI1Type()}));
-  versions.condition.setPrivate();
-  versions.condition->setAttr(
-      "llvm.linkage", LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
-  Block *block = versions.condition.addEntryBlock();
+  condition.setPrivate();
+  condition->setAttr("llvm.linkage",
+                     LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
+  Block *block = condition.addEntryBlock();
   IRMapping mapping;
   mapping.map(body.getArguments(), block->getArguments());
   SetVector<Operation *> slice;
@@ -132,18 +125,15 @@ std::optional<Versions> versionOnLaunchCondition(OpBuilder &b,
   func::ReturnOp::create(cb, loc, mapping.lookup(cond.getCondition()));
 
   fixLaunchCondition(body, true);
-  versions.whenTrue = body;
-  return versions;
+  return condition;
 }
 
 /// Adds the entry `name` calling `body`, whose leading arguments are
-/// `kernelArgTypes`. With `versions`, the entry first evaluates the launch
-/// condition; if it does not hold, it runs nothing and writes
+/// `kernelArgTypes`. With a launch `condition` (splitLaunchCondition), the
+/// entry first evaluates it; if it does not hold, it runs nothing and writes
 /// kLaunchUnproven into the error record.
-FailureOr<func::FuncOp> buildEntry(OpBuilder &b, StringRef name,
-                                   func::FuncOp body,
-                                   std::optional<Versions> versions,
-                                   TypeRange kernelArgTypes) {
+LogicalResult buildEntry(OpBuilder &b, StringRef name, func::FuncOp body,
+                         func::FuncOp condition, TypeRange kernelArgTypes) {
   MLIRContext *ctx = b.getContext();
   Location loc = body.getLoc();
   auto ptrTy = LLVM::LLVMPointerType::get(ctx);
@@ -201,13 +191,12 @@ FailureOr<func::FuncOp> buildEntry(OpBuilder &b, StringRef name,
     b.setInsertionPointToStart(loop.getBody());
     func::CallOp::create(b, loc, fn, bodyArgs(loop.getInductionVar()));
   };
-  if (!versions) {
+  if (!condition) {
     threadLoop(body);
   } else {
     // Decided once per chunk: the condition is the same for every thread.
     Value proven =
-        func::CallOp::create(b, loc, versions->condition, bodyArgs(begin))
-            .getResult(0);
+        func::CallOp::create(b, loc, condition, bodyArgs(begin)).getResult(0);
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, proven,
                                   /*withElseRegion=*/true);
     b.setInsertionPoint(ifOp.getThenRegion().front().getTerminator());
@@ -218,7 +207,7 @@ FailureOr<func::FuncOp> buildEntry(OpBuilder &b, StringRef name,
     b.setInsertionPointAfter(ifOp);
   }
   func::ReturnOp::create(b, loc);
-  return entry;
+  return success();
 }
 
 /// Marks the body's array arguments as non-overlapping: the positions of
@@ -256,13 +245,13 @@ struct AdjitCpuLaunchPass : adjit::impl::AdjitCpuLaunchBase<AdjitCpuLaunchPass> 
         return signalPassFailure();
       if (noalias)
         markNoAlias(*body);
-      std::optional<Versions> versions;
+      func::FuncOp condition;
       if (allChecked)
         fixLaunchCondition(*body, false);
       else
-        versions = versionOnLaunchCondition(b, *body);
-      b.setInsertionPointAfter(versions ? versions->condition : *body);
-      if (failed(buildEntry(b, symbols::cpuEntry(name), *body, versions,
+        condition = splitLaunchCondition(b, *body);
+      b.setInsertionPointAfter(condition ? condition : *body);
+      if (failed(buildEntry(b, symbols::cpuEntry(name), *body, condition,
                             argTypes)))
         return signalPassFailure();
     }

@@ -262,7 +262,8 @@ private:
              Value proven, ArrayRef<Proof> proofs);
   void checkFinite(Operation *access, ReportContext context);
   void checkComponentIndex(CheckIndexOp check, ReportContext context);
-  /// Describes the check of `access` in the site table; returns its number.
+  /// Describes a check in the site table; returns its number.
+  int64_t addSite(Location loc, StringRef what, StringRef kind, int64_t rank);
   int64_t addSite(Operation *access, StringRef kind);
   /// The launch condition of kernel `fn`, created on first use.
   Value launchCondition(func::FuncOp fn);
@@ -401,23 +402,26 @@ void AdjitAccessChecksPass::guard(Operation *access, ReportContext context,
     otherwise->getTerminator()->setOperands(zeros);
 }
 
-int64_t AdjitAccessChecksPass::addSite(Operation *access, StringRef kind) {
-  MLIRContext *ctx = access->getContext();
-  auto [array, indices] = *ArrayAccessAnalysis::accessedElement(access);
-  auto position = sourcePosition(access->getLoc());
+int64_t AdjitAccessChecksPass::addSite(Location loc, StringRef what,
+                                       StringRef kind, int64_t rank) {
+  MLIRContext *ctx = loc.getContext();
+  auto position = sourcePosition(loc);
   auto i64 = IntegerType::get(ctx, 64);
   NamedAttribute fields[] = {
       NamedAttribute(StringAttr::get(ctx, "file"),
                      StringAttr::get(ctx, position ? position->first : "")),
       NamedAttribute(StringAttr::get(ctx, "line"),
                      IntegerAttr::get(i64, position ? position->second : 0)),
-      NamedAttribute(StringAttr::get(ctx, "array"),
-                     StringAttr::get(ctx, arrayName(array))),
+      NamedAttribute(StringAttr::get(ctx, "array"), StringAttr::get(ctx, what)),
       NamedAttribute(StringAttr::get(ctx, "access"), StringAttr::get(ctx, kind)),
-      NamedAttribute(StringAttr::get(ctx, "rank"),
-                     IntegerAttr::get(i64, indices.size()))};
+      NamedAttribute(StringAttr::get(ctx, "rank"), IntegerAttr::get(i64, rank))};
   sites.push_back(DictionaryAttr::get(ctx, fields));
   return sites.size() - 1;
+}
+
+int64_t AdjitAccessChecksPass::addSite(Operation *access, StringRef kind) {
+  auto [array, indices] = *ArrayAccessAnalysis::accessedElement(access);
+  return addSite(access->getLoc(), arrayName(array), kind, indices.size());
 }
 
 /// Reports a NaN or infinity that `access` stores (for atomic_add, also
@@ -456,7 +460,6 @@ void AdjitAccessChecksPass::checkFinite(Operation *access,
 /// Replaces a runtime component index marker by its check.
 void AdjitAccessChecksPass::checkComponentIndex(CheckIndexOp check,
                                                 ReportContext context) {
-  MLIRContext *ctx = check.getContext();
   Location loc = check.getLoc();
   OpBuilder b(check);
   Value bad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
@@ -464,20 +467,9 @@ void AdjitAccessChecksPass::checkComponentIndex(CheckIndexOp check,
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, bad,
                                 /*withElseRegion=*/false);
   OpBuilder tb(ifOp.getThenRegion().front().getTerminator());
-  auto position = sourcePosition(loc);
-  auto i64 = IntegerType::get(ctx, 64);
-  NamedAttribute fields[] = {
-      NamedAttribute(StringAttr::get(ctx, "file"),
-                     StringAttr::get(ctx, position ? position->first : "")),
-      NamedAttribute(StringAttr::get(ctx, "line"),
-                     IntegerAttr::get(i64, position ? position->second : 0)),
-      NamedAttribute(StringAttr::get(ctx, "array"), check.getWhatAttr()),
-      NamedAttribute(StringAttr::get(ctx, "access"),
-                     StringAttr::get(ctx, "component index")),
-      NamedAttribute(StringAttr::get(ctx, "rank"), IntegerAttr::get(i64, 1))};
-  sites.push_back(DictionaryAttr::get(ctx, fields));
-  AccessErrorOp::create(tb, loc, context.record, context.thread,
-                        sites.size() - 1, ValueRange{check.getIndex()},
+  int64_t site = addSite(loc, check.getWhat(), "component index", 1);
+  AccessErrorOp::create(tb, loc, context.record, context.thread, site,
+                        ValueRange{check.getIndex()},
                         ValueRange{check.getSize()});
   check.erase();
 }
