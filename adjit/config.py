@@ -18,6 +18,10 @@ however it is imported. Fields:
   float stored).
 - ``mode``: ``"release"`` (the default) or ``"debug"``, which turns on
   ``verify_fp`` (bounds checks are on in both).
+- ``deterministic``: CPU launches give bitwise the same results on every run
+  and for any ``ADJIT_NUM_THREADS`` (a bool, default True): float atomic adds
+  are applied in thread order (see docs/determinism.md). ``False`` lets
+  them land in whatever order the threads run, as on a GPU.
 
 Setting or reading any other attribute raises ``AttributeError`` naming the
 known fields (so a misspelt setting is never silently ignored).
@@ -29,7 +33,8 @@ import sys
 import types as _types
 
 #: The fields and their defaults.
-FIELDS = {"cache_dir": None, "cache": True, "bounds_check": True, "verify_fp": False, "mode": "release"}
+FIELDS = {"cache_dir": None, "cache": True, "bounds_check": True, "verify_fp": False, "mode": "release",
+          "deterministic": True}
 MODES = ("release", "debug")
 
 cache_dir: str | None = None
@@ -37,6 +42,7 @@ cache: bool = True
 bounds_check: bool = True
 verify_fp: bool = False
 mode: str = "release"
+deterministic: bool = True
 
 
 def _unknown(name: str) -> AttributeError:
@@ -53,7 +59,7 @@ def _check(name: str, value):
             raise TypeError(f"adjit.config.cache_dir must be a folder path (str or os.PathLike) or None, "
                             f"got {type(value).__name__}")
         return os.fspath(value)
-    if name in ("cache", "bounds_check", "verify_fp"):
+    if name in ("cache", "bounds_check", "verify_fp", "deterministic"):
         if type(value) is not bool:
             raise TypeError(f"adjit.config.{name} must be True or False, got {value!r}")
         return value

@@ -13,7 +13,7 @@ import struct
 
 import numpy as np
 
-from . import _runtime, loader
+from . import _runtime, config, loader
 from . import types as T
 from .errors import GradientError, LaunchError, NonFiniteError, OutOfBoundsError
 from .language import Kernel
@@ -164,7 +164,8 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
     if not tapes:
         for i in loader.written_arguments(k):
             args[i]._version += 1
-        failure = _runtime.launch_cpu(variant.entry, total, shape, packed, ranges)
+        failure = _runtime.launch_cpu(variant.entry, total, shape, packed, ranges,
+                                      _atomic_order(variant, not overlap))
         if failure is not None:
             _after_failure(k, variant, failure, dim, total, shape, packed, adjoint=False, noalias=not overlap)
         return
@@ -177,9 +178,25 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
             tape.record_launch(k, dim, args, access, launch_adjoint)
         for i in loader.written_arguments(k):
             args[i]._version += 1
-        failure = _runtime.launch_cpu(variant.entry, total, shape, packed, ranges)
+        failure = _runtime.launch_cpu(variant.entry, total, shape, packed, ranges,
+                                      _atomic_order(variant, not overlap))
         if failure is not None:
             _after_failure(k, variant, failure, dim, total, shape, packed, adjoint=False, noalias=not overlap)
+
+
+def _atomic_order(variant, noalias: bool) -> int:
+    """How the launch orders the kernel's float atomics: as the compiler
+    decided (adjit-atomic-order), in one thread where arrays overlap (an
+    ordered kernel's adds may then reach memory it reads), and as they come
+    with ``config.deterministic = False``."""
+    if not config.deterministic:
+        return _PARALLEL
+    if variant.atomic_order == _ORDERED and not noalias:
+        return _SERIAL
+    return variant.atomic_order
+
+
+_PARALLEL, _ORDERED, _SERIAL = (_runtime.ATOMIC_ORDERS[o] for o in ("parallel", "ordered", "serial"))
 
 
 def _check_linear_tid(k: Kernel, dim, total: int) -> None:
@@ -207,7 +224,7 @@ def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None) -> 
     noalias = not _runtime.arrays_overlap(all_args)
     variant = loader.cpu_variant(k, adjoint=True, noalias=noalias)
     ranges = _index_ranges(variant, args + [g for _, g in grads], not noalias) if variant.ranged else []
-    failure = _runtime.launch_cpu(variant.entry, total, shape, all_args, ranges)
+    failure = _runtime.launch_cpu(variant.entry, total, shape, all_args, ranges, _atomic_order(variant, noalias))
     if failure is not None:
         _after_failure(k, variant, failure, dim, total, shape, all_args, adjoint=True, noalias=noalias)
 
@@ -229,7 +246,7 @@ def _after_failure(k: Kernel, variant, failure, dim, total, shape, packed, adjoi
     a failed check raises."""
     if failure == _runtime.LAUNCH_UNPROVEN:
         variant = loader.cpu_variant(k, adjoint=adjoint, noalias=noalias, all_checked=True)
-        failure = _runtime.launch_cpu(variant.entry, total, shape, packed)
+        failure = _runtime.launch_cpu(variant.entry, total, shape, packed, [], _atomic_order(variant, noalias))
         if failure is None:
             return
     raise _check_failed(k, variant, failure, dim, adjoint)

@@ -38,14 +38,17 @@ class CpuVariant:
     sites: list
     #: Positions of the index arrays whose (min, max) a launch passes in.
     ranged: tuple = ()
+    #: How its launches order float atomics (a value of
+    #: _runtime.ATOMIC_ORDERS; see adjit-atomic-order).
+    atomic_order: int = 0
 
 
 class _Loaded:
     """What is known of one kernel's compiled code in this process."""
 
     def __init__(self):
-        # (adjoint, noalias, checks, all_checked) -> CpuVariant
-        self.variants: dict[tuple[bool, bool, tuple[bool, bool], bool], CpuVariant] = {}
+        # (adjoint, noalias, checks, all_checked, ordered_atomics) -> CpuVariant
+        self.variants: dict[tuple[bool, bool, tuple[bool, bool], bool, bool], CpuVariant] = {}
         self.access: list[Access] | None = None
         # Positions of the arguments the kernel writes (the launch's fast path).
         self.written: tuple[int, ...] | None = None
@@ -65,8 +68,8 @@ def loaded_variants(kernel: Kernel) -> dict[tuple[bool, bool], CpuVariant]:
     """The variants of ``kernel`` loaded so far for its current bounds-check
     setting, by (adjoint, noalias)."""
     current = checks(kernel)
-    return {(a, n): v for (a, n, c, all_checked), v in _loaded(kernel).variants.items()
-            if c == current and not all_checked}
+    return {(a, n): v for (a, n, c, all_checked, ordered), v in _loaded(kernel).variants.items()
+            if c == current and not all_checked and ordered}
 
 
 def checks(kernel: Kernel) -> tuple[bool, bool]:
@@ -101,13 +104,28 @@ def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True,
     the disk cache where it is there. ``noalias``: the variant for launches
     whose arrays do not overlap (faster; the launch checks). ``all_checked``:
     the variant for launches whose bounds checks could not be proved once
-    for the launch (the launch asks for it: ``_runtime.LAUNCH_UNPROVEN``)."""
+    for the launch (the launch asks for it: ``_runtime.LAUNCH_UNPROVEN``).
+    With ``adjit.config.deterministic = False``, a kernel with float atomic
+    adds gets the variant whose atomics are inline (not through the runtime,
+    which orders them)."""
+    variant = _variant(kernel, adjoint, noalias, all_checked, ordered_atomics=True)
+    if config.deterministic or variant.atomic_order == _PARALLEL:
+        return variant
+    return _variant(kernel, adjoint, noalias, all_checked, ordered_atomics=False)
+
+
+_PARALLEL = _runtime.ATOMIC_ORDERS["parallel"]
+
+
+def _variant(kernel: Kernel, adjoint: bool, noalias: bool, all_checked: bool,
+             ordered_atomics: bool) -> CpuVariant:
     state = _loaded(kernel)
     checked = checks(kernel)
-    variant = state.variants.get((adjoint, noalias, checked, all_checked))
+    key = (adjoint, noalias, checked, all_checked, ordered_atomics)
+    variant = state.variants.get(key)
     if variant is not None:
         return variant
-    parts = _key_parts(kernel, adjoint, noalias, checked, all_checked)
+    parts = _key_parts(kernel, adjoint, noalias, checked, all_checked, ordered_atomics)
     if os.environ.get("ADJIT_DUMP_DIR"):
         # The stages exist only while compiling: dumping them means compiling.
         log.info("compiling %s: ADJIT_DUMP_DIR is set", kernel.pyfunc.__qualname__)
@@ -125,7 +143,7 @@ def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True,
             cache.discard(parts)
     if variant is None:
         compiled = _compiler(kernel).compile_cpu_object(kernel, adjoint, noalias, CPU_OPT_LEVEL, checked,
-                                                        all_checked)
+                                                        all_checked, ordered_atomics)
         cache.store(kernel.pyfunc, parts, compiled.code, _entry_metadata(compiled))
         try:
             address = _load(kernel, compiled.code, compiled.entry)
@@ -134,8 +152,9 @@ def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True,
                                "this is a bug in adjit") from None
         if not adjoint:
             state.access = compiled.access
-        variant = CpuVariant(address, False, compiled.sites, tuple(compiled.ranged))
-    state.variants[(adjoint, noalias, checked, all_checked)] = variant
+        variant = CpuVariant(address, False, compiled.sites, tuple(compiled.ranged),
+                             _runtime.ATOMIC_ORDERS[compiled.atomic_order])
+    state.variants[key] = variant
     return variant
 
 
@@ -148,7 +167,8 @@ class _DamagedEntry(Exception):
 
 def _entry_metadata(compiled) -> dict:
     """What a cache entry records beside the code (read back by _from_entry)."""
-    metadata = {"entry": compiled.entry, "sites": compiled.sites, "ranged": compiled.ranged}
+    metadata = {"entry": compiled.entry, "sites": compiled.sites, "ranged": compiled.ranged,
+                "atomic_order": compiled.atomic_order}
     if compiled.access is not None:
         metadata["access"] = [int(a) for a in compiled.access]
     return metadata
@@ -174,7 +194,11 @@ def _from_entry(kernel: Kernel, adjoint: bool, code: bytes, metadata: dict) -> C
     if not isinstance(ranged, list) or len(ranged) > 4 or not all(
             type(p) is int and 0 <= p < 2 * len(kernel.arg_names) for p in ranged):
         raise _DamagedEntry("its index range arguments are malformed")
-    variant = CpuVariant(_load(kernel, code, symbol), True, sites, tuple(ranged))
+    atomic_order = metadata.get("atomic_order")
+    if atomic_order not in _runtime.ATOMIC_ORDERS:
+        raise _DamagedEntry("its atomic order is malformed")
+    variant = CpuVariant(_load(kernel, code, symbol), True, sites, tuple(ranged),
+                         _runtime.ATOMIC_ORDERS[atomic_order])
     if access is not None:
         _loaded(kernel).access = access
     return variant
@@ -189,19 +213,19 @@ def _valid_site(site) -> bool:
 
 
 def _options(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, bool],
-             all_checked: bool) -> dict:
+             all_checked: bool, ordered_atomics: bool) -> dict:
     return {"target": "cpu", "opt_level": CPU_OPT_LEVEL, "adjoint": adjoint, "noalias": noalias,
             "bounds_check": checked[0], "verify_fp": checked[1], "all_checked": all_checked,
-            "no_grad": list(kernel.no_grad)}
+            "ordered_atomics": ordered_atomics, "no_grad": list(kernel.no_grad)}
 
 
 def _key_parts(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, bool],
-               all_checked: bool = False) -> cache.KeyParts:
+               all_checked: bool = False, ordered_atomics: bool = True) -> cache.KeyParts:
     """The cache key of one variant. The digest is recomputed for each: the
     globals a kernel reads may have changed since its other variants were
     compiled, and the key must describe what is compiled now."""
     return cache.key_parts(cache.kernel_digest(kernel.pyfunc, kernel.arg_types),
-                           _options(kernel, adjoint, noalias, checked, all_checked))
+                           _options(kernel, adjoint, noalias, checked, all_checked, ordered_atomics))
 
 
 def _load(kernel: Kernel, code: bytes, symbol: str) -> int:
@@ -249,17 +273,25 @@ def export(kernels, path, adjoint: bool = True) -> Path:
                     for all_checked in ((False, True) if checked[0] else (False,))]
         for adj in ((False, True) if adjoint else (False,)):
             for noalias, all_checked in variants:
-                parts = _key_parts(kernel, adj, noalias, checked, all_checked)
                 try:
-                    compiled = _compiler(kernel).compile_cpu_object(kernel, adj, noalias, CPU_OPT_LEVEL,
-                                                                    checked, all_checked)
+                    ordered = _export_variant(kernel, path, adj, noalias, checked, all_checked, True)
                 except GradientError as e:
                     record["adjoint"] = False
                     record["no_adjoint_because"] = str(e)
                     break
-                cache.store(kernel.pyfunc, parts, compiled.code, _entry_metadata(compiled),
-                            directory=path)
+                if ordered.atomic_order != "parallel":
+                    # (for launches with adjit.config.deterministic = False)
+                    _export_variant(kernel, path, adj, noalias, checked, all_checked, False)
         manifest["kernels"].append(record)
     path.mkdir(parents=True, exist_ok=True)
     (path / "adjit-export.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return path
+
+
+def _export_variant(kernel: Kernel, path: Path, adjoint: bool, noalias: bool, checked: tuple[bool, bool],
+                    all_checked: bool, ordered_atomics: bool):
+    compiled = _compiler(kernel).compile_cpu_object(kernel, adjoint, noalias, CPU_OPT_LEVEL, checked,
+                                                    all_checked, ordered_atomics)
+    cache.store(kernel.pyfunc, _key_parts(kernel, adjoint, noalias, checked, all_checked, ordered_atomics),
+                compiled.code, _entry_metadata(compiled), directory=path)
+    return compiled

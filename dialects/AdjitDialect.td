@@ -63,6 +63,11 @@ def Adjit_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getRangedArgsAttrName() {
       return ::llvm::StringLiteral("adjit.ranged_args");
     }
+    /// On a kernel and its CPU entry: how the runtime keeps its float atomics
+    /// deterministic, "parallel", "ordered" or "serial" (adjit-atomic-order).
+    static constexpr ::llvm::StringLiteral getAtomicOrderAttrName() {
+      return ::llvm::StringLiteral("adjit.atomic_order");
+    }
   }];
 }
 

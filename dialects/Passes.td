@@ -82,6 +82,50 @@ def AdjitApplyNoAlias : Pass<"adjit-apply-noalias", "::mlir::ModuleOp"> {
   }];
 }
 
+def AdjitAtomicOrder : Pass<"adjit-atomic-order", "::mlir::ModuleOp"> {
+  let summary = "Decide how a CPU launch keeps each kernel's atomics deterministic";
+  let description = [{
+    Float addition is not associative, so float atomic adds that threads
+    run in any order leave results that change from run to run. This pass
+    records on each kernel `adjit.atomic_order`, how the CPU runtime runs it
+    so that results are bitwise the same on every run and thread count:
+
+    - "parallel": no float `atomic_add`, and no atomic whose old value is
+      used. Integer adds and float min/max leave the same result in any
+      order, so the launch runs as before, on every core.
+    - "ordered": float `atomic_add`s whose old values are unused, into array
+      arguments that the kernel accesses only that way. The launch runs on
+      every core; each chunk of threads logs its adds (through the calls
+      adjit-defer-float-atomics makes), and after the chunks the adds are
+      applied in thread order (in parallel over disjoint parts of memory).
+      The kernel cannot observe the deferral, since it never reads those
+      arrays, so the result is that of running the threads one after
+      another in index order.
+    - "serial": anything else with atomics: an atomic whose old value is used
+      (a counter handing out slots, a checked atomic_add under verify_fp), a
+      float add into an array the kernel also loads or stores, or a call to a
+      device function that was not inlined and contains atomics. The launch
+      runs its threads in index order on one core.
+
+    The runtime also runs "ordered" kernels serially when two arrays of a
+    launch overlap. Rationale: one attribute per kernel keeps the decision in
+    the compiler, where the accesses are known; the runtime only follows it.
+  }];
+}
+
+def AdjitDeferFloatAtomics : Pass<"adjit-defer-float-atomics", "::mlir::ModuleOp"> {
+  let summary = "Route float atomic adds through the runtime, which orders them";
+  let description = [{
+    Runs on the LLVM dialect of the CPU pipeline. Replaces each
+    `llvm.atomicrmw fadd` of f32 or f64 whose result is unused by a call to
+    the runtime's `adjit_rt_atomic_add_f32` / `_f64` (pointer, value). In an
+    "ordered" launch (see adjit-atomic-order) the runtime logs the add for
+    the thread-ordered pass after the launch; otherwise it adds atomically.
+    The callee is declared `nounwind willreturn` and touching only its
+    argument's memory and memory the kernel cannot reach.
+  }];
+}
+
 def AdjitGpuLaunch : Pass<"adjit-gpu-launch", "::mlir::ModuleOp"> {
   let summary = "Wrap each kernel in a gpu.module kernel, one GPU thread per index";
   let description = [{

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import gpu
 
-from .. import _adjit
+from .. import _adjit, _runtime
 from .. import dialects  # noqa: F401  (registers the dialect and passes)
 from ..errors import CompileError, KernelSyntaxError
 from ..language import Kernel
@@ -35,6 +35,9 @@ class CpuObject:
     sites: list[dict]
     #: Positions of the index arrays whose (min, max) each launch passes in.
     ranged: list[int]
+    #: How a launch orders its float atomics: "parallel", "ordered" or
+    #: "serial" (adjit-atomic-order).
+    atomic_order: str = "parallel"
 
 
 def new_context() -> ir.Context:
@@ -65,17 +68,22 @@ def kernel_symbol(kernel: Kernel, adjoint: bool) -> str:
 
 
 def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: int,
-                       checks: tuple[bool, bool] = (True, False), all_checked: bool = False) -> CpuObject:
+                       checks: tuple[bool, bool] = (True, False), all_checked: bool = False,
+                       ordered_atomics: bool = True) -> CpuObject:
     """Compiles the kernel (or its adjoint) for this CPU at LLVM ``opt_level``.
     ``noalias``: the variant for launches whose arrays do not overlap (the
     launch checks). ``checks``: (range checks on array accesses, reports of
     non-finite values stored). ``all_checked``: the variant for launches
     whose proved checks do not hold (the other variant reports them as
-    ``_runtime.LAUNCH_UNPROVEN``)."""
+    ``_runtime.LAUNCH_UNPROVEN``). ``ordered_atomics``: float atomic adds go
+    through the runtime, which can apply them in thread order; else they are
+    inline atomics (for launches that need not be deterministic)."""
     context = new_context()
     module = build_module(kernel, context)
     access = []
     sites, ranged = [], []
+    atomic_order = []
+    entry = _adjit.symbol_name(kernel_symbol(kernel, adjoint), "cpu_entry")
 
     def record(stage: str, module: ir.Module) -> None:
         if stage == "optimized" and not adjoint:
@@ -83,22 +91,23 @@ def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: 
         if stage == "checked":
             sites.extend(S.check_sites(module, kernel_symbol(kernel, adjoint)))
             ranged.extend(S.ranged_args(module, kernel_symbol(kernel, adjoint)))
+        if stage == "cpu":
+            atomic_order.append(S.atomic_order(module, entry))
 
-    S.run_stages(module, S.cpu_stages(adjoint, noalias, *checks, all_checked), kernel.mlir_name,
+    S.run_stages(module, S.cpu_stages(adjoint, noalias, *checks, all_checked, ordered_atomics), kernel.mlir_name,
                  after_stage=record)
     try:
         code = _adjit.compile_to_object(module.operation, opt_level)
     except RuntimeError as e:
         raise CompileError(f"kernel '{kernel.__name__}': {e}") from None
-    entry = _adjit.symbol_name(kernel_symbol(kernel, adjoint), "cpu_entry")
-    return CpuObject(code, entry, None if adjoint else access, sites, ranged)
+    return CpuObject(code, entry, None if adjoint else access, sites, ranged, atomic_order[0])
 
 
 def load_with_jit(code: bytes, names: list[str]) -> list[int]:
     """Links an object into LLVM's JIT (for hosts the runtime's loader does
     not support)."""
     try:
-        return _adjit.load_object_with_jit(code, names)
+        return _adjit.load_object_with_jit(code, names, _runtime.runtime_symbols())
     except RuntimeError as e:
         raise CompileError(str(e)) from None
 

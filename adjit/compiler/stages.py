@@ -23,6 +23,9 @@ from ..errors import CompileError, GradientError
 #: and the index arrays whose value ranges it needs in.
 CHECK_SITES = _adjit.ATTRIBUTE_NAMES["check_sites"]
 RANGED_ARGS = _adjit.ATTRIBUTE_NAMES["ranged_args"]
+#: How a CPU launch orders a kernel's float atomics (adjit-atomic-order; on
+#: the CPU entry at the "cpu" stage).
+ATOMIC_ORDER = _adjit.ATTRIBUTE_NAMES["atomic_order"]
 
 
 @dataclass(frozen=True)
@@ -54,16 +57,20 @@ def _checked(bounds_check: bool, verify_fp: bool) -> list[Stage]:
 
 
 def cpu_stages(adjoint: bool = False, noalias: bool = False, bounds_check: bool = True,
-               verify_fp: bool = False, all_checked: bool = False) -> list[Stage]:
+               verify_fp: bool = False, all_checked: bool = False,
+               ordered_atomics: bool = True) -> list[Stage]:
     """adjit -> optimized [-> adjoint] [-> checked] -> cpu -> llvm.
     ``noalias``: compile for launches whose arrays do not overlap (the runtime
     checks). ``bounds_check``: guard array accesses; ``verify_fp``: report
     non-finite values stored (adjit-access-checks). ``all_checked``: the
-    variant for launches whose proved bounds checks do not hold."""
+    variant for launches whose proved bounds checks do not hold.
+    ``ordered_atomics``: float atomic adds go through the runtime, which
+    keeps them in thread order (else they are inline atomics)."""
     lower = (f"adjit-lower-cpu{{noalias={'true' if noalias else 'false'}"
              + (" all-checked=true}" if all_checked else "}"))
     return _front(adjoint, CPU_CHECKPOINT_BYTES) + _checked(bounds_check, verify_fp) + [
-        Stage("cpu", lower), Stage("llvm", "adjit-cpu-to-llvm")]
+        Stage("cpu", lower),
+        Stage("llvm", f"adjit-cpu-to-llvm{{ordered-atomics={'true' if ordered_atomics else 'false'}}}")]
 
 
 def cuda_stages(chip: str = "sm_80", adjoint: bool = False, bounds_check: bool = True,
@@ -86,6 +93,13 @@ def ranged_args(module: ir.Module, kernel_symbol: str) -> list[int]:
     kernel reads, in slot order (adjit.index_range)."""
     attrs = _kernel_attributes(module, kernel_symbol)
     return list(ir.DenseI64ArrayAttr(attrs[RANGED_ARGS])) if RANGED_ARGS in attrs else []
+
+
+def atomic_order(module: ir.Module, entry_symbol: str) -> str:
+    """"parallel", "ordered" or "serial": how the runtime launches the CPU
+    entry (adjit-atomic-order, read at the "cpu" stage)."""
+    attrs = _kernel_attributes(module, entry_symbol)
+    return ir.StringAttr(attrs[ATOMIC_ORDER]).value if ATOMIC_ORDER in attrs else "parallel"
 
 
 def check_sites(module: ir.Module, kernel_symbol: str) -> list[dict]:

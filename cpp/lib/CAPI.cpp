@@ -69,6 +69,8 @@ const char *adjitAttributeName(enum AdjitAttribute attribute) {
     return AdjitDialect::getCheckSitesAttrName().data();
   case AdjitAttributeRangedArgs:
     return AdjitDialect::getRangedArgsAttrName().data();
+  case AdjitAttributeAtomicOrder:
+    return AdjitDialect::getAtomicOrderAttrName().data();
   }
   return "";
 }

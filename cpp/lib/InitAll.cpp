@@ -64,6 +64,14 @@ struct DifferentiateOptions : public PassPipelineOptions<DifferentiateOptions> {
       llvm::cl::init(0)};
 };
 
+struct CpuToLlvmOptions : public PassPipelineOptions<CpuToLlvmOptions> {
+  Option<bool> orderedAtomics{
+      *this, "ordered-atomics",
+      llvm::cl::desc("Route float atomic adds through the runtime, which "
+                     "applies them in thread order (adjit-defer-float-atomics)"),
+      llvm::cl::init(true)};
+};
+
 struct GpuToPtxOptions : public PassPipelineOptions<GpuToPtxOptions> {
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("The SM to generate PTX for"),
@@ -108,25 +116,29 @@ void registerPipelines() {
       });
   PassPipelineRegistration<LowerCpuOptions>(
       "adjit-lower-cpu",
-      "Stage optimized -> cpu: lower arrays to memrefs and wrap kernels in "
-      "packed CPU entry points",
+      "Stage optimized -> cpu: decide how each kernel's atomics are ordered, "
+      "lower arrays to memrefs and wrap kernels in packed CPU entry points",
       [](OpPassManager &pm, const LowerCpuOptions &options) {
-        appendPipeline(pm, std::string("adjit-lower-to-std,adjit-cpu-launch{noalias=") +
+        appendPipeline(pm, std::string("adjit-atomic-order,adjit-lower-to-std,"
+                                       "adjit-cpu-launch{noalias=") +
                                (options.noalias ? "true" : "false") +
                                " all-checked=" +
                                (options.allChecked ? "true" : "false") +
                                "},canonicalize,cse");
       });
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<CpuToLlvmOptions>(
       "adjit-cpu-to-llvm",
-      "Stage cpu -> llvm: lower everything to the LLVM dialect",
-      [](OpPassManager &pm) {
+      "Stage cpu -> llvm: lower everything to the LLVM dialect; with "
+      "ordered-atomics (the default), float atomic adds become calls the "
+      "runtime orders",
+      [](OpPassManager &pm, const CpuToLlvmOptions &options) {
         // Math ops with an LLVM intrinsic become intrinsics (vectorizable);
         // the rest become libm calls, resolved from the process at load.
-        appendPipeline(pm, "convert-scf-to-cf,convert-math-to-llvm,"
-                           "convert-math-to-libm,convert-vector-to-llvm,"
-                           "convert-to-llvm,reconcile-unrealized-casts,"
-                           "adjit-apply-noalias");
+        appendPipeline(pm, std::string("convert-scf-to-cf,convert-math-to-llvm,"
+                                       "convert-math-to-libm,convert-vector-to-llvm,"
+                                       "convert-to-llvm,reconcile-unrealized-casts,"
+                                       "adjit-apply-noalias") +
+                               (options.orderedAtomics ? ",adjit-defer-float-atomics" : ""));
       });
   PassPipelineRegistration<>(
       "adjit-lower-gpu",

@@ -48,15 +48,23 @@ nb::bytes compileToObject(MlirOperation module, int optLevel) {
   return result;
 }
 
-std::vector<uint64_t> loadObjectWithJit(nb::bytes object,
-                                        const std::vector<std::string> &names) {
+std::vector<uint64_t>
+loadObjectWithJit(nb::bytes object, const std::vector<std::string> &names,
+                  const std::map<std::string, uint64_t> &symbols) {
   std::vector<const char *> cnames;
   for (const std::string &name : names)
     cnames.push_back(name.c_str());
+  std::vector<const char *> symbolNames;
+  std::vector<uint64_t> symbolAddresses;
+  for (const auto &[name, address] : symbols) {
+    symbolNames.push_back(name.c_str());
+    symbolAddresses.push_back(address);
+  }
   std::vector<uint64_t> addresses(names.size());
   char *error = nullptr;
   if (adjitLoadObject(object.c_str(), object.size(), cnames.data(),
-                      cnames.size(), addresses.data(), &error))
+                      cnames.size(), addresses.data(), symbolNames.data(),
+                      symbolAddresses.data(), symbolNames.size(), &error))
     throw std::runtime_error("cannot load kernel object: " +
                              takeString(error));
   return addresses;
@@ -102,10 +110,11 @@ NB_MODULE(_adjit, m) {
         nb::arg("opt_level") = 3,
         "Compiles an LLVM-dialect module to a host object file (bytes).");
   m.def("load_object_with_jit", &loadObjectWithJit, nb::arg("object"),
-        nb::arg("names"),
-        "Links an object into the process JIT; returns the symbols' "
-        "addresses (where the runtime's own loader does not support the "
-        "host).");
+        nb::arg("names"), nb::arg("symbols") = std::map<std::string, uint64_t>{},
+        "Links an object into the process JIT; returns the addresses of "
+        "`names` (where the runtime's own loader does not support the "
+        "host). `symbols`: name -> address of functions the object calls "
+        "that the process does not export (_runtime.runtime_symbols()).");
   m.def("kernel_argument_access", &kernelArgumentAccess, nb::arg("module"),
         "The array access analysis of the module's kernel: one "
         "AdjitArgumentAccess bit mask per argument.");
@@ -118,7 +127,8 @@ NB_MODULE(_adjit, m) {
       {"arg_names", adjitAttributeName(AdjitAttributeArgNames)},
       {"custom_adjoint", adjitAttributeName(AdjitAttributeCustomAdjoint)},
       {"check_sites", adjitAttributeName(AdjitAttributeCheckSites)},
-      {"ranged_args", adjitAttributeName(AdjitAttributeRangedArgs)}};
+      {"ranged_args", adjitAttributeName(AdjitAttributeRangedArgs)},
+      {"atomic_order", adjitAttributeName(AdjitAttributeAtomicOrder)}};
   m.def(
       "symbol_name",
       [](const std::string &kernel, const std::string &kind) {

@@ -1,11 +1,16 @@
 //===- CpuLaunch.cpp - Launching compiled kernels on the CPU --------------===//
 //
 // Thin adapter from the C kernel ABI to ThreadPool::parallelFor, with an
-// inline fast path so tiny launches never touch the pool.
+// inline fast path so tiny launches never touch the pool, and the ordered
+// launch of kernels whose float atomic adds must come out in thread order.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuLaunch.h"
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
 
 using namespace adjit::runtime;
 
@@ -14,13 +19,107 @@ namespace {
 // ~1024 elementwise iterations is around a microsecond, comparable to the
 // cost of waking and synchronizing with a worker.
 constexpr int64_t kGrain = 1024;
+
+// Ordered launches: chunks per thread in a window (as ThreadPool balances
+// its own chunks), and the window of threads whose logs are held at once:
+// the first is kFirstWindow threads, the next ones are sized for about
+// kWindowEntries logged adds (16 bytes each), within [kMinWindow, kMaxWindow].
+constexpr int64_t kChunksPerThread = 8;
+constexpr int64_t kFirstWindow = int64_t(1) << 16;
+constexpr int64_t kMinWindow = int64_t(1) << 14;
+constexpr int64_t kMaxWindow = int64_t(1) << 20;
+constexpr int64_t kWindowEntries = int64_t(1) << 22;
+// A log part that grew beyond this many entries is freed after its launch.
+constexpr size_t kKeptEntries = size_t(1) << 20;
+
+/// Logs kept between ordered launches (their memory is reused).
+class LogCache {
+public:
+  std::unique_ptr<std::vector<AddLog>> take() {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (free.empty())
+      return std::make_unique<std::vector<AddLog>>();
+    auto logs = std::move(free.back());
+    free.pop_back();
+    return logs;
+  }
+  void give(std::unique_ptr<std::vector<AddLog>> logs) {
+    for (AddLog &log : *logs)
+      log.trim(kKeptEntries);
+    std::lock_guard<std::mutex> lock(mutex);
+    free.push_back(std::move(logs));
+  }
+
+private:
+  std::mutex mutex;
+  std::vector<std::unique_ptr<std::vector<AddLog>>> free;
+};
+
+LogCache &logCache() {
+  static LogCache *cache = new LogCache; // never destroyed, like the pool
+  return *cache;
+}
+
+void launchOrdered(CpuEntry entry, void **args, const int64_t *shape,
+                   int64_t total, ErrorRecord *record) {
+  ThreadPool &pool = ThreadPool::global();
+  int64_t threads = pool.numThreads();
+  unsigned parts = 1;
+  while (parts < 4 * threads && parts < 256)
+    parts *= 2;
+  auto logs = logCache().take();
+  int64_t window = kFirstWindow;
+  for (int64_t start = 0; start < total;) {
+    int64_t count = std::min(window, total - start);
+    int64_t chunks = std::min(threads * kChunksPerThread,
+                              (count + kGrain - 1) / kGrain);
+    if (int64_t(logs->size()) < chunks)
+      logs->resize(chunks);
+    for (int64_t c = 0; c < chunks; ++c)
+      (*logs)[c].reset(parts);
+    pool.parallelFor(chunks, 1, [&](int64_t first, int64_t last) {
+      for (int64_t c = first; c < last; ++c) {
+        ScopedAddLog scoped(&(*logs)[c]);
+        entry(args, shape, start + count * c / chunks,
+              start + count * (c + 1) / chunks, record);
+      }
+    });
+    if (record->site == kLaunchUnproven)
+      break; // nothing ran; the all-checked variant is launched instead
+    // Each part of memory gets its adds chunk by chunk: in thread order.
+    pool.parallelFor(parts, 1, [&](int64_t first, int64_t last) {
+      for (int64_t p = first; p < last; ++p)
+        for (int64_t c = 0; c < chunks; ++c)
+          (*logs)[c].apply(unsigned(p));
+    });
+    size_t entries = 0;
+    for (int64_t c = 0; c < chunks; ++c)
+      entries += (*logs)[c].size();
+    window = entries == 0 ? kMaxWindow
+                          : std::clamp(int64_t(kWindowEntries * count / entries),
+                                       kMinWindow, kMaxWindow);
+    start += count;
+  }
+  logCache().give(std::move(logs));
+}
 } // namespace
 
 void adjit::runtime::launchCpu(CpuEntry entry, void **args,
                                const int64_t launchShape[4], int64_t total,
-                               ErrorRecord *record) {
+                               ErrorRecord *record, AtomicOrder order) {
   if (total <= 0)
     return;
+  if (order == AtomicOrder::Serial ||
+      (order == AtomicOrder::Ordered &&
+       (total <= kGrain || ThreadPool::global().numThreads() == 1))) {
+    // One thread, threads in index order: adds apply at once, in the order
+    // an ordered launch applies them.
+    ScopedAddLog atOnce(nullptr);
+    entry(args, launchShape, 0, total, record);
+    return;
+  }
+  if (order == AtomicOrder::Ordered)
+    return launchOrdered(entry, args, launchShape, total, record);
   if (total <= kGrain) {
     entry(args, launchShape, 0, total, record);
     return;
@@ -37,4 +136,3 @@ void adjit::runtime::launchCpu(CpuEntry entry, void **args,
         launch.Entry(launch.Args, launch.Shape, begin, end, launch.Record);
       });
 }
-

@@ -10,6 +10,7 @@
 #define ADJIT_RUNTIME_CPULAUNCH_H
 
 #include "KernelArgs.h"
+#include "OrderedAtomics.h"
 #include "ThreadPool.h"
 
 #include <cstdint>
@@ -28,8 +29,13 @@ using CpuEntry = void (*)(void **args, const int64_t *launchShape,
 /// blocks until done. Launches of at most 1024 indices run inline on the
 /// calling thread, as do launches issued from inside a running kernel.
 /// `record` must be zeroed; it holds the first failure afterwards.
+/// `order` is the kernel's adjit.atomic_order (OrderedAtomics.h): Ordered
+/// runs in windows of threads, each split into chunks that log their float
+/// atomic adds, which are applied in thread order before the next window;
+/// Serial runs every thread in order on the calling thread.
 void launchCpu(CpuEntry entry, void **args, const int64_t launchShape[4],
-               int64_t total, ErrorRecord *record);
+               int64_t total, ErrorRecord *record,
+               AtomicOrder order = AtomicOrder::Parallel);
 
 } // namespace runtime
 } // namespace adjit

@@ -9,7 +9,8 @@
 //
 // Sections keep their alignment within a group. With everything in one
 // block (limited to 2 GiB), 32-bit PC-relative fields between sections always
-// fit. Symbols from outside the object (libm, through dlsym) can be anywhere
+// fit. Symbols from outside the object (the runtime's functions of
+// OrderedAtomics.h, libm through dlsym) can be anywhere
 // in the address space, so references to them go through a GOT slot holding
 // the 64-bit address, and calls through a stub `jmp *slot(%rip)`. Non-alloc
 // sections (symbol tables, debug info) and the relocations applying to them
@@ -22,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ObjectLoader.h"
+#include "OrderedAtomics.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -387,7 +389,11 @@ private:
           symbolAddresses[i] = got;
           continue;
         }
-        void *found = dlsym(RTLD_DEFAULT, name.c_str());
+        // The runtime's own functions first: this library's symbols are not
+        // global when Python loads it.
+        const void *found = runtimeSymbol(name.c_str());
+        if (!found)
+          found = dlsym(RTLD_DEFAULT, name.c_str());
         if (!found && ELF64_ST_BIND(symbol.st_info) != STB_WEAK)
           return fail("unresolved symbol '" + name +
                       "': not found in the process");

@@ -46,7 +46,8 @@ enum AdjitAttribute {
   AdjitAttributeArgNames,      ///< a kernel's parameter names
   AdjitAttributeCustomAdjoint, ///< a device function's hand-written adjoint
   AdjitAttributeCheckSites,    ///< a kernel's checked accesses
-  AdjitAttributeRangedArgs     ///< a kernel's index arrays with value ranges
+  AdjitAttributeRangedArgs,    ///< a kernel's index arrays with value ranges
+  AdjitAttributeAtomicOrder    ///< how a CPU launch orders float atomics
 };
 
 /// The name of `attribute` (a static string; the dialect owns these names).
@@ -71,9 +72,13 @@ int adjitCompileToObject(MlirOperation module, int optLevel, char **object,
 /// Links an object into the process-wide JIT (in a fresh namespace) and
 /// resolves `names` into `addresses`. Returns 0 on success; on failure a
 /// malloc'ed message in `error`. The code stays loaded for the process.
-/// (The runtime's own loader is used on x86-64; this is the fallback.)
+/// `symbolNames`/`symbolAddresses`: functions the object may call that the
+/// process does not export (the runtime's). (The runtime's own loader is
+/// used on x86-64; this is the fallback.)
 int adjitLoadObject(const char *object, size_t size, const char **names,
-                    size_t numNames, uint64_t *addresses, char **error);
+                    size_t numNames, uint64_t *addresses,
+                    const char **symbolNames, const uint64_t *symbolAddresses,
+                    size_t numSymbols, char **error);
 
 /// "triple/cpu/features" of this machine (malloc'ed): objects compiled here
 /// run on machines with the same description.

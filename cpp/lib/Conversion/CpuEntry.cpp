@@ -15,7 +15,7 @@
 // for the condition true; the entry evaluates it once per chunk and, if it
 // does not hold, runs nothing and reports kLaunchUnproven, so the runtime
 // relaunches the `all-checked` variant. %record is the launch's error record
-// (adjit.access_error).
+// (adjit.access_error). The kernel's `adjit.atomic_order` moves to its entry.
 //
 //===----------------------------------------------------------------------===//
 
@@ -240,6 +240,8 @@ struct AdjitCpuLaunchPass : adjit::impl::AdjitCpuLaunchBase<AdjitCpuLaunchPass> 
     for (func::FuncOp kernel : kernels) {
       std::string name = kernel.getSymName().str();
       SmallVector<Type> argTypes(kernel.getArgumentTypes());
+      Attribute atomicOrder =
+          kernel->getAttr(AdjitDialect::getAtomicOrderAttrName());
       FailureOr<func::FuncOp> body = outlineKernelBody(kernel);
       if (failed(body))
         return signalPassFailure();
@@ -251,9 +253,13 @@ struct AdjitCpuLaunchPass : adjit::impl::AdjitCpuLaunchBase<AdjitCpuLaunchPass> 
       else
         condition = splitLaunchCondition(b, *body);
       b.setInsertionPointAfter(condition ? condition : *body);
-      if (failed(buildEntry(b, symbols::cpuEntry(name), *body, condition,
-                            argTypes)))
+      std::string entryName = symbols::cpuEntry(name);
+      if (failed(buildEntry(b, entryName, *body, condition, argTypes)))
         return signalPassFailure();
+      // What the runtime reads to launch the entry (adjit-atomic-order).
+      if (atomicOrder)
+        module.lookupSymbol(entryName)->setAttr(
+            AdjitDialect::getAtomicOrderAttrName(), atomicOrder);
     }
   }
 };

@@ -176,7 +176,9 @@ int adjitCompileToObject(MlirOperation moduleOp, int optLevel, char **object,
 }
 
 int adjitLoadObject(const char *object, size_t size, const char **names,
-                    size_t numNames, uint64_t *addresses, char **error) {
+                    size_t numNames, uint64_t *addresses,
+                    const char **symbolNames, const uint64_t *symbolAddresses,
+                    size_t numSymbols, char **error) {
   std::string message;
   orc::LLJIT *jit = processJit(message);
   if (!jit) {
@@ -199,6 +201,14 @@ int adjitLoadObject(const char *object, size_t size, const char **names,
     return 1;
   }
   dylib->addGenerator(std::move(*generator));
+  orc::SymbolMap given;
+  for (size_t i = 0; i < numSymbols; ++i)
+    given[jit->mangleAndIntern(symbolNames[i])] = {
+        orc::ExecutorAddr(symbolAddresses[i]), JITSymbolFlags::Exported};
+  if (Error err = dylib->define(orc::absoluteSymbols(std::move(given)))) {
+    *error = copyString(toString(std::move(err)));
+    return 1;
+  }
   auto buffer = MemoryBuffer::getMemBufferCopy(StringRef(object, size),
                                                "adjit-kernel-object");
   if (Error err = jit->addObjectFile(*dylib, std::move(buffer))) {

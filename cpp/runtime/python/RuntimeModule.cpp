@@ -15,6 +15,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/array.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -37,7 +38,9 @@ using CpuArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
 /// indices, sizes) (see ErrorRecord).
 nb::object launchCpuEntry(uintptr_t entry, int64_t total,
                           std::array<int64_t, 4> shape, nb::list args,
-                          std::vector<int64_t> ranges) {
+                          std::vector<int64_t> ranges, int atomicOrder) {
+  if (atomicOrder < 0 || atomicOrder > int(AtomicOrder::Serial))
+    throw nb::value_error("atomic_order is one of ATOMIC_ORDERS' values");
   if (ranges.size() > 2 * kMaxRangedArrays)
     throw nb::value_error("at most 4 index ranges per launch");
   std::vector<ArgSlot> slots(nb::len(args));
@@ -69,7 +72,7 @@ nb::object launchCpuEntry(uintptr_t entry, int64_t total,
   {
     nb::gil_scoped_release release;
     launchCpu(reinterpret_cast<CpuEntry>(entry), pointers.data(), shape.data(),
-              total, &record);
+              total, &record, AtomicOrder(atomicOrder));
   }
   if (record.site == 0)
     return nb::none();
@@ -127,13 +130,28 @@ NB_MODULE(_runtime, m) {
         "lifetime); returns the addresses of `names`. Raises RuntimeError.");
   m.def("launch_cpu", &launchCpuEntry, nb::arg("entry"), nb::arg("total"),
         nb::arg("shape"), nb::arg("args"),
-        nb::arg("ranges") = std::vector<int64_t>{},
+        nb::arg("ranges") = std::vector<int64_t>{}, nb::arg("atomic_order") = 0,
         "Runs a compiled CPU kernel entry over `total` thread indices on the "
-        "process-wide thread pool. Returns None; LAUNCH_UNPROVEN if the "
+        "process-wide thread pool, its float atomic adds ordered as "
+        "`atomic_order` (a value of ATOMIC_ORDERS) says. Returns None; LAUNCH_UNPROVEN if the "
         "kernel's launch condition does not hold (nothing ran: launch its "
         "all-checked variant); or the launch's first failed check as (site, "
         "thread, indices, sizes).");
   m.attr("LAUNCH_UNPROVEN") = kLaunchUnproven;
+  m.attr("ATOMIC_ORDERS") = std::map<std::string, int>{
+      {"parallel", int(AtomicOrder::Parallel)},
+      {"ordered", int(AtomicOrder::Ordered)},
+      {"serial", int(AtomicOrder::Serial)}};
+  m.def(
+      "runtime_symbols",
+      [] {
+        std::map<std::string, uintptr_t> symbols;
+        for (const char *name : runtimeSymbolNames())
+          symbols[name] = reinterpret_cast<uintptr_t>(runtimeSymbol(name));
+        return symbols;
+      },
+      "The runtime functions compiled kernels call: name -> address (for "
+      "loaders other than load_object).");
   m.def("arrays_overlap", &arraysOverlap, nb::arg("args"),
         "Whether two array arguments (ndarrays in the list) share memory.");
   m.def(

@@ -8,7 +8,7 @@
 // From the repository root, with the adjit virtualenv active and a C
 // compiler (for the C and assembly objects):
 //   python cpp/runtime/test/make_test_objects.py /tmp/objs
-//   g++ -std=c++17 -O2 -pthread -Icpp cpp/runtime/ObjectLoader.cpp
+//   g++ -std=c++17 -O2 -pthread -Icpp cpp/runtime/ObjectLoader.cpp cpp/runtime/OrderedAtomics.cpp
 //       cpp/runtime/test/object_loader_test.cpp -ldl -lm -o /tmp/olt
 //   /tmp/olt /tmp/objs
 //

@@ -1,7 +1,7 @@
 //===- runtime_test.cpp - Standalone test for the CPU launch runtime ------===//
 //
 // Checks exactly-once coverage, concurrent and nested launches, exception
-// propagation, then prints launch overheads. Returns nonzero on failure.
+// propagation, ordered float atomics, then prints launch overheads. Returns nonzero on failure.
 // Build: g++ -O2 -std=c++17 -pthread cpp/runtime/*.cpp
 //            cpp/runtime/test/runtime_test.cpp -o /tmp/rt_test
 //
@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -207,6 +208,47 @@ void testWorkersParticipate() {
 
 void noopEntry(void **, const int64_t *, int64_t, int64_t, ErrorRecord *) {}
 
+/// Values of very different magnitudes, so that the order of the adds shows.
+float orderedValue(int64_t i) {
+  return float((i * 2654435761u) % 1000003) * ((i % 3 == 0) ? 1e-3f : 1e4f);
+}
+
+// Kernel ABI: args[0] float[13], args[1] double[5]; thread i adds into both
+// through the runtime functions compiled kernels call.
+void orderedEntry(void **args, const int64_t *, int64_t begin, int64_t end,
+                  ErrorRecord *) {
+  auto *sums = static_cast<float *>(args[0]);
+  auto *wide = static_cast<double *>(args[1]);
+  for (int64_t i = begin; i < end; ++i) {
+    adjit_rt_atomic_add_f32(&sums[i % 13], orderedValue(i));
+    adjit_rt_atomic_add_f64(&wide[(i * 7) % 5], double(orderedValue(i)) / 3);
+  }
+}
+
+/// An ordered launch leaves exactly the sums of adding in thread order, for
+/// launches inline, in one window and in several.
+void testOrderedAtomics() {
+  for (int64_t total : {int64_t(1), int64_t(1000), int64_t(5000),
+                        int64_t(300001), int64_t(3000000)}) {
+    float expected[13] = {};
+    double expectedWide[5] = {};
+    for (int64_t i = 0; i < total; ++i) {
+      expected[i % 13] += orderedValue(i);
+      expectedWide[(i * 7) % 5] += double(orderedValue(i)) / 3;
+    }
+    for (AtomicOrder order : {AtomicOrder::Ordered, AtomicOrder::Serial}) {
+      float sums[13] = {};
+      double wide[5] = {};
+      void *args[] = {sums, wide};
+      int64_t shape[4] = {total, 1, 1, 1};
+      ErrorRecord record{};
+      launchCpu(orderedEntry, args, shape, total, &record, order);
+      CHECK(std::memcmp(sums, expected, sizeof(sums)) == 0);
+      CHECK(std::memcmp(wide, expectedWide, sizeof(wide)) == 0);
+    }
+  }
+}
+
 template <typename Fn> double medianMicros(int runs, int batch, Fn fn) {
   std::vector<double> samples;
   samples.reserve(runs);
@@ -266,6 +308,7 @@ int main() {
   testNested();
   testExceptions();
   testWorkersParticipate();
+  testOrderedAtomics();
   reportOverhead();
   if (Failures) {
     std::printf("runtime_test: %d FAILURE(S)\n", Failures);

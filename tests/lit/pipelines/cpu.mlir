@@ -8,6 +8,8 @@
 // RUN: adjit-opt %s --adjit-optimize | adjit-opt --adjit-lower-cpu | adjit-opt --adjit-cpu-to-llvm | adjit-opt | FileCheck %s --check-prefix=LLVM
 // The stage pipelines compose like the passes they are made of.
 // RUN: adjit-opt %s --pass-pipeline='builtin.module(adjit-optimize,adjit-lower-cpu,adjit-cpu-to-llvm)' | FileCheck %s --check-prefix=LLVM
+// Without ordered atomics, float atomic adds stay inline.
+// RUN: adjit-opt %s --pass-pipeline='builtin.module(adjit-optimize,adjit-lower-cpu,adjit-cpu-to-llvm{ordered-atomics=false})' | FileCheck %s --check-prefix=INLINE
 
 /// Stage "optimized": still adjit, simplified (the dead load and the unused
 /// dim are gone).
@@ -25,27 +27,37 @@
 // OPT: arith.mulf
 // OPT-NOT: func.func private @sq(
 
-/// Stage "cpu": bodies and entries on memrefs, no adjit left anywhere.
-// NOADJIT-NOT: adjit.
+/// Stage "cpu": bodies and entries on memrefs, no adjit op or type left
+/// anywhere (the entries keep adjit.atomic_order, which the runtime reads).
+// NOADJIT-NOT: {{!adjit\.|adjit\.[a-z_]+ [^=]}}
 // CPU-LABEL: func.func private @saxpy_body(
 // CPU-SAME: memref<?xf32>
 // CPU-LABEL: func.func @saxpy_cpu_entry(
 // CPU-SAME: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: !llvm.ptr)
+// CPU-SAME: attributes {adjit.atomic_order = "parallel"}
 // CPU: scf.for
 // CPU: func.call @saxpy_body(
 // CPU-LABEL: func.func private @vec_body(
 // CPU-SAME: vector<3x3xf32>, %{{[^:]*}}: memref<?x?x3xf32>, %{{[^:]*}}: memref<?x3x3xf32>
 // CPU: memref.atomic_rmw addf
+/// (vec also loads and stores the array it adds into: its launches run in
+/// thread order on one core.)
 // CPU-LABEL: func.func @vec_cpu_entry(
+// CPU-SAME: attributes {adjit.atomic_order = "serial"}
 
-/// Stage "llvm": only the LLVM dialect is left (anywhere in the output), with
+/// Stage "llvm": only the LLVM dialect is left (anywhere in the output; the
+/// entries' adjit.atomic_order is an attribute, not an op), with
 /// one public entry per kernel in the packed calling convention.
-// ONLYLLVM-NOT: {{(adjit|memref|scf|cf|func|arith|vector|math|builtin)\.}}
+// ONLYLLVM-NOT: {{(adjit|memref|scf|cf|func|arith|vector|math|builtin)\.[a-z_]+ [^=]|!adjit\.}}
 // LLVM-DAG: llvm.func internal @saxpy_body(
 // LLVM-DAG: llvm.func @saxpy_cpu_entry(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: !llvm.ptr)
 // LLVM-DAG: llvm.func internal @vec_body(
 // LLVM-DAG: llvm.func @vec_cpu_entry(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: !llvm.ptr)
-// LLVM-DAG: llvm.atomicrmw fadd
+// LLVM-DAG: llvm.call @adjit_rt_atomic_add_f32(
+// LLVM-DAG: llvm.func @adjit_rt_atomic_add_f32(!llvm.ptr, f32) attributes {memory_effects = #llvm.memory_effects<other = none, argMem = readwrite, inaccessibleMem = readwrite{{.*}}>, no_unwind, will_return}
+// INLINE-NOT: adjit_rt_atomic_add
+// INLINE: llvm.atomicrmw fadd
+// INLINE-NOT: adjit_rt_atomic_add
 // LLVM-DAG: llvm.call @saxpy_body(
 // LLVM-DAG: llvm.call @vec_body(
 

@@ -1,0 +1,168 @@
+//===- AtomicOrder.cpp - deterministic float atomics on the CPU -----------===//
+//
+// Two passes (see Passes.td for the contract):
+//
+// adjit-atomic-order classifies each kernel as "parallel", "ordered" or
+// "serial" from its atomics and how it otherwise touches their arrays.
+//
+// adjit-defer-float-atomics, on the LLVM dialect, turns each float
+// `atomicrmw fadd` whose result is unused into a call of the runtime's
+// adjit_rt_atomic_add_f32/f64 (cpp/runtime/OrderedAtomics.h), which logs the
+// add in an ordered launch and adds atomically otherwise.
+//
+//===----------------------------------------------------------------------===//
+
+#include "adjit/AdjitDialect.h"
+#include "adjit/Passes.h"
+
+#include "mlir/Interfaces/CallInterfaces.h"
+
+namespace mlir::adjit {
+#define GEN_PASS_DEF_ADJITATOMICORDER
+#define GEN_PASS_DEF_ADJITDEFERFLOATATOMICS
+#include "Passes.h.inc"
+} // namespace mlir::adjit
+
+using namespace mlir;
+using namespace mlir::adjit;
+
+namespace {
+
+bool isAtomic(Operation *op) {
+  return isa<AtomicAddOp, AtomicMinOp, AtomicMaxOp>(op);
+}
+
+/// A float atomic_add whose old value is unused: the runtime can defer it.
+bool isDeferrableAdd(Operation *op) {
+  auto add = dyn_cast<AtomicAddOp>(op);
+  return add && add.getResult().use_empty() &&
+         isa<FloatType>(getElementTypeOrSelf(add.getValue().getType()));
+}
+
+/// The array an atomic combines into.
+Value atomicArray(Operation *op) {
+  if (auto add = dyn_cast<AtomicAddOp>(op))
+    return add.getArray();
+  if (auto min = dyn_cast<AtomicMinOp>(op))
+    return min.getArray();
+  return cast<AtomicMaxOp>(op).getArray();
+}
+
+/// Whether `fn` or a function it calls contains an atomic.
+bool containsAtomics(func::FuncOp fn, DenseSet<Operation *> &visited) {
+  if (!visited.insert(fn).second)
+    return false;
+  bool found = false;
+  fn.walk([&](Operation *op) {
+    if (isAtomic(op)) {
+      found = true;
+      return WalkResult::interrupt();
+    }
+    if (auto call = dyn_cast<CallOpInterface>(op)) {
+      auto callee = dyn_cast_or_null<func::FuncOp>(call.resolveCallable());
+      if (callee && !callee.isExternal() && containsAtomics(callee, visited)) {
+        found = true;
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return found;
+}
+
+StringRef classify(func::FuncOp kernel) {
+  // Arrays float adds are deferred into, and whether anything else touches
+  // them (each use of such an array other than a deferrable add).
+  DenseSet<Value> deferredInto;
+  bool serial = false;
+  kernel.walk([&](Operation *op) {
+    if (isAtomic(op)) {
+      if (!op->getResult(0).use_empty())
+        serial = true; // the old value depends on the threads' order
+      else if (isDeferrableAdd(op))
+        deferredInto.insert(atomicArray(op));
+      return;
+    }
+    if (auto call = dyn_cast<CallOpInterface>(op)) {
+      auto callee = dyn_cast_or_null<func::FuncOp>(call.resolveCallable());
+      DenseSet<Operation *> visited;
+      if (!callee || callee.isExternal() || containsAtomics(callee, visited))
+        serial = true;
+    }
+  });
+  if (serial)
+    return "serial";
+  if (deferredInto.empty())
+    return "parallel";
+  for (Value array : deferredInto) {
+    // Only a kernel argument is known not to overlap the others (the runtime
+    // checks each launch's arguments).
+    if (!isa<BlockArgument>(array) ||
+        cast<BlockArgument>(array).getOwner()->getParentOp() != kernel)
+      return "serial";
+    for (Operation *user : array.getUsers()) {
+      if (isa<DimOp>(user))
+        continue; // its extents, not its memory
+      if (!isDeferrableAdd(user) || atomicArray(user) != array)
+        return "serial";
+    }
+  }
+  return "ordered";
+}
+
+struct AdjitAtomicOrderPass
+    : adjit::impl::AdjitAtomicOrderBase<AdjitAtomicOrderPass> {
+  void runOnOperation() override {
+    for (auto kernel : getOperation().getOps<func::FuncOp>())
+      if (isKernel(kernel))
+        kernel->setAttr(AdjitDialect::getAtomicOrderAttrName(),
+                        StringAttr::get(kernel.getContext(), classify(kernel)));
+  }
+};
+
+struct AdjitDeferFloatAtomicsPass
+    : adjit::impl::AdjitDeferFloatAtomicsBase<AdjitDeferFloatAtomicsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<LLVM::AtomicRMWOp> adds;
+    module.walk([&](LLVM::AtomicRMWOp op) {
+      if (op.getBinOp() == LLVM::AtomicBinOp::fadd && op.getRes().use_empty() &&
+          (op.getVal().getType().isF32() || op.getVal().getType().isF64()))
+        adds.push_back(op);
+    });
+    for (LLVM::AtomicRMWOp op : adds) {
+      Type type = op.getVal().getType();
+      LLVM::LLVMFuncOp callee = declare(module, type);
+      OpBuilder b(op);
+      LLVM::CallOp::create(b, op.getLoc(), callee,
+                           ValueRange{op.getPtr(), op.getVal()});
+      op.erase();
+    }
+  }
+
+  /// `void adjit_rt_atomic_add_<type>(ptr, value)`, declared once.
+  static LLVM::LLVMFuncOp declare(ModuleOp module, Type type) {
+    std::string name =
+        std::string("adjit_rt_atomic_add_") + (type.isF32() ? "f32" : "f64");
+    if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+      return existing;
+    MLIRContext *ctx = module.getContext();
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    auto fnType = LLVM::LLVMFunctionType::get(
+        LLVM::LLVMVoidType::get(ctx), {LLVM::LLVMPointerType::get(ctx), type});
+    auto fn = LLVM::LLVMFuncOp::create(b, module.getLoc(), name, fnType);
+    fn.setNoUnwind(true);
+    fn.setWillReturn(true);
+    // Reads and writes the element it is given, and the runtime's log,
+    // which no kernel can reach.
+    using LLVM::ModRefInfo;
+    fn.setMemoryEffectsAttr(LLVM::MemoryEffectsAttr::get(
+        ctx, /*other=*/ModRefInfo::NoModRef, /*argMem=*/ModRefInfo::ModRef,
+        /*inaccessibleMem=*/ModRefInfo::ModRef,
+        /*errnoMem=*/ModRefInfo::NoModRef, /*targetMem0=*/ModRefInfo::NoModRef,
+        /*targetMem1=*/ModRefInfo::NoModRef));
+    return fn;
+  }
+};
+
+} // namespace

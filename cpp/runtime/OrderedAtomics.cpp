@@ -1,0 +1,98 @@
+//===- OrderedAtomics.cpp - float atomic adds in thread order -------------===//
+
+#include "OrderedAtomics.h"
+
+#include <cstring>
+
+using namespace adjit::runtime;
+
+namespace {
+
+/// The log of the chunk this thread is running, if it is ordered.
+thread_local AddLog *currentLog = nullptr;
+
+template <typename T> void atomicAdd(T *target, T value) {
+  T old;
+  __atomic_load(target, &old, __ATOMIC_RELAXED);
+  T sum;
+  do {
+    sum = old + value;
+  } while (!__atomic_compare_exchange(target, &old, &sum, /*weak=*/true,
+                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+}
+
+struct NamedSymbol {
+  const char *name;
+  const void *address;
+};
+const NamedSymbol kRuntimeSymbols[] = {
+    {"adjit_rt_atomic_add_f32", reinterpret_cast<const void *>(&adjit_rt_atomic_add_f32)},
+    {"adjit_rt_atomic_add_f64", reinterpret_cast<const void *>(&adjit_rt_atomic_add_f64)},
+};
+
+} // namespace
+
+void AddLog::reset(unsigned numParts) {
+  parts.resize(numParts);
+  for (std::vector<Entry> &part : parts)
+    part.clear();
+  mask = numParts - 1;
+}
+
+void AddLog::apply(unsigned part) const {
+  for (const Entry &e : parts[part]) {
+    if (e.target & 1) {
+      auto *target = reinterpret_cast<double *>(e.target & ~uintptr_t(1));
+      *target = *target + e.value;
+    } else {
+      auto *target = reinterpret_cast<float *>(e.target);
+      *target = *target + static_cast<float>(e.value);
+    }
+  }
+}
+
+size_t AddLog::size() const {
+  size_t n = 0;
+  for (const std::vector<Entry> &part : parts)
+    n += part.size();
+  return n;
+}
+
+void AddLog::trim(size_t maxEntries) {
+  for (std::vector<Entry> &part : parts)
+    if (part.capacity() > maxEntries)
+      std::vector<Entry>().swap(part);
+}
+
+ScopedAddLog::ScopedAddLog(AddLog *log) : saved(currentLog) {
+  currentLog = log;
+}
+ScopedAddLog::~ScopedAddLog() { currentLog = saved; }
+
+const void *adjit::runtime::runtimeSymbol(const char *name) {
+  for (const NamedSymbol &symbol : kRuntimeSymbols)
+    if (std::strcmp(symbol.name, name) == 0)
+      return symbol.address;
+  return nullptr;
+}
+
+std::vector<const char *> adjit::runtime::runtimeSymbolNames() {
+  std::vector<const char *> names;
+  for (const NamedSymbol &symbol : kRuntimeSymbols)
+    names.push_back(symbol.name);
+  return names;
+}
+
+void adjit_rt_atomic_add_f32(float *target, float value) {
+  if (AddLog *log = currentLog)
+    log->add(target, value);
+  else
+    atomicAdd(target, value);
+}
+
+void adjit_rt_atomic_add_f64(double *target, double value) {
+  if (AddLog *log = currentLog)
+    log->add(target, value);
+  else
+    atomicAdd(target, value);
+}

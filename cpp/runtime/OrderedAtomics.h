@@ -1,0 +1,93 @@
+//===- OrderedAtomics.h - float atomic adds in thread order -----*- C++ -*-===//
+//
+// The runtime half of deterministic float atomics. The compiler classifies
+// each kernel (adjit-atomic-order) and routes its float atomic adds through
+// adjit_rt_atomic_add_f32/f64 (adjit-defer-float-atomics). While a thread
+// runs a chunk of an "ordered" launch, those calls append to the chunk's
+// AddLog; after the chunks, the logs are applied in chunk order, which is
+// thread order, so every element receives its adds in the order of a
+// one-thread run whatever the number of threads. Elsewhere the calls add
+// atomically.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ADJIT_RUNTIME_ORDEREDATOMICS_H
+#define ADJIT_RUNTIME_ORDEREDATOMICS_H
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace adjit {
+namespace runtime {
+
+/// How a launch runs a kernel's atomics (the kernel's adjit.atomic_order).
+enum class AtomicOrder : int {
+  Parallel = 0, ///< every core, atomics as they come
+  Ordered = 1,  ///< every core, float adds logged and applied in thread order
+  Serial = 2,   ///< one core, threads in index order
+};
+
+/// The float atomic adds of one chunk of threads, in the order they were
+/// made, split into parts by the memory they add into: parts are disjoint,
+/// so different parts can be applied in parallel.
+class AddLog {
+public:
+  /// Empties the log (keeping its memory) and splits it into `numParts`
+  /// parts, a power of two.
+  void reset(unsigned numParts);
+  void add(float *target, float value) {
+    append(reinterpret_cast<uintptr_t>(target), value);
+  }
+  void add(double *target, double value) {
+    append(reinterpret_cast<uintptr_t>(target) | 1, value);
+  }
+  /// Performs the adds of part `part`, in order.
+  void apply(unsigned part) const;
+  size_t size() const;
+  /// Frees the memory of parts that grew beyond `maxEntries`.
+  void trim(size_t maxEntries);
+
+private:
+  /// An add: the element's address (low bit set for a double), and the
+  /// value (a float converts to double and back exactly).
+  struct Entry {
+    uintptr_t target;
+    double value;
+  };
+  void append(uintptr_t target, double value) {
+    parts[(target >> 6) & mask].push_back({target, value});
+  }
+  std::vector<std::vector<Entry>> parts;
+  uintptr_t mask = 0;
+};
+
+/// Sends the float atomic adds of the kernel code this thread runs to `log`
+/// (nullptr: add atomically) until the scope ends.
+class ScopedAddLog {
+public:
+  explicit ScopedAddLog(AddLog *log);
+  ~ScopedAddLog();
+  ScopedAddLog(const ScopedAddLog &) = delete;
+  ScopedAddLog &operator=(const ScopedAddLog &) = delete;
+
+private:
+  AddLog *saved;
+};
+
+/// The address of a runtime function compiled kernels call, by symbol name;
+/// nullptr for other names. Object loaders resolve these first.
+const void *runtimeSymbol(const char *name);
+
+/// The names runtimeSymbol knows.
+std::vector<const char *> runtimeSymbolNames();
+
+} // namespace runtime
+} // namespace adjit
+
+extern "C" {
+void adjit_rt_atomic_add_f32(float *target, float value);
+void adjit_rt_atomic_add_f64(double *target, double value);
+}
+
+#endif // ADJIT_RUNTIME_ORDEREDATOMICS_H
