@@ -28,9 +28,9 @@ constexpr int64_t kChunksPerThread = 8;
 constexpr int64_t kFirstWindow = int64_t(1) << 16;
 constexpr int64_t kMinWindow = int64_t(1) << 14;
 constexpr int64_t kMaxWindow = int64_t(1) << 20;
-constexpr int64_t kWindowEntries = int64_t(1) << 22;
+constexpr int64_t kWindowEntries = int64_t(1) << 20;
 // A log part that grew beyond this many entries is freed after its launch.
-constexpr size_t kKeptEntries = size_t(1) << 20;
+constexpr size_t kKeptEntries = size_t(1) << 16;
 
 /// Logs kept between ordered launches (their memory is reused).
 class LogCache {

@@ -34,13 +34,13 @@ const NamedSymbol kRuntimeSymbols[] = {
 
 void AddLog::reset(unsigned numParts) {
   parts.resize(numParts);
-  for (std::vector<Entry> &part : parts)
-    part.clear();
+  for (Part &part : parts)
+    part.entries.clear();
   mask = numParts - 1;
 }
 
 void AddLog::apply(unsigned part) const {
-  for (const Entry &e : parts[part]) {
+  for (const Entry &e : parts[part].entries) {
     if (e.target & 1) {
       auto *target = reinterpret_cast<double *>(e.target & ~uintptr_t(1));
       *target = *target + e.value;
@@ -53,15 +53,15 @@ void AddLog::apply(unsigned part) const {
 
 size_t AddLog::size() const {
   size_t n = 0;
-  for (const std::vector<Entry> &part : parts)
-    n += part.size();
+  for (const Part &part : parts)
+    n += part.entries.size();
   return n;
 }
 
 void AddLog::trim(size_t maxEntries) {
-  for (std::vector<Entry> &part : parts)
-    if (part.capacity() > maxEntries)
-      std::vector<Entry>().swap(part);
+  for (Part &part : parts)
+    if (part.entries.capacity() > maxEntries)
+      std::vector<Entry>().swap(part.entries);
 }
 
 ScopedAddLog::ScopedAddLog(AddLog *log) : saved(currentLog) {

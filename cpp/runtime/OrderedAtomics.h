@@ -52,13 +52,21 @@ private:
   /// An add: the element's address (low bit set for a double), and the
   /// value (a float converts to double and back exactly).
   struct Entry {
+    Entry(uintptr_t target, double value) : target(target), value(value) {}
     uintptr_t target;
     double value;
   };
   void append(uintptr_t target, double value) {
-    parts[(target >> 6) & mask].push_back({target, value});
+    // Built in place: a copy from the stack would be two 8-byte stores read
+    // back as one 16-byte load, which stalls store forwarding at every add.
+    parts[(target >> 6) & mask].entries.emplace_back(target, value);
   }
-  std::vector<std::vector<Entry>> parts;
+  /// One cache line per part: the threads running neighbouring chunks
+  /// would otherwise write the same line at every add.
+  struct alignas(64) Part {
+    std::vector<Entry> entries;
+  };
+  std::vector<Part> parts;
   uintptr_t mask = 0;
 };
 
