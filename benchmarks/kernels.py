@@ -83,3 +83,22 @@ def gather(x: wp.array(dtype=float), idx: wp.array(dtype=int), y: wp.array(dtype
 def scatter_add(x: wp.array(dtype=float), idx: wp.array(dtype=int), y: wp.array(dtype=float)):
     i = wp.tid()
     wp.atomic_add(y, idx[i], x[i])
+
+
+@wp.kernel(module="unique")
+def sum_squares(x: wp.array(dtype=float), loss: wp.array(dtype=float)):
+    # every thread adds into one element
+    i = wp.tid()
+    wp.atomic_add(loss, 0, x[i] * x[i])
+
+
+@wp.kernel(module="unique")
+def edge_forces(x: wp.array(dtype=wp.vec3), edges: wp.array(dtype=int), force: wp.array(dtype=wp.vec3)):
+    # a spring per edge pushes its two points: vec3 adds at both ends
+    e = wp.tid()
+    a = edges[2 * e]
+    b = edges[2 * e + 1]
+    d = x[b] - x[a]
+    f = d * (wp.length(d) - 1.0)
+    wp.atomic_add(force, a, f)
+    wp.atomic_sub(force, b, f)

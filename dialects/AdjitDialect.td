@@ -63,6 +63,11 @@ def Adjit_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getRangedArgsAttrName() {
       return ::llvm::StringLiteral("adjit.ranged_args");
     }
+    /// On a CPU kernel body outlined by adjit-cpu-launch: its last argument
+    /// is the launch's error record (adjit-defer-float-atomics passes it on).
+    static constexpr ::llvm::StringLiteral getKernelBodyAttrName() {
+      return ::llvm::StringLiteral("adjit.kernel_body");
+    }
     /// On a kernel and its CPU entry: how the runtime keeps its float atomics
     /// deterministic, "parallel", "ordered" or "serial" (adjit-atomic-order).
     static constexpr ::llvm::StringLiteral getAtomicOrderAttrName() {

@@ -118,9 +118,14 @@ def AdjitDeferFloatAtomics : Pass<"adjit-defer-float-atomics", "::mlir::ModuleOp
   let description = [{
     Runs on the LLVM dialect of the CPU pipeline. Replaces each
     `llvm.atomicrmw fadd` of f32 or f64 whose result is unused by a call to
-    the runtime's `adjit_rt_atomic_add_f32` / `_f64` (pointer, value). In an
-    "ordered" launch (see adjit-atomic-order) the runtime logs the add for
-    the thread-ordered pass after the launch; otherwise it adds atomically.
+    the runtime's `adjit_rt_atomic_add_f32` / `_f64` (record, pointer,
+    value), where the record is the last argument of a kernel body (marked
+    `adjit.kernel_body` by adjit-cpu-launch) and null elsewhere. In an
+    "ordered" launch (see adjit-atomic-order) each chunk's record points at
+    the chunk's log, where the runtime appends the add for the thread-ordered
+    pass after the chunks; otherwise it adds atomically. Rationale: the
+    record reaches the runtime as an argument, with no thread-local lookup
+    per add.
     The callee is declared `nounwind willreturn` and touching only its
     argument's memory and memory the kernel cannot reach.
   }];

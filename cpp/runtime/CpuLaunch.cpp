@@ -9,6 +9,7 @@
 #include "CpuLaunch.h"
 
 #include <algorithm>
+#include <iterator>
 #include <memory>
 #include <mutex>
 
@@ -68,6 +69,8 @@ void launchOrdered(CpuEntry entry, void **args, const int64_t *shape,
   while (parts < 4 * threads && parts < 256)
     parts *= 2;
   auto logs = logCache().take();
+  // Each chunk gets its own record, pointing at its log.
+  std::vector<ErrorRecord> records;
   int64_t window = kFirstWindow;
   for (int64_t start = 0; start < total;) {
     int64_t count = std::min(window, total - start);
@@ -75,17 +78,32 @@ void launchOrdered(CpuEntry entry, void **args, const int64_t *shape,
                               (count + kGrain - 1) / kGrain);
     if (int64_t(logs->size()) < chunks)
       logs->resize(chunks);
-    for (int64_t c = 0; c < chunks; ++c)
+    records.assign(chunks, *record);
+    for (int64_t c = 0; c < chunks; ++c) {
       (*logs)[c].reset(parts);
+      records[c].addLog = &(*logs)[c];
+    }
     pool.parallelFor(chunks, 1, [&](int64_t first, int64_t last) {
-      for (int64_t c = first; c < last; ++c) {
-        ScopedAddLog scoped(&(*logs)[c]);
+      for (int64_t c = first; c < last; ++c)
         entry(args, shape, start + count * c / chunks,
-              start + count * (c + 1) / chunks, record);
-      }
+              start + count * (c + 1) / chunks, &records[c]);
     });
-    if (record->site == kLaunchUnproven)
-      break; // nothing ran; the all-checked variant is launched instead
+    for (const ErrorRecord &chunk : records) {
+      if (chunk.site == kLaunchUnproven) {
+        // Nothing ran (the condition is the launch's: no chunk ran); the
+        // all-checked variant is launched instead.
+        record->site = kLaunchUnproven;
+        logCache().give(std::move(logs));
+        return;
+      }
+      // The first failure in thread order.
+      if (chunk.site != 0 && record->site == 0) {
+        record->site = chunk.site;
+        record->thread = chunk.thread;
+        std::copy(std::begin(chunk.index), std::end(chunk.index), record->index);
+        std::copy(std::begin(chunk.size), std::end(chunk.size), record->size);
+      }
+    }
     // Each part of memory gets its adds chunk by chunk: in thread order.
     pool.parallelFor(parts, 1, [&](int64_t first, int64_t last) {
       for (int64_t p = first; p < last; ++p)
@@ -112,9 +130,8 @@ void adjit::runtime::launchCpu(CpuEntry entry, void **args,
   if (order == AtomicOrder::Serial ||
       (order == AtomicOrder::Ordered &&
        (total <= kGrain || ThreadPool::global().numThreads() == 1))) {
-    // One thread, threads in index order: adds apply at once, in the order
-    // an ordered launch applies them.
-    ScopedAddLog atOnce(nullptr);
+    // One thread, threads in index order: adds apply at once (the record
+    // has no log), in the order an ordered launch applies them.
     entry(args, launchShape, 0, total, record);
     return;
   }

@@ -43,8 +43,12 @@ static_assert(sizeof(MemRefDescriptor) <= sizeof(ArgSlot),
 /// kLaunchUnproven.
 /// After the failure words, the record carries inputs of the launch: the
 /// (min, max) values of up to kMaxRangedArrays index arrays
-/// (adjit.index_range), filled in by the runtime before the launch.
+/// (adjit.index_range), filled in by the runtime before the launch, then
+/// where the float atomic adds of the threads it is given to go (an ordered
+/// launch gives each chunk of threads its own record; OrderedAtomics.h).
 constexpr unsigned kMaxRangedArrays = 4;
+
+class AddLog;
 
 struct ErrorRecord {
   int64_t site;
@@ -52,10 +56,11 @@ struct ErrorRecord {
   int64_t index[4];
   int64_t size[4];
   int64_t ranges[2 * kMaxRangedArrays];
+  AddLog *addLog; ///< nullptr: add atomically
 };
-static_assert(sizeof(ErrorRecord) == 18 * sizeof(int64_t),
-              "10 failure words (adjit.access_error), then the index ranges "
-              "(adjit.index_range)");
+static_assert(sizeof(ErrorRecord) == 19 * sizeof(int64_t),
+              "10 failure words (adjit.access_error), the index ranges "
+              "(adjit.index_range), the add log (adjit-defer-float-atomics)");
 
 /// ErrorRecord::site of a launch whose launch condition (its proved bounds
 /// checks) does not hold: the entry ran no thread, and the launch must be

@@ -8,9 +8,6 @@ using namespace adjit::runtime;
 
 namespace {
 
-/// The log of the chunk this thread is running, if it is ordered.
-thread_local AddLog *currentLog = nullptr;
-
 template <typename T> void atomicAdd(T *target, T value) {
   T old;
   __atomic_load(target, &old, __ATOMIC_RELAXED);
@@ -64,11 +61,6 @@ void AddLog::trim(size_t maxEntries) {
       std::vector<Entry>().swap(part.entries);
 }
 
-ScopedAddLog::ScopedAddLog(AddLog *log) : saved(currentLog) {
-  currentLog = log;
-}
-ScopedAddLog::~ScopedAddLog() { currentLog = saved; }
-
 const void *adjit::runtime::runtimeSymbol(const char *name) {
   for (const NamedSymbol &symbol : kRuntimeSymbols)
     if (std::strcmp(symbol.name, name) == 0)
@@ -83,15 +75,16 @@ std::vector<const char *> adjit::runtime::runtimeSymbolNames() {
   return names;
 }
 
-void adjit_rt_atomic_add_f32(float *target, float value) {
-  if (AddLog *log = currentLog)
+void adjit_rt_atomic_add_f32(ErrorRecord *record, float *target, float value) {
+  if (AddLog *log = record ? record->addLog : nullptr)
     log->add(target, value);
   else
     atomicAdd(target, value);
 }
 
-void adjit_rt_atomic_add_f64(double *target, double value) {
-  if (AddLog *log = currentLog)
+void adjit_rt_atomic_add_f64(ErrorRecord *record, double *target,
+                             double value) {
+  if (AddLog *log = record ? record->addLog : nullptr)
     log->add(target, value);
   else
     atomicAdd(target, value);

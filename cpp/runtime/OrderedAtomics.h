@@ -2,17 +2,20 @@
 //
 // The runtime half of deterministic float atomics. The compiler classifies
 // each kernel (adjit-atomic-order) and routes its float atomic adds through
-// adjit_rt_atomic_add_f32/f64 (adjit-defer-float-atomics). While a thread
-// runs a chunk of an "ordered" launch, those calls append to the chunk's
-// AddLog; after the chunks, the logs are applied in chunk order, which is
+// adjit_rt_atomic_add_f32/f64 (adjit-defer-float-atomics), which get the
+// error record of the threads that call them. An "ordered" launch gives each
+// chunk of threads a record pointing at the chunk's AddLog, where the calls
+// append; after the chunks, the logs are applied in chunk order, which is
 // thread order, so every element receives its adds in the order of a
-// one-thread run whatever the number of threads. Elsewhere the calls add
+// one-thread run whatever the number of threads. With no log, the calls add
 // atomically.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ADJIT_RUNTIME_ORDEREDATOMICS_H
 #define ADJIT_RUNTIME_ORDEREDATOMICS_H
+
+#include "KernelArgs.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -70,19 +73,6 @@ private:
   uintptr_t mask = 0;
 };
 
-/// Sends the float atomic adds of the kernel code this thread runs to `log`
-/// (nullptr: add atomically) until the scope ends.
-class ScopedAddLog {
-public:
-  explicit ScopedAddLog(AddLog *log);
-  ~ScopedAddLog();
-  ScopedAddLog(const ScopedAddLog &) = delete;
-  ScopedAddLog &operator=(const ScopedAddLog &) = delete;
-
-private:
-  AddLog *saved;
-};
-
 /// The address of a runtime function compiled kernels call, by symbol name;
 /// nullptr for other names. Object loaders resolve these first.
 const void *runtimeSymbol(const char *name);
@@ -94,8 +84,10 @@ std::vector<const char *> runtimeSymbolNames();
 } // namespace adjit
 
 extern "C" {
-void adjit_rt_atomic_add_f32(float *target, float value);
-void adjit_rt_atomic_add_f64(double *target, double value);
+void adjit_rt_atomic_add_f32(adjit::runtime::ErrorRecord *record, float *target,
+                             float value);
+void adjit_rt_atomic_add_f64(adjit::runtime::ErrorRecord *record,
+                             double *target, double value);
 }
 
 #endif // ADJIT_RUNTIME_ORDEREDATOMICS_H

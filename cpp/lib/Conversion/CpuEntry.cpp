@@ -245,6 +245,8 @@ struct AdjitCpuLaunchPass : adjit::impl::AdjitCpuLaunchBase<AdjitCpuLaunchPass> 
       FailureOr<func::FuncOp> body = outlineKernelBody(kernel);
       if (failed(body))
         return signalPassFailure();
+      (*body)->setAttr(AdjitDialect::getKernelBodyAttrName(),
+                       UnitAttr::get(module.getContext()));
       if (noalias)
         markNoAlias(*body);
       func::FuncOp condition;

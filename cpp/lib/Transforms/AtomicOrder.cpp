@@ -135,12 +135,25 @@ struct AdjitDeferFloatAtomicsPass
       LLVM::LLVMFuncOp callee = declare(module, type);
       OpBuilder b(op);
       LLVM::CallOp::create(b, op.getLoc(), callee,
-                           ValueRange{op.getPtr(), op.getVal()});
+                           ValueRange{record(b, op), op.getPtr(), op.getVal()});
       op.erase();
     }
   }
 
-  /// `void adjit_rt_atomic_add_<type>(ptr, value)`, declared once.
+  /// The error record of the threads that run `op`: a kernel body's last
+  /// argument; elsewhere (a device function that was not inlined) none, so
+  /// the runtime adds atomically.
+  static Value record(OpBuilder &b, Operation *op) {
+    auto fn = op->getParentOfType<LLVM::LLVMFuncOp>();
+    if (fn && fn->hasAttr(AdjitDialect::getKernelBodyAttrName()) &&
+        fn.getNumArguments() > 0 &&
+        isa<LLVM::LLVMPointerType>(fn.getArguments().back().getType()))
+      return fn.getArguments().back();
+    return LLVM::ZeroOp::create(b, op->getLoc(),
+                                LLVM::LLVMPointerType::get(b.getContext()));
+  }
+
+  /// `void adjit_rt_atomic_add_<type>(record, ptr, value)`, declared once.
   static LLVM::LLVMFuncOp declare(ModuleOp module, Type type) {
     std::string name =
         std::string("adjit_rt_atomic_add_") + (type.isF32() ? "f32" : "f64");
@@ -148,13 +161,14 @@ struct AdjitDeferFloatAtomicsPass
       return existing;
     MLIRContext *ctx = module.getContext();
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    auto fnType = LLVM::LLVMFunctionType::get(
-        LLVM::LLVMVoidType::get(ctx), {LLVM::LLVMPointerType::get(ctx), type});
+    auto ptrTy = LLVM::LLVMPointerType::get(ctx);
+    auto fnType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                              {ptrTy, ptrTy, type});
     auto fn = LLVM::LLVMFuncOp::create(b, module.getLoc(), name, fnType);
     fn.setNoUnwind(true);
     fn.setWillReturn(true);
-    // Reads and writes the element it is given, and the runtime's log,
-    // which no kernel can reach.
+    // Reads the record, reads and writes the element it is given and the
+    // runtime's log, which no kernel can reach.
     using LLVM::ModRefInfo;
     fn.setMemoryEffectsAttr(LLVM::MemoryEffectsAttr::get(
         ctx, /*other=*/ModRefInfo::NoModRef, /*argMem=*/ModRefInfo::ModRef,

@@ -216,12 +216,13 @@ float orderedValue(int64_t i) {
 // Kernel ABI: args[0] float[13], args[1] double[5]; thread i adds into both
 // through the runtime functions compiled kernels call.
 void orderedEntry(void **args, const int64_t *, int64_t begin, int64_t end,
-                  ErrorRecord *) {
+                  ErrorRecord *record) {
   auto *sums = static_cast<float *>(args[0]);
   auto *wide = static_cast<double *>(args[1]);
   for (int64_t i = begin; i < end; ++i) {
-    adjit_rt_atomic_add_f32(&sums[i % 13], orderedValue(i));
-    adjit_rt_atomic_add_f64(&wide[(i * 7) % 5], double(orderedValue(i)) / 3);
+    adjit_rt_atomic_add_f32(record, &sums[i % 13], orderedValue(i));
+    adjit_rt_atomic_add_f64(record, &wide[(i * 7) % 5],
+                            double(orderedValue(i)) / 3);
   }
 }
 

@@ -9,7 +9,7 @@
 
 // No tid survives, nor a kernel marker, and the output parses again.
 // NOTID-NOT: adjit.tid
-// NOTID-NOT: adjit.kernel
+// NOTID-NOT: {{adjit.kernel[^_]}}
 
 /// A 1-D kernel: tid is the linear index itself; the entry unpacks a scalar
 /// and two memref descriptors, reads the 4 extents of the shape and
@@ -17,7 +17,7 @@
 // CHECK-LABEL: func.func private @saxpy_body(
 // CHECK-SAME: %[[A:[^:]*]]: f32, %[[X:[^:]*]]: memref<?xf32>, %[[Y:[^:]*]]: memref<?xf32>,
 // CHECK-SAME: %[[LIN:[^:]*]]: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: !llvm.ptr)
-// CHECK-SAME: attributes {llvm.linkage = #llvm.linkage<internal>}
+// CHECK-SAME: attributes {adjit.kernel_body, llvm.linkage = #llvm.linkage<internal>}
 // CHECK-NOT: adjit.tid
 // CHECK: %[[XI:.*]] = memref.load %[[X]][%[[LIN]]] : memref<?xf32>
 // CHECK: %[[YI:.*]] = memref.load %[[Y]][%[[LIN]]] : memref<?xf32>

@@ -1,18 +1,22 @@
 // RUN: adjit-opt %s --adjit-defer-float-atomics | FileCheck %s
 
 /// Float atomic adds whose old value is unused become calls of the runtime,
-/// declared once per type; the rest stay atomics.
+/// declared once per type, with the error record: a kernel body's last
+/// argument, else null; the rest stay atomics.
 // CHECK-LABEL: llvm.func @adds(
-// CHECK: llvm.call @adjit_rt_atomic_add_f32(%arg0, %arg2) : (!llvm.ptr, f32) -> ()
-// CHECK-NEXT: llvm.call @adjit_rt_atomic_add_f32(%arg0, %arg2) : (!llvm.ptr, f32) -> ()
-// CHECK-NEXT: llvm.call @adjit_rt_atomic_add_f64(%arg1, %arg3) : (!llvm.ptr, f64) -> ()
+// CHECK: %[[NONE:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT: llvm.call @adjit_rt_atomic_add_f32(%[[NONE]], %arg0, %arg2) : (!llvm.ptr, !llvm.ptr, f32) -> ()
+// CHECK: llvm.call @adjit_rt_atomic_add_f32({{.*}}, %arg0, %arg2) : (!llvm.ptr, !llvm.ptr, f32) -> ()
+// CHECK: llvm.call @adjit_rt_atomic_add_f64({{.*}}, %arg1, %arg3) : (!llvm.ptr, !llvm.ptr, f64) -> ()
 /// An old value that is used, a half float and an integer add stay atomic.
 // CHECK-NEXT: %[[OLD:.*]] = llvm.atomicrmw fadd %arg0, %arg2 acq_rel : !llvm.ptr, f32
 // CHECK-NEXT: llvm.atomicrmw fadd %arg0, %arg4 acq_rel : !llvm.ptr, f16
 // CHECK-NEXT: llvm.atomicrmw add %arg0, %arg5 acq_rel : !llvm.ptr, i32
 // CHECK-NEXT: llvm.return %[[OLD]]
-// CHECK-DAG: llvm.func @adjit_rt_atomic_add_f32(!llvm.ptr, f32) attributes {memory_effects = #llvm.memory_effects<other = none, argMem = readwrite, inaccessibleMem = readwrite, errnoMem = none, targetMem0 = none, targetMem1 = none>, no_unwind, will_return}
-// CHECK-DAG: llvm.func @adjit_rt_atomic_add_f64(!llvm.ptr, f64)
+// CHECK-LABEL: llvm.func @body(
+// CHECK-NEXT: llvm.call @adjit_rt_atomic_add_f32(%arg2, %arg0, %arg1) : (!llvm.ptr, !llvm.ptr, f32) -> ()
+// CHECK-DAG: llvm.func @adjit_rt_atomic_add_f32(!llvm.ptr, !llvm.ptr, f32) attributes {memory_effects = #llvm.memory_effects<other = none, argMem = readwrite, inaccessibleMem = readwrite, errnoMem = none, targetMem0 = none, targetMem1 = none>, no_unwind, will_return}
+// CHECK-DAG: llvm.func @adjit_rt_atomic_add_f64(!llvm.ptr, !llvm.ptr, f64)
 // CHECK-NOT: llvm.func @adjit_rt_atomic_add
 llvm.func @adds(%p: !llvm.ptr, %q: !llvm.ptr, %a: f32, %b: f64, %h: f16, %n: i32) -> f32 {
   %0 = llvm.atomicrmw fadd %p, %a acq_rel : !llvm.ptr, f32
@@ -22,4 +26,9 @@ llvm.func @adds(%p: !llvm.ptr, %q: !llvm.ptr, %a: f32, %b: f64, %h: f16, %n: i32
   %4 = llvm.atomicrmw fadd %p, %h acq_rel : !llvm.ptr, f16
   %5 = llvm.atomicrmw add %p, %n acq_rel : !llvm.ptr, i32
   llvm.return %3 : f32
+}
+
+llvm.func @body(%p: !llvm.ptr, %a: f32, %record: !llvm.ptr) attributes {adjit.kernel_body} {
+  %0 = llvm.atomicrmw fadd %p, %a acq_rel : !llvm.ptr, f32
+  llvm.return
 }

@@ -54,7 +54,7 @@
 // LLVM-DAG: llvm.func internal @vec_body(
 // LLVM-DAG: llvm.func @vec_cpu_entry(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: !llvm.ptr)
 // LLVM-DAG: llvm.call @adjit_rt_atomic_add_f32(
-// LLVM-DAG: llvm.func @adjit_rt_atomic_add_f32(!llvm.ptr, f32) attributes {memory_effects = #llvm.memory_effects<other = none, argMem = readwrite, inaccessibleMem = readwrite{{.*}}>, no_unwind, will_return}
+// LLVM-DAG: llvm.func @adjit_rt_atomic_add_f32(!llvm.ptr, !llvm.ptr, f32) attributes {memory_effects = #llvm.memory_effects<other = none, argMem = readwrite, inaccessibleMem = readwrite{{.*}}>, no_unwind, will_return}
 // INLINE-NOT: adjit_rt_atomic_add
 // INLINE: llvm.atomicrmw fadd
 // INLINE-NOT: adjit_rt_atomic_add
