@@ -10,6 +10,7 @@ from __future__ import annotations
 import linecache
 import math
 import struct
+import time
 
 import numpy as np
 
@@ -164,8 +165,7 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
     if not tapes:
         for i in loader.written_arguments(k):
             args[i]._version += 1
-        failure = _runtime.launch_cpu(variant.entry, total, shape, packed, ranges,
-                                      _atomic_order(variant, not overlap))
+        failure = _run(variant, total, shape, packed, ranges, noalias=not overlap)
         if failure is not None:
             _after_failure(k, variant, failure, dim, total, shape, packed, adjoint=False, noalias=not overlap)
         return
@@ -178,22 +178,59 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
             tape.record_launch(k, dim, args, access, launch_adjoint)
         for i in loader.written_arguments(k):
             args[i]._version += 1
-        failure = _runtime.launch_cpu(variant.entry, total, shape, packed, ranges,
-                                      _atomic_order(variant, not overlap))
+        failure = _run(variant, total, shape, packed, ranges, noalias=not overlap)
         if failure is not None:
             _after_failure(k, variant, failure, dim, total, shape, packed, adjoint=False, noalias=not overlap)
 
 
-def _atomic_order(variant, noalias: bool) -> int:
+def _run(variant, total: int, shape, args: list, ranges: list, noalias: bool):
+    """Runs a loaded variant (``_runtime.launch_cpu``), its float atomics
+    ordered as ``_atomic_order`` says; returns what the runtime reports."""
+    order = _atomic_order(variant, noalias, total)
+    if order == _PARALLEL or variant.atomic_order != _ORDERED or total < _ORDERED_MIN_THREADS:
+        return _runtime.launch_cpu(variant.entry, total, shape, args, ranges, order)
+    start = time.perf_counter()
+    failure = _runtime.launch_cpu(variant.entry, total, shape, args, ranges, order)
+    seconds = (time.perf_counter() - start) / total
+    past = variant.seconds_per_thread.get(order)
+    variant.seconds_per_thread[order] = seconds if past is None else (past + seconds) / 2
+    return failure
+
+
+#: Launches of an ordered kernel with fewer threads run serially.
+_ORDERED_MIN_THREADS = 1 << 16
+#: An ordered kernel is timed again in the order it does not prefer every
+#: this many launches times how much slower that order was, to follow
+#: changes in its launches and in the machine.
+_REPROBE_EVERY = 32
+
+
+def _atomic_order(variant, noalias: bool, total: int) -> int:
     """How the launch orders the kernel's float atomics: as the compiler
-    decided (adjit-atomic-order), in one thread where arrays overlap (an
-    ordered kernel's adds may then reach memory it reads), and as they come
-    with ``config.deterministic = False``."""
+    decided (adjit-atomic-order); with ``config.deterministic = False``, as
+    they come. An "ordered" kernel runs in one thread where arrays overlap
+    (its adds may then reach memory it reads). Otherwise it may run either
+    ordered (in parallel, its adds logged and applied in thread order) or
+    serial (one thread, adding directly): both give the same bits, so the
+    launch takes the one that has been faster per thread for this kernel
+    (serial for small launches and on one core), timing both at first and
+    the slower one again now and then."""
     if not config.deterministic:
         return _PARALLEL
-    if variant.atomic_order == _ORDERED and not noalias:
+    if variant.atomic_order != _ORDERED:
+        return variant.atomic_order
+    if not noalias or total < _ORDERED_MIN_THREADS or _runtime.num_threads() == 1:
         return _SERIAL
-    return variant.atomic_order
+    times = variant.seconds_per_thread
+    variant.timed_launches += 1
+    for order in (_ORDERED, _SERIAL):
+        if order not in times:
+            return order
+    faster, slower = (_ORDERED, _SERIAL) if times[_ORDERED] <= times[_SERIAL] else (_SERIAL, _ORDERED)
+    # The slower the other order, the rarer its probes: they cost about
+    # 1 / _REPROBE_EVERY of a launch.
+    every = _REPROBE_EVERY * max(1, round(times[slower] / times[faster]))
+    return slower if variant.timed_launches % every == 0 else faster
 
 
 _PARALLEL, _ORDERED, _SERIAL = (_runtime.ATOMIC_ORDERS[o] for o in ("parallel", "ordered", "serial"))
@@ -224,7 +261,7 @@ def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None) -> 
     noalias = not _runtime.arrays_overlap(all_args)
     variant = loader.cpu_variant(k, adjoint=True, noalias=noalias)
     ranges = _index_ranges(variant, args + [g for _, g in grads], not noalias) if variant.ranged else []
-    failure = _runtime.launch_cpu(variant.entry, total, shape, all_args, ranges, _atomic_order(variant, noalias))
+    failure = _run(variant, total, shape, all_args, ranges, noalias)
     if failure is not None:
         _after_failure(k, variant, failure, dim, total, shape, all_args, adjoint=True, noalias=noalias)
 
@@ -246,7 +283,7 @@ def _after_failure(k: Kernel, variant, failure, dim, total, shape, packed, adjoi
     a failed check raises."""
     if failure == _runtime.LAUNCH_UNPROVEN:
         variant = loader.cpu_variant(k, adjoint=adjoint, noalias=noalias, all_checked=True)
-        failure = _runtime.launch_cpu(variant.entry, total, shape, packed, [], _atomic_order(variant, noalias))
+        failure = _run(variant, total, shape, packed, [], noalias)
         if failure is None:
             return
     raise _check_failed(k, variant, failure, dim, adjoint)

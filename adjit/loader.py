@@ -11,7 +11,7 @@ import json
 import logging
 import os
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import _runtime, cache, config
@@ -41,6 +41,11 @@ class CpuVariant:
     #: How its launches order float atomics (a value of
     #: _runtime.ATOMIC_ORDERS; see adjit-atomic-order).
     atomic_order: int = 0
+    #: Seconds per thread of its recent launches, by atomic order (an
+    #: "ordered" kernel may run "serial": the same result; see launch.py).
+    seconds_per_thread: dict = field(default_factory=dict)
+    #: Its launches that chose between orders so far.
+    timed_launches: int = 0
 
 
 class _Loaded:

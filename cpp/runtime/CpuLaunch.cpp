@@ -130,9 +130,11 @@ void adjit::runtime::launchCpu(CpuEntry entry, void **args,
   if (order == AtomicOrder::Serial ||
       (order == AtomicOrder::Ordered &&
        (total <= kGrain || ThreadPool::global().numThreads() == 1))) {
-    // One thread, threads in index order: adds apply at once (the record
-    // has no log), in the order an ordered launch applies them.
+    // One thread, threads in index order: adds apply at once, in the order
+    // an ordered launch applies them, and need no atomics.
+    record->addLog = kDirectAdds;
     entry(args, launchShape, 0, total, record);
+    record->addLog = nullptr;
     return;
   }
   if (order == AtomicOrder::Ordered)

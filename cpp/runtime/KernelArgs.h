@@ -12,6 +12,7 @@
 #ifndef ADJIT_RUNTIME_KERNELARGS_H
 #define ADJIT_RUNTIME_KERNELARGS_H
 
+#include <cstddef>
 #include <cstdint>
 
 namespace adjit {
@@ -56,11 +57,18 @@ struct ErrorRecord {
   int64_t index[4];
   int64_t size[4];
   int64_t ranges[2 * kMaxRangedArrays];
-  AddLog *addLog; ///< nullptr: add atomically
+  AddLog *addLog; ///< nullptr: add atomically; kDirectAdds: add directly
 };
 static_assert(sizeof(ErrorRecord) == 19 * sizeof(int64_t),
               "10 failure words (adjit.access_error), the index ranges "
               "(adjit.index_range), the add log (adjit-defer-float-atomics)");
+static_assert(offsetof(ErrorRecord, addLog) == 18 * sizeof(int64_t),
+              "adjit-defer-float-atomics reads the add log at word 18");
+
+/// ErrorRecord::addLog of a launch that runs its threads one after another
+/// on one thread: compiled kernels add directly, with no atomics and no call
+/// (adjit-defer-float-atomics spells the value and the word, 18, for them).
+inline AddLog *const kDirectAdds = reinterpret_cast<AddLog *>(uintptr_t(1));
 
 /// ErrorRecord::site of a launch whose launch condition (its proved bounds
 /// checks) does not hold: the entry ran no thread, and the launch must be

@@ -75,17 +75,21 @@ std::vector<const char *> adjit::runtime::runtimeSymbolNames() {
   return names;
 }
 
-void adjit_rt_atomic_add_f32(ErrorRecord *record, float *target, float value) {
-  if (AddLog *log = record ? record->addLog : nullptr)
-    log->add(target, value);
-  else
+template <typename T> static void addFrom(ErrorRecord *record, T *target, T value) {
+  AddLog *log = record ? record->addLog : nullptr;
+  if (!log)
     atomicAdd(target, value);
+  else if (log == kDirectAdds)
+    *target = *target + value;
+  else
+    log->add(target, value);
+}
+
+void adjit_rt_atomic_add_f32(ErrorRecord *record, float *target, float value) {
+  addFrom(record, target, value);
 }
 
 void adjit_rt_atomic_add_f64(ErrorRecord *record, double *target,
                              double value) {
-  if (AddLog *log = record ? record->addLog : nullptr)
-    log->add(target, value);
-  else
-    atomicAdd(target, value);
+  addFrom(record, target, value);
 }

@@ -2,6 +2,7 @@
 forward results and gradients are bitwise the same on every run and for any
 ADJIT_NUM_THREADS (docs/determinism.md)."""
 import hashlib
+import importlib
 import os
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import pytest
 import adjit as wp
 from adjit import _runtime
 
-N = 50_000  # over one launch window of threads (1 << 16 is the first), under two
+N = 70_000  # over one launch window of threads (1 << 16 is the first), under two
 
 
 @wp.kernel
@@ -55,6 +56,20 @@ def test_ordered_adds_equal_numpy_adds_in_thread_order():
     expected = np.zeros(1, np.float32)
     np.add.at(expected, np.zeros(N, np.intp), x * x)
     assert loss.numpy().tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("order", ["ordered", "serial"])
+def test_each_order_adds_in_thread_order(monkeypatch, order):
+    """A launch of an ordered kernel may run ordered (in parallel, adds
+    logged) or serial (one thread, adding directly): the same bits."""
+    launch = importlib.import_module("adjit.launch")  # (adjit.launch is the function)
+    monkeypatch.setattr(launch, "_atomic_order", lambda *a: _runtime.ATOMIC_ORDERS[order])
+    x, idx = _data()
+    y = wp.zeros(97, dtype=float)
+    wp.launch(scatter, dim=N, inputs=[wp.array(x, dtype=float), wp.array(idx, dtype=int), y])
+    expected = np.zeros(97, np.float32)
+    np.add.at(expected, idx, x)
+    assert y.numpy().tobytes() == expected.tobytes()
 
 
 def test_gradients_accumulate_in_thread_order():
@@ -164,7 +179,7 @@ RUNS = textwrap.dedent('''
 def test_bitwise_identical_across_runs_and_thread_counts(tmp_path):
     """Each atomic kernel (a reduction, a scatter, vec3 adds and subtracts at
     two endpoints) and its backward, 20 times at 1, 2 and 7 threads: one bit
-    pattern."""
+    pattern (the launches also try both the ordered and the serial order)."""
     script = tmp_path / "runs.py"
     script.write_text(RUNS.format(here=os.path.dirname(__file__), runs=20))
     results = set()

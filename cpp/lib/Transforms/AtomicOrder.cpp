@@ -131,26 +131,64 @@ struct AdjitDeferFloatAtomicsPass
         adds.push_back(op);
     });
     for (LLVM::AtomicRMWOp op : adds) {
-      Type type = op.getVal().getType();
-      LLVM::LLVMFuncOp callee = declare(module, type);
+      LLVM::LLVMFuncOp callee = declare(module, op.getVal().getType());
       OpBuilder b(op);
-      LLVM::CallOp::create(b, op.getLoc(), callee,
-                           ValueRange{record(b, op), op.getPtr(), op.getVal()});
+      Location loc = op.getLoc();
+      Value ptr = op.getPtr(), value = op.getVal();
+      Value rec = record(op);
+      if (!rec) {
+        // Not in a kernel body (a device function that was not inlined):
+        // no record, so the runtime adds atomically.
+        Value none = LLVM::ZeroOp::create(b, loc, ptrType());
+        LLVM::CallOp::create(b, loc, callee, ValueRange{none, ptr, value});
+        op.erase();
+        continue;
+      }
+      // if (record->addLog == kDirectAdds) *ptr += value (inline: a launch
+      // on one thread needs no atomics) else call the runtime.
+      Block *before = op->getBlock();
+      Block *after = before->splitBlock(op);
+      Region *region = before->getParent();
+      Block *direct = b.createBlock(region, Region::iterator(after));
+      Block *call = b.createBlock(region, Region::iterator(after));
+      b.setInsertionPointToEnd(before);
+      Value slot = LLVM::GEPOp::create(
+          b, loc, ptrType(), b.getI64Type(), rec,
+          ArrayRef<LLVM::GEPArg>{kAddLogWord});
+      Value log = LLVM::LoadOp::create(b, loc, b.getI64Type(), slot);
+      Value directTag = LLVM::ConstantOp::create(b, loc, b.getI64Type(),
+                                                 kDirectAdds);
+      Value isDirect = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq,
+                                            log, directTag);
+      LLVM::CondBrOp::create(b, loc, isDirect, direct, call);
+      b.setInsertionPointToEnd(direct);
+      Value old = LLVM::LoadOp::create(b, loc, value.getType(), ptr);
+      Value sum = LLVM::FAddOp::create(b, loc, old, value);
+      LLVM::StoreOp::create(b, loc, sum, ptr);
+      LLVM::BrOp::create(b, loc, after);
+      b.setInsertionPointToEnd(call);
+      LLVM::CallOp::create(b, loc, callee, ValueRange{rec, ptr, value});
+      LLVM::BrOp::create(b, loc, after);
       op.erase();
     }
   }
 
+  /// The ErrorRecord word holding the add log, and the log value of a launch
+  /// on one thread (cpp/runtime/KernelArgs.h spells both for the runtime).
+  static constexpr int32_t kAddLogWord = 18;
+  static constexpr int64_t kDirectAdds = 1;
+
+  Type ptrType() { return LLVM::LLVMPointerType::get(&getContext()); }
+
   /// The error record of the threads that run `op`: a kernel body's last
-  /// argument; elsewhere (a device function that was not inlined) none, so
-  /// the runtime adds atomically.
-  static Value record(OpBuilder &b, Operation *op) {
+  /// argument; null elsewhere.
+  static Value record(Operation *op) {
     auto fn = op->getParentOfType<LLVM::LLVMFuncOp>();
     if (fn && fn->hasAttr(AdjitDialect::getKernelBodyAttrName()) &&
         fn.getNumArguments() > 0 &&
         isa<LLVM::LLVMPointerType>(fn.getArguments().back().getType()))
       return fn.getArguments().back();
-    return LLVM::ZeroOp::create(b, op->getLoc(),
-                                LLVM::LLVMPointerType::get(b.getContext()));
+    return Value();
   }
 
   /// `void adjit_rt_atomic_add_<type>(record, ptr, value)`, declared once.
