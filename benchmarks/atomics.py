@@ -142,6 +142,16 @@ class Run:
                 self.tape.backward()
         self.b.sync()
 
+    def orders(self) -> str:
+        """How adjit ran the launch: its atomic order, and for an ordered
+        kernel the recent ns per thread of each way it may run."""
+        from adjit import _runtime, loader
+        names = {v: k for k, v in _runtime.ATOMIC_ORDERS.items()}
+        v = loader.cpu_variant(self.kernel, adjoint=self.case.backward_seed is not None)
+        if not v.seconds_per_thread:
+            return names[v.atomic_order]
+        return ", ".join(f"{names[o]} {t * 1e9:.1f}" for o, t in sorted(v.seconds_per_thread.items()))
+
     def result(self) -> np.ndarray:
         if self.case.backward_seed is None:
             return self.arrays[self.case.output].numpy().copy()
@@ -185,7 +195,7 @@ def measure(quick: bool, repeat: int) -> tuple[list[dict], list[str]]:
             for name, (t, _) in res.items():
                 samples[name].append(t)
         times = {name: float(np.median(ts)) for name, ts in samples.items()}
-        rows.append({"case": case.name, "times": times, "distinct": distinct})
+        rows.append({"case": case.name, "times": times, "distinct": distinct, "orders": runs["adjit"].orders()})
         print(f"  {case.name}: " + ", ".join(f"{n} {t * 1e3:.2f} ms ({distinct[n]} distinct)"
                                             for n, t in times.items()), flush=True)
     return rows, list(bs)
@@ -196,7 +206,8 @@ def write(rows: list[dict], names: list[str], command: str, threads: int) -> Non
     head = ["case", "adjit deterministic ms", "adjit non-deterministic ms", "deterministic / non-deterministic"]
     if have_warp:
         head += ["Warp ms", "Warp / adjit deterministic"]
-    head += ["distinct results in 5 runs (adjit det. / non-det." + (" / Warp)" if have_warp else ")")]
+    head += ["distinct results in 5 runs (adjit det. / non-det." + (" / Warp)" if have_warp else ")"),
+             "adjit det.: ns per thread, ordered / serial"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
     for r in rows:
         t = r["times"]
@@ -205,6 +216,7 @@ def write(rows: list[dict], names: list[str], command: str, threads: int) -> Non
         if have_warp:
             cells += [f"{t['warp'] * 1e3:.2f}", f"{t['warp'] / t['adjit']:.2f}"]
         cells.append(" / ".join(str(r["distinct"][n]) for n in names))
+        cells.append(r["orders"])
         lines.append("| " + " | ".join(cells) + " |")
     import adjit
     warp = ""
@@ -229,10 +241,14 @@ result is first checked against numpy: deterministic adjit bitwise against `np.a
 float32: the order of a one-thread run) for the scalar cases, the others within float tolerance; "distinct results"
 counts the bit patterns of 5 runs of each.
 
-How it works: docs/determinism.md. Where the cost comes from: a deterministic launch logs each float atomic add
-(16 bytes) and applies the logs after each window of threads, in thread order, in parallel over disjoint parts of
-memory; contended adds (one element, a few bins) no longer fight over cache lines, so they run faster than atomics,
-while adds spread over a large array pay for the log and for the second pass over the scattered elements.
+How it works: docs/determinism.md. A deterministic launch of a kernel with float atomic adds gives the bits of running
+its threads one after another in index order. It gets them one of two ways: "ordered" (on every core, each chunk of
+threads logs its adds, 16 bytes each, and the logs are applied in thread order, in parallel over disjoint parts of
+memory) or "serial" (one core, adding directly: no atomics, no log). The launcher times both on a kernel's first large
+launches and then takes the faster per thread (the last column: the recent time per thread of each), timing the other
+again now and then. Atomics cost more than they seem: an uncontended `lock cmpxchg` orders the loads around it, so a
+scatter's cache misses no longer overlap, and contended ones (one element, a few bins) bounce a cache line between
+cores; on this 2-core machine adding directly on one core beats atomics on two.
 """
     DOC.write_text(text)
     print(f"wrote {DOC}")
