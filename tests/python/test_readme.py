@@ -1,5 +1,5 @@
 """The README's example runs as written (a kernel, with its gradient), and so
-does docs/safety.md's."""
+do docs/safety.md's and docs/determinism.md's."""
 import re
 from pathlib import Path
 
@@ -7,6 +7,7 @@ import numpy as np
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SAFETY = README.parent / "docs" / "safety.md"
+DETERMINISM = README.parent / "docs" / "determinism.md"
 
 
 def test_readme_kernel_with_gradient_runs(tmp_path):
@@ -27,3 +28,12 @@ def test_safety_doc_example_runs(tmp_path):
     namespace = {"__name__": "gather", "__file__": str(script)}
     exec(compile(code, str(script), "exec"), namespace)  # its own asserts check the error
     np.testing.assert_array_equal(namespace["out"].numpy()[:9], 2.0 * np.arange(9))
+
+
+def test_determinism_doc_example_runs(tmp_path):
+    code = re.search(r"```python\n(.*?)```", DETERMINISM.read_text(), re.S).group(1)
+    script = tmp_path / "scatter.py"
+    script.write_text(code)
+    namespace = {"__name__": "scatter", "__file__": str(script)}
+    exec(compile(code, str(script), "exec"), namespace)  # its assert compares with np.add.at bitwise
+    assert namespace["y"].numpy().sum() != 0
