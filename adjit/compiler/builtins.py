@@ -238,6 +238,9 @@ for _name, _op, _dom in [
 
 add_builtin("round", "Component-wise rounding to the nearest integer, halves away from zero (as C's "
             "round and Warp's).", _unary_float("round"), _math("RoundOp"), differentiable=False)
+add_builtin("rint", "Component-wise rounding to the nearest integer, halves to even (as C's rint in the "
+            "default rounding mode, and Warp's).", _unary_float("rint"), _math("RoundEvenOp"),
+            differentiable=False)
 
 
 def _emit_trunc(vals, types, result):
@@ -406,6 +409,9 @@ for _name, _op, _dom in [
     ("cosh", "CoshOp", ((-3.0, 3.0),)),
     ("log2", "Log2Op", ((1e-3, 1e3),)),
     ("log10", "Log10Op", ((1e-3, 1e3),)),
+    ("cbrt", "CbrtOp", ((0.2, 8.0),)),
+    ("erf", "ErfOp", ((-2.0, 2.0),)),
+    ("erfc", "ErfcOp", ((-2.0, 2.0),)),
 ]:
     add_builtin(_name, f"Component-wise {_name} of a float scalar, vector or matrix.",
                 _unary_float(_name), _math(_op), domain=_dom)

@@ -12,6 +12,7 @@ gradients are checked independently until a numpy reference is added to
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,6 +111,9 @@ NUMPY_REFERENCES = {
     "cosh": lambda a, t: _f(np.cosh(a[0])),
     "log2": lambda a, t: _f(np.log2(a[0])),
     "log10": lambda a, t: _f(np.log10(a[0])),
+    "cbrt": lambda a, t: _f(np.cbrt(a[0])),
+    "erf": lambda a, t: _f(np.vectorize(math.erf)(a[0])),
+    "erfc": lambda a, t: _f(np.vectorize(math.erfc)(a[0])),
     "abs": lambda a, t: _f(np.abs(a[0])),
     "min": lambda a, t: _f(np.minimum(a[0], a[1])),
     "max": lambda a, t: _f(np.maximum(a[0], a[1])),

@@ -3,6 +3,8 @@
 Kernels compute many builtins at once (one compile per signature family);
 each builtin is then checked by its own parametrized test.
 """
+import math
+
 import numpy as np
 import pytest
 
@@ -30,6 +32,10 @@ UNARY = {
     "log10": (np.log10, (1e-3, 1e3)),
     "floor": (np.floor, (-5.0, 5.0)),
     "ceil": (np.ceil, (-5.0, 5.0)),
+    "cbrt": (np.cbrt, (-30.0, 30.0)),
+    "erf": (np.vectorize(math.erf), (-3.0, 3.0)),
+    "erfc": (np.vectorize(math.erfc), (-3.0, 3.0)),
+    "rint": (np.rint, (-5.0, 5.0)),
 }
 UNARY_NAMES = list(UNARY)
 
@@ -40,7 +46,7 @@ def _unary_inputs(dtype, comps=()):
     for name in UNARY_NAMES:
         lo, hi = UNARY[name][1]
         x = rng.uniform(lo, hi, (N, *comps))
-        if name in ("floor", "ceil"):
+        if name in ("floor", "ceil", "rint"):
             x.flat[:6] = [-2.0, -0.5, 0.0, 0.5, 2.0, -3.0]  # exact integers and halves
         rows.append(x)
     return np.stack(rows).astype(dtype)
@@ -65,6 +71,10 @@ def unary_f32(x: adjit.array(dtype=float, ndim=2), out: adjit.array(dtype=float,
     out[13, i] = adjit.log10(x[13, i])
     out[14, i] = adjit.floor(x[14, i])
     out[15, i] = adjit.ceil(x[15, i])
+    out[16, i] = adjit.cbrt(x[16, i])
+    out[17, i] = adjit.erf(x[17, i])
+    out[18, i] = adjit.erfc(x[18, i])
+    out[19, i] = adjit.rint(x[19, i])
 
 
 @adjit.kernel
@@ -86,6 +96,10 @@ def unary_f64(x: adjit.array(dtype=adjit.float64, ndim=2), out: adjit.array(dtyp
     out[13, i] = adjit.log10(x[13, i])
     out[14, i] = adjit.floor(x[14, i])
     out[15, i] = adjit.ceil(x[15, i])
+    out[16, i] = adjit.cbrt(x[16, i])
+    out[17, i] = adjit.erf(x[17, i])
+    out[18, i] = adjit.erfc(x[18, i])
+    out[19, i] = adjit.rint(x[19, i])
 
 
 @adjit.kernel
@@ -107,6 +121,10 @@ def unary_vec3(x: adjit.array(dtype=adjit.vec3, ndim=2), out: adjit.array(dtype=
     out[13, i] = adjit.log10(x[13, i])
     out[14, i] = adjit.floor(x[14, i])
     out[15, i] = adjit.ceil(x[15, i])
+    out[16, i] = adjit.cbrt(x[16, i])
+    out[17, i] = adjit.erf(x[17, i])
+    out[18, i] = adjit.erfc(x[18, i])
+    out[19, i] = adjit.rint(x[19, i])
 
 
 def _launch_unary(kernel, xs, out_dtype):
@@ -943,6 +961,26 @@ def smooth_new_builtins(x: adjit.array(dtype=adjit.float64), v: adjit.array(dtyp
             + adjit.lerp(a, a * a, adjit.float64(0.3)) + adjit.smoothstep(adjit.float64(-1.0),
                                                                           adjit.float64(2.0), a)
             + adjit.dot(w, w))
+
+
+@adjit.kernel
+def special_functions(x: adjit.array(dtype=adjit.float64), v: adjit.array(dtype=adjit.vec3d),
+                      y: adjit.array(dtype=adjit.float64)):
+    i = adjit.tid()
+    a = x[i]
+    w = adjit.erf(v[i]) + adjit.cbrt(v[i] + adjit.vec3d(2.0, 2.0, 2.0))
+    y[i] = adjit.cbrt(a) + adjit.erf(a) * adjit.erfc(a - adjit.float64(0.5)) + adjit.dot(w, w) + adjit.rint(a)
+
+
+def test_gradients_of_cbrt_erf_erfc_match_finite_differences():
+    """d cbrt = 1 / (3 cbrt(x)^2), d erf = 2 / sqrt(pi) exp(-x^2) = -d erfc,
+    rint contributes nothing; against float64 central differences."""
+    from adjit.testing import check_gradients
+    rng = np.random.default_rng(9)
+    x = adjit.array(rng.uniform(0.2, 1.8, 16), dtype=adjit.float64, requires_grad=True)
+    v = adjit.array(rng.uniform(-1, 1, (16, 3)), dtype=adjit.vec3d, requires_grad=True)
+    y = adjit.zeros(16, dtype=adjit.float64, requires_grad=True)
+    check_gradients(special_functions, 16, [x, v], [y])
 
 
 def test_gradients_of_the_new_smooth_builtins_match_finite_differences():

@@ -274,6 +274,18 @@ Value dCosh(OpBuilder &b, Location l, Value x, Value) {
 Value dTanh(OpBuilder &b, Location l, Value, Value r) {
   return oneMinusSquare(b, l, r);
 }
+Value dCbrt(OpBuilder &b, Location l, Value, Value r) {
+  // d/dx x^(1/3) = 1 / (3 r^2) (infinite at 0, as the function's slope)
+  return div(b, l, cst(b, l, r, 1.0), mul(b, l, cst(b, l, r, 3.0), mul(b, l, r, r)));
+}
+Value dErf(OpBuilder &b, Location l, Value x, Value) {
+  // 2 / sqrt(pi) * exp(-x^2)
+  return mul(b, l, cst(b, l, x, 2.0 / std::sqrt(M_PI)),
+             math::ExpOp::create(b, l, neg(b, l, mul(b, l, x, x))));
+}
+Value dErfc(OpBuilder &b, Location l, Value x, Value r) {
+  return neg(b, l, dErf(b, l, x, r));
+}
 Value dAbs(OpBuilder &b, Location l, Value x, Value) {
   Value negative = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, x,
                                          cst(b, l, x, 0.0));
@@ -619,6 +631,10 @@ void mlir::adjit::registerAdjointRules(DialectRegistry &registry) {
     attach<math::FloorOp, zeroRule<math::FloorOp>>(ctx);
     attach<math::CeilOp, zeroRule<math::CeilOp>>(ctx);
     attach<math::RoundOp, zeroRule<math::RoundOp>>(ctx);
+    attach<math::RoundEvenOp, zeroRule<math::RoundEvenOp>>(ctx);
+    attach<math::CbrtOp, unaryRule<math::CbrtOp, dCbrt>>(ctx);
+    attach<math::ErfOp, unaryRule<math::ErfOp, dErf>>(ctx);
+    attach<math::ErfcOp, unaryRule<math::ErfcOp, dErfc>>(ctx);
     attach<math::PowFOp, powfRule>(ctx);
     attach<math::Atan2Op, atan2Rule>(ctx);
   });
