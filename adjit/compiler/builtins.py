@@ -933,3 +933,163 @@ add_builtin("cw_mul", "The component-wise product of two vectors or matrices of 
 add_builtin("cw_div", "The component-wise quotient of two vectors or matrices of one type "
             "(integers truncate toward zero, as `/` does; an integer divided by zero gives 0).",
             _infer_cw("cw_div"), _emit_cw("DivFOp", "DivSIOp"), domain=((-5.0, 5.0), (0.5, 5.0)))
+
+
+# --- norms and vector/matrix assembly (compositions: their gradients come from the ops') ---
+
+def _vector_and_delta(name):
+    def infer(args):
+        if len(args) not in (1, 2) or not isinstance(args[0], T.VectorType) or not args[0].dtype.is_float:
+            raise TypeError(f"{name}(v[, delta]) needs a float vector, got {', '.join(map(str, args))}")
+        if len(args) == 2 and args[1] != args[0].dtype:
+            raise TypeError(f"{name}(v, delta) needs delta of type {args[0].dtype}, got {args[1]}")
+        return args[0].dtype if name != "smooth_normalize" else args[0]
+    return infer
+
+
+def _vector_scalar_literals(types):
+    # A literal delta takes the vector's scalar type.
+    if types and isinstance(types[0], T.VectorType):
+        return [None] + [types[0].dtype] * (len(types) - 1)
+    return [None] * len(types)
+
+
+def _delta(vals, scalar):
+    return vals[1] if len(vals) > 1 else values.constant(scalar, 1.0)
+
+
+def _emit_norm_l1(vals, types, result):
+    total = None
+    for k in range(types[0].length):
+        c = math.AbsFOp(vector_d.ExtractOp(vals[0], [], [k]).result).result
+        total = c if total is None else arith.AddFOp(total, c).result
+    return total
+
+
+def _emit_norm_huber(vals, types, result):
+    """0.5 |v|^2 where |v| <= delta, else delta (|v| - delta / 2)."""
+    delta = _delta(vals, result)
+    length, _ = _safe_length(vals[0], result)
+    half = values.constant(result, 0.5)
+    inner = arith.MulFOp(half, emit_dot(vals[0], vals[0], result)).result
+    outer = arith.MulFOp(delta, arith.SubFOp(length, arith.MulFOp(half, delta).result).result).result
+    small = arith.CmpFOp(arith.CmpFPredicate.OLE, length, delta).result
+    return arith.SelectOp(small, inner, outer).result
+
+
+def _pseudo_huber(v, delta, scalar):
+    """delta sqrt(1 + |v|^2 / delta^2)."""
+    one = values.constant(scalar, 1.0)
+    ratio = arith.DivFOp(emit_dot(v, v, scalar), arith.MulFOp(delta, delta).result).result
+    return arith.MulFOp(delta, math.SqrtOp(arith.AddFOp(one, ratio).result).result).result
+
+
+def _emit_norm_pseudo_huber(vals, types, result):
+    return _pseudo_huber(vals[0], _delta(vals, result), result)
+
+
+def _emit_smooth_normalize(vals, types, result):
+    norm = _pseudo_huber(vals[0], _delta(vals, result.dtype), result.dtype)
+    return arith.DivFOp(vals[0], vector_d.BroadcastOp(result.mlir(), norm).result).result
+
+
+add_builtin("norm_l1", "Sum of the absolute values of a float vector's components.",
+            _float_vectors("norm_l1", 1, lambda v: v.dtype), _emit_norm_l1, domain=((0.1, 10.0),))
+add_builtin("norm_l2", "Euclidean norm of a float vector (length(); zero gradient at the zero vector).",
+            _float_vectors("norm_l2", 1, lambda v: v.dtype), _emit_length, domain=((0.1, 10.0),))
+add_builtin("norm_huber", "Huber norm of a float vector: 0.5 |v|^2 where |v| <= delta (default 1), else "
+            "delta (|v| - delta / 2).", _vector_and_delta("norm_huber"), _emit_norm_huber,
+            literal_types=_vector_scalar_literals, domain=((0.1, 3.0), (0.5, 2.0)))
+add_builtin("norm_pseudo_huber", "Pseudo-Huber norm of a float vector: delta sqrt(1 + |v|^2 / delta^2) "
+            "(delta defaults to 1).", _vector_and_delta("norm_pseudo_huber"), _emit_norm_pseudo_huber,
+            literal_types=_vector_scalar_literals, domain=((-3.0, 3.0), (0.5, 2.0)))
+add_builtin("smooth_normalize", "The vector divided by its pseudo-Huber norm (norm_pseudo_huber; delta "
+            "defaults to 1): smooth at the zero vector.", _vector_and_delta("smooth_normalize"),
+            _emit_smooth_normalize, literal_types=_vector_scalar_literals, domain=((-3.0, 3.0), (0.5, 2.0)))
+
+
+def _infer_skew(args):
+    if len(args) != 1 or not isinstance(args[0], T.VectorType) or args[0].length != 3 \
+            or not args[0].dtype.is_float:
+        raise TypeError(f"skew() needs a float 3-vector, got {', '.join(map(str, args))}")
+    return T.matrix((3, 3), args[0].dtype)
+
+
+def _emit_skew(vals, types, result):
+    """[[0, -z, y], [z, 0, -x], [-y, x, 0]]: skew(a) * b == cross(a, b)."""
+    x, y, z = (vector_d.ExtractOp(vals[0], [], [k]).result for k in range(3))
+    zero = values.constant(result.dtype, 0.0)
+    neg = lambda v: arith.NegFOp(v).result  # noqa: E731
+    return _matrix_from([[zero, neg(z), y], [z, zero, neg(x)], [neg(y), x, zero]], result)
+
+
+def _infer_get_diag(args):
+    m = _matrix_arg("get_diag", square=True)(args)
+    return T.vector(m.rows, m.dtype)
+
+
+def _emit_get_diag(vals, types, result):
+    n = result.length
+    e = _elements(vals[0], n, n)
+    return vector_d.FromElementsOp(result.mlir(), [e[k][k] for k in range(n)]).result
+
+
+def _vectors_to_matrix(name):
+    def infer(args):
+        if not args or not all(isinstance(a, T.VectorType) for a in args) or any(a != args[0] for a in args):
+            raise TypeError(f"{name}() needs vectors of one type, got {', '.join(map(str, args))}")
+        n = len(args)
+        return T.matrix((n, args[0].length) if name == "matrix_from_rows" else (args[0].length, n),
+                        args[0].dtype)
+    return infer
+
+
+def _emit_matrix_from_vectors(by_rows):
+    def emit(vals, types, result):
+        comps = [[vector_d.ExtractOp(v, [], [k]).result for k in range(types[0].length)] for v in vals]
+        rows = comps if by_rows else [list(col) for col in zip(*comps)]
+        return _matrix_from(rows, result)
+    return emit
+
+
+add_builtin("skew", "The 3x3 skew-symmetric matrix of a 3-vector a, with skew(a) * b == cross(a, b).",
+            _infer_skew, _emit_skew)
+add_builtin("get_diag", "The diagonal of a square matrix, as a vector.", _infer_get_diag, _emit_get_diag)
+add_builtin("matrix_from_rows", "The matrix whose rows are the given vectors (of one type).",
+            _vectors_to_matrix("matrix_from_rows"), _emit_matrix_from_vectors(True))
+add_builtin("matrix_from_cols", "The matrix whose columns are the given vectors (of one type).",
+            _vectors_to_matrix("matrix_from_cols"), _emit_matrix_from_vectors(False))
+
+
+def _infer_arg_extreme(name):
+    def infer(args):
+        if len(args) != 1 or not isinstance(args[0], T.VectorType) or args[0].dtype.is_bool:
+            raise TypeError(f"{name}() needs a numeric vector, got {', '.join(map(str, args))}")
+        return T.int32
+    return infer
+
+
+def _emit_arg_extreme(smaller):
+    def emit(vals, types, result):
+        """The first index of the smallest (largest) component."""
+        vec = types[0]
+        best = vector_d.ExtractOp(vals[0], [], [0]).result
+        index = values.constant(T.int32, 0)
+        for k in range(1, vec.length):
+            c = vector_d.ExtractOp(vals[0], [], [k]).result
+            if vec.dtype.is_float:
+                better = arith.CmpFOp(arith.CmpFPredicate.OLT if smaller else arith.CmpFPredicate.OGT,
+                                      c, best).result
+            else:
+                better = arith.CmpIOp(arith.CmpIPredicate.slt if smaller else arith.CmpIPredicate.sgt,
+                                      c, best).result
+            best = arith.SelectOp(better, c, best).result
+            index = arith.SelectOp(better, values.constant(T.int32, k), index).result
+        return index
+    return emit
+
+
+add_builtin("argmin", "Index of the smallest component of a vector (the first, on ties).",
+            _infer_arg_extreme("argmin"), _emit_arg_extreme(True), differentiable=False)
+add_builtin("argmax", "Index of the largest component of a vector (the first, on ties).",
+            _infer_arg_extreme("argmax"), _emit_arg_extreme(False), differentiable=False)

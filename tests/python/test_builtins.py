@@ -878,7 +878,10 @@ TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "wh
                        "mul", "identity", "quat_identity", "quat_inverse", "quat_rotate", "quat_from_axis_angle",
                        "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "cw_mul", "cw_div",
                        "stop_gradient", "round", "trunc", "frac", "degrees", "radians", "lerp", "smoothstep",
-                       "step", "isnan", "isinf", "isfinite"}  # (the last: test_rounding_interpolation_...)
+                       "step", "isnan", "isinf", "isfinite",
+                       # test_norms_and_assembly_against_numpy:
+                       "norm_l1", "norm_l2", "norm_huber", "norm_pseudo_huber", "smooth_normalize", "skew",
+                       "get_diag", "matrix_from_rows", "matrix_from_cols", "argmin", "argmax"}  # (the last: test_rounding_interpolation_...)
 
 
 @adjit.kernel
@@ -990,3 +993,105 @@ def test_gradients_of_the_new_smooth_builtins_match_finite_differences():
     v = adjit.array(rng.uniform(-1, 1, (16, 3)), dtype=adjit.vec3d, requires_grad=True)
     y = adjit.zeros(16, dtype=adjit.float64, requires_grad=True)
     check_gradients(smooth_new_builtins, 16, [x, v], [y])
+
+
+# --- norms, skew, diagonal, matrices from vectors, argmin/argmax ---------------------------------
+
+@adjit.kernel
+def norms_and_assembly(v: adjit.array(dtype=adjit.vec3d), m: adjit.array(dtype=adjit.mat33d),
+                       d: adjit.array(dtype=adjit.float64), out: adjit.array2d(dtype=adjit.float64),
+                       vecs: adjit.array2d(dtype=adjit.vec3d), mats: adjit.array2d(dtype=adjit.mat33d),
+                       idx: adjit.array2d(dtype=int)):
+    i = adjit.tid()
+    a = v[i]
+    out[i, 0] = adjit.norm_l1(a)
+    out[i, 1] = adjit.norm_l2(a)
+    out[i, 2] = adjit.norm_huber(a)
+    out[i, 3] = adjit.norm_huber(a, d[i])
+    out[i, 4] = adjit.norm_pseudo_huber(a)
+    out[i, 5] = adjit.norm_pseudo_huber(a, d[i])
+    vecs[i, 0] = adjit.smooth_normalize(a)
+    vecs[i, 1] = adjit.smooth_normalize(a, d[i])
+    vecs[i, 2] = adjit.get_diag(m[i])
+    vecs[i, 3] = adjit.skew(a) * vecs[i, 2]
+    mats[i, 0] = adjit.skew(a)
+    mats[i, 1] = adjit.matrix_from_rows(a, 2.0 * a, vecs[i, 2])
+    mats[i, 2] = adjit.matrix_from_cols(a, 2.0 * a, vecs[i, 2])
+    idx[i, 0] = adjit.argmin(a)
+    idx[i, 1] = adjit.argmax(a)
+    idx[i, 2] = adjit.argmax(adjit.vec3i(3, 7, 7))
+
+
+def _huber(v, delta):
+    n = np.linalg.norm(v, axis=-1)
+    return np.where(n <= delta, 0.5 * n * n, delta * (n - 0.5 * delta))
+
+
+def _pseudo_huber(v, delta):
+    return delta * np.sqrt(1.0 + np.sum(v * v, axis=-1) / (delta * delta))
+
+
+def test_norms_and_assembly_against_numpy():
+    rng = np.random.default_rng(5)
+    n = 64
+    v = rng.uniform(-2, 2, (n, 3))
+    v[0] = 0.0                       # the zero vector
+    v[1] = [0.5, -0.2, 0.1]          # inside the Huber threshold
+    m = rng.uniform(-1, 1, (n, 3, 3))
+    d = rng.uniform(0.5, 2.0, n)
+    out = adjit.zeros((n, 6), dtype=adjit.float64)
+    vecs = adjit.zeros((n, 4), dtype=adjit.vec3d)
+    mats = adjit.zeros((n, 3), dtype=adjit.mat33d)
+    idx = adjit.zeros((n, 3), dtype=int)
+    adjit.launch(norms_and_assembly, dim=n, inputs=[adjit.array(v, dtype=adjit.vec3d),
+                                                    adjit.array(m, dtype=adjit.mat33d),
+                                                    adjit.array(d, dtype=adjit.float64)],
+                 outputs=[out, vecs, mats, idx])
+    o = out.numpy()
+    np.testing.assert_allclose(o[:, 0], np.abs(v).sum(-1), **F64)
+    np.testing.assert_allclose(o[:, 1], np.linalg.norm(v, axis=-1), **F64)
+    np.testing.assert_allclose(o[:, 2], _huber(v, 1.0), **F64)
+    np.testing.assert_allclose(o[:, 3], _huber(v, d), **F64)
+    np.testing.assert_allclose(o[:, 4], _pseudo_huber(v, 1.0), **F64)
+    np.testing.assert_allclose(o[:, 5], _pseudo_huber(v, d), **F64)
+    vs = vecs.numpy()
+    np.testing.assert_allclose(vs[:, 0], v / _pseudo_huber(v, 1.0)[:, None], **F64)
+    np.testing.assert_allclose(vs[:, 1], v / _pseudo_huber(v, d)[:, None], **F64)
+    diag = np.diagonal(m, axis1=1, axis2=2)
+    np.testing.assert_allclose(vs[:, 2], diag, **F64)
+    np.testing.assert_allclose(vs[:, 3], np.cross(v, diag), **F64)  # skew(a) * b == cross(a, b)
+    ms = mats.numpy()
+    np.testing.assert_allclose(ms[:, 1], np.stack([v, 2 * v, diag], axis=1), **F64)
+    np.testing.assert_allclose(ms[:, 2], np.stack([v, 2 * v, diag], axis=2), **F64)
+    np.testing.assert_allclose(ms[:, 0] + np.swapaxes(ms[:, 0], 1, 2), 0.0)  # skew-symmetric
+    ix = idx.numpy()
+    np.testing.assert_array_equal(ix[1:, 0], np.argmin(v[1:], axis=-1))
+    np.testing.assert_array_equal(ix[1:, 1], np.argmax(v[1:], axis=-1))
+    np.testing.assert_array_equal(ix[0, :2], [0, 0])  # ties: the first
+    np.testing.assert_array_equal(ix[:, 2], 1)
+
+
+@adjit.kernel
+def norms_loss(v: adjit.array(dtype=adjit.vec3d), m: adjit.array(dtype=adjit.mat33d),
+               d: adjit.array(dtype=adjit.float64), y: adjit.array(dtype=adjit.float64)):
+    i = adjit.tid()
+    a = v[i]
+    w = adjit.smooth_normalize(a, d[i]) + adjit.get_diag(m[i]) + adjit.skew(a) * adjit.get_diag(m[i])
+    r = adjit.matrix_from_rows(a, w, a * d[i]) * adjit.matrix_from_cols(w, a, w)
+    y[i] = (adjit.norm_l1(a) + adjit.norm_l2(w) + adjit.norm_huber(a, d[i]) + adjit.norm_huber(w)
+            + adjit.norm_pseudo_huber(a, d[i]) + adjit.trace(r))
+
+
+def test_gradients_of_norms_and_assembly_match_finite_differences():
+    """Components kept away from 0 (norm_l1's kink) and |a| from delta
+    (norm_huber's second-derivative jump)."""
+    from adjit.testing import check_gradients
+    rng = np.random.default_rng(6)
+    n = 16
+    v = rng.uniform(0.2, 1.0, (n, 3)) * rng.choice([-1.0, 1.0], (n, 3))
+    d = np.linalg.norm(v, axis=-1) * rng.choice([0.6, 1.5], n)
+    va = adjit.array(v, dtype=adjit.vec3d, requires_grad=True)
+    ma = adjit.array(rng.uniform(-1, 1, (n, 3, 3)), dtype=adjit.mat33d, requires_grad=True)
+    da = adjit.array(d, dtype=adjit.float64, requires_grad=True)
+    y = adjit.zeros(n, dtype=adjit.float64, requires_grad=True)
+    check_gradients(norms_loss, n, [va, ma, da], [y])
