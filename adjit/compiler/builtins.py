@@ -477,7 +477,7 @@ add_builtin("select", "select(cond, a, b): b if cond else a (Warp's argument ord
 
 # --- matrices -------------------------------------------------------------------
 
-def _matrix_arg(name, square=False, sizes=None):
+def _matrix_arg(name, square=False):
     def infer(args):
         if len(args) != 1 or not isinstance(args[0], T.MatrixType):
             raise TypeError(f"{name}() needs one matrix, got {', '.join(map(str, args))}")
@@ -840,6 +840,83 @@ def _emit_quat_from_axis_angle(vals, types, result):
     return vector_d.FromElementsOp(result.mlir(), [x, y, z, math.CosOp(half).result]).result
 
 
+def _infer_quat_rotate_inv(args):
+    q = _quat_arg("quat_rotate_inv", args, 2)
+    if args[1] != T.vector(3, q.dtype):
+        raise TypeError(f"quat_rotate_inv() rotates a 3-vector of {q.dtype} by a {q}, got {args[1]}")
+    return args[1]
+
+
+def _emit_quat_rotate_inv(vals, types, result):
+    # q^-1 v q for a unit q: quat_rotate by the conjugate.
+    return _emit_quat_rotate([_emit_quat_inverse([vals[0]], types, types[0]), vals[1]], types, result)
+
+
+def _infer_quat_to_matrix(args):
+    q = _quat_arg("quat_to_matrix", args, 1)
+    return T.matrix((3, 3), q.dtype)
+
+
+def _emit_quat_to_matrix(vals, types, result):
+    """Columns: the unit axes rotated by q (quat_rotate)."""
+    vec = T.vector(3, result.dtype)
+    one, zero = values.constant(result.dtype, 1.0), values.constant(result.dtype, 0.0)
+    cols = []
+    for k in range(3):
+        axis = vector_d.FromElementsOp(vec.mlir(), [one if j == k else zero for j in range(3)]).result
+        cols.append(_components(_emit_quat_rotate([vals[0], axis], [types[0], vec], vec), 3))
+    return _matrix_from([[cols[c][r] for c in range(3)] for r in range(3)], result)
+
+
+def _infer_quat_from_matrix(args):
+    m = _matrix_arg("quat_from_matrix")(args)
+    if (m.rows, m.cols) != (3, 3) or not m.dtype.is_float:
+        raise TypeError(f"quat_from_matrix() needs a float 3x3 matrix, got {m}")
+    return T.quaternion(m.dtype)
+
+
+def _emit_quat_from_matrix(vals, types, result):
+    """Shepperd's method: w (where the trace is positive), else the x, y or z
+    of the largest diagonal entry, is computed from the diagonal (a square
+    root) and made positive, the others from off-diagonal sums over it; the
+    quaternion is then normalized.
+    All four candidates are computed (their square roots clamped, so the
+    unused ones stay finite and pass no NaN into gradients) and selected."""
+    dtype = result.dtype
+    e = _elements(vals[0], 3, 3)
+    f = lambda v: values.constant(dtype, v)  # noqa: E731
+    add, sub, mul, div = (lambda a, b: arith.AddFOp(a, b).result, lambda a, b: arith.SubFOp(a, b).result,
+                          lambda a, b: arith.MulFOp(a, b).result, lambda a, b: arith.DivFOp(a, b).result)
+    d0, d1, d2 = e[0][0], e[1][1], e[2][2]
+
+    def root(a):  # 2 sqrt(max(a, 1e-6))
+        return mul(f(2.0), math.SqrtOp(arith.MaximumFOp(a, f(1e-6)).result).result)
+
+    candidates = []
+    s = root(add(f(1.0), add(add(d0, d1), d2)))             # w largest
+    candidates.append([div(sub(e[2][1], e[1][2]), s), div(sub(e[0][2], e[2][0]), s),
+                       div(sub(e[1][0], e[0][1]), s), mul(f(0.25), s)])
+    s = root(sub(sub(add(f(1.0), d0), d1), d2))             # x largest
+    candidates.append([mul(f(0.25), s), div(add(e[0][1], e[1][0]), s),
+                       div(add(e[0][2], e[2][0]), s), div(sub(e[2][1], e[1][2]), s)])
+    s = root(sub(sub(add(f(1.0), d1), d0), d2))             # y largest
+    candidates.append([div(add(e[0][1], e[1][0]), s), mul(f(0.25), s),
+                       div(add(e[1][2], e[2][1]), s), div(sub(e[0][2], e[2][0]), s)])
+    s = root(sub(sub(add(f(1.0), d2), d0), d1))             # z largest
+    candidates.append([div(add(e[0][2], e[2][0]), s), div(add(e[1][2], e[2][1]), s),
+                       mul(f(0.25), s), div(sub(e[1][0], e[0][1]), s)])
+    trace = add(add(d0, d1), d2)
+    gt = lambda a, b: arith.CmpFOp(arith.CmpFPredicate.OGT, a, b).result  # noqa: E731
+    use_w = gt(trace, f(0.0))
+    use_x = arith.AndIOp(gt(d0, d1), gt(d0, d2)).result
+    use_y = gt(d1, d2)
+    pick = lambda c, a, b: [arith.SelectOp(c, p, q).result for p, q in zip(a, b)]  # noqa: E731
+    q = pick(use_w, candidates[0], pick(use_x, candidates[1], pick(use_y, candidates[2], candidates[3])))
+    quat = vector_d.FromElementsOp(result.mlir(), q).result
+    norm = math.SqrtOp(emit_dot(quat, quat, dtype)).result
+    return arith.DivFOp(quat, vector_d.BroadcastOp(result.mlir(), norm).result).result
+
+
 add_builtin("quat_identity", "quat_identity(dtype=float): the identity quaternion (0, 0, 0, 1).",
             _infer_quat_identity, _emit_quat_identity, differentiable=False,
             static_params=(StaticParam("dtype", "dtype", T.float32),), static_positional=True)
@@ -847,6 +924,14 @@ add_builtin("quat_inverse", "The conjugate (-x, -y, -z, w): the inverse of a uni
             _infer_quat_inverse, _emit_quat_inverse)
 add_builtin("quat_rotate", "quat_rotate(q, v): the 3-vector v rotated by the unit quaternion q (q v q^-1).",
             _infer_quat_rotate, _emit_quat_rotate)
+add_builtin("quat_rotate_inv", "quat_rotate_inv(q, v): the 3-vector v rotated by the inverse of the unit "
+            "quaternion q (q^-1 v q).", _infer_quat_rotate_inv, _emit_quat_rotate_inv)
+add_builtin("quat_to_matrix", "The 3x3 rotation matrix of a unit quaternion (its columns are the axes "
+            "rotated by quat_rotate).", _infer_quat_to_matrix, _emit_quat_to_matrix)
+add_builtin("quat_from_matrix", "The unit quaternion of a 3x3 rotation matrix (Shepperd's method; of q and "
+            "-q, the one with w > 0 where the trace is positive, else with the component of the largest "
+            "diagonal entry positive).", _infer_quat_from_matrix,
+            _emit_quat_from_matrix, domain=((0.5, 1.0),))  # (fuzzed where the trace is positive: smooth)
 add_builtin("quat_from_axis_angle", "quat_from_axis_angle(axis, angle): the rotation of angle radians about "
             "the unit vector axis, (axis sin(angle/2), cos(angle/2)).",
             _infer_quat_from_axis_angle, _emit_quat_from_axis_angle, domain=((-1.0, 1.0), (-6.0, 6.0)))

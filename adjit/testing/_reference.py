@@ -43,6 +43,34 @@ def code_of(t) -> str | None:
 
 # --- numpy semantics -----------------------------------------------------------------
 
+def _huber(v, delta):
+    n = np.sqrt(np.dot(v, v))
+    return 0.5 * n * n if n <= delta else delta * (n - 0.5 * delta)
+
+
+def _pseudo_huber(v, delta):
+    return delta * np.sqrt(1.0 + np.dot(v, v) / (delta * delta))
+
+
+def _quat_from_matrix(m):
+    """Shepperd's method as quat_from_matrix documents it (an independent
+    spelling: branch on the trace, then on the largest diagonal entry)."""
+    tr = np.trace(m)
+    if tr > 0:
+        w = 0.5 * np.sqrt(1.0 + tr)
+        q = np.array([(m[2, 1] - m[1, 2]) / (4 * w), (m[0, 2] - m[2, 0]) / (4 * w), (m[1, 0] - m[0, 1]) / (4 * w), w])
+    else:
+        k = int(np.argmax(np.diag(m)))
+        i, j = (k + 1) % 3, (k + 2) % 3
+        r = 0.5 * np.sqrt(max(1.0 + m[k, k] - m[i, i] - m[j, j], 1e-6))
+        q = np.zeros(4)
+        q[k] = r
+        q[i] = (m[i, k] + m[k, i]) / (4 * r)
+        q[j] = (m[j, k] + m[k, j]) / (4 * r)
+        q[3] = (m[j, i] - m[i, j]) / (4 * r)
+    return q / np.linalg.norm(q)
+
+
 def _f(x):
     return np.float64(x) if np.ndim(x) == 0 else np.asarray(x, dtype=np.float64)
 
@@ -137,6 +165,19 @@ NUMPY_REFERENCES = {
     "mul": lambda a, t: mul(a[0], a[1], t[0], t[1]),
     "quat_inverse": lambda a, t: _f(np.array([-a[0][0], -a[0][1], -a[0][2], a[0][3]])),
     "quat_rotate": lambda a, t: _f(_quat_rotate(a[0], a[1])),
+    "quat_rotate_inv": lambda a, t: _f(_quat_rotate(np.array([-a[0][0], -a[0][1], -a[0][2], a[0][3]]), a[1])),
+    "quat_to_matrix": lambda a, t: _f(np.stack([_quat_rotate(a[0], e) for e in np.eye(3)], axis=1)),
+    "quat_from_matrix": lambda a, t: _f(_quat_from_matrix(np.asarray(a[0]))),
+    "norm_l1": lambda a, t: _f(np.abs(a[0]).sum()),
+    "norm_l2": lambda a, t: _f(np.sqrt(np.dot(a[0], a[0]))),
+    "norm_huber": lambda a, t: _f(_huber(a[0], a[1] if len(a) > 1 else 1.0)),
+    "norm_pseudo_huber": lambda a, t: _f(_pseudo_huber(a[0], a[1] if len(a) > 1 else 1.0)),
+    "smooth_normalize": lambda a, t: _f(a[0] / _pseudo_huber(a[0], a[1] if len(a) > 1 else 1.0)),
+    "skew": lambda a, t: _f(np.array([[0.0, -a[0][2], a[0][1]], [a[0][2], 0.0, -a[0][0]],
+                                      [-a[0][1], a[0][0], 0.0]])),
+    "get_diag": lambda a, t: _f(np.diag(np.asarray(a[0]))),
+    "matrix_from_rows": lambda a, t: _f(np.stack(a, axis=0)),
+    "matrix_from_cols": lambda a, t: _f(np.stack(a, axis=1)),
     "quat_from_axis_angle": lambda a, t: _f(_quat_from_axis_angle(a[0], a[1])),
     "cw_mul": lambda a, t: _f(a[0] * a[1]),
     "cw_div": lambda a, t: _f(a[0] / a[1]),

@@ -881,7 +881,9 @@ TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "wh
                        "step", "isnan", "isinf", "isfinite",
                        # test_norms_and_assembly_against_numpy:
                        "norm_l1", "norm_l2", "norm_huber", "norm_pseudo_huber", "smooth_normalize", "skew",
-                       "get_diag", "matrix_from_rows", "matrix_from_cols", "argmin", "argmax"}  # (the last: test_rounding_interpolation_...)
+                       "get_diag", "matrix_from_rows", "matrix_from_cols", "argmin", "argmax",
+                       # test_quaternion_matrices_against_numpy:
+                       "quat_rotate_inv", "quat_to_matrix", "quat_from_matrix"}  # (the last: test_rounding_interpolation_...)
 
 
 @adjit.kernel
@@ -1095,3 +1097,79 @@ def test_gradients_of_norms_and_assembly_match_finite_differences():
     da = adjit.array(d, dtype=adjit.float64, requires_grad=True)
     y = adjit.zeros(n, dtype=adjit.float64, requires_grad=True)
     check_gradients(norms_loss, n, [va, ma, da], [y])
+
+
+# --- quaternions and rotation matrices -----------------------------------------------------------
+
+@adjit.kernel
+def quat_matrices(q: adjit.array(dtype=adjit.quatd), v: adjit.array(dtype=adjit.vec3d),
+                  m: adjit.array(dtype=adjit.mat33d), mats: adjit.array(dtype=adjit.mat33d),
+                  quats: adjit.array(dtype=adjit.quatd), vecs: adjit.array2d(dtype=adjit.vec3d)):
+    i = adjit.tid()
+    mats[i] = adjit.quat_to_matrix(q[i])
+    quats[i] = adjit.quat_from_matrix(m[i])
+    vecs[i, 0] = adjit.quat_rotate_inv(q[i], v[i])
+    vecs[i, 1] = adjit.quat_rotate(q[i], adjit.quat_rotate_inv(q[i], v[i]))
+    vecs[i, 2] = adjit.quat_to_matrix(q[i]) * v[i]
+
+
+def _rotation(q):
+    """The rotation matrix of unit quaternions q = (x, y, z, w), float64."""
+    x, y, z, w = np.moveaxis(q, -1, 0)
+    return np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+                     np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+                     np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)], -2)
+
+
+def test_quaternion_matrices_against_numpy():
+    rng = np.random.default_rng(12)
+    n = 64
+    q = rng.standard_normal((n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    # Rotations of every Shepperd branch: trace > 0, and each diagonal entry largest.
+    q[:4] = [[0.1, 0.2, 0.1, 0.97], [0.97, 0.1, 0.2, 0.1], [0.1, 0.97, 0.2, 0.1], [0.2, 0.1, 0.97, 0.1]]
+    q[:4] /= np.linalg.norm(q[:4], axis=1, keepdims=True)
+    v = rng.standard_normal((n, 3))
+    rot = _rotation(q)
+    mats = adjit.zeros(n, dtype=adjit.mat33d)
+    quats = adjit.zeros(n, dtype=adjit.quatd)
+    vecs = adjit.zeros((n, 3), dtype=adjit.vec3d)
+    adjit.launch(quat_matrices, dim=n, inputs=[adjit.array(q, dtype=adjit.quatd), adjit.array(v, dtype=adjit.vec3d),
+                                               adjit.array(rot, dtype=adjit.mat33d)],
+                 outputs=[mats, quats, vecs])
+    np.testing.assert_allclose(mats.numpy(), rot, rtol=1e-12, atol=1e-12)
+    got = quats.numpy()
+    # q and -q are one rotation: w > 0 where the trace is positive, else the
+    # component of the largest diagonal entry is positive.
+    diag = np.diagonal(rot, axis1=1, axis2=2)
+    positive = np.where(diag.sum(1) > 0, 3, np.argmax(diag, axis=1))
+    sign = np.sign(q[np.arange(n), positive])
+    np.testing.assert_allclose(got, q * sign[:, None], rtol=1e-12, atol=1e-12)
+    vs = vecs.numpy()
+    np.testing.assert_allclose(vs[:, 0], np.einsum("nji,nj->ni", rot, v), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(vs[:, 1], v, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(vs[:, 2], np.einsum("nij,nj->ni", rot, v), rtol=1e-12, atol=1e-12)
+
+
+@adjit.kernel
+def quat_matrices_loss(q: adjit.array(dtype=adjit.quatd), v: adjit.array(dtype=adjit.vec3d),
+                       m: adjit.array(dtype=adjit.mat33d), y: adjit.array(dtype=adjit.float64)):
+    i = adjit.tid()
+    r = adjit.quat_to_matrix(q[i])
+    p = adjit.quat_from_matrix(m[i])
+    w = adjit.quat_rotate_inv(q[i], v[i]) + r * v[i]
+    y[i] = adjit.dot(w, w) + adjit.dot(p, adjit.quatd(0.3, -0.2, 0.5, 0.7)) + adjit.trace(r)
+
+
+def test_gradients_of_quaternion_matrices_match_finite_differences():
+    """Through every Shepperd branch (matrices near the four kinds of rotation)."""
+    from adjit.testing import check_gradients
+    rng = np.random.default_rng(13)
+    q = np.array([[0.1, 0.2, 0.1, 0.97], [0.97, 0.1, 0.2, 0.1], [0.1, 0.97, 0.2, 0.1], [0.2, 0.1, 0.97, 0.1]] * 2)
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    m = _rotation(q) + rng.uniform(-0.01, 0.01, (8, 3, 3))
+    qa = adjit.array(q, dtype=adjit.quatd, requires_grad=True)
+    va = adjit.array(rng.standard_normal((8, 3)), dtype=adjit.vec3d, requires_grad=True)
+    ma = adjit.array(m, dtype=adjit.mat33d, requires_grad=True)
+    y = adjit.zeros(8, dtype=adjit.float64, requires_grad=True)
+    check_gradients(quat_matrices_loss, 8, [qa, va, ma], [y])
