@@ -10,6 +10,9 @@ run where only the runtime is installed (see ``export``).
 from . import types  # noqa: F401
 from . import config  # noqa: F401
 from .compiler.builtins import registry as builtin_registry
+from .device import (Device, ScopedDevice, get_cuda_device_count, get_cuda_devices, get_device,  # noqa: F401
+                     get_devices, get_preferred_device, is_cpu_available, is_cuda_available,
+                     is_device_available, set_device, synchronize_device)
 from .errors import (AdjitError, CompileError, GradientError, KernelError, KernelNameError,  # noqa: F401
                      KernelSyntaxError, KernelTypeError, LaunchError, NonFiniteError, OutOfBoundsError)
 from .interop import from_dlpack, from_jax, from_numpy, from_torch, to_jax, to_torch  # noqa: F401
@@ -17,9 +20,11 @@ from .language import Function, Kernel, adjoint, constant, func, func_grad, kern
 from .launch import launch, synchronize  # noqa: F401
 from .loader import export  # noqa: F401
 from .runtime.array import (Array, array, array1d, array2d, array3d, array4d, clone, copy, empty,  # noqa: F401
-                            full, ones, ones_like, zeros, zeros_like)
+                            empty_like, full, full_like, ones, ones_like, zeros, zeros_like)
 from .runtime.tape import Tape  # noqa: F401
-from .types import (bool_, float32, float64, int32, int64, mat22, mat22d, mat33, mat33d,  # noqa: F401
+from .timing import ScopedTimer  # noqa: F401
+from .types import (bool_, dtype_from_numpy, dtype_to_numpy, float32, float64, int32, int64,  # noqa: F401
+                    mat22, mat22d, mat33, mat33d,
                     mat44, mat44d, matrix, quat, quatd, vec2, vec2d, vec2i, vec3, vec3d, vec3i, vec4, vec4d,
                     vec4i, vector)
 
@@ -36,6 +41,16 @@ def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80", adjoint: bool =
     dialect module for ``target="cpu"``. Needs the compiler."""
     from .compiler import driver
     return driver.compile(k, target, arch, adjoint)
+
+
+def init() -> None:
+    """Nothing to set up (Warp's ``wp.init()``; adjit initializes on import)."""
+
+
+def clear_kernel_cache() -> None:
+    """Deletes the compiled kernels in the kernel cache folder (Warp's name)."""
+    from . import cache
+    cache.clear()
 
 
 def register_dialect(context, load: bool = True) -> None:

@@ -223,6 +223,20 @@ def discard(parts: KeyParts) -> None:
         pass
 
 
+def clear() -> int:
+    """Deletes every compiled kernel in the cache folder (only adjit's
+    ``*.adjitobj`` entries); returns how many. Kernels already loaded in this
+    process keep running; the next process compiles again."""
+    removed = 0
+    for entry in cache_dir().glob("*.adjitobj"):
+        try:
+            entry.unlink()
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
 def load(pyfunc, parts: KeyParts) -> tuple[bytes, dict] | None:
     """The cached (object, metadata) for these key parts, or None (logging
     why it must compile)."""

@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from . import _runtime, config, loader
+from .device import device_alias
 from . import types as T
 from .errors import GradientError, LaunchError, NonFiniteError, OutOfBoundsError
 from .language import Kernel
@@ -142,12 +143,15 @@ def _check_buffer(k: Kernel, name: str, buffer) -> np.ndarray:
     return buffer
 
 
-def launch(k: Kernel, dim, inputs=(), outputs=(), device: str = "cpu") -> None:
-    """Runs kernel ``k`` once per index of ``dim`` (an int or a 1-4-tuple)."""
+def launch(k: Kernel, dim, inputs=(), outputs=(), device=None) -> None:
+    """Runs kernel ``k`` once per index of ``dim`` (an int or a 1-4-tuple) on
+    ``device`` (None: the default device, see ``adjit.ScopedDevice``)."""
     if not isinstance(k, Kernel):
         raise LaunchError(f"launch() needs an @adjit.kernel, got {k!r}")
-    if device != "cpu":
-        raise LaunchError(f"device '{device}' is not supported for launches yet (only 'cpu')")
+    try:
+        device_alias(device)
+    except ValueError as e:
+        raise LaunchError(f"kernel '{k.__name__}': {e}") from None
     args = _argument_list(k, "inputs", inputs) + _argument_list(k, "outputs", outputs)
     if len(args) != len(k.arg_names):
         raise _launch_error(k, f"kernel '{k.__name__}' takes {len(k.arg_names)} arguments "

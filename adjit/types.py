@@ -341,3 +341,25 @@ quat = quaternion(float32)
 quat.name = "quat"
 quatd = quaternion(float64)
 quatd.name = "quatd"
+
+
+def dtype_from_numpy(numpy_dtype) -> ScalarType:
+    """The adjit scalar type of a numpy dtype (as Warp's dtype_from_numpy);
+    TypeError for dtypes adjit has no type for."""
+    try:
+        dt = np.dtype(numpy_dtype)
+    except (TypeError, ValueError):
+        raise TypeError(f"{numpy_dtype!r} is not a numpy dtype") from None
+    for s in SCALAR_TYPES:
+        if s.np_dtype == dt:
+            return s
+    raise TypeError(f"numpy dtype {dt} has no adjit type (adjit has {', '.join(s.name for s in SCALAR_TYPES)})")
+
+
+def dtype_to_numpy(t) -> np.dtype:
+    """The numpy dtype of an adjit scalar type (``float``, ``int`` and
+    ``bool`` too), as Warp's dtype_to_numpy."""
+    if not isinstance(t, ScalarType) and t not in (float, int, bool):
+        raise TypeError(f"dtype_to_numpy() takes a scalar type, got {t!r} (a vector's components: "
+                        f"dtype_to_numpy(T.dtype))")
+    return scalar_type_of(t).np_dtype

@@ -11,6 +11,7 @@ import weakref
 import numpy as np
 
 from .. import types as T
+from ..device import Device, device_alias
 from . import recording
 from .recording import active_tapes
 
@@ -226,7 +227,7 @@ def _infer_dtype(data: np.ndarray):
     return T.scalar_type_of(data.dtype)
 
 
-def array(data=None, dtype=None, shape=None, ndim=None, requires_grad: bool = False, device: str = "cpu"):
+def array(data=None, dtype=None, shape=None, ndim=None, requires_grad: bool = False, device=None):
     """Creates an array from data, or (without data or shape) is an array annotation.
 
     ``adjit.array(np_array)``, ``adjit.array([[1, 2, 3]], dtype=adjit.vec3)``;
@@ -264,7 +265,7 @@ def array(data=None, dtype=None, shape=None, ndim=None, requires_grad: bool = Fa
     if ndim is not None and buffer.ndim - len(comp) != ndim:
         raise ValueError(f"array: ndim={ndim} but the data makes a {buffer.ndim - len(comp)}-d array of {t} "
                          f"(data of shape {np_data.shape})")
-    return Array(buffer, t, requires_grad, device)
+    return Array(buffer, t, requires_grad, _device(device))
 
 
 def _shape_tuple(shape) -> tuple[int, ...]:
@@ -283,12 +284,12 @@ def _unpickle_array(buffer, dtype, requires_grad, device, grad):
 # GPU copies in Warp) changes no value and is accepted.
 
 def _device(device) -> str:
-    if device is None or device == "cpu":
-        return "cpu"
-    if not isinstance(device, str):
-        raise TypeError(f"device must be a string such as 'cpu', got {device!r} (note Warp's order: "
-                        "zeros(shape, dtype, device, requires_grad))")
-    raise ValueError(f"device '{device}' is not supported yet (only 'cpu')")
+    """The alias of the device named by ``device`` (None: the default device,
+    see adjit.set_device / ScopedDevice)."""
+    if device is not None and not isinstance(device, (str, Device)):
+        raise TypeError(f"device must be a string such as 'cpu' or an adjit.Device, got {device!r} (note "
+                        "Warp's order: zeros(shape, dtype, device, requires_grad))")
+    return device_alias(device)
 
 
 def full(shape, value=0, dtype=float, device=None, requires_grad: bool = False, pinned: bool = False) -> Array:
@@ -318,6 +319,17 @@ def empty(shape, dtype=float, device=None, requires_grad: bool = False, pinned: 
     return Array(buffer, t, requires_grad, _device(device))
 
 
+def full_like(a: Array, value, device=None, requires_grad: bool | None = None, pinned: bool = False) -> Array:
+    """An array of ``a``'s shape and dtype with every element ``value``."""
+    return full(a.shape, value, a.dtype, device or a.device,
+                a.requires_grad if requires_grad is None else requires_grad)
+
+
+def empty_like(a: Array, device=None, requires_grad: bool | None = None, pinned: bool = False) -> Array:
+    """An array of ``a``'s shape and dtype whose values are undefined until written."""
+    return empty(a.shape, a.dtype, device or a.device, a.requires_grad if requires_grad is None else requires_grad)
+
+
 def zeros_like(a: Array, device=None, requires_grad: bool | None = None, pinned: bool = False) -> Array:
     return zeros(a.shape, a.dtype, device or a.device, a.requires_grad if requires_grad is None else requires_grad)
 
@@ -327,7 +339,7 @@ def ones_like(a: Array, device=None, requires_grad: bool | None = None, pinned: 
 
 
 def _array_nd(ndim: int):
-    def array_nd(data=None, dtype=None, shape=None, requires_grad: bool = False, device: str = "cpu"):
+    def array_nd(data=None, dtype=None, shape=None, requires_grad: bool = False, device=None):
         if data is None and shape is None:
             return T.ArrayType(dtype if dtype is not None else T.float32, ndim)
         if shape is not None and data is None and len(_shape_tuple(shape)) != ndim:

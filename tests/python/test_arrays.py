@@ -283,5 +283,5 @@ def test_constructors_take_warps_parameter_order():
     assert wp.zeros_like(c, "cpu", False).grad is None
     with pytest.raises(TypeError, match="Warp's order"):
         wp.zeros(3, float, True)
-    with pytest.raises(ValueError, match="not supported yet"):
+    with pytest.raises(ValueError, match="'cuda:0' is not available"):
         wp.zeros(3, float, "cuda:0")
