@@ -24,7 +24,8 @@ from .runtime.array import (Array, array, array1d, array2d, array3d, array4d, cl
 from .runtime.tape import Tape  # noqa: F401
 from .timing import ScopedTimer  # noqa: F401
 from .types import (bool_, dtype_from_numpy, dtype_to_numpy, float32, float64, int32, int64,  # noqa: F401
-                    mat22, mat22d, mat33, mat33d,
+                    mat22, mat22d, mat33, mat33d, spatial_matrix, spatial_matrixd, spatial_matrixf,
+                    spatial_vector, spatial_vectord, spatial_vectorf,
                     mat44, mat44d, matrix, quat, quatd, vec2, vec2d, vec2i, vec3, vec3d, vec3i, vec4, vec4d,
                     vec4i, vector)
 

@@ -76,14 +76,20 @@ def _scalar_named(name: str) -> ScalarType:
     raise TypeError(f"no adjit scalar type is called {name!r}")
 
 
+#: The most components of a vector, and rows or columns of a matrix (Warp's
+#: spatial vectors and matrices are 6; an 8x8 float64 matrix passed by value
+#: fills the runtime's argument slot, cpp/runtime/KernelArgs.h).
+MAX_COMPONENTS = 8
+
+
 class VectorType(Type):
-    """A small vector of 2 to 4 scalars, a value (never shared)."""
+    """A small vector of 2 to MAX_COMPONENTS scalars, a value (never shared)."""
 
     COMPONENTS = "xyzw"
 
     def __init__(self, length: int, dtype: ScalarType, name: str | None = None):
-        if not 2 <= length <= 4 or dtype.is_bool:
-            raise TypeError(f"vector length must be 2 to 4 of a numeric type, got {length} x {dtype}")
+        if not 2 <= length <= MAX_COMPONENTS or dtype.is_bool:
+            raise TypeError(f"vector length must be 2 to {MAX_COMPONENTS} of a numeric type, got {length} x {dtype}")
         self.length = length
         self.dtype = dtype
         self.name = name or f"vector({length}, {dtype})"
@@ -115,11 +121,11 @@ class VectorType(Type):
 
 
 class MatrixType(Type):
-    """A small row-major matrix of 2 to 4 rows and columns, a value."""
+    """A small row-major matrix of 2 to MAX_COMPONENTS rows and columns, a value."""
 
     def __init__(self, rows: int, cols: int, dtype: ScalarType, name: str | None = None):
-        if not (2 <= rows <= 4 and 2 <= cols <= 4) or not dtype.is_float:
-            raise TypeError(f"matrix shape must be 2 to 4 of a float type, got {rows}x{cols} {dtype}")
+        if not (2 <= rows <= MAX_COMPONENTS and 2 <= cols <= MAX_COMPONENTS) or not dtype.is_float:
+            raise TypeError(f"matrix shape must be 2 to {MAX_COMPONENTS} of a float type, got {rows}x{cols} {dtype}")
         self.rows = rows
         self.cols = cols
         self.dtype = dtype
@@ -303,9 +309,9 @@ def constant_type_of(value) -> ValueType | None:
         return None
     if isinstance(value, QuatValue) and shape == (4,) and dtype.is_float:
         return quaternion(dtype)
-    if len(shape) == 1 and 2 <= shape[0] <= 4:
+    if len(shape) == 1 and 2 <= shape[0] <= MAX_COMPONENTS:
         return vector(shape[0], dtype)
-    if len(shape) == 2 and 2 <= shape[0] <= 4 and 2 <= shape[1] <= 4 and dtype.is_float:
+    if len(shape) == 2 and 2 <= shape[0] <= MAX_COMPONENTS and 2 <= shape[1] <= MAX_COMPONENTS and dtype.is_float:
         return matrix(shape, dtype)
     return None
 
@@ -363,3 +369,11 @@ def dtype_to_numpy(t) -> np.dtype:
         raise TypeError(f"dtype_to_numpy() takes a scalar type, got {t!r} (a vector's components: "
                         f"dtype_to_numpy(T.dtype))")
     return scalar_type_of(t).np_dtype
+
+
+#: Warp's spatial types (Featherstone's 6-vectors: angular on top, linear
+#: below; spatial_top / spatial_bottom read them).
+spatial_vector = spatial_vectorf = vector(6, float32)
+spatial_vectord = vector(6, float64)
+spatial_matrix = spatial_matrixf = matrix((6, 6), float32)
+spatial_matrixd = matrix((6, 6), float64)

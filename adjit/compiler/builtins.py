@@ -744,8 +744,8 @@ add_builtin("mul", "a * b: scalar products, scaling of vectors, matrices and qua
 def _infer_identity(args, n, dtype):
     if args:
         raise TypeError(f"identity() takes only n and dtype, got {len(args)} more arguments")
-    if not 2 <= n <= 4:
-        raise TypeError(f"identity() needs n of 2 to 4, got {n}")
+    if not 2 <= n <= T.MAX_COMPONENTS:
+        raise TypeError(f"identity() needs n of 2 to {T.MAX_COMPONENTS}, got {n}")
     if not dtype.is_float:
         raise TypeError(f"identity() needs a float dtype, got {dtype}")
     return T.matrix((n, n), dtype)
@@ -1178,3 +1178,57 @@ add_builtin("argmin", "Index of the smallest component of a vector (the first, o
             _infer_arg_extreme("argmin"), _emit_arg_extreme(True), differentiable=False)
 add_builtin("argmax", "Index of the largest component of a vector (the first, on ties).",
             _infer_arg_extreme("argmax"), _emit_arg_extreme(False), differentiable=False)
+
+
+
+# --- spatial vectors (6-vectors: angular on top, linear below, as Warp) --------------------------
+
+def _spatial_args(name, count):
+    def infer(args):
+        if len(args) != count or not all(isinstance(a, T.VectorType) and a.length == 6 and a.dtype.is_float
+                                          and a == args[0] for a in args):
+            raise TypeError(f"{name}() needs {count} float 6-vector(s) of one type, got "
+                            f"{', '.join(map(str, args))}")
+        return args[0]
+    return infer
+
+
+def _halves(v, t):
+    return (vector_d.FromElementsOp(T.vector(3, t.dtype).mlir(), _components(v, 6)[:3]).result,
+            vector_d.FromElementsOp(T.vector(3, t.dtype).mlir(), _components(v, 6)[3:]).result)
+
+
+def _join(top, bottom, t):
+    return vector_d.FromElementsOp(t.mlir(), _components(top, 3) + _components(bottom, 3)).result
+
+
+def _emit_spatial_half(first):
+    def emit(vals, types, result):
+        return _halves(vals[0], types[0])[0 if first else 1]
+    return emit
+
+
+def _emit_spatial_cross(dual):
+    def emit(vals, types, result):
+        """Motion cross (w_a x w_b, w_a x v_b + v_a x w_b); the dual (force)
+        cross (w_a x w_b + v_a x v_b, w_a x v_b)."""
+        t3 = T.vector(3, result.dtype)
+        (wa, va), (wb, vb) = _halves(vals[0], result), _halves(vals[1], result)
+        cross = lambda a, b: _emit_cross([a, b], [t3, t3], t3)  # noqa: E731
+        if dual:
+            return _join(arith.AddFOp(cross(wa, wb), cross(va, vb)).result, cross(wa, vb), result)
+        return _join(cross(wa, wb), arith.AddFOp(cross(wa, vb), cross(va, wb)).result, result)
+    return emit
+
+
+add_builtin("spatial_top", "The top (angular) 3-vector of a spatial 6-vector.",
+            lambda a: T.vector(3, _spatial_args("spatial_top", 1)(a).dtype), _emit_spatial_half(True))
+add_builtin("spatial_bottom", "The bottom (linear) 3-vector of a spatial 6-vector.",
+            lambda a: T.vector(3, _spatial_args("spatial_bottom", 1)(a).dtype), _emit_spatial_half(False))
+add_builtin("spatial_dot", "The dot product of two spatial 6-vectors.",
+            lambda a: _spatial_args("spatial_dot", 2)(a).dtype, _emit_dot)
+add_builtin("spatial_cross", "The motion cross product of spatial 6-vectors a = (w_a, v_a), b = (w_b, v_b): "
+            "(w_a x w_b, w_a x v_b + v_a x w_b).", _spatial_args("spatial_cross", 2), _emit_spatial_cross(False))
+add_builtin("spatial_cross_dual", "The force (dual) cross product of spatial 6-vectors a, b: "
+            "(w_a x w_b + v_a x v_b, w_a x v_b).", _spatial_args("spatial_cross_dual", 2),
+            _emit_spatial_cross(True))

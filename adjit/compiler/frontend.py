@@ -736,8 +736,16 @@ class FunctionBuilder:
         for op, right_node in zip(node.ops, node.comparators):
             right = self.expr(right_node)
             a, b = self.unify(left, right, node)
+            if isinstance(a.type, (T.VectorType, T.MatrixType)) and isinstance(op, (ast.Eq, ast.NotEq)) \
+                    and a.type == b.type:
+                c = self.components_equal(a, b, isinstance(op, ast.NotEq))
+                result = c if result is None else arith.AndIOp(result, c).result
+                left = right
+                continue
             if not isinstance(a.type, T.ScalarType):
-                raise self.error(f"cannot compare {a.type} values", node)
+                raise self.error(f"cannot compare {a.type} values" + (
+                    " (vectors and matrices take == and != only)" if isinstance(a.type, (T.VectorType, T.MatrixType))
+                    else ""), node)
             av, bv = self.materialize(a, a.type), self.materialize(b, b.type)
             kind = type(op)
             if kind not in _CMP_F:
@@ -749,6 +757,23 @@ class FunctionBuilder:
             result = c if result is None else arith.AndIOp(result, c).result
             left = right
         return Val(T.bool_, result)
+
+    def components_equal(self, a: Val, b: Val, negate: bool) -> ir.Value:
+        """a == b for vectors and matrices: every component equal (a NaN
+        component is unequal); a != b is its negation."""
+        t = a.type
+        av, bv = self.materialize(a, t), self.materialize(b, t)
+        if t.dtype.is_float:
+            same = arith.CmpFOp(arith.CmpFPredicate.OEQ, av, bv).result
+        else:
+            same = arith.CmpIOp(arith.CmpIPredicate.eq, av, bv).result
+        count = int(np.prod(t.shape))
+        flat = vector_d.ShapeCastOp(ir.VectorType.get([count], ir.IntegerType.get_signless(1)), same).result
+        equal = vector_d.ReductionOp(ir.IntegerType.get_signless(1), vector_d.CombiningKind.AND, flat).result
+        if negate:
+            true = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
+            return arith.XOrIOp(equal, true).result
+        return equal
 
     def expr_IfExp(self, node):
         # Only the taken side runs, as in Python and Warp: the other side's
@@ -1067,6 +1092,12 @@ class FunctionBuilder:
             for r, a in enumerate(args):
                 m = vector_d.InsertOp(a.value, m, [], [r]).result
             return Val(t, m)
+        if isinstance(t, T.VectorType) and len(args) > 1 and all(
+                isinstance(a, Val) and type(a.type) is T.VectorType and a.type.dtype == scalar for a in args) \
+                and sum(a.type.length for a in args) == n:
+            # Concatenated vectors: spatial_vector(w, v) of two vec3.
+            comps = [vector_d.ExtractOp(a.value, [], [k]).result for a in args for k in range(a.type.length)]
+            return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
         if len(args) != n:
             raise self.error(f"{t}() takes {n} components, got {len(args)}", node)
         for k, a in enumerate(args):

@@ -31,10 +31,10 @@ struct MemRefDescriptor {
   int64_t sizesAndStrides[2 * kMaxArrayRank];
 };
 
-/// Storage for one argument: a packed value of at most 16 doubles (a 4x4
-/// float64 matrix), or a MemRefDescriptor.
+/// Storage for one argument: a packed value of at most 64 doubles (an 8x8
+/// float64 matrix: adjit.types.MAX_COMPONENTS), or a MemRefDescriptor.
 struct alignas(16) ArgSlot {
-  unsigned char bytes[128];
+  unsigned char bytes[512];
 };
 static_assert(sizeof(MemRefDescriptor) <= sizeof(ArgSlot),
               "an argument slot holds a descriptor");

@@ -883,7 +883,9 @@ TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "wh
                        "norm_l1", "norm_l2", "norm_huber", "norm_pseudo_huber", "smooth_normalize", "skew",
                        "get_diag", "matrix_from_rows", "matrix_from_cols", "argmin", "argmax",
                        # test_quaternion_matrices_against_numpy:
-                       "quat_rotate_inv", "quat_to_matrix", "quat_from_matrix"}  # (the last: test_rounding_interpolation_...)
+                       "quat_rotate_inv", "quat_to_matrix", "quat_from_matrix",
+                       # test_wide_types.py:
+                       "spatial_top", "spatial_bottom", "spatial_dot", "spatial_cross", "spatial_cross_dual"}  # (the last: test_rounding_interpolation_...)
 
 
 @adjit.kernel

@@ -482,7 +482,7 @@ BAD_BODIES = [
     ("KernelTypeError", "a = adjit.identity(m=3)"),
     ("KernelTypeError", "a = adjit.identity()"),
     ("KernelTypeError", "a = adjit.identity(n=i)"),
-    ("KernelTypeError", "a = adjit.identity(n=5)"),
+    ("KernelTypeError", "a = adjit.identity(n=9)"),
     ("KernelTypeError", "a = adjit.identity(n=3, dtype=x)"),
     ("KernelTypeError", "a = adjit.identity(n=3, dtype=int)"),
     ("KernelTypeError", "a = adjit.identity(3, n=3)"),

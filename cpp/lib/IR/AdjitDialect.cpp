@@ -78,6 +78,10 @@ FailureOr<Type> mlir::adjit::getComponentType(Type aggregate,
 // ArrayType
 //===----------------------------------------------------------------------===//
 
+/// The most components of an array element vector, or rows or columns of a
+/// matrix (adjit.types.MAX_COMPONENTS: Warp's spatial types are 6).
+static constexpr int64_t kMaxComponents = 8;
+
 static bool isArrayScalar(Type t) {
   return t.isF32() || t.isF64() || t.isInteger(32) || t.isInteger(64);
 }
@@ -91,11 +95,12 @@ LogicalResult ArrayType::verify(function_ref<InFlightDiagnostic()> emitError,
   auto vecTy = dyn_cast<VectorType>(elementType);
   if (!vecTy || vecTy.isScalable() || vecTy.getRank() < 1 || vecTy.getRank() > 2 ||
       !isArrayScalar(vecTy.getElementType()) ||
-      llvm::any_of(vecTy.getShape(), [](int64_t n) { return n < 2 || n > 4; }))
+      llvm::any_of(vecTy.getShape(),
+                   [](int64_t n) { return n < 2 || n > kMaxComponents; }))
     return emitError() << "array element must be f32, f64, i32, i64, or a "
                           "vector<N x T> / matrix vector<R x C x T> of them "
-                          "with extents 2 to 4, got "
-                       << elementType;
+                          "with extents 2 to "
+                       << kMaxComponents << ", got " << elementType;
   return success();
 }
 

@@ -31,13 +31,13 @@ func.func private @rank_missing(!adjit.array<f32>)
 // -----
 
 /// f16 is not an array scalar.
-// expected-error @below {{array element must be f32, f64, i32, i64, or a vector<N x T> / matrix vector<R x C x T> of them with extents 2 to 4, got 'f16'}}
+// expected-error @below {{array element must be f32, f64, i32, i64, or a vector<N x T> / matrix vector<R x C x T> of them with extents 2 to 8, got 'f16'}}
 func.func private @elem_f16(!adjit.array<f16, 1>)
 
 // -----
 
 /// Neither is index.
-// expected-error @below {{array element must be f32, f64, i32, i64, or a vector<N x T> / matrix vector<R x C x T> of them with extents 2 to 4, got 'index'}}
+// expected-error @below {{array element must be f32, f64, i32, i64, or a vector<N x T> / matrix vector<R x C x T> of them with extents 2 to 8, got 'index'}}
 func.func private @elem_index(!adjit.array<index, 1>)
 
 // -----
@@ -54,15 +54,15 @@ func.func private @elem_vec1(!adjit.array<vector<1xf32>, 1>)
 
 // -----
 
-/// A vector of five components is too long.
-// expected-error @below {{got 'vector<5xf32>'}}
-func.func private @elem_vec5(!adjit.array<vector<5xf32>, 1>)
+/// A vector of nine components is too long (spatial 6-vectors fit).
+// expected-error @below {{got 'vector<9xf32>'}}
+func.func private @elem_vec9(!adjit.array<vector<9xf32>, 1>)
 
 // -----
 
-/// A matrix extent of 5 is too long.
-// expected-error @below {{got 'vector<3x5xf64>'}}
-func.func private @elem_mat35(!adjit.array<vector<3x5xf64>, 2>)
+/// A matrix extent of 9 is too long.
+// expected-error @below {{got 'vector<3x9xf64>'}}
+func.func private @elem_mat39(!adjit.array<vector<3x9xf64>, 2>)
 
 // -----
 
