@@ -20,6 +20,14 @@ def tid():
     raise RuntimeError("adjit.tid() can only be called inside an @adjit.kernel")
 
 
+def printf(fmt: str, *args):
+    """``printf("%d: %f\\n", i, x)`` in a kernel: C's printf of integer and
+    float values (the format is checked when the kernel compiles). Kernels
+    that print run their threads in order, so lines come out in thread
+    order. Kernels only; ``print(...)`` works too."""
+    raise RuntimeError("adjit.printf() can only be called inside an @adjit.kernel or @adjit.func")
+
+
 def constant(x):
     """Returns ``x``: marks a module-level value used by kernels (as in Warp).
 

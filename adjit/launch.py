@@ -10,6 +10,7 @@ from __future__ import annotations
 import linecache
 import math
 import struct
+import sys
 import time
 
 import numpy as np
@@ -191,6 +192,8 @@ def _run(variant, total: int, shape, args: list, ranges: list, noalias: bool):
     """Runs a loaded variant (``_runtime.launch_cpu``), its float atomics
     ordered as ``_atomic_order`` says; returns what the runtime reports."""
     order = _atomic_order(variant, noalias, total)
+    if variant.atomic_order == _SERIAL:
+        sys.stdout.flush()  # a kernel that prints (serial) comes after Python's earlier output
     if order == _PARALLEL or variant.atomic_order != _ORDERED or total < _ORDERED_MIN_THREADS:
         return _runtime.launch_cpu(variant.entry, total, shape, args, ranges, order)
     start = time.perf_counter()

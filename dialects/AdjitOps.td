@@ -336,6 +336,24 @@ def Adjit_StopGradientOp : Adjit_Op<"stop_gradient", [Pure, AllTypesMatch<["inpu
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
+def Adjit_PrintOp : Adjit_Op<"print", [MemoryEffects<[MemWrite]>]> {
+  let summary = "prints values with a printf format (print() and printf() in kernels)";
+  let description = [{
+    Prints `args` (integers, index, floats) formatted by the C printf
+    `format` to the process's standard output. The launch passes lower it:
+    to a call of the C library's printf on the CPU, to `gpu.printf` on the
+    GPU. A kernel that prints runs its threads in order on one core
+    (adjit-atomic-order: "serial"), so its lines come out in thread order;
+    the adjoint kernel's replay of the forward drops it.
+
+    ```mlir
+    adjit.print "x = %g, i = %d\n"(%x, %i : f32, i32)
+    ```
+  }];
+  let arguments = (ins StrAttr:$format, Variadic<AnyTypeOf<[AnySignlessInteger, Index, F32, F64]>>:$args);
+  let assemblyFormat = "$format (`(` $args^ `:` type($args) `)`)? attr-dict";
+}
+
 //===----------------------------------------------------------------------===//
 // Device function calls
 //===----------------------------------------------------------------------===//

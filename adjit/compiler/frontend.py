@@ -9,8 +9,10 @@ is built, and every op carries the Python file:line:col as its location.
 from __future__ import annotations
 
 import ast
+import builtins
 import itertools
 import math
+import re
 
 import numpy as np
 from mlir import ir
@@ -841,6 +843,10 @@ class FunctionBuilder:
         if isinstance(callee, B.Builtin):
             value_nodes, static = self.bind_static_params(callee, node)
             return self.call_builtin(callee, [self.expr(a) for a in value_nodes], node, static)
+        if callee is builtins.print:
+            return self.emit_print(node)
+        if callee is language.printf:
+            return self.emit_printf(node)
         if node.keywords and not isinstance(callee, language.Function):
             raise self.error(f"keyword arguments are not supported in calls to '{ast.unparse(node.func)}'",
                              node, KernelSyntaxError)
@@ -867,6 +873,91 @@ class FunctionBuilder:
         if isinstance(callee, language.Kernel):
             raise self.error("kernels cannot be called from kernels; use a @adjit.func", node)
         raise self.error(f"'{ast.unparse(node.func)}' is not a builtin, type or @adjit.func", node)
+
+    # --- print -------------------------------------------------------------
+
+    def print_parts(self, value: Val, node) -> tuple[str, list]:
+        """(printf format, scalar values) of one value: numbers, vectors as
+        [x y z], matrices as [[a b] [c d]] (bools print as 1 and 0)."""
+        t = value.type
+        if isinstance(t, T.ScalarType):
+            v = self.materialize(value, t)
+            if t.is_bool:
+                v = arith.ExtUIOp(T.int32.mlir(), v).result
+            return _PRINTF_SPEC[t.name], [v]
+        if isinstance(t, (T.VectorType, T.MatrixType)):
+            v = self.materialize(value, t)
+            spec = _PRINTF_SPEC[t.dtype.name]
+            if isinstance(t, T.VectorType):
+                comps = [vector_d.ExtractOp(v, [], [k]).result for k in range(t.length)]
+                return "[" + " ".join([spec] * t.length) + "]", comps
+            rows = ["[" + " ".join([spec] * t.cols) + "]" for _ in range(t.rows)]
+            comps = [vector_d.ExtractOp(v, [], [r, c]).result for r in range(t.rows) for c in range(t.cols)]
+            return "[" + " ".join(rows) + "]", comps
+        raise self.error(f"print() takes numbers, vectors and matrices, got {t}", node)
+
+    def emit_print(self, node):
+        """Python's print(*args, sep=" ", end="\\n"): string literals and values."""
+        options = {"sep": " ", "end": "\n"}
+        for kw in node.keywords:
+            if kw.arg not in options or not (isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)):
+                raise self.error("print() takes sep= and end= string literals only", kw, KernelSyntaxError)
+            options[kw.arg] = kw.value.value
+        pieces, values = [], []
+        for arg in node.args:
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                pieces.append(arg.value.replace("%", "%%"))
+                continue
+            fmt, vals = self.print_parts(self.expr(arg), arg)
+            pieces.append(fmt)
+            values.extend(vals)
+        fmt = options["sep"].replace("%", "%%").join(pieces) + options["end"].replace("%", "%%")
+        adjit_d.PrintOp(fmt, values)
+        return Val(T.int32, arith.ConstantOp(T.int32.mlir(), 0).result)
+
+    def emit_printf(self, node):
+        """printf(format, *args): the format's conversions checked against the
+        arguments (integers take d i u x X o c, floats f F e E g G a A; the
+        length modifier is set from the argument's type)."""
+        if node.keywords or not node.args or not (isinstance(node.args[0], ast.Constant)
+                                                  and isinstance(node.args[0].value, str)):
+            raise self.error("printf() takes a format string literal, then the values", node, KernelSyntaxError)
+        fmt = node.args[0].value
+        values = [self.expr(a) for a in node.args[1:]]
+        specs = list(_PRINTF_CONVERSION.finditer(fmt))
+        for m in specs:
+            if m.group("conv") is None:
+                raise self.error(f"printf() conversion '{m.group(0)}' is not supported (integers: d i u x X o c; "
+                                 "floats: f F e E g G a A; %% for %)", node, KernelTypeError)
+        if fmt.count("%") != sum(2 if m.group("conv") == "%" else 1 for m in specs):
+            raise self.error("printf() format ends in a lone '%'", node, KernelTypeError)
+        conversions = [m for m in specs if m.group("conv") != "%"]
+        if len(conversions) != len(values):
+            raise self.error(f"printf() format has {len(conversions)} conversion(s) for {len(values)} value(s)",
+                             node, KernelTypeError)
+        out, last, scalars = [], 0, []
+        it = iter(values)
+        for m in specs:
+            out.append(fmt[last:m.start()])
+            last = m.end()
+            if m.group("conv") == "%":
+                out.append("%%")
+                continue
+            value = next(it)
+            t = value.type
+            conv = m.group("conv")
+            if not isinstance(t, T.ScalarType):
+                raise self.error(f"printf() conversion %{conv} cannot print a {t} (print scalars; "
+                                 "print() also takes vectors and matrices)", node, KernelTypeError)
+            if conv in "fFeEgGaA" and not t.is_float or conv in "diuxXoc" and t.is_float:
+                raise self.error(f"printf() conversion %{conv} does not match a {t} value", node, KernelTypeError)
+            length = "ll" if t.name == "int64" else ""
+            out.append("%" + m.group("flags") + length + conv)
+            v = self.materialize(value, t)
+            scalars.append(arith.ExtUIOp(T.int32.mlir(), v).result if t.is_bool else v)
+        out.append(fmt[last:])
+        adjit_d.PrintOp("".join(out), scalars)
+        return Val(T.int32, arith.ConstantOp(T.int32.mlir(), 0).result)
 
     # --- calls -------------------------------------------------------------
 
@@ -1516,6 +1607,8 @@ class FunctionBuilder:
                 return B.lookup(missing.id)
             if missing.id == "len" and missing is node:
                 return len
+            if missing.id == "print" and missing is node:
+                return builtins.print
             raise self.error(f"name '{missing.id}' is not defined", missing, KernelNameError)
         raise self.error(f"'{ast.unparse(missing)}' is not defined", missing, KernelNameError)
 
@@ -1531,3 +1624,11 @@ class FunctionBuilder:
                 return Val(t, self.literal_constant(t, obj.item()) if isinstance(t, T.ScalarType)
                            else constant_array(t, obj))
         return obj
+
+
+#: printf conversions of print()'s values, by scalar type.
+_PRINTF_SPEC = {"float32": "%g", "float64": "%g", "int32": "%d", "int64": "%lld", "bool": "%d"}
+#: A printf conversion: flags, width and precision (no *), an ignored length
+#: modifier, the conversion (or %%).
+_PRINTF_CONVERSION = re.compile(r"%(?P<flags>[-+ #0]*\d*(?:\.\d+)?)(?:hh|h|ll|l|j|z|t|L)?(?P<conv>[diuxXocfFeEgGaA%])"
+                                r"|%(?P<bad>.)")

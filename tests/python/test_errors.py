@@ -447,7 +447,7 @@ BAD_BODIES = [
     ("KernelSyntaxError", "try:\n        pass\n    except Exception:\n        pass"),
     ("KernelSyntaxError", "def g():\n        pass"),
     ("KernelSyntaxError", "a = b = 1.0"),
-    ("KernelNameError", "print(i)"),
+    ("KernelNameError", "input(i)"),
     ("KernelNameError", "q += 1"),
     ("KernelTypeError", "a = math.sin(1.0)"),
     ("KernelTypeError", "x = 1.0"),

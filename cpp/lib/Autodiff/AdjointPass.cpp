@@ -594,9 +594,11 @@ LogicalResult rejectUsedOldValue(Operation *write) {
 }
 
 /// Clones the ops of `block` (but its terminator) at `b` through `map`,
-/// dropping memory writes (they happened in the forward launch).
+/// dropping memory writes and prints (they happened in the forward launch).
 LogicalResult replay(Block &block, OpBuilder &b, IRMapping &map) {
   for (Operation &op : block.without_terminator()) {
+    if (isa<PrintOp>(op))
+      continue; // printed by the forward launch
     if (writesMemory(&op)) {
       if (failed(rejectUsedOldValue(&op)))
         return failure();
@@ -611,7 +613,7 @@ LogicalResult replay(Block &block, OpBuilder &b, IRMapping &map) {
     Operation *copy = b.clone(op, map);
     SmallVector<Operation *> writes;
     copy->walk([&](Operation *nested) {
-      if (writesMemory(nested))
+      if (writesMemory(nested) || isa<PrintOp>(nested))
         writes.push_back(nested);
     });
     for (Operation *w : writes) {

@@ -228,6 +228,53 @@ void markNoAlias(func::FuncOp body) {
                 DenseI64ArrayAttr::get(body.getContext(), positions));
 }
 
+/// print() in kernels: calls of the C library's printf (resolved from the
+/// process when the object loads), its arguments promoted as C promotes a
+/// variadic call's (float to double, i1 to i32, index to i64).
+void lowerPrints(ModuleOp module) {
+  SmallVector<PrintOp> prints;
+  module.walk([&](PrintOp op) { prints.push_back(op); });
+  if (prints.empty())
+    return;
+  MLIRContext *ctx = module.getContext();
+  auto ptrTy = LLVM::LLVMPointerType::get(ctx);
+  auto i32 = IntegerType::get(ctx, 32);
+  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+  auto printf = module.lookupSymbol<LLVM::LLVMFuncOp>("printf");
+  if (!printf)
+    printf = LLVM::LLVMFuncOp::create(
+        mb, module.getLoc(), "printf",
+        LLVM::LLVMFunctionType::get(i32, {ptrTy}, /*isVarArg=*/true));
+  DenseMap<StringAttr, LLVM::GlobalOp> formats;
+  for (PrintOp print : prints) {
+    LLVM::GlobalOp &global = formats[print.getFormatAttr()];
+    if (!global) {
+      std::string text = print.getFormat().str();
+      text.push_back('\0');
+      auto type = LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), text.size());
+      global = LLVM::GlobalOp::create(
+          mb, print.getLoc(), type, /*isConstant=*/true, LLVM::Linkage::Internal,
+          "adjit_print_format_" + std::to_string(formats.size()),
+          mb.getStringAttr(text));
+    }
+    OpBuilder b(print);
+    Location loc = print.getLoc();
+    SmallVector<Value> args{LLVM::AddressOfOp::create(b, loc, global)};
+    for (Value arg : print.getArgs()) {
+      Type type = arg.getType();
+      if (type.isF32())
+        arg = LLVM::FPExtOp::create(b, loc, b.getF64Type(), arg);
+      else if (isa<IndexType>(type))
+        arg = arith::IndexCastOp::create(b, loc, b.getI64Type(), arg);
+      else if (type.isInteger(1))
+        arg = arith::ExtUIOp::create(b, loc, i32, arg);
+      args.push_back(arg);
+    }
+    LLVM::CallOp::create(b, loc, printf, args);
+    print.erase();
+  }
+}
+
 struct AdjitCpuLaunchPass : adjit::impl::AdjitCpuLaunchBase<AdjitCpuLaunchPass> {
   using Base::Base;
   void runOnOperation() override {
@@ -263,6 +310,7 @@ struct AdjitCpuLaunchPass : adjit::impl::AdjitCpuLaunchBase<AdjitCpuLaunchPass> 
         module.lookupSymbol(entryName)->setAttr(
             AdjitDialect::getAtomicOrderAttrName(), atomicOrder);
     }
+    lowerPrints(module);
   }
 };
 

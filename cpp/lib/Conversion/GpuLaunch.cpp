@@ -86,6 +86,19 @@ struct AdjitGpuLaunchPass : adjit::impl::AdjitGpuLaunchBase<AdjitGpuLaunchPass> 
         cond.erase();
       });
       cloneCallees(*body, hostSymbols, gpuModule);
+      // print() in kernels: the GPU's printf (index values as i64).
+      gpuModule.walk([&](PrintOp print) {
+        OpBuilder pb(print);
+        SmallVector<Value> args;
+        for (Value arg : print.getArgs())
+          args.push_back(isa<IndexType>(arg.getType())
+                             ? arith::IndexCastOp::create(pb, print.getLoc(),
+                                                          pb.getI64Type(), arg)
+                                   .getResult()
+                             : arg);
+        gpu::PrintfOp::create(pb, print.getLoc(), print.getFormatAttr(), args);
+        print.erase();
+      });
 
       SmallVector<Type> gpuArgTypes = argTypes;
       gpuArgTypes.append(kMaxLaunchDims, b.getI64Type());

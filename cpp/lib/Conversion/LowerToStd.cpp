@@ -363,9 +363,9 @@ struct AdjitLowerToStdPass
     target.addLegalDialect<arith::ArithDialect, memref::MemRefDialect,
                            vector::VectorDialect, func::FuncDialect>();
     target.addIllegalDialect<AdjitDialect>();
-    // Launch state: replaced by the launch passes.
+    // Launch state and prints: replaced by the launch passes.
     target.addLegalOp<TidOp, TidBoundsOp, ErrorRecordOp, LaunchConditionOp,
-                      IndexRangeOp>();
+                      IndexRangeOp, PrintOp>();
     target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
       return converter.isSignatureLegal(op.getFunctionType()) &&
              converter.isLegal(&op.getBody());

@@ -48,13 +48,13 @@ Value atomicArray(Operation *op) {
   return cast<AtomicMaxOp>(op).getArray();
 }
 
-/// Whether `fn` or a function it calls contains an atomic.
+/// Whether `fn` or a function it calls contains an atomic (or a print).
 bool containsAtomics(func::FuncOp fn, DenseSet<Operation *> &visited) {
   if (!visited.insert(fn).second)
     return false;
   bool found = false;
   fn.walk([&](Operation *op) {
-    if (isAtomic(op)) {
+    if (isAtomic(op) || isa<PrintOp>(op)) {
       found = true;
       return WalkResult::interrupt();
     }
@@ -83,6 +83,8 @@ StringRef classify(func::FuncOp kernel) {
         deferredInto.insert(atomicArray(op));
       return;
     }
+    if (isa<PrintOp>(op))
+      serial = true; // lines in thread order
     if (auto call = dyn_cast<CallOpInterface>(op)) {
       auto callee = dyn_cast_or_null<func::FuncOp>(call.resolveCallable());
       DenseSet<Operation *> visited;

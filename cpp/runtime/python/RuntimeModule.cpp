@@ -20,6 +20,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -73,6 +74,8 @@ nb::object launchCpuEntry(uintptr_t entry, int64_t total,
     nb::gil_scoped_release release;
     launchCpu(reinterpret_cast<CpuEntry>(entry), pointers.data(), shape.data(),
               total, &record, AtomicOrder(atomicOrder));
+    // What kernels printed (C's stdio) comes out before Python's next output.
+    std::fflush(stdout);
   }
   if (record.site == 0)
     return nb::none();
