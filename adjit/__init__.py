@@ -16,8 +16,8 @@ from .device import (Device, ScopedDevice, get_cuda_device_count, get_cuda_devic
 from .errors import (AdjitError, CompileError, GradientError, KernelError, KernelNameError,  # noqa: F401
                      KernelSyntaxError, KernelTypeError, LaunchError, NonFiniteError, OutOfBoundsError)
 from .interop import from_dlpack, from_jax, from_numpy, from_torch, to_jax, to_torch  # noqa: F401
-from .language import (Function, Kernel, adjoint, constant, func, func_grad, kernel, printf,  # noqa: F401
-                       static, tid)
+from .language import (Function, Kernel, adjoint, constant, expect_eq, expect_near, expect_neq,  # noqa: F401
+                       func, func_grad, kernel, printf, static, tid)
 from .launch import launch, synchronize  # noqa: F401
 from .loader import export  # noqa: F401
 from .runtime.array import (Array, array, array1d, array2d, array3d, array4d, clone, copy, empty,  # noqa: F401

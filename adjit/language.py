@@ -28,6 +28,24 @@ def printf(fmt: str, *args):
     raise RuntimeError("adjit.printf() can only be called inside an @adjit.kernel or @adjit.func")
 
 
+def expect_eq(a, b):
+    """In a kernel: prints a line naming the file, line and values when
+    ``a != b`` (numbers, vectors, matrices); the launch goes on (as Warp's).
+    Kernels that check run their threads in order, like kernels that print."""
+    raise RuntimeError("adjit.expect_eq() can only be called inside an @adjit.kernel or @adjit.func")
+
+
+def expect_neq(a, b):
+    """In a kernel: prints a line naming the file, line and value when ``a == b``."""
+    raise RuntimeError("adjit.expect_neq() can only be called inside an @adjit.kernel or @adjit.func")
+
+
+def expect_near(a, b, tolerance=1.0e-6):
+    """In a kernel: prints a line when a component of ``a`` and ``b`` differs
+    by more than ``tolerance`` (floats, float vectors and matrices)."""
+    raise RuntimeError("adjit.expect_near() can only be called inside an @adjit.kernel or @adjit.func")
+
+
 def constant(x):
     """Returns ``x``: marks a module-level value used by kernels (as in Warp).
 

@@ -34,7 +34,7 @@ def adjit_status(name: str) -> tuple[str, str]:
     value = getattr(adjit, name, None)
     if isinstance(value, (T.ScalarType, T.VectorType, T.MatrixType, T.QuatType)):
         return "supported (type)", "yes" if T.scalar_of(value).is_float else "-"
-    if value is not None and name in ("tid", "static", "printf"):
+    if value is not None and name in ("tid", "static", "printf", "expect_eq", "expect_neq", "expect_near"):
         return "supported (language)", "-"
     return "not yet", ""
 

@@ -847,6 +847,8 @@ class FunctionBuilder:
             return self.emit_print(node)
         if callee is language.printf:
             return self.emit_printf(node)
+        if callee in (language.expect_eq, language.expect_neq, language.expect_near):
+            return self.emit_expect(callee.__name__, node)
         if node.keywords and not isinstance(callee, language.Function):
             raise self.error(f"keyword arguments are not supported in calls to '{ast.unparse(node.func)}'",
                              node, KernelSyntaxError)
@@ -957,6 +959,50 @@ class FunctionBuilder:
             scalars.append(arith.ExtUIOp(T.int32.mlir(), v).result if t.is_bool else v)
         out.append(fmt[last:])
         adjit_d.PrintOp("".join(out), scalars)
+        return Val(T.int32, arith.ConstantOp(T.int32.mlir(), 0).result)
+
+    def emit_expect(self, name: str, node):
+        """expect_eq(a, b) / expect_neq(a, b) / expect_near(a, b, tolerance):
+        when the check fails, prints "file:line: expect_eq(a, b) failed: a = ..,
+        b = .." (the launch goes on, as in Warp)."""
+        arity = (3,) if name == "expect_near" else (2,)
+        if node.keywords or len(node.args) not in ((2, 3) if name == "expect_near" else arity):
+            raise self.error(f"{name}() takes {'a, b[, tolerance]' if name == 'expect_near' else 'a, b'}",
+                             node, KernelSyntaxError)
+        a, b = self.unify(self.expr(node.args[0]), self.expr(node.args[1]), node)
+        t = a.type
+        if not isinstance(t, (T.ScalarType, T.VectorType, T.MatrixType)):
+            raise self.error(f"{name}() compares numbers, vectors and matrices, got {t}", node)
+        if name == "expect_near":
+            if not T.scalar_of(t).is_float:
+                raise self.error(f"expect_near() compares float values, got {t}", node)
+            tol = self.expr(node.args[2]) if len(node.args) == 3 else literal(1.0e-6)
+            tol = self.materialize(self.coerce(tol, T.scalar_of(t), node), T.scalar_of(t))
+            diff = math_d.AbsFOp(arith.SubFOp(self.materialize(a, t), self.materialize(b, t)).result).result
+            limit = splat(t, tol) if t != T.scalar_of(t) else tol
+            within = arith.CmpFOp(arith.CmpFPredicate.OLE, diff, limit).result
+            if t != T.scalar_of(t):
+                count = int(np.prod(t.shape))
+                flat = vector_d.ShapeCastOp(ir.VectorType.get([count], ir.IntegerType.get_signless(1)), within).result
+                within = vector_d.ReductionOp(ir.IntegerType.get_signless(1), vector_d.CombiningKind.AND,
+                                              flat).result
+            failed = arith.XOrIOp(within, arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result).result
+        else:
+            if isinstance(t, T.ScalarType):
+                equal = self.expr_Compare(ast.copy_location(
+                    ast.Compare(node.args[0], [ast.Eq()], [node.args[1]]), node)).value
+            else:
+                equal = self.components_equal(a, b, negate=False)
+            failed = equal if name == "expect_neq" else arith.XOrIOp(
+                equal, arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result).result
+        check = scf.IfOp(failed, [], has_else=False)
+        with ir.InsertionPoint(check.then_block):
+            fa, va = self.print_parts(a, node)
+            fb, vb = self.print_parts(b, node)
+            where = f"{self.src.filename}:{self.src.line_of(node)}".replace("%", "%%")
+            text = ast.unparse(node).replace("%", "%%")
+            adjit_d.PrintOp(f"{where}: {text} failed: {fa} vs {fb}\n", va + vb)
+            scf.YieldOp([])
         return Val(T.int32, arith.ConstantOp(T.int32.mlir(), 0).result)
 
     # --- calls -------------------------------------------------------------
