@@ -6,6 +6,7 @@ n elements is an (n, 3) float32 buffer, 12 bytes per element, as in Warp).
 """
 from __future__ import annotations
 
+import functools
 import weakref
 
 import numpy as np
@@ -356,10 +357,35 @@ def _array_nd(ndim: int):
     return array_nd
 
 
-array1d = _array_nd(1)
-array2d = _array_nd(2)
-array3d = _array_nd(3)
-array4d = _array_nd(4)
+class _ArrayName:
+    """What ``adjit.array`` (and ``array1d`` .. ``array4d``) is: the function,
+    plus Warp's other spellings: ``array[float]`` / ``array[wp.vec3]`` is an
+    array annotation (``array2d[float]``: 2-d), and ``isinstance(x, array)``
+    tests for an adjit array."""
+
+    def __init__(self, fn, ndim: int | None = None):
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._ndim = ndim
+
+    def __call__(self, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+    def __getitem__(self, dtype) -> T.ArrayType:
+        return T.ArrayType(dtype, self._ndim or 1)
+
+    def __instancecheck__(self, obj) -> bool:
+        return isinstance(obj, Array) and (self._ndim is None or obj.ndim == self._ndim)
+
+    def __repr__(self) -> str:
+        return f"<adjit {self.__name__}>"
+
+
+array = _ArrayName(array)
+array1d = _ArrayName(_array_nd(1), 1)
+array2d = _ArrayName(_array_nd(2), 2)
+array3d = _ArrayName(_array_nd(3), 3)
+array4d = _ArrayName(_array_nd(4), 4)
 
 
 def _before_write(dest: Array) -> None:

@@ -99,3 +99,22 @@ def test_clear_kernel_cache(tmp_path, monkeypatch):
     assert list(tmp_path.glob("*.adjitobj"))
     wp.clear_kernel_cache()
     assert not list(tmp_path.glob("*.adjitobj")) and (tmp_path / "keep.txt").exists()
+
+
+@wp.kernel
+def subscripted(a: wp.array[float], b: wp.array[wp.vec3], c: wp.array2d[float]):
+    i = wp.tid()
+    c[i, 0] = a[i] + b[i].y
+
+
+def test_array_subscript_annotations_and_isinstance():
+    """Warp's newer spellings: wp.array[float], wp.array2d[T]; isinstance(x, wp.array)."""
+    assert wp.array[float] == wp.array(dtype=float) and wp.array2d[wp.vec3] == wp.array2d(dtype=wp.vec3)
+    x = wp.array(np.arange(3, dtype=np.float32))
+    b = wp.array(np.ones((3, 3), np.float32), dtype=wp.vec3)
+    c = wp.zeros((3, 1), dtype=float)
+    wp.launch(subscripted, dim=3, inputs=[x, b, c])
+    np.testing.assert_array_equal(c.numpy()[:, 0], [1, 2, 3])
+    assert isinstance(x, wp.array) and isinstance(c, wp.array2d) and not isinstance(x, wp.array2d)
+    assert not isinstance(x.numpy(), wp.array)
+    assert wp.array.__name__ == "array" and "annotation" in wp.array.__doc__
