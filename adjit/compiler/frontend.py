@@ -769,9 +769,7 @@ class FunctionBuilder:
             same = arith.CmpFOp(arith.CmpFPredicate.OEQ, av, bv).result
         else:
             same = arith.CmpIOp(arith.CmpIPredicate.eq, av, bv).result
-        count = int(np.prod(t.shape))
-        flat = vector_d.ShapeCastOp(ir.VectorType.get([count], ir.IntegerType.get_signless(1)), same).result
-        equal = vector_d.ReductionOp(ir.IntegerType.get_signless(1), vector_d.CombiningKind.AND, flat).result
+        equal = all_components(same, t)
         if negate:
             true = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
             return arith.XOrIOp(equal, true).result
@@ -982,10 +980,7 @@ class FunctionBuilder:
             limit = splat(t, tol) if t != T.scalar_of(t) else tol
             within = arith.CmpFOp(arith.CmpFPredicate.OLE, diff, limit).result
             if t != T.scalar_of(t):
-                count = int(np.prod(t.shape))
-                flat = vector_d.ShapeCastOp(ir.VectorType.get([count], ir.IntegerType.get_signless(1)), within).result
-                within = vector_d.ReductionOp(ir.IntegerType.get_signless(1), vector_d.CombiningKind.AND,
-                                              flat).result
+                within = all_components(within, t)
             failed = arith.XOrIOp(within, arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result).result
         else:
             if isinstance(t, T.ScalarType):
@@ -1678,3 +1673,11 @@ _PRINTF_SPEC = {"float32": "%g", "float64": "%g", "int32": "%d", "int64": "%lld"
 #: modifier, the conversion (or %%).
 _PRINTF_CONVERSION = re.compile(r"%(?P<flags>[-+ #0]*\d*(?:\.\d+)?)(?:hh|h|ll|l|j|z|t|L)?(?P<conv>[diuxXocfFeEgGaA%])"
                                 r"|%(?P<bad>.)")
+
+
+def all_components(mask: ir.Value, t) -> ir.Value:
+    """Whether every component of the i1 vector or matrix ``mask`` (of the
+    shape of ``t``) is true."""
+    i1 = ir.IntegerType.get_signless(1)
+    flat = vector_d.ShapeCastOp(ir.VectorType.get([int(np.prod(t.shape))], i1), mask).result
+    return vector_d.ReductionOp(i1, vector_d.CombiningKind.AND, flat).result

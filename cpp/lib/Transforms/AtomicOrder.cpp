@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "adjit/AdjitDialect.h"
+#include "adjit/ArrayAccessAnalysis.h"
 #include "adjit/Passes.h"
 
 #include "mlir/Interfaces/CallInterfaces.h"
@@ -41,11 +42,7 @@ bool isDeferrableAdd(Operation *op) {
 
 /// The array an atomic combines into.
 Value atomicArray(Operation *op) {
-  if (auto add = dyn_cast<AtomicAddOp>(op))
-    return add.getArray();
-  if (auto min = dyn_cast<AtomicMinOp>(op))
-    return min.getArray();
-  return cast<AtomicMaxOp>(op).getArray();
+  return ArrayAccessAnalysis::accessedElement(op)->first;
 }
 
 /// Whether `fn` or a function it calls contains an atomic (or a print).
