@@ -236,12 +236,22 @@ def AdjitAdjoint : Pass<"adjit-adjoint", "::mlir::ModuleOp"> {
     time (each iteration replayed at most three times) and 2 * ceil(sqrt(n))
     copies of the carried state, on the stack in an alloca scope released
     when the loop's reversal ends (1000 steps of a vec3 position and
-    velocity: 64 copies of 24 bytes). With `checkpoint-bytes=B`, segments
-    grow up to B bytes of states (one segment when all n fit: each iteration
-    replayed twice), for at most B + ceil(sqrt(n)) state copies; the CPU
-    pipeline gives 256 KiB (a CPU worker runs its threads one after another,
-    so this is per core), the GPU pipeline 0. The replays are the primal ops on the same inputs,
-    so results are bitwise those of recomputing every state from the start.
+    velocity: 64 copies of 24 bytes). With `checkpoint-bytes=B` (B > 0),
+    the replay of the segment being reversed also keeps, per iteration, the
+    float values the reversal reads (arithmetic results computed from the
+    state; not constants, extracts, broadcasts, selects or comparisons,
+    cheaper to redo), so a reversed iteration applies the rules without
+    recomputing its primal values; and segments grow up to B bytes of
+    states and kept values (one segment when all n fit: each iteration
+    replayed once beyond the forward launch), for at most
+    max(B, ceil(sqrt(n)) iterations' worth) + ceil(sqrt(n)) state copies.
+    The CPU pipeline gives 256 KiB (a CPU worker runs its threads one after
+    another, so this is per core: the springs benchmark keeps 24 bytes of
+    state and 60 bytes of values per iteration, 3120 iterations per
+    segment); the GPU pipeline 0 (sqrt segments, nothing kept: local memory
+    traffic costs a GPU thread more than recomputing). The replays are the
+    primal ops on the same inputs, so results are bitwise those of
+    recomputing every state from the start, with or without kept values.
     Rationale: O(n) time, O(sqrt(n)) memory, with no runtime buffer, so it
     works unchanged on the GPU (local memory). Device functions must be
     inlined before this pass.
@@ -270,7 +280,9 @@ def AdjitAdjoint : Pass<"adjit-adjoint", "::mlir::ModuleOp"> {
     Option<"checkpointBytes", "checkpoint-bytes", "int64_t", /*default=*/"0",
            "Bytes of loop states per thread a loop reversal may keep beyond "
            "its 2 ceil(sqrt n) checkpoints: segments grow up to what fits, "
-           "so fewer iterations are replayed (0: sqrt segments only)">,
+           "so fewer iterations are replayed, and reversed iterations read "
+           "their primal values kept by the segment's replay (0: sqrt "
+           "segments only, values recomputed)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
                            "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",

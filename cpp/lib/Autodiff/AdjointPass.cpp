@@ -30,6 +30,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Iterators.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
@@ -593,12 +594,20 @@ LogicalResult rejectUsedOldValue(Operation *write) {
                             "differentiable yet");
 }
 
+/// Binds the results of some ops of a replayed block instead of cloning them
+/// (true when it did): a loop reversal reading values it kept.
+using ReplaySubstitute = function_ref<bool(Operation &, IRMapping &)>;
+
 /// Clones the ops of `block` (but its terminator) at `b` through `map`,
-/// dropping memory writes and prints (they happened in the forward launch).
-LogicalResult replay(Block &block, OpBuilder &b, IRMapping &map) {
+/// dropping memory writes and prints (they happened in the forward launch);
+/// the ops `substitute` binds are not cloned.
+LogicalResult replay(Block &block, OpBuilder &b, IRMapping &map,
+                     ReplaySubstitute substitute = nullptr) {
   for (Operation &op : block.without_terminator()) {
     if (isa<PrintOp>(op))
       continue; // printed by the forward launch
+    if (substitute && substitute(op, map))
+      continue;
     if (writesMemory(&op)) {
       if (failed(rejectUsedOldValue(&op)))
         return failure();
@@ -644,13 +653,14 @@ IRMapping valuesOnly(const IRMapping &map) {
 /// through the current primal map. Returns the replay's mapping.
 FailureOr<IRMapping>
 replayBound(Block &block, ValueRange from, ValueRange to, OpBuilder &b,
-            AdjointState &s, function_ref<void(IRMapping &)> bind = nullptr) {
+            AdjointState &s, function_ref<void(IRMapping &)> bind = nullptr,
+            ReplaySubstitute substitute = nullptr) {
   IRMapping map = valuesOnly(*s.getPrimalMap());
   for (auto [arg, value] : llvm::zip(from, to))
     map.map(arg, value);
   if (bind)
     bind(map);
-  if (failed(replay(block, b, map)))
+  if (failed(replay(block, b, map, substitute)))
     return failure();
   return map;
 }
@@ -725,9 +735,9 @@ void setInsertionToEndReplacingTerminator(OpBuilder &b, Block *block) {
   b.setInsertionPointToEnd(block);
 }
 
-/// Per-thread storage for copies of a loop's carried state: one stack
-/// buffer (memref<?xT>) per carried value, `size` copies each. Flags (i1)
-/// are kept as bytes: memory holds nothing narrower.
+/// Per-thread storage for copies of a loop's carried state (or of values an
+/// iteration computes): one stack buffer (memref<?xT>) per value, `size`
+/// copies each. Flags (i1) are kept as bytes: memory holds nothing narrower.
 class StateBuffer {
 public:
   /// Whether states of these types can be stored (adjit's value types can;
@@ -757,35 +767,86 @@ public:
   }
 
   StateBuffer(OpBuilder &b, Location loc, TypeRange types, Value size) {
-    for (Type t : types) {
-      stateTypes.push_back(t);
-      slots.push_back(memref::AllocaOp::create(
-          b, loc, MemRefType::get({ShapedType::kDynamic}, storageType(t)),
-          ValueRange{size}));
-    }
+    for (Type t : types)
+      slots.push_back(Slot{t, memref::AllocaOp::create(
+                                  b, loc,
+                                  MemRefType::get({ShapedType::kDynamic},
+                                                  storageType(t)),
+                                  ValueRange{size})});
   }
 
   void store(OpBuilder &b, Location loc, ValueRange state, Value index) {
-    for (auto [value, slot] : llvm::zip(state, slots)) {
-      Type stored = storageType(value.getType());
-      if (stored != value.getType())
-        value = arith::ExtUIOp::create(b, loc, stored, value);
-      memref::StoreOp::create(b, loc, value, slot, index);
-    }
+    for (auto [i, value] : llvm::enumerate(state))
+      storeSlot(b, loc, i, value, index);
   }
 
   SmallVector<Value> load(OpBuilder &b, Location loc, Value index) {
     SmallVector<Value> state;
-    for (auto [type, slot] : llvm::zip(stateTypes, slots)) {
-      Value value = memref::LoadOp::create(b, loc, slot, index);
-      if (value.getType() != type)
-        value = arith::TruncIOp::create(b, loc, type, value);
-      state.push_back(value);
-    }
+    for (unsigned i = 0; i < slots.size(); ++i)
+      state.push_back(loadSlot(b, loc, i, index));
     return state;
   }
 
+  /// Copy `index` of value `slot` = `value`.
+  void storeSlot(OpBuilder &b, Location loc, unsigned slot, Value value,
+                 Value index) {
+    Slot &s = slots[slot];
+    Type stored = storageType(s.type);
+    if (stored != value.getType())
+      value = arith::ExtUIOp::create(b, loc, stored, value);
+    s.writers.push_back(
+        memref::StoreOp::create(b, loc, value, s.buffer, index));
+  }
+
+  /// Copy `index` of value `slot`.
+  Value loadSlot(OpBuilder &b, Location loc, unsigned slot, Value index) {
+    Slot &s = slots[slot];
+    Value value = memref::LoadOp::create(b, loc, s.buffer, index);
+    if (value.getType() != s.type)
+      value = arith::TruncIOp::create(b, loc, s.type, value);
+    s.readers.push_back(value);
+    return value;
+  }
+
+  /// Erases the values none of whose loads is used, with their buffers and
+  /// stores. Returns the bytes a copy of the values left takes (0 if none).
+  int64_t eraseUnread() {
+    int64_t bytes = 0;
+    for (Slot &s : slots) {
+      if (llvm::any_of(s.readers, [](Value v) { return !v.use_empty(); })) {
+        bytes += bytesPerState(s.type);
+        continue;
+      }
+      for (Value read : s.readers) {
+        Operation *load = read.getDefiningOp();
+        if (auto narrow = dyn_cast<arith::TruncIOp>(load)) {
+          load = narrow.getIn().getDefiningOp();
+          narrow->erase();
+        }
+        load->erase();
+      }
+      for (Operation *store : s.writers) {
+        Value stored = cast<memref::StoreOp>(store).getValueToStore();
+        store->erase();
+        if (auto widen = stored.getDefiningOp<arith::ExtUIOp>();
+            widen && widen->use_empty())
+          widen->erase();
+      }
+      s.buffer->erase();
+      s.readers.clear();
+      s.writers.clear();
+    }
+    return bytes;
+  }
+
 private:
+  struct Slot {
+    Type type;
+    memref::AllocaOp buffer;
+    SmallVector<Operation *> writers; // memref.store
+    SmallVector<Value> readers;       // what loadSlot returned
+  };
+
   static Type storageType(Type t) {
     auto integer = dyn_cast<IntegerType>(t);
     if (integer && integer.getWidth() < 8)
@@ -793,8 +854,7 @@ private:
     return t;
   }
 
-  SmallVector<Type> stateTypes;
-  SmallVector<Value> slots;
+  SmallVector<Slot> slots;
 };
 
 /// ceil(sqrt(n)) for n >= 0, at least 1. (The float estimate is corrected
@@ -816,15 +876,50 @@ Value ceilSqrt(OpBuilder &b, Location loc, Value n) {
 }
 
 /// The length of a checkpointed segment of an n-iteration loop: ceil(sqrt n),
-/// or longer, up to n, where `budgetStates` states fit in the thread's budget
-/// (longer segments mean fewer checkpoints to replay to).
-Value segmentLength(OpBuilder &b, Location loc, Value n, int64_t budgetStates) {
+/// or longer, up to n, where `budgetIterations` iterations (if given) fit in
+/// the thread's budget (longer segments mean fewer checkpoints to replay to).
+Value segmentLength(OpBuilder &b, Location loc, Value n,
+                    Value budgetIterations) {
   Value len = ceilSqrt(b, loc, n);
-  if (budgetStates <= 1)
+  if (!budgetIterations)
     return len;
-  Value budget = arith::ConstantIndexOp::create(b, loc, budgetStates);
-  return arith::MaxSIOp::create(b, loc, len,
-                                arith::MinSIOp::create(b, loc, n, budget));
+  return arith::MaxSIOp::create(
+      b, loc, len, arith::MinSIOp::create(b, loc, n, budgetIterations));
+}
+
+/// Whether a loop reversal keeps the results of `op`, an op of the loop's
+/// `body`, from the forward replay of its segment instead of recomputing
+/// them: float values the iteration computes from its state. Constants and
+/// data movement (extracts, broadcasts, selects) are cheaper to redo than
+/// to load; so are comparisons, which the kept values feed.
+bool worthKeeping(Operation &op, Block &body) {
+  if (op.getNumResults() == 0 || op.hasTrait<OpTrait::ConstantLike>() ||
+      writesMemory(&op) || isa<PrintOp>(op) ||
+      !StateBuffer::canStore(op.getResultTypes()))
+    return false;
+  if (llvm::none_of(op.getResultTypes(), [](Type t) {
+        return isa<FloatType>(getElementTypeOrSelf(t));
+      }))
+    return false;
+  if (isa<vector::ExtractOp, vector::InsertOp, vector::BroadcastOp,
+          vector::FromElementsOp, vector::ToElementsOp, vector::ShapeCastOp,
+          arith::SelectOp, arith::NegFOp>(op))
+    return false;
+  if (op.getNumRegions() > 0)
+    return true;
+  return llvm::any_of(op.getOperands(), [&](Value v) {
+    return v.getParentRegion() == body.getParent();
+  });
+}
+
+/// Erases the ops of `region` whose results are unused and that have no
+/// side effects, users before the values they use; but loads from state
+/// buffers (and their narrowing), which StateBuffer::eraseUnread handles.
+void eraseDeadOps(Region &region) {
+  region.walk<WalkOrder::PostOrder, ReverseIterator>([](Operation *op) {
+    if (!isa<memref::LoadOp, arith::TruncIOp>(op) && isOpTriviallyDead(op))
+      op->erase();
+  });
 }
 
 /// Reverses a loop whose iteration k runs `body` with `carriedArgs` bound to
@@ -839,12 +934,16 @@ Value segmentLength(OpBuilder &b, Location loc, Value n, int64_t budgetStates) {
 /// The reversal then takes the segments last to first: it replays segment j
 /// from its checkpoint keeping each of its (at most L) states, and reverses
 /// its iterations last to first, each replaying its one iteration from the
-/// kept state and applying the rules to it backwards. Every iteration is
-/// replayed at most three times (twice when one segment fits the budget):
-/// time O(trips) per thread, and at most max(2 ceil(sqrt(trips)) copies of
-/// the carried state, budget + ceil(sqrt(trips)) copies) on the thread's
-/// stack (in an alloca scope, released when the reversal ends). The replays are
-/// the primal ops on the same inputs, so the result is bitwise the one of
+/// kept state and applying the rules to it backwards. With a budget (CPU),
+/// the segment's replay also keeps the values `worthKeeping` picks and the
+/// reversed iteration reads them instead of recomputing them (the ones it
+/// turns out not to read are dropped afterwards, with their stores), and
+/// the budget counts them with the state. Every iteration is replayed at
+/// most three times (once when one segment fits the budget and values are
+/// kept): time O(trips) per thread, and at most max(2 ceil(sqrt(trips))
+/// copies of the state, budget + ceil(sqrt(trips)) copies) on the thread's
+/// stack (in an alloca scope, released when the reversal ends). The replays
+/// are the primal ops on the same inputs, so the result is bitwise the one of
 /// recomputing each state from the start. (A state that cannot be stored, an
 /// array handle carried through the loop, falls back to that recomputation:
 /// O(trips^2) time, O(1) memory.)
@@ -867,17 +966,20 @@ LogicalResult reverseLoop(
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
 
   // Replays iteration k of the body, on state_k, at `b`.
-  auto replayIteration = [&](ValueRange state, Value k) {
-    return replayBound(body, carriedArgs, state, b, s,
-                       [&](IRMapping &map) { bindIteration(b, map, k); });
+  auto replayIteration = [&](ValueRange state, Value k,
+                             ReplaySubstitute substitute = nullptr) {
+    return replayBound(
+        body, carriedArgs, state, b, s,
+        [&](IRMapping &map) { bindIteration(b, map, k); }, substitute);
   };
 
   // A loop over [lb, ub) carrying the state, each iteration replaying one
-  // primal iteration; `before(state, iv)` runs first in each. Returns the
-  // final state.
+  // primal iteration; `before(state, iv)` runs first in each and
+  // `after(iteration's mapping, iv)` last. Returns the final state.
   auto replayRange =
       [&](Value lb, Value ub, ValueRange state,
-          function_ref<void(ValueRange, Value)> before)
+          function_ref<void(ValueRange, Value)> before,
+          function_ref<void(IRMapping &, Value)> after = nullptr)
       -> FailureOr<SmallVector<Value>> {
     auto sweep = scf::ForOp::create(b, loc, lb, ub, one, state);
     OpBuilder::InsertionGuard guard(b);
@@ -888,6 +990,8 @@ LogicalResult reverseLoop(
         replayIteration(sweep.getRegionIterArgs(), sweep.getInductionVar());
     if (failed(map))
       return failure();
+    if (after)
+      after(*map, sweep.getInductionVar());
     SmallVector<Value> next;
     for (Value y : yield.getOperands())
       next.push_back(map->lookupOrDefault(y));
@@ -896,10 +1000,13 @@ LogicalResult reverseLoop(
   };
 
   // Reversed iterations count = len, last to first: iteration
-  // k = start + len - 1 - r on the state `stateOf(t)` (t = k - start).
-  auto reverseRange = [&](Value start, Value len, ValueRange adjInits,
-                          function_ref<FailureOr<SmallVector<Value>>(Value)>
-                              stateOf) -> FailureOr<scf::ForOp> {
+  // k = start + len - 1 - r on the state `stateOf(t)` (t = k - start), its
+  // ops replayed but those `kept(op, map, t)` binds.
+  auto reverseRange =
+      [&](Value start, Value len, ValueRange adjInits,
+          function_ref<FailureOr<SmallVector<Value>>(Value)> stateOf,
+          function_ref<bool(Operation &, IRMapping &, Value)> kept =
+              nullptr) -> FailureOr<scf::ForOp> {
     auto reversed = scf::ForOp::create(b, loc, zero, len, one, adjInits);
     OpBuilder::InsertionGuard guard(b);
     setInsertionToEndReplacingTerminator(b, reversed.getBody());
@@ -912,7 +1019,10 @@ LogicalResult reverseLoop(
     if (failed(state))
       return failure();
     IRMapping *outerMap = s.getPrimalMap();
-    FailureOr<IRMapping> iteration = replayIteration(*state, k);
+    auto readKept = [&](Operation &op, IRMapping &map) {
+      return kept && kept(op, map, t);
+    };
+    FailureOr<IRMapping> iteration = replayIteration(*state, k, readKept);
     if (failed(iteration))
       return failure();
     DenseMap<Value, Value> saved = s.getAdjoints();
@@ -949,12 +1059,32 @@ LogicalResult reverseLoop(
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&scope.getBodyRegion().emplaceBlock());
     TypeRange stateTypes = ValueRange(carriedArgs).getTypes();
+    int64_t stateBytes = StateBuffer::bytesPerState(stateTypes);
+    // Iterations per segment the budget holds (set below, once the kept
+    // values are known).
+    arith::ConstantIndexOp budgetIterations;
+    if (s.getCheckpointBytes() > 0)
+      budgetIterations = arith::ConstantIndexOp::create(b, loc, 0);
     Value segment = segmentLength(
-        b, loc, trips,
-        s.getCheckpointBytes() / StateBuffer::bytesPerState(stateTypes));
+        b, loc, trips, budgetIterations ? budgetIterations.getResult() : Value());
     Value segments = arith::CeilDivSIOp::create(b, loc, trips, segment);
     StateBuffer checkpoints(b, loc, stateTypes, segments);
     StateBuffer states(b, loc, stateTypes, segment);
+    // With a budget (CPU threads), each iteration of the segment being
+    // reversed keeps the values worth keeping: the reversal reads them
+    // instead of recomputing them. (GPU threads recompute: their local
+    // memory costs more than the arithmetic.)
+    SmallVector<Operation *> keptOps;
+    SmallVector<Type> keptTypes;
+    DenseMap<Operation *, unsigned> firstSlot;
+    if (s.getCheckpointBytes() > 0)
+      for (Operation &op : body.without_terminator())
+        if (worthKeeping(op, body)) {
+          firstSlot[&op] = keptTypes.size();
+          keptOps.push_back(&op);
+          llvm::append_range(keptTypes, op.getResultTypes());
+        }
+    StateBuffer kept(b, loc, keptTypes, segment);
     // The start and length of segment j.
     auto segmentBounds = [&](Value j) {
       Value start = arith::MulIOp::create(b, loc, j, segment);
@@ -999,24 +1129,46 @@ LogicalResult reverseLoop(
           b, loc, arith::SubIOp::create(b, loc, segments, one),
           bySegment.getInductionVar());
       auto [start, len] = segmentBounds(j);
-      // states[t] = state_{start + t}
+      // states[t] = state_{start + t}, and kept[t] its kept values.
       Value end = arith::AddIOp::create(b, loc, start, len);
-      if (failed(replayRange(start, end, checkpoints.load(b, loc, j),
-                             [&](ValueRange state, Value k) {
-                               states.store(
-                                   b, loc, state,
-                                   arith::SubIOp::create(b, loc, k, start));
-                             })))
+      Value t;
+      if (failed(replayRange(
+              start, end, checkpoints.load(b, loc, j),
+              [&](ValueRange state, Value k) {
+                t = arith::SubIOp::create(b, loc, k, start);
+                states.store(b, loc, state, t);
+              },
+              [&](IRMapping &map, Value) {
+                for (Operation *op : keptOps)
+                  for (auto [n, result] : llvm::enumerate(op->getResults()))
+                    kept.storeSlot(b, loc, firstSlot[op] + n,
+                                   map.lookup(result), t);
+              })))
         return failure();
       FailureOr<scf::ForOp> reversed = reverseRange(
           start, len, bySegment.getRegionIterArgs(),
           [&](Value t) -> FailureOr<SmallVector<Value>> {
             return states.load(b, loc, t);
+          },
+          [&](Operation &op, IRMapping &map, Value t) {
+            auto slot = firstSlot.find(&op);
+            if (slot == firstSlot.end())
+              return false;
+            for (auto [n, result] : llvm::enumerate(op.getResults()))
+              map.map(result, kept.loadSlot(b, loc, slot->second + n, t));
+            return true;
           });
       if (failed(reversed))
         return failure();
       scf::YieldOp::create(b, loc, reversed->getResults());
+      // Keep only what the reversal reads.
+      eraseDeadOps(reversed->getRegion());
     }
+    int64_t keptBytes = kept.eraseUnread();
+    if (budgetIterations)
+      budgetIterations->setAttr(
+          "value", b.getIndexAttr(s.getCheckpointBytes() /
+                                  (stateBytes + keptBytes)));
     memref::AllocaScopeReturnOp::create(b, loc, bySegment.getResults());
     results.assign(scope.getResults().begin(), scope.getResults().end());
   } else {

@@ -381,6 +381,46 @@ func.func @for_runtime(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>, %n: i
   return
 }
 
+/// With a budget, the replay of the segment being reversed also keeps the
+/// values the reversal reads: here sin(acc_k), which the mulf rule needs for
+/// a's adjoint; the reversed iteration loads it instead of recomputing it
+/// (no math.sin there), and computes cos(acc_k) from the kept state. The
+/// product itself is not read, so it is not kept. The budget counts state
+/// and kept value: 4096 / (4 + 4) = 512 iterations per segment.
+// BUDGET-LABEL: func.func @for_runtime_kept_adjoint(
+// BUDGET-DAG: %[[BUDGET:.*]] = arith.constant 512 : index
+// BUDGET-DAG: %[[A:.*]] = adjit.load %arg0
+// BUDGET: arith.minsi %{{.*}}, %[[BUDGET]] : index
+// BUDGET: %[[LEN:.*]] = arith.maxsi
+// BUDGET: %[[STATES:.*]] = memref.alloca(%[[LEN]]) : memref<?xf32>
+// BUDGET-NEXT: %[[KEPT:.*]] = memref.alloca(%[[LEN]]) : memref<?xf32>
+// BUDGET-NOT: memref.alloca
+// BUDGET: memref.store %[[ACC:[a-z0-9_]+]], %[[STATES]][%[[T:[a-z0-9_]+]]] : memref<?xf32>
+// BUDGET-NEXT: %[[SIN:.*]] = math.sin %[[ACC]] : f32
+// BUDGET-NEXT: arith.mulf %[[SIN]], %[[A]] : f32
+// BUDGET-NEXT: memref.store %[[SIN]], %[[KEPT]][%[[T]]] : memref<?xf32>
+// BUDGET: scf.for %{{.*}} iter_args(%[[DACC:[a-z0-9_]+]] = %{{.*}}, %[[DA:[a-z0-9_]+]] = %{{.*}}) -> (f32, f32) {
+// BUDGET: %[[ACCK:.*]] = memref.load %[[STATES]]
+// BUDGET-NEXT: %[[SINK:.*]] = memref.load %[[KEPT]]
+// BUDGET-NOT: math.sin
+// BUDGET: arith.mulf %[[DACC]], %[[SINK]] : f32
+// BUDGET: math.cos %[[ACCK]] : f32
+// BUDGET: scf.yield
+func.func @for_runtime_kept(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>, %n: index) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  %p = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %one) -> f32 {
+    %s = math.sin %acc : f32
+    %m = arith.mulf %s, %a : f32
+    scf.yield %m : f32
+  }
+  adjit.store %p, %y[%i] : !adjit.array<f32, 1>
+  return
+}
+
 /// A runtime loop over integers only is replayed (its result scales the
 /// output) but not reversed: no gradient flows through it.
 // PRIMAL-LABEL: func.func @for_inactive(
