@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import types as T
 from ..device import Device, device_alias
+from ..errors import GradientError
 from . import recording
 from .recording import active_tapes
 
@@ -33,21 +34,61 @@ class Array:
         self.device = device
         ncomp = len(_component_shape(dtype))
         self.shape = tuple(buffer.shape[:buffer.ndim - ncomp])
-        #: Bumped by every write adjit makes (launches, copies, fills), so the
-        #: tape can tell whether a recorded value was overwritten later.
-        self._version = 0
-        #: The buffer is also memory of another object (from_numpy, from_torch,
-        #: from_dlpack, or handed out through __array_interface__): it may
-        #: change without adjit seeing it.
-        self._shared = False
-        #: Weak references to the numpy views handed out (numpy(), __dlpack__).
-        self._views: list[weakref.ref] | None = None
-        #: Tapes with recorded steps that read the current values in place.
-        self._holders: weakref.WeakSet | None = None
+        #: The write bookkeeping of the memory, shared with every view of it
+        #: (slices, reshape, flatten, view): see _Storage.
+        self._storage = _Storage()
         #: (version, min, max) of the values, while nothing else can change them.
         self._range_cache: tuple | None = None
         self.grad: Array | None = None
         self.requires_grad = requires_grad
+
+    # The bookkeeping lives in the shared storage, so that a write through
+    # any view of the memory is seen by tapes holding any other view.
+
+    @property
+    def _version(self) -> int:
+        """Bumped by every write adjit makes (launches, copies, fills), so the
+        tape can tell whether a recorded value was overwritten later. Shared
+        by the views of one memory: a write through one bumps them all."""
+        return self._storage.version
+
+    @_version.setter
+    def _version(self, value: int) -> None:
+        self._storage.version = value
+
+    @property
+    def _shared(self) -> bool:
+        """The buffer is also memory of another object (from_numpy, from_torch,
+        from_dlpack, ``ptr``, or handed out through __array_interface__): it
+        may change without adjit seeing it."""
+        return self._storage.shared
+
+    @_shared.setter
+    def _shared(self, value: bool) -> None:
+        self._storage.shared = value
+
+    @property
+    def _views(self) -> list | None:
+        """Weak references to the numpy views handed out (numpy(), __dlpack__)."""
+        return self._storage.views
+
+    @_views.setter
+    def _views(self, value) -> None:
+        self._storage.views = value
+
+    @property
+    def _holders(self):
+        """Tapes with recorded steps that read the current values in place."""
+        return self._storage.holders
+
+    @_holders.setter
+    def _holders(self, value) -> None:
+        self._storage.holders = value
+
+    def _aliases(self) -> list["Array"]:
+        """This array and the live views sharing its memory."""
+        arrays = self._storage.arrays
+        return [self] if arrays is None else list(arrays)
 
     @property
     def requires_grad(self) -> bool:
@@ -104,7 +145,8 @@ class Array:
     def _may_be_written_outside(self) -> None:
         """Memory outside adjit's control may write the buffer from now on:
         tapes holding its values save them, and its value range is dropped."""
-        self._range_cache = None
+        for alias in self._aliases():
+            alias._range_cache = None
         if self._holders:
             for tape in list(self._holders):
                 tape.protect(self)
@@ -136,6 +178,146 @@ class Array:
 
     def __len__(self) -> int:
         return self.shape[0]
+
+    # --- Warp's host methods and views ------------------------------------------
+    # A view shares the buffer and its write bookkeeping (_Storage): a write
+    # through a view bumps the version its base reads, and a tape holding the
+    # base's values saves them first (Tape.protect covers every alias). The
+    # view's gradient is the same view of the base's gradient.
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Bytes between consecutive elements along each dimension (as Warp)."""
+        return tuple(self._buffer.strides[:self.ndim])
+
+    @property
+    def is_contiguous(self) -> bool:
+        """Always True: adjit arrays and their views are C-contiguous."""
+        return True
+
+    @property
+    def ptr(self) -> int:
+        """The address of the first element. Memory handed out this way can
+        be written where adjit cannot see it, so the array counts as shared
+        from then on (tapes save its values when they record a launch)."""
+        self._may_be_written_outside()
+        self._shared = True
+        return int(self._buffer.ctypes.data)
+
+    def list(self) -> list:
+        """The elements in flattened order, as a Python list: numbers for
+        scalar arrays, vector/matrix values (numpy arrays) otherwise."""
+        comp = _component_shape(self.dtype)
+        elements = self._buffer.reshape((self.size,) + comp)
+        return elements.tolist() if not comp else [e.copy() for e in elements]
+
+    def __iter__(self):
+        raise TypeError("adjit arrays are not iterable (as in Warp); use a.numpy() or a.list()")
+
+    def flatten(self) -> "Array":
+        """A 1-D view of the elements (no copy)."""
+        return self._make_view(self._buffer.reshape((self.size,) + _component_shape(self.dtype)))
+
+    def reshape(self, shape) -> "Array":
+        """A view of the elements with another shape of the same size (no
+        copy); one extent may be -1 (inferred)."""
+        try:
+            new_shape = _shape_tuple(shape)
+        except (TypeError, ValueError):
+            raise TypeError(f"reshape: shape must be an int or a tuple of ints, got {shape!r}") from None
+        unknown = [k for k, d in enumerate(new_shape) if d == -1]
+        if len(unknown) > 1 or any(d < -1 for d in new_shape):
+            raise ValueError(f"reshape: shape {shape!r} has negative extents (only one -1 is allowed)")
+        if unknown:
+            known = int(np.prod([d for d in new_shape if d != -1]))
+            if known == 0 or self.size % known:
+                raise ValueError(f"reshape: cannot reshape an array of shape {self.shape} (size {self.size}) "
+                                 f"into shape {shape!r}")
+            new_shape = new_shape[:unknown[0]] + (self.size // known,) + new_shape[unknown[0] + 1:]
+        if int(np.prod(new_shape)) != self.size:
+            raise ValueError(f"reshape: cannot reshape an array of shape {self.shape} (size {self.size}) into "
+                             f"shape {new_shape} (size {int(np.prod(new_shape))})")
+        return self._make_view(self._buffer.reshape(new_shape + _component_shape(self.dtype)))
+
+    def view(self, dtype) -> "Array":
+        """The same memory seen as elements of ``dtype`` (no copy, values
+        unchanged), as Warp: a dtype of the same byte size keeps the shape; a
+        scalar of a vector/matrix array's scalar size appends the component
+        dimensions ((n,) vec3 -> (n, 3)); a vector/matrix type over a scalar
+        array whose last dimensions are its shape removes them ((n, 3) -> (n,)
+        vec3). Anything else is a TypeError."""
+        t = T.value_type_of(dtype)
+        old_comp, new_comp = _component_shape(self.dtype), _component_shape(t)
+        old_scalar, new_scalar = T.scalar_of(self.dtype).np_dtype, T.scalar_of(t).np_dtype
+        old_bytes = old_scalar.itemsize * int(np.prod(old_comp))
+        new_bytes = new_scalar.itemsize * int(np.prod(new_comp))
+        if new_bytes == old_bytes:
+            shape = self.shape
+        elif not new_comp and old_comp and new_scalar.itemsize == old_scalar.itemsize:
+            shape = self.shape + old_comp
+        elif new_comp and not old_comp and new_scalar.itemsize == old_scalar.itemsize:
+            if self.shape[len(self.shape) - len(new_comp):] != new_comp:
+                raise ValueError(f"view: an array of shape {self.shape} does not end in the shape {new_comp} "
+                                 f"of {t}")
+            shape = self.shape[:len(self.shape) - len(new_comp)] or (1,)
+        else:
+            raise TypeError(f"view: cannot view an array of {self.dtype} ({old_bytes} bytes per element) as "
+                            f"{t} ({new_bytes} bytes)")
+        buffer = self._buffer.reshape(-1).view(new_scalar).reshape(shape + new_comp)
+        return self._make_view(buffer, t)
+
+    def __getitem__(self, key) -> "Array":
+        """``a[i:j]``: a view of rows i..j-1 of the leading dimension (step 1;
+        out-of-range bounds are an IndexError, as in Warp); ``a[i]`` of an
+        array of 2 or more dimensions: a view of row i. Other indexing (a
+        strided or inner-dimension slice, an element of a 1-D array) is
+        not supported: use ``a.numpy()``."""
+        if isinstance(key, tuple) and len(key) == 1:
+            key = key[0]
+        n = self.shape[0]
+        if isinstance(key, slice):
+            if key.step not in (None, 1):
+                raise IndexError(f"a[{_slice_text(key)}]: adjit arrays are contiguous, so slices take step 1 "
+                                 "(use a.numpy() for strided access)")
+            start = _slice_bound(key.start, 0, n)
+            stop = _slice_bound(key.stop, n, n)
+            if not 0 <= start <= stop <= n:
+                raise IndexError(f"a[{_slice_text(key)}] is out of range for a leading extent of {n}")
+            return self._make_view(self._buffer[start:stop])
+        if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
+            if self.ndim == 1:
+                raise IndexError("a[i] of a 1-D array is not supported (as in Warp): read a.numpy()[i], or "
+                                 "take a[i:i + 1]")
+            i = int(key) + n if key < 0 else int(key)
+            if not 0 <= i < n:
+                raise IndexError(f"a[{key}] is out of range for a leading extent of {n}")
+            return self._make_view(self._buffer[i])
+        raise IndexError(f"a[{key!r}]: adjit arrays support leading-dimension slices a[i:j] and rows a[i] of "
+                         "2-D and higher arrays (views stay contiguous); use a.numpy() for other indexing")
+
+    def _make_view(self, buffer: np.ndarray, dtype=None) -> "Array":
+        """An array over ``buffer`` (a view of this array's buffer) sharing
+        this array's write bookkeeping; its gradient is the same view of
+        this array's gradient."""
+        t = self.dtype if dtype is None else dtype
+        ndim = buffer.ndim - len(_component_shape(t))
+        if not 1 <= ndim <= 4:
+            raise ValueError(f"arrays have 1 to 4 dimensions; this view would have {ndim}")
+        if buffer.size and not np.may_share_memory(buffer, self._buffer):
+            raise AssertionError("internal: an array view does not share its base's memory")
+        view = Array(buffer, t, False, self.device)
+        storage = self._storage
+        if storage.arrays is None:
+            storage.arrays = weakref.WeakSet([self])
+        storage.arrays.add(view)
+        view._storage = storage
+        if self.grad is not None:
+            offset = _byte_offset(buffer, self._buffer)
+            grad_bytes = self.grad._buffer.reshape(-1).view(np.uint8)
+            grad_buffer = np.ndarray(buffer.shape, buffer.dtype, grad_bytes, offset, buffer.strides)
+            view.grad = self.grad._make_view(grad_buffer, t)
+            view.requires_grad = True
+        return view
 
     # --- zero-copy exchange (see adjit.interop) -------------------------------
     # Views made through these protocols share the buffer: writes through them
@@ -178,6 +360,9 @@ class Array:
         ValueError otherwise).
         """
         if isinstance(src, Array):
+            if self.shape != src.shape or self.dtype != src.dtype:
+                raise ValueError(f"assign: shapes/dtypes differ: {self.shape} {self.dtype} vs {src.shape} "
+                                 f"{src.dtype}")
             copy(self, src)
         else:
             try:
@@ -218,6 +403,20 @@ class Array:
 
     def __repr__(self) -> str:
         return f"adjit.array(shape={self.shape}, dtype={self.dtype})"
+
+
+class _Storage:
+    """The write bookkeeping of one memory, shared by the arrays viewing it.
+    ``arrays`` (a WeakSet) lists them once a view exists (None before)."""
+
+    __slots__ = ("version", "shared", "views", "holders", "arrays")
+
+    def __init__(self):
+        self.version = 0
+        self.shared = False
+        self.views: list[weakref.ref] | None = None
+        self.holders: weakref.WeakSet | None = None
+        self.arrays: weakref.WeakSet | None = None
 
 
 def _component_shape(dtype) -> tuple[int, ...]:
@@ -267,6 +466,23 @@ def array(data=None, dtype=None, shape=None, ndim=None, requires_grad: bool = Fa
         raise ValueError(f"array: ndim={ndim} but the data makes a {buffer.ndim - len(comp)}-d array of {t} "
                          f"(data of shape {np_data.shape})")
     return Array(buffer, t, requires_grad, _device(device))
+
+
+def _slice_bound(bound, default: int, n: int) -> int:
+    if bound is None:
+        return default
+    if isinstance(bound, (bool, np.bool_)) or not isinstance(bound, (int, np.integer)):
+        raise IndexError(f"slice bounds must be integers, got {bound!r}")
+    return int(bound) + n if bound < 0 else int(bound)
+
+
+def _slice_text(key: slice) -> str:
+    text = ":".join("" if b is None else str(b) for b in (key.start, key.stop))
+    return text if key.step is None else f"{text}:{key.step}"
+
+
+def _byte_offset(view: np.ndarray, base: np.ndarray) -> int:
+    return view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
 
 
 def _shape_tuple(shape) -> tuple[int, ...]:
@@ -404,31 +620,96 @@ def _record_overwrite(dest: Array) -> None:
         def backward():
             grad._buffer[...] = 0
         for tape in tapes:
-            tape.record(backward, [dest])
+            tape.record(backward, [dest], name="overwrite", outputs=[dest])
 
 
-def copy(dest: Array, src: Array) -> Array:
-    """Copies ``src`` into ``dest`` (same shape and dtype), recorded on an
-    active tape: the adjoint adds ``dest.grad`` into ``src.grad`` and zeroes
-    ``dest.grad``."""
+def _record_non_differentiable(what: str, outputs, inputs) -> None:
+    """Records on the active tapes that ``what`` wrote ``outputs`` from
+    ``inputs`` without an adjoint (as Warp's, these host operations are not
+    differentiable). On backward, a nonzero gradient reaching an output
+    raises GradientError if an input has a gradient (it would be dropped
+    silently); otherwise the outputs' gradients are consumed (zeroed)."""
+    tapes = active_tapes()
+    outputs = [a for a in outputs if a.grad is not None]
+    if not tapes or not outputs:
+        return
+    with_grad = [a for a in inputs if a.grad is not None]
+
+    def backward():
+        for out in outputs:
+            if with_grad and np.any(out.grad._buffer):
+                raise GradientError(
+                    f"{what} is not differentiable (as in Warp), but a gradient reached the array it wrote "
+                    f"({out!r}) while its inputs have gradients; compute it with a kernel launch instead, or "
+                    "call it outside the tape")
+            out.grad._buffer[...] = 0
+    for tape in tapes:
+        tape.record(backward, list(outputs) + list(inputs), name=what, inputs=inputs, outputs=outputs)
+
+
+def copy(dest: Array, src: Array, dest_offset: int = 0, src_offset: int = 0, count: int = 0,
+         stream=None) -> Array:
+    """Copies ``count`` elements of ``src`` from ``src_offset`` into ``dest``
+    from ``dest_offset`` (as Warp's copy): offsets and count are in elements
+    of the flattened arrays, which may differ in shape but not in dtype.
+    ``count=0`` copies the rest of ``src`` from ``src_offset`` (Warp raises
+    there when ``src_offset`` is not 0). ``stream`` must be None (CPU).
+
+    Recorded on an active tape when ``dest`` has a gradient: the adjoint adds
+    the copied range of ``dest.grad`` into the same range of ``src.grad``
+    and zeroes that range of ``dest.grad`` (the values there were
+    overwritten); the rest of ``dest`` keeps its gradient."""
     if not isinstance(dest, Array) or not isinstance(src, Array):
-        raise TypeError("copy(dest, src) takes two adjit arrays")
-    if dest.shape != src.shape or dest.dtype != src.dtype:
-        raise ValueError(f"copy: shapes/dtypes differ: {dest.shape} {dest.dtype} vs {src.shape} {src.dtype}")
+        raise TypeError(f"copy(dest, src) takes two adjit arrays, got {type(dest).__name__} and "
+                        f"{type(src).__name__}")
+    if stream is not None:
+        raise ValueError("copy: adjit copies on the CPU and takes no stream (stream must be None)")
+    if dest.dtype != src.dtype:
+        raise ValueError(f"copy: dtypes differ: dest is an array of {dest.dtype}, src of {src.dtype} "
+                         "(copy converts nothing; convert the values first)")
+    for name, value in (("dest_offset", dest_offset), ("src_offset", src_offset), ("count", count)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"copy: {name} must be an int, got {value!r}")
+        if value < 0:
+            raise ValueError(f"copy: {name} must be non-negative, got {value}")
+    dest_offset, src_offset, count = int(dest_offset), int(src_offset), int(count)
+    if src_offset > src.size:
+        raise ValueError(f"copy: src_offset {src_offset} is past the end of src ({src.size} elements)")
+    if count == 0:
+        count = src.size - src_offset
+    if src_offset + count > src.size:
+        raise ValueError(f"copy: {count} elements from src_offset {src_offset} run past the end of src "
+                         f"({src.size} elements)")
+    if dest_offset + count > dest.size:
+        raise ValueError(f"copy: {count} elements to dest_offset {dest_offset} run past the end of dest "
+                         f"({dest.size} elements)")
+    _copy_elements(dest, src, dest_offset, src_offset, count)
+    return dest
+
+
+def _elements(a: Array) -> np.ndarray:
+    """The buffer as a 1-D sequence of elements (a view: writes go through)."""
+    return a._buffer.reshape((a.size,) + _component_shape(a.dtype))
+
+
+def _copy_elements(dest: Array, src: Array, dest_offset: int, src_offset: int, count: int) -> None:
     tapes = active_tapes()
     with recording.locked(tapes):
         _before_write(dest)
-        dest._buffer[...] = src._buffer
+        # (numpy copies through a temporary when the ranges overlap)
+        _elements(dest)[dest_offset:dest_offset + count] = _elements(src)[src_offset:src_offset + count]
         if tapes and dest.grad is not None:
             dest_grad, src_grad = dest.grad, src.grad
 
             def backward():
+                # The copied range's gradient is taken before it is zeroed, so
+                # a copy within one array (overlapping ranges) is right too.
+                arriving = _elements(dest_grad)[dest_offset:dest_offset + count].copy()
+                _elements(dest_grad)[dest_offset:dest_offset + count] = 0
                 if src_grad is not None:
-                    src_grad._buffer[...] += dest_grad._buffer
-                dest_grad._buffer[...] = 0
+                    _elements(src_grad)[src_offset:src_offset + count] += arriving
             for tape in tapes:
-                tape.record(backward, [dest, src])
-    return dest
+                tape.record(backward, [dest, src], name="copy", inputs=[src], outputs=[dest])
 
 
 def clone(src: Array, requires_grad: bool | None = None) -> Array:
@@ -446,7 +727,7 @@ def clone(src: Array, requires_grad: bool | None = None) -> Array:
                 src_grad._buffer[...] += out_grad._buffer
             out_grad._buffer[...] = 0
         for tape in tapes:
-            tape.record(backward, [out, src])
+            tape.record(backward, [out, src], name="clone", inputs=[src], outputs=[out])
     return out
 
 

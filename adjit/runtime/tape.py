@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import types
 from typing import Callable
 
 import numpy as np
@@ -106,7 +107,7 @@ class Tape:
         if not self._warned_gradient_stops:
             self._warn_if_gradient_stops(kernel, arrays)
         step = _LaunchStep(kernel, dim, captured, list(args), [acc.reads for acc in access],
-                           run_adjoint)
+                           run_adjoint, [acc.writes for acc in access])
         for k, acc in enumerate(access):
             if isinstance(captured[k], Array) and acc.reads and captured[k] is args[k]:
                 self._readers.setdefault(id(args[k]), []).append((step, k))
@@ -126,26 +127,62 @@ class Tape:
                 ", ".join(f"'{n}'" for n, _ in written))
 
     def protect(self, array: Array) -> None:
-        """Called before ``array`` is overwritten: recorded steps that read it
-        switch to a snapshot of its current values."""
+        """Called before ``array`` is overwritten: recorded steps that read it,
+        or another view of its memory, switch to a snapshot of the current
+        values."""
         with self._lock:
-            readers = self._readers.pop(id(array), None)
-            if not readers:
-                return
-            snapshot = _snapshot(array)
-            for step, k in readers:
-                # Only if the step still sees the values it read; otherwise the
-                # step reports the overwrite when it runs.
-                if step.captured[k] is array and array._version == step.versions[k]:
-                    step.captured[k] = snapshot
-                    step.versions[k] = snapshot._version
+            for alias in array._aliases():
+                self._protect_one(alias)
 
-    def record(self, backward: Callable[[], None], arrays=()) -> None:
-        """Records a custom step: ``backward()`` runs in reverse order."""
+    def _protect_one(self, array: Array) -> None:
+        readers = self._readers.pop(id(array), None)
+        if not readers:
+            return
+        snapshot = _snapshot(array)
+        for step, k in readers:
+            # Only if the step still sees the values it read; otherwise the
+            # step reports the overwrite when it runs.
+            if step.captured[k] is array and array._version == step.versions[k]:
+                step.captured[k] = snapshot
+                step.versions[k] = snapshot._version
+
+    def record(self, backward: Callable[[], None], arrays=(), *, name: str | None = None,
+               inputs=(), outputs=()) -> None:
+        """Records a custom step: ``backward()`` runs in reverse order.
+        ``arrays``: the arrays whose gradients ``zero()`` clears; ``name``,
+        ``inputs`` and ``outputs`` only label the step in ``visualize()``."""
         with self._lock:
             for a in arrays:
                 self._arrays[id(a)] = a
-            self._steps.append(backward)
+            self._steps.append(_CustomStep(backward, name or getattr(backward, "__name__", "func"),
+                                           list(inputs), list(outputs)))
+
+    def record_func(self, backward: Callable[[], None], arrays) -> None:
+        """Records a Python function run in the backward pass (as Warp's):
+        ``backward()`` is called, with no arguments, in reverse order among
+        the recorded launches. ``arrays``: the arrays it uses, each with a
+        gradient (``zero()`` clears them, ``gradients`` lists them).
+
+        The function reads arrays when backward() runs: the tape does not
+        save their values, so it must not rely on values overwritten since."""
+        if not callable(backward):
+            raise TypeError(f"record_func: backward must be callable, got {type(backward).__name__}")
+        arrays = list(arrays)
+        for a in arrays:
+            if not isinstance(a, Array):
+                raise TypeError(f"record_func: arrays must be adjit arrays, got {type(a).__name__}")
+            if a.grad is None:
+                raise GradientError(f"record_func: {a!r} has no gradient; create it with requires_grad=True "
+                                    "(or set a.requires_grad = True)")
+        self.record(backward, arrays, inputs=arrays)
+
+    @property
+    def gradients(self) -> types.MappingProxyType:
+        """{array: its gradient array} for every array with a gradient that
+        the tape has seen (as Warp's ``Tape.gradients``); read-only (seed
+        gradients with ``backward(grads=...)``)."""
+        with self._lock:
+            return types.MappingProxyType({a: a.grad for a in self._arrays.values() if a.grad is not None})
 
     # --- replay ---------------------------------------------------------------
 
@@ -169,6 +206,92 @@ class Tape:
         for step in reversed(self._steps):
             step()
 
+    def visualize(self, filename: str | None = None, simplify_graph: bool = True,
+                  hide_readonly_arrays: bool = False, array_labels: dict | None = None,
+                  choose_longest_node_name: bool = True, ignore_graph_scopes: bool = False,
+                  track_inputs: list | None = None, track_outputs: list | None = None,
+                  track_input_names: list | None = None, track_output_names: list | None = None,
+                  graph_direction: str = "LR") -> str:
+        """The recorded steps as Graphviz dot text (Warp's signature): a box
+        per launch (kernel name and dim) or Python step (copy, clone,
+        record_func, ...), an ellipse per array (named by ``array_labels``,
+        else by the kernel parameter it was passed as: the longest such name
+        with ``choose_longest_node_name``, else the first), an edge from each
+        array a step reads and to each array it writes. Written to
+        ``filename`` too if given; render with ``dot -Tpng tape.dot``.
+
+        ``hide_readonly_arrays`` leaves out arrays no step writes (except
+        ``track_inputs``/``track_outputs``, which are drawn highlighted and
+        named by ``track_input_names``/``track_output_names``).
+        ``simplify_graph`` and ``ignore_graph_scopes`` have no effect: adjit
+        records no scopes and draws every step."""
+        if graph_direction not in ("LR", "RL", "TB", "BT"):
+            raise ValueError(f"visualize: graph_direction must be 'LR', 'RL', 'TB' or 'BT', got "
+                             f"{graph_direction!r}")
+        labels = {id(a): str(name) for a, name in (array_labels or {}).items()}
+        tracked = {}
+        for arrays, names, kind in ((track_inputs, track_input_names, "input"),
+                                    (track_outputs, track_output_names, "output")):
+            arrays = list(arrays or [])
+            names = list(names or [])
+            if names and len(names) != len(arrays):
+                raise ValueError(f"visualize: track_{kind}_names has {len(names)} names for {len(arrays)} arrays")
+            for k, a in enumerate(arrays):
+                tracked[id(a)] = kind
+                if names:
+                    labels.setdefault(id(a), str(names[k]))
+        with self._lock:
+            steps = list(self._steps)
+        arrays: dict[int, Array] = {}
+        param_names: dict[int, list[str]] = {}
+        written: set[int] = set()
+        for step in steps:
+            for name, a, _, writes in step.arrays():
+                arrays.setdefault(id(a), a)
+                if name is not None:
+                    param_names.setdefault(id(a), []).append(name)
+                if writes:
+                    written.add(id(a))
+        for kind in ("input", "output"):
+            for a in (track_inputs if kind == "input" else track_outputs) or []:
+                arrays.setdefault(id(a), a)
+        shown = [key for key in arrays if not hide_readonly_arrays or key in written or key in tracked]
+
+        def array_label(key: int, number: int) -> str:
+            if key in labels:
+                return labels[key]
+            names = param_names.get(key)
+            if not names:
+                return f"array{number}"
+            return max(names, key=len) if choose_longest_node_name else names[0]
+
+        lines = ["digraph Tape {", f"  rankdir={graph_direction};",
+                 '  node [fontname="Helvetica"];']
+        node_of = {}
+        for number, key in enumerate(shown):
+            a = arrays[key]
+            node_of[key] = f"a{number}"
+            style = {"input": ', style=filled, fillcolor="#c8e6c9"',
+                     "output": ', style=filled, fillcolor="#ffcdd2"'}.get(tracked.get(key), "")
+            text = f"{array_label(key, number)}\n{a.dtype} {a.shape}"
+            lines.append(f'  a{number} [shape=ellipse, label="{_dot_escape(text)}"{style}];')
+        for number, step in enumerate(steps):
+            lines.append(f'  s{number} [shape=box, label="{_dot_escape(step.label)}"];')
+            for _, a, reads, writes in step.arrays():
+                node = node_of.get(id(a))
+                if node is None:
+                    continue
+                if reads:
+                    lines.append(f"  {node} -> s{number};")
+                if writes:
+                    lines.append(f"  s{number} -> {node};")
+        lines.append("}")
+        text = "\n".join(lines) + "\n"
+        if filename is not None:
+            with open(filename, "w") as f:
+                f.write(text)
+        return text
+
     def zero(self) -> None:
         """Zeroes the gradients of every array the tape has seen."""
         with self._lock:
@@ -191,12 +314,22 @@ class _LaunchStep:
     reads still holds the values it read (or was saved before it changed)."""
 
     def __init__(self, kernel, dim, captured: list, grads_of: list, reads: list[bool],
-                 run_adjoint: RunAdjoint):
+                 run_adjoint: RunAdjoint, writes: list[bool]):
         self.kernel, self.dim, self.captured, self.grads_of = kernel, dim, captured, grads_of
         self.versions = [a._version if isinstance(a, Array) else None for a in captured]
         # Only values the adjoint replays matter: arrays the kernel reads.
         self.reads = reads
+        self.writes = writes
         self.run_adjoint = run_adjoint
+
+    @property
+    def label(self) -> str:
+        return f"{self.kernel.__name__}\ndim={self.dim}"
+
+    def arrays(self):
+        """(parameter name, array, read, written) of each array argument."""
+        return [(name, a, read, written) for name, a, read, written
+                in zip(self.kernel.arg_names, self.grads_of, self.reads, self.writes) if isinstance(a, Array)]
 
     def __call__(self) -> None:
         for name, a, version, read in zip(self.kernel.arg_names, self.captured, self.versions,
@@ -207,6 +340,25 @@ class _LaunchStep:
                     "after the launch was recorded, outside the tape, and its recorded values "
                     "were not saved; record that write on the tape too (or launch on a copy)")
         self.run_adjoint(self.kernel, self.dim, self.captured, self.grads_of)
+
+
+class _CustomStep:
+    """A recorded Python step (a copy, an overwrite, ``record_func``)."""
+
+    def __init__(self, backward: Callable[[], None], label: str, inputs: list, outputs: list):
+        self.backward, self.label, self.inputs, self.outputs = backward, label, inputs, outputs
+
+    def __call__(self) -> None:
+        self.backward()
+
+    def arrays(self):
+        return ([(None, a, True, False) for a in self.inputs]
+                + [(None, a, False, True) for a in self.outputs])
+
+
+def _dot_escape(text: str) -> str:
+    """``text`` inside a dot string literal (line breaks become ``\\n``)."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def _snapshot(array: Array) -> Array:
