@@ -27,10 +27,11 @@ from .timing import ScopedTimer  # noqa: F401
 from .types import (bool_, dtype_from_numpy, dtype_to_numpy, float32, float64, int32, int64,  # noqa: F401
                     mat22, mat22d, mat33, mat33d, spatial_matrix, spatial_matrixd, spatial_matrixf,
                     spatial_vector, spatial_vectord, spatial_vectorf,
-                    mat44, mat44d, matrix, quat, quatd, vec2, vec2d, vec2i, vec3, vec3d, vec3i, vec4, vec4d,
-                    vec4i, vector)
+                    mat44, mat44d, matrix, quat, quatd, transform, transformd, vec2, vec2d, vec2i, vec3, vec3d,
+                    vec3i, vec4, vec4d, vec4i, vector)
 
 quatf = quat  # Warp's name of the float32 quaternion
+transformf = transform
 # Warp's explicit-precision spellings of the float32 types, and wp.bool.
 vec2f, vec3f, vec4f = vec2, vec3, vec4
 mat22f, mat33f, mat44f = mat22, mat33, mat44

@@ -229,6 +229,60 @@ def quaternion(dtype: ScalarType = float32) -> QuatType:
     return _QUATS[dtype.name]
 
 
+class TransformValue(np.ndarray):
+    """A rigid transform outside kernels: a numpy array of 7 components
+    (p, then q), with ``.p`` and ``.q`` views; a global holding one is a
+    transform constant (not a 7-vector) in kernels."""
+
+    @property
+    def p(self) -> np.ndarray:
+        return np.asarray(self)[:3]
+
+    @property
+    def q(self) -> np.ndarray:
+        return np.asarray(self)[3:].view(QuatValue)
+
+
+class TransformType(VectorType):
+    """A rigid transform ``(p, q)``: a translation 3-vector ``p`` and a unit
+    quaternion ``q`` (x, y, z, w), stored as 7 components, p first (as in
+    Warp). A distinct type from the 7-vector of the same storage: ``t.p`` and
+    ``t.q`` read and write the parts, ``t1 * t2`` composes
+    (transform_multiply), and a transform array or argument takes no
+    7-vectors. ``transform()`` is the identity."""
+
+    def __init__(self, dtype: ScalarType, name: str | None = None):
+        if not dtype.is_float:
+            raise TypeError(f"transforms need a float type, got {dtype}")
+        super().__init__(7, dtype, name or f"transformation({dtype})")
+
+    def __reduce__(self):
+        return (transformation, (self.dtype,))
+
+    def __call__(self, *values):
+        if len(values) == 0:
+            values = (0, 0, 0, 0, 0, 0, 1)
+        elif len(values) == 2 and np.size(values[0]) == 3 and np.size(values[1]) == 4:  # (p, q)
+            values = (*np.ravel(values[0]), *np.ravel(values[1]))
+        elif len(values) == 1:
+            values = tuple(np.ravel(values[0]))
+        if len(values) != 7:
+            raise TypeError(f"{self.name}() takes a position and a quaternion, or 7 components "
+                            f"(px, py, pz, qx, qy, qz, qw); got {len(values)} values")
+        return np.array(values, dtype=self.dtype.np_dtype).reshape(7).view(TransformValue)
+
+
+_TRANSFORMS: dict[str, TransformType] = {}
+
+
+def transformation(dtype: ScalarType = float32) -> TransformType:
+    """The transform type of ``dtype`` components (interned)."""
+    dtype = scalar_type_of(dtype)
+    if dtype.name not in _TRANSFORMS:
+        _TRANSFORMS[dtype.name] = TransformType(dtype)
+    return _TRANSFORMS[dtype.name]
+
+
 ValueType = ScalarType | VectorType | MatrixType
 
 
@@ -309,6 +363,8 @@ def constant_type_of(value) -> ValueType | None:
         return None
     if isinstance(value, QuatValue) and shape == (4,) and dtype.is_float:
         return quaternion(dtype)
+    if isinstance(value, TransformValue) and shape == (7,) and dtype.is_float:
+        return transformation(dtype)
     if len(shape) == 1 and 2 <= shape[0] <= MAX_COMPONENTS:
         return vector(shape[0], dtype)
     if len(shape) == 2 and 2 <= shape[0] <= MAX_COMPONENTS and 2 <= shape[1] <= MAX_COMPONENTS and dtype.is_float:
@@ -347,6 +403,10 @@ quat = quaternion(float32)
 quat.name = "quat"
 quatd = quaternion(float64)
 quatd.name = "quatd"
+transform = transformation(float32)
+transform.name = "transform"
+transformd = transformation(float64)
+transformd.name = "transformd"
 
 
 def dtype_from_numpy(numpy_dtype) -> ScalarType:

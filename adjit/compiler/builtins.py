@@ -640,6 +640,11 @@ def mul_type(ta, tb):
         return c
     if ta.dtype != tb.dtype:
         raise TypeError(f"cannot multiply {ta} by {tb}: their scalar types differ")
+    if isinstance(ta, T.TransformType) or isinstance(tb, T.TransformType):
+        if ta != tb:
+            raise TypeError(f"cannot multiply {ta} by {tb}: a transform multiplies a transform "
+                            "(transform_multiply) or a scalar")
+        return ta
     if isinstance(ta, T.QuatType) or isinstance(tb, T.QuatType):
         if ta != tb:
             raise TypeError(f"cannot multiply {ta} by {tb}: a quaternion multiplies a quaternion "
@@ -731,6 +736,8 @@ def _emit_mul(vals, types, result):
         return mulop(a, vector_d.BroadcastOp(result.mlir(), b).result).result
     if isinstance(result, T.QuatType):
         return emit_quat_mul(a, b, result)
+    if isinstance(result, T.TransformType):
+        return emit_transform_multiply(a, b, result)
     return emit_matmul(a, b, ta, tb, result)
 
 
@@ -1232,3 +1239,207 @@ add_builtin("spatial_cross", "The motion cross product of spatial 6-vectors a = 
 add_builtin("spatial_cross_dual", "The force (dual) cross product of spatial 6-vectors a, b: "
             "(w_a x w_b + v_a x v_b, w_a x v_b).", _spatial_args("spatial_cross_dual", 2),
             _emit_spatial_cross(True))
+
+
+# --- transforms (p, q): a translation and a unit quaternion, 7 components, p first -----------------
+
+def _transform_parts(t: ir.Value, tt: T.TransformType):
+    """(p, q) of a transform value."""
+    comps = _components(t, 7)
+    return (vector_d.FromElementsOp(T.vector(3, tt.dtype).mlir(), comps[:3]).result,
+            vector_d.FromElementsOp(T.quaternion(tt.dtype).mlir(), comps[3:]).result)
+
+
+def _transform_of(p: ir.Value, q: ir.Value, result: T.TransformType) -> ir.Value:
+    return vector_d.FromElementsOp(result.mlir(), _components(p, 3) + _components(q, 4)).result
+
+
+def emit_transform_multiply(a: ir.Value, b: ir.Value, result: T.TransformType) -> ir.Value:
+    """a b = (R_a p_b + p_a, q_a q_b): b's frame mapped into a's."""
+    (pa, qa), (pb, qb) = _transform_parts(a, result), _transform_parts(b, result)
+    v3, qt = T.vector(3, result.dtype), T.quaternion(result.dtype)
+    p = arith.AddFOp(_emit_quat_rotate([qa, pb], [qt, v3], v3), pa).result
+    return _transform_of(p, emit_quat_mul(qa, qb, qt), result)
+
+
+def _transform_args(name, other=None, other_name=""):
+    """An infer for name(t) or name(t, x) with x of type other(t); returns
+    the transform's type."""
+    def infer(args):
+        count = 1 if other is None else 2
+        if len(args) != count or not isinstance(args[0], T.TransformType) or (
+                other is not None and args[1] != other(args[0])):
+            wanted = "a transform" + (f" and {other_name} of its scalar type" if other else "")
+            raise TypeError(f"{name}() takes {wanted}; got {', '.join(map(str, args))}")
+        return args[0]
+    return infer
+
+
+def _vec3_of(t):
+    return T.vector(3, t.dtype)
+
+
+def _spatial_of(t):
+    return T.vector(6, t.dtype)
+
+
+def _infer_transform_identity(args, dtype):
+    if args:
+        raise TypeError(f"transform_identity() takes only dtype, got {len(args)} more arguments")
+    if not dtype.is_float:
+        raise TypeError(f"transform_identity() needs a float dtype, got {dtype}")
+    return T.transformation(dtype)
+
+
+def _emit_transform_identity(vals, types, result, dtype):
+    zero, one = values.constant(dtype, 0.0), values.constant(dtype, 1.0)
+    return vector_d.FromElementsOp(result.mlir(), [zero] * 6 + [one]).result
+
+
+def _infer_point_or_vector(name):
+    """name(t: transform, v: vec3) or name(m: mat44, v: vec3) -> vec3."""
+    def infer(args):
+        if len(args) == 2 and isinstance(args[0], T.TransformType) and args[1] == _vec3_of(args[0]):
+            return args[1]
+        if len(args) == 2 and isinstance(args[0], T.MatrixType) and args[0].shape == (4, 4) \
+                and args[1] == _vec3_of(args[0]):
+            return args[1]
+        raise TypeError(f"{name}() takes a transform or a 4x4 matrix, and a 3-vector of its scalar type; "
+                        f"got {', '.join(map(str, args))}")
+    return infer
+
+
+def _emit_point_or_vector(point):
+    def emit(vals, types, result):
+        """t: R v (+ p for a point); M: the upper 3x3 of M times v (+ M's last
+        column for a point: M acts on column vectors, as in Warp)."""
+        if isinstance(types[0], T.TransformType):
+            p, q = _transform_parts(vals[0], types[0])
+            rotated = _emit_quat_rotate([q, vals[1]], [T.quaternion(result.dtype), result], result)
+            return arith.AddFOp(rotated, p).result if point else rotated
+        e = _elements(vals[0], 4, 4)
+        v = _components(vals[1], 3)
+        comps = []
+        for r in range(3):
+            acc = e[r][3] if point else None
+            for c in range(3):
+                term = arith.MulFOp(e[r][c], v[c]).result
+                acc = term if acc is None else arith.AddFOp(acc, term).result
+            comps.append(acc)
+        return vector_d.FromElementsOp(result.mlir(), comps).result
+    return emit
+
+
+def _emit_transform_inverse(vals, types, result):
+    """(-R^T p, q^-1)."""
+    p, q = _transform_parts(vals[0], result)
+    v3, qt = T.vector(3, result.dtype), T.quaternion(result.dtype)
+    qi = _emit_quat_inverse([q], [qt], qt)
+    return _transform_of(arith.NegFOp(_emit_quat_rotate([qi, p], [qt, v3], v3)).result, qi, result)
+
+
+def _emit_transform_to_matrix(vals, types, result):
+    """[[R, p], [0, 0, 0, 1]]."""
+    p, q = _transform_parts(vals[0], types[0])
+    m3 = T.matrix((3, 3), result.dtype)
+    r = _elements(_emit_quat_to_matrix([q], [T.quaternion(result.dtype)], m3), 3, 3)
+    pc = _components(p, 3)
+    zero, one = values.constant(result.dtype, 0.0), values.constant(result.dtype, 1.0)
+    return _matrix_from([r[k] + [pc[k]] for k in range(3)] + [[zero, zero, zero, one]], result)
+
+
+def _infer_transform_from_matrix(args):
+    if len(args) != 1 or not isinstance(args[0], T.MatrixType) or args[0].shape != (4, 4) \
+            or not args[0].dtype.is_float:
+        raise TypeError(f"transform_from_matrix() takes a float 4x4 matrix, got {', '.join(map(str, args))}")
+    return T.transformation(args[0].dtype)
+
+
+def _emit_transform_from_matrix(vals, types, result):
+    """p: the last column's top three; q: quat_from_matrix of the upper 3x3."""
+    e = _elements(vals[0], 4, 4)
+    m3 = T.matrix((3, 3), result.dtype)
+    q = _emit_quat_from_matrix([_matrix_from([row[:3] for row in e[:3]], m3)], [m3], T.quaternion(result.dtype))
+    p = vector_d.FromElementsOp(T.vector(3, result.dtype).mlir(), [e[k][3] for k in range(3)]).result
+    return _transform_of(p, q, result)
+
+
+def _infer_transform_compose(args):
+    if len(args) == 3 and isinstance(args[1], T.QuatType) and args[0] == _vec3_of(args[1]) \
+            and args[2] == args[0]:
+        return T.matrix((4, 4), args[1].dtype)
+    raise TypeError("transform_compose() takes a position 3-vector, a rotation quaternion and a scale 3-vector "
+                    f"of one scalar type; got {', '.join(map(str, args))}")
+
+
+def _emit_transform_compose(vals, types, result):
+    """[[R diag(s), p], [0, 0, 0, 1]]."""
+    p, q, s = vals
+    m3 = T.matrix((3, 3), result.dtype)
+    r = _elements(_emit_quat_to_matrix([q], [types[1]], m3), 3, 3)
+    sc, pc = _components(s, 3), _components(p, 3)
+    zero, one = values.constant(result.dtype, 0.0), values.constant(result.dtype, 1.0)
+    rows = [[arith.MulFOp(r[k][c], sc[c]).result for c in range(3)] + [pc[k]] for k in range(3)]
+    return _matrix_from(rows + [[zero, zero, zero, one]], result)
+
+
+def _emit_transform_twist(wrench):
+    def emit(vals, types, result):
+        """Twist (w, v) -> (R w, R v + p x R w); wrench (tau, f) -> (R tau + p x R f, R f)."""
+        p, q = _transform_parts(vals[0], types[0])
+        top, bottom = _halves(vals[1], result)
+        v3, qt = T.vector(3, result.dtype), T.quaternion(result.dtype)
+        rot = lambda v: _emit_quat_rotate([q, v], [qt, v3], v3)  # noqa: E731
+        moved = rot(bottom if wrench else top)
+        other = arith.AddFOp(rot(top if wrench else bottom), _emit_cross([p, moved], [v3, v3], v3)).result
+        return _join(other, moved, result) if wrench else _join(moved, other, result)
+    return emit
+
+
+def _infer_velocity_at_point(args):
+    if len(args) == 2 and isinstance(args[0], T.VectorType) and args[0].length == 6 and args[0].dtype.is_float \
+            and args[1] == T.vector(3, args[0].dtype):
+        return args[1]
+    raise TypeError("velocity_at_point() takes a spatial 6-vector (angular, linear) and a 3-vector of its "
+                    f"scalar type; got {', '.join(map(str, args))}")
+
+
+def _emit_velocity_at_point(vals, types, result):
+    """w x r + v for the twist (w, v)."""
+    w, v = _halves(vals[0], types[0])
+    return arith.AddFOp(_emit_cross([w, vals[1]], [result, result], result), v).result
+
+
+add_builtin("transform_identity", "transform_identity(dtype=float): the identity transform (p = 0, q = identity).",
+            _infer_transform_identity, _emit_transform_identity, differentiable=False,
+            static_params=(StaticParam("dtype", "dtype", T.float32),), static_positional=True)
+add_builtin("transform_get_translation", "The translation p of a transform.",
+            lambda a: _vec3_of(_transform_args("transform_get_translation")(a)),
+            lambda v, t, r: _transform_parts(v[0], t[0])[0])
+add_builtin("transform_get_rotation", "The rotation quaternion q of a transform.",
+            lambda a: T.quaternion(_transform_args("transform_get_rotation")(a).dtype),
+            lambda v, t, r: _transform_parts(v[0], t[0])[1])
+add_builtin("transform_multiply", "transform_multiply(a, b) = a * b = (R_a p_b + p_a, q_a q_b).",
+            _transform_args("transform_multiply", lambda t: t, "a transform"),
+            lambda v, t, r: emit_transform_multiply(v[0], v[1], r))
+add_builtin("transform_point", "transform_point(t, p) = R p + t.p; transform_point(M, p) = M (p, 1) for a 4x4 "
+            "matrix M acting on column vectors (as in Warp).",
+            _infer_point_or_vector("transform_point"), _emit_point_or_vector(True))
+add_builtin("transform_vector", "transform_vector(t, v) = R v (no translation); transform_vector(M, v) = the "
+            "upper 3x3 of M times v.", _infer_point_or_vector("transform_vector"), _emit_point_or_vector(False))
+add_builtin("transform_inverse", "The inverse transform (-R^T p, q^-1).",
+            _transform_args("transform_inverse"), _emit_transform_inverse)
+add_builtin("transform_to_matrix", "The 4x4 matrix [[R, p], [0, 0, 0, 1]] of a transform.",
+            lambda a: T.matrix((4, 4), _transform_args("transform_to_matrix")(a).dtype), _emit_transform_to_matrix)
+add_builtin("transform_from_matrix", "The transform of a 4x4 rigid matrix [[R, p], [0, 0, 0, 1]] (q by "
+            "quat_from_matrix of R).", _infer_transform_from_matrix, _emit_transform_from_matrix)
+add_builtin("transform_compose", "transform_compose(p, q, s): the 4x4 matrix [[R diag(s), p], [0, 0, 0, 1]].",
+            _infer_transform_compose, _emit_transform_compose)
+add_builtin("transform_twist", "transform_twist(t, x): the twist x = (w, v) in t's destination frame: "
+            "(R w, R v + p x R w).", lambda a: _spatial_of(_transform_args("transform_twist", _spatial_of, "a spatial 6-vector")(a)),
+            _emit_transform_twist(False))
+add_builtin("transform_wrench", "transform_wrench(t, x): the wrench x = (tau, f) in t's destination frame: "
+            "(R tau + p x R f, R f).", lambda a: _spatial_of(_transform_args("transform_wrench", _spatial_of, "a spatial 6-vector")(a)),
+            _emit_transform_twist(True))
+add_builtin("velocity_at_point", "velocity_at_point(qd, r): the velocity w x r + v at offset r of a body "
+            "moving with twist qd = (w, v).", _infer_velocity_at_point, _emit_velocity_at_point)

@@ -578,6 +578,9 @@ class FunctionBuilder:
             if not isinstance(base, Val) or not isinstance(base.type, (T.VectorType, T.MatrixType)):
                 raise self.error("only vector/matrix locals and array elements can be assigned "
                                  "components", target)
+            if _is_transform_part(base.type, target):
+                self.assign(target.value, self.with_transform_part(base, target.attr, value, target))
+                return
             position = self.component_index(base.type, target)
             dynamic = any(isinstance(p, Val) for p in position)
             comp_t = self.component_type(base.type, position)
@@ -604,6 +607,8 @@ class FunctionBuilder:
                 indices = self.array_indices(array, node.slice, node)
                 elem_t = array.type.dtype
                 for comp in reversed(comps):
+                    if _is_transform_part(self.component_type(elem_t, position), comp):
+                        return None  # t.p / t.q of an element: the element is loaded and stored whole
                     part = self.component_index(elem_t if not position else
                                                 self.component_type(array.type.dtype, position), comp)
                     if any(isinstance(p, Val) for p in part):
@@ -648,6 +653,8 @@ class FunctionBuilder:
             if node.attr == "shape":
                 return _ArrayShape(base)
             raise self.error(f"arrays have no attribute '{node.attr}' in kernels", node)
+        if isinstance(base, Val) and isinstance(base.type, T.TransformType) and node.attr in ("p", "q"):
+            return self.transform_part(base, node.attr)
         if isinstance(base, Val) and isinstance(base.type, T.VectorType):
             position = self.component_position(base.type, node)
             return self.extract(base, position)
@@ -1210,6 +1217,8 @@ class FunctionBuilder:
             return Val(t, self.cast(args[0], t, node))
         if isinstance(t, T.QuatType):
             return self.construct_quat(t, args, node)
+        if isinstance(t, T.TransformType):
+            return self.construct_transform(t, args, node)
         n = t.length if isinstance(t, T.VectorType) else t.rows * t.cols
         scalar = t.dtype
         if len(args) == 0:
@@ -1267,6 +1276,47 @@ class FunctionBuilder:
             return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
         raise self.error(f"{t}() takes the components (x, y, z, w), a 3-vector and w, or a quaternion; got "
                          f"{', '.join(self.describe(a) for a in args)}", node)
+
+    def construct_transform(self, t: T.TransformType, args, node):
+        """``transform()`` (the identity), ``transform(p, q)``, ``transform(t)``
+        and the 7 components (px, py, pz, qx, qy, qz, qw), as in Warp."""
+        if len(args) == 0:
+            return Val(t, constant_array(t, t()))
+        if len(args) == 1 and isinstance(args[0], Val) and isinstance(args[0].type, T.TransformType):
+            x = args[0]
+            if x.type.dtype == t.dtype:
+                return x
+            op = arith.ExtFOp if t.dtype.bits > x.type.dtype.bits else arith.TruncFOp
+            return Val(t, op(t.mlir(), x.value).result)
+        if len(args) == 2 and all(isinstance(a, Val) for a in args) and args[0].type == T.vector(3, t.dtype) \
+                and args[1].type == T.quaternion(t.dtype):
+            comps = [self.extract(args[0], [k]).value for k in range(3)] + \
+                [self.extract(args[1], [k]).value for k in range(4)]
+            return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
+        if len(args) == 7:
+            comps = [self.cast(a, t.dtype, node) for a in args]
+            return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
+        raise self.error(f"{t}() takes a position {T.vector(3, t.dtype)} and a rotation {T.quaternion(t.dtype)}, "
+                         f"a transform, or 7 components; got {', '.join(self.describe(a) for a in args)}", node)
+
+    def transform_part(self, v: Val, part: str) -> Val:
+        """``t.p`` (the translation) or ``t.q`` (the rotation) of a transform."""
+        t = v.type
+        positions = range(3) if part == "p" else range(3, 7)
+        part_t = T.vector(3, t.dtype) if part == "p" else T.quaternion(t.dtype)
+        comps = [self.extract(v, [k]).value for k in positions]
+        return Val(part_t, vector_d.FromElementsOp(part_t.mlir(), comps).result)
+
+    def with_transform_part(self, v: Val, part: str, value, node) -> Val:
+        """``v`` with its part ``p`` or ``q`` replaced by ``value``."""
+        t = v.type
+        part_t = T.vector(3, t.dtype) if part == "p" else T.quaternion(t.dtype)
+        new = self.materialize(self.coerce(value, part_t, node), part_t)
+        first = 0 if part == "p" else 3
+        comps = [self.extract(v, [k]).value for k in range(7)]
+        for k in range(part_t.length):
+            comps[first + k] = self.extract(Val(part_t, new), [k]).value
+        return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
 
     def cast(self, v, t: T.ScalarType, node) -> ir.Value:
         if not isinstance(v, Val) or not isinstance(v.type, T.ScalarType):
@@ -1673,6 +1723,11 @@ _PRINTF_SPEC = {"float32": "%g", "float64": "%g", "int32": "%d", "int64": "%lld"
 #: modifier, the conversion (or %%).
 _PRINTF_CONVERSION = re.compile(r"%(?P<flags>[-+ #0]*\d*(?:\.\d+)?)(?:hh|h|ll|l|j|z|t|L)?(?P<conv>[diuxXocfFeEgGaA%])"
                                 r"|%(?P<bad>.)")
+
+
+def _is_transform_part(t, node) -> bool:
+    """Whether ``node`` is ``x.p`` or ``x.q`` of a transform ``x`` of type ``t``."""
+    return isinstance(t, T.TransformType) and isinstance(node, ast.Attribute) and node.attr in ("p", "q")
 
 
 def all_components(mask: ir.Value, t) -> ir.Value:

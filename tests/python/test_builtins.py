@@ -885,7 +885,12 @@ TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "wh
                        # test_quaternion_matrices_against_numpy:
                        "quat_rotate_inv", "quat_to_matrix", "quat_from_matrix",
                        # test_wide_types.py:
-                       "spatial_top", "spatial_bottom", "spatial_dot", "spatial_cross", "spatial_cross_dual"}  # (the last: test_rounding_interpolation_...)
+                       "spatial_top", "spatial_bottom", "spatial_dot", "spatial_cross", "spatial_cross_dual",
+                       # test_transforms.py:
+                       "transform_identity", "transform_get_translation", "transform_get_rotation",
+                       "transform_multiply", "transform_point", "transform_vector", "transform_inverse",
+                       "transform_to_matrix", "transform_from_matrix", "transform_compose", "transform_twist",
+                       "transform_wrench", "velocity_at_point"}  # (the last: test_rounding_interpolation_...)
 
 
 @adjit.kernel
