@@ -18,6 +18,7 @@ from .errors import (AdjitError, CompileError, GradientError, KernelError, Kerne
 from .interop import from_dlpack, from_jax, from_numpy, from_torch, to_jax, to_torch  # noqa: F401
 from .language import (Function, Kernel, adjoint, constant, expect_eq, expect_near, expect_neq,  # noqa: F401
                        func, func_grad, kernel, printf, static, tid)
+from .language import Module, get_module, get_module_options, set_module_options  # noqa: F401
 from .launch import launch, synchronize  # noqa: F401
 from .loader import export  # noqa: F401
 from .runtime.array import (Array, array, array1d, array2d, array3d, array4d, clone, copy, empty,  # noqa: F401
@@ -71,3 +72,4 @@ def _export_builtins():
 _export_builtins()
 
 from . import autograd  # noqa: E402,F401
+from . import optim, utils  # noqa: E402,F401

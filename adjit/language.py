@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
+import types
 
 from . import types as T
 from .errors import KernelTypeError
@@ -80,19 +82,105 @@ class Function:
         raise RuntimeError(f"@adjit.func '{self.__name__}' can only be called inside kernels")
 
 
+#: Warp's module options and their defaults. adjit honours
+#: ``enable_backward``; the others are stored (and returned by
+#: get_module_options) but change nothing: adjit compiles each kernel alone,
+#: for the CPU, with its own settings (``adjit.config``).
+MODULE_OPTIONS = {
+    "max_unroll": 16, "enable_backward": True, "enable_mathdx_gemm": None, "enable_mathdx_solver": None,
+    "enable_mathdx_fft": None, "fast_math": False, "fuse_fp": True, "lineinfo": False, "cuda_output": None,
+    "mode": None, "optimization_level": None, "cpu_compiler_flags": None, "block_dim": 256,
+    "compile_time_trace": False, "strip_hash": False, "extra_build_options": None, "deterministic": None,
+    "deterministic_max_records": 0, "default_grid_stride": None,
+}
+#: The options that change what adjit does.
+HONOURED_MODULE_OPTIONS = ("enable_backward",)
+
+
+class Module:
+    """Warp's module: the kernels of one Python module (or one ``module=``
+    name) and their ``options`` (see ``set_module_options``)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.options = dict(MODULE_OPTIONS)
+
+    def __repr__(self) -> str:
+        return f"adjit.Module({self.name!r})"
+
+
+_modules: dict[str, Module] = {}
+
+
+def get_module(name: str) -> Module:
+    """The Module of ``name`` (a Python module's ``__name__``), created on
+    first use (as Warp's)."""
+    if not isinstance(name, str):
+        raise TypeError(f"get_module(name): name must be a str, got {type(name).__name__}")
+    module = _modules.get(name)
+    if module is None:
+        module = _modules[name] = Module(name)
+    return module
+
+
+def _module_of(module, depth: int) -> Module:
+    """The Module named by ``module`` (a Module, a name, a Python module),
+    or for None that of the code ``depth`` frames up the stack."""
+    if module is None:
+        return get_module(sys._getframe(depth + 1).f_globals.get("__name__", "__main__"))
+    if isinstance(module, Module):
+        return module
+    if isinstance(module, str):
+        return get_module(module)
+    if isinstance(module, types.ModuleType):
+        return get_module(module.__name__)
+    raise TypeError(f"module must be an adjit Module, a module name or a Python module, got {module!r}")
+
+
+def set_module_options(options: dict, module=None) -> None:
+    """Sets options of ``module`` (default: the calling code's module), as
+    Warp's. ``enable_backward`` (True/False) is honoured: kernels of a module
+    with ``enable_backward=False`` have no adjoint, so ``backward()`` through
+    a recorded launch of one raises GradientError (a kernel's own
+    ``@kernel(enable_backward=...)`` takes precedence). Warp's other options
+    (``mode``, ``max_unroll``, ``fast_math``, ``block_dim``, ...) are stored
+    and have no effect in adjit. An unknown option is a KeyError."""
+    if not isinstance(options, dict):
+        raise TypeError(f"set_module_options: options must be a dict, got {type(options).__name__}")
+    unknown = [k for k in options if k not in MODULE_OPTIONS]
+    if unknown:
+        raise KeyError(f"set_module_options: unknown option(s) {', '.join(map(repr, unknown))}; Warp's module "
+                       f"options are {', '.join(MODULE_OPTIONS)}")
+    if "enable_backward" in options and type(options["enable_backward"]) is not bool:
+        raise TypeError(f"set_module_options: enable_backward must be True or False, got "
+                        f"{options['enable_backward']!r}")
+    _module_of(module, 1).options.update(options)
+
+
+def get_module_options(module=None) -> dict:
+    """The options of ``module`` (default: the calling code's module): the
+    module's own dict, as Warp returns it (change it with set_module_options)."""
+    return _module_of(module, 1).options
+
+
 class Kernel:
     """A kernel (``@adjit.kernel``): launched over a 1-4-D grid of threads."""
 
-    def __init__(self, pyfunc, no_grad=(), bounds_check: bool | None = None, enable_backward: bool = True):
+    def __init__(self, pyfunc, no_grad=(), bounds_check: bool | None = None,
+                 enable_backward: bool | None = None, module=None):
         self.pyfunc = pyfunc
         #: Parameters whose values carry no gradient (reads are constants).
         self.no_grad = tuple(no_grad)
         #: Range checks on array accesses: True, False, or None (follow
         #: ``adjit.config.bounds_check``).
         self.bounds_check = bounds_check
-        #: False: the kernel has no adjoint (``@kernel(enable_backward=False)``).
-        self.enable_backward = enable_backward
-        self.key = pyfunc.__qualname__
+        #: The kernel's own enable_backward (None: its module's option).
+        self._enable_backward = enable_backward
+        #: Warp's key: the qualified name, "." as "__" (``outer__locals__k``).
+        self.key = pyfunc.__qualname__.replace("<", "").replace(">", "").replace(".", "__")
+        if module == "unique":
+            module = Module(f"{self.key}_{id(self):x}")
+        self._module = None if module is None else _module_of(module, 1)
         self.__name__ = pyfunc.__name__
         self.__doc__ = pyfunc.__doc__
         self.source = SourceInfo.of(pyfunc)
@@ -100,6 +188,26 @@ class Kernel:
         self._arg_types: list | None = None
         self._array_args: int | None = None
         self._linear_tid: bool | None = None
+
+    @property
+    def module(self) -> Module:
+        """The kernel's Module: that of the Python module defining it, unless
+        ``@kernel(module=...)`` named another (``"unique"``: its own)."""
+        if self._module is None:
+            self._module = get_module(self.pyfunc.__module__)
+        return self._module
+
+    @property
+    def enable_backward(self) -> bool:
+        """False: the kernel has no adjoint (``@kernel(enable_backward=False)``,
+        or its module's option when the kernel sets none)."""
+        if self._enable_backward is not None:
+            return self._enable_backward
+        return self.module.options.get("enable_backward", True) is not False
+
+    @enable_backward.setter
+    def enable_backward(self, value: bool | None) -> None:
+        self._enable_backward = value
 
     @property
     def mlir_name(self) -> str:
@@ -146,7 +254,7 @@ class Kernel:
         raise RuntimeError(f"kernel '{self.__name__}' must be launched with adjit.launch()")
 
 
-def kernel(fn=None, *, no_grad=(), bounds_check: bool | None = None, enable_backward: bool = True,
+def kernel(fn=None, *, no_grad=(), bounds_check: bool | None = None, enable_backward: bool | None = None,
            module=None):
     """Decorator: a Python function written in the kernel language becomes a Kernel.
 
@@ -154,17 +262,23 @@ def kernel(fn=None, *, no_grad=(), bounds_check: bool | None = None, enable_back
     ``bounds_check=False``: no range checks on this kernel's array accesses
     (default: ``adjit.config.bounds_check``, on). ``enable_backward=False``
     (Warp's): the kernel has no adjoint; ``backward()`` through a recorded
-    launch of it raises ``GradientError``. ``module=`` (Warp's compilation
-    unit) is accepted and has no effect: adjit compiles each kernel alone.
+    launch of it raises ``GradientError`` (None: the module's option, see
+    ``set_module_options``). ``module=`` (Warp's): the Module whose options
+    the kernel follows (a name, a Python module, a Module, or ``"unique"``
+    for its own); adjit still compiles each kernel alone.
     Any other keyword is a ``TypeError``.
     """
     if bounds_check is not None and type(bounds_check) is not bool:
         raise TypeError(f"@adjit.kernel(bounds_check=...) must be True, False or None, got {bounds_check!r}")
-    if type(enable_backward) is not bool:
-        raise TypeError(f"@adjit.kernel(enable_backward=...) must be True or False, got {enable_backward!r}")
+    if enable_backward is not None and type(enable_backward) is not bool:
+        raise TypeError(f"@adjit.kernel(enable_backward=...) must be True, False or None, got "
+                        f"{enable_backward!r}")
+    if module is not None and not isinstance(module, (str, Module, types.ModuleType)):
+        raise TypeError(f"@adjit.kernel(module=...) must be a module name, a Python module, an adjit Module or "
+                        f"'unique', got {module!r}")
 
     def make(f):
-        return Kernel(f, no_grad, bounds_check, enable_backward)
+        return Kernel(f, no_grad, bounds_check, enable_backward, module)
     return make if fn is None else make(fn)
 
 
