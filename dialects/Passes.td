@@ -289,4 +289,67 @@ def AdjitAdjoint : Pass<"adjit-adjoint", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
 }
 
+def AdjitTangent : Pass<"adjit-tangent", "::mlir::ModuleOp"> {
+  let summary = "Generate the forward-mode (JVP) tangent kernel of each kernel";
+  let description = [{
+    For each kernel `@k(args...)`, adds `@k_tangent(args..., tangents...)`:
+    after k's arguments, one tangent per float argument, in order (a tangent
+    array of the same type for each array of floats or float vectors and
+    matrices, a value of the same type for each float scalar, vector or
+    matrix; integer arguments get none). The tangent kernel computes what k
+    computes and, next to every float value, its tangent (the directional
+    derivative along the given input tangents), copying the kernel forwards
+    once and applying each op's rule (TangentOpInterface) right after the op:
+
+    - a load `x[i]` reads its tangent from `t_x[i]`;
+    - a store `y[i] = v` (and `y[i].c = v`) also stores `v`'s tangent into
+      `t_y[i]`; an atomic add `y[i] += v` also adds `v`'s tangent into
+      `t_y[i]` (atomically), so launches that accumulate into an output
+      accumulate its tangent the same way;
+    - zero tangents are not materialized: an op none of whose operands has
+      a tangent emits no tangent code.
+
+    Control flow is direct, with O(1) extra memory: an `scf.if` yields the
+    tangents of its float results after its results; `scf.for` and
+    `scf.while` loops carry the tangent of each float loop-carried value as
+    one more loop-carried value (tangent arrays too, for arrays carried
+    through loops). Loops are neither unrolled nor checkpointed, and in-place
+    updates need no snapshot: the tangent kernel runs the primal's memory
+    traffic itself, and the tangent traffic in the same order.
+
+    Before:
+    ```mlir
+    %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+    %r = math.sin %a : f32
+    adjit.store %r, %y[%i] : !adjit.array<f32, 1>
+    ```
+    After (in `@k_tangent(%x, %y, %tan_x, %tan_y)`):
+    ```mlir
+    %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+    %ta = adjit.load %tan_x[%i] : !adjit.array<f32, 1>
+    %r = math.sin %a : f32
+    %c = math.cos %a : f32
+    %tr = arith.mulf %ta, %c : f32
+    adjit.store %r, %y[%i] : !adjit.array<f32, 1>
+    adjit.store %tr, %tan_y[%i] : !adjit.array<f32, 1>
+    ```
+
+    Rationale: forward mode needs neither the replay nor the loop reversal of
+    adjit-adjoint, so it accepts every loop and in-place pattern the primal
+    runs; one launch gives the derivative of every output along one input
+    direction. An op that computes a float value from operands with tangents,
+    or writes a float array, and has no tangent rule is an error at the op,
+    never a silent zero; so is a call to a device function with a custom
+    adjoint (`@f_grad`), which has no forward-mode counterpart yet, and any
+    other call (device functions must be inlined first).
+  }];
+  let options = [
+    Option<"keepPrimal", "keep-primal", "bool", /*default=*/"true",
+           "Keep the primal kernels next to the tangent kernels">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+                           "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 #endif // ADJIT_PASSES_TD

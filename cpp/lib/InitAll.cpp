@@ -11,6 +11,7 @@
 #include "adjit/Adjoint.h"
 #include "adjit/AdjitDialect.h"
 #include "adjit/Passes.h"
+#include "adjit/Tangent.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -25,6 +26,7 @@ using namespace mlir;
 void mlir::adjit::registerAdjitDialects(DialectRegistry &registry) {
   registry.insert<AdjitDialect, func::FuncDialect, math::MathDialect>();
   registerAdjointRules(registry);
+  registerTangentRules(registry);
 }
 
 namespace {

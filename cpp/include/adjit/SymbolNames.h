@@ -20,6 +20,11 @@ inline std::string adjoint(llvm::StringRef kernel) {
   return (kernel + "_adjoint").str();
 }
 
+/// The tangent (forward-mode) kernel of `kernel` (adjit-tangent).
+inline std::string tangent(llvm::StringRef kernel) {
+  return (kernel + "_tangent").str();
+}
+
 /// The CPU entry that runs `kernel` over a range of thread indices
 /// (adjit-cpu-launch; the ABI is cpp/runtime/CpuLaunch.h).
 inline std::string cpuEntry(llvm::StringRef kernel) {

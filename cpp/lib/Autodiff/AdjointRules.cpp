@@ -10,16 +10,17 @@
 #include "adjit/Adjoint.h"
 #include "adjit/AdjitDialect.h"
 
+#include "Derivatives.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/SymbolTable.h"
 
-#include <cmath>
-
 using namespace mlir;
 using namespace mlir::adjit;
+using namespace mlir::adjit::derivatives;
 
 #include "AdjointInterface.cpp.inc"
 
@@ -31,17 +32,6 @@ bool AdjointState::isActive(Type type) {
   if (auto vecTy = dyn_cast<VectorType>(type))
     type = vecTy.getElementType();
   return isa<FloatType>(type);
-}
-
-/// A constant of float scalar or vector type `type` with every element `v`.
-static Value splatConstant(OpBuilder &b, Location loc, Type type, double v) {
-  Type elemTy = type;
-  if (auto vecTy = dyn_cast<VectorType>(type))
-    elemTy = vecTy.getElementType();
-  auto elem = b.getFloatAttr(elemTy, v);
-  if (auto vecTy = dyn_cast<VectorType>(type))
-    return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vecTy, elem));
-  return arith::ConstantOp::create(b, loc, elem);
 }
 
 Value AdjointState::adjointOrZero(OpBuilder &b, Location loc, Value v) {
@@ -64,25 +54,6 @@ namespace {
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
-
-Value mul(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::MulFOp::create(b, loc, x, y);
-}
-Value div(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::DivFOp::create(b, loc, x, y);
-}
-Value add(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::AddFOp::create(b, loc, x, y);
-}
-Value sub(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::SubFOp::create(b, loc, x, y);
-}
-Value neg(OpBuilder &b, Location loc, Value x) {
-  return arith::NegFOp::create(b, loc, x);
-}
-Value cst(OpBuilder &b, Location loc, Value like, double v) {
-  return splatConstant(b, loc, like.getType(), v);
-}
 
 /// adjoint(v)[pos] += contribution: only that component of v's adjoint changes.
 void accumulateComponent(AdjointState &s, OpBuilder &b, Location loc, Value v,
@@ -175,8 +146,8 @@ template <typename OpT, arith::CmpFPredicate Pred>
 LogicalResult minMaxRule(OpT op, OpBuilder &b, AdjointState &s) {
   if (Value adj = s.adjoint(op.getResult())) {
     Location loc = op.getLoc();
-    Value pickLhs = arith::CmpFOp::create(b, loc, Pred, s.primal(op.getLhs()),
-                                          s.primal(op.getRhs()));
+    Value pickLhs =
+        picksLhs(b, loc, Pred, s.primal(op.getLhs()), s.primal(op.getRhs()));
     Value zero = cst(b, loc, adj, 0.0);
     s.accumulate(b, loc, op.getLhs(),
                  arith::SelectOp::create(b, loc, pickLhs, adj, zero));
@@ -229,70 +200,6 @@ LogicalResult unaryRule(OpT op, OpBuilder &b, AdjointState &s) {
   return success();
 }
 
-Value dSqrt(OpBuilder &b, Location l, Value, Value r) {
-  return div(b, l, cst(b, l, r, 0.5), r);
-}
-Value dExp(OpBuilder &, Location, Value, Value r) { return r; }
-Value dLog(OpBuilder &b, Location l, Value x, Value) {
-  return div(b, l, cst(b, l, x, 1.0), x);
-}
-Value dLog2(OpBuilder &b, Location l, Value x, Value) {
-  return div(b, l, cst(b, l, x, 1.0 / std::log(2.0)), x);
-}
-Value dLog10(OpBuilder &b, Location l, Value x, Value) {
-  return div(b, l, cst(b, l, x, 1.0 / std::log(10.0)), x);
-}
-Value dSin(OpBuilder &b, Location l, Value x, Value) {
-  return math::CosOp::create(b, l, x);
-}
-Value dCos(OpBuilder &b, Location l, Value x, Value) {
-  return neg(b, l, math::SinOp::create(b, l, x));
-}
-Value dTan(OpBuilder &b, Location l, Value, Value r) {
-  return add(b, l, cst(b, l, r, 1.0), mul(b, l, r, r));
-}
-Value oneMinusSquare(OpBuilder &b, Location l, Value x) {
-  return sub(b, l, cst(b, l, x, 1.0), mul(b, l, x, x));
-}
-Value dAsin(OpBuilder &b, Location l, Value x, Value) {
-  return div(b, l, cst(b, l, x, 1.0),
-             math::SqrtOp::create(b, l, oneMinusSquare(b, l, x)));
-}
-Value dAcos(OpBuilder &b, Location l, Value x, Value r) {
-  return neg(b, l, dAsin(b, l, x, r));
-}
-Value dAtan(OpBuilder &b, Location l, Value x, Value) {
-  return div(b, l, cst(b, l, x, 1.0),
-             add(b, l, cst(b, l, x, 1.0), mul(b, l, x, x)));
-}
-Value dSinh(OpBuilder &b, Location l, Value x, Value) {
-  return math::CoshOp::create(b, l, x);
-}
-Value dCosh(OpBuilder &b, Location l, Value x, Value) {
-  return math::SinhOp::create(b, l, x);
-}
-Value dTanh(OpBuilder &b, Location l, Value, Value r) {
-  return oneMinusSquare(b, l, r);
-}
-Value dCbrt(OpBuilder &b, Location l, Value, Value r) {
-  // d/dx x^(1/3) = 1 / (3 r^2) (infinite at 0, as the function's slope)
-  return div(b, l, cst(b, l, r, 1.0), mul(b, l, cst(b, l, r, 3.0), mul(b, l, r, r)));
-}
-Value dErf(OpBuilder &b, Location l, Value x, Value) {
-  // 2 / sqrt(pi) * exp(-x^2)
-  return mul(b, l, cst(b, l, x, 2.0 / std::sqrt(M_PI)),
-             math::ExpOp::create(b, l, neg(b, l, mul(b, l, x, x))));
-}
-Value dErfc(OpBuilder &b, Location l, Value x, Value r) {
-  return neg(b, l, dErf(b, l, x, r));
-}
-Value dAbs(OpBuilder &b, Location l, Value x, Value) {
-  Value negative = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, x,
-                                         cst(b, l, x, 0.0));
-  return arith::SelectOp::create(b, l, negative, cst(b, l, x, -1.0),
-                                 cst(b, l, x, 1.0));
-}
-
 /// Piecewise-constant ops (floor, ceil, round): zero derivative.
 template <typename OpT>
 LogicalResult zeroRule(OpT, OpBuilder &, AdjointState &) {
@@ -305,11 +212,8 @@ LogicalResult powfRule(math::PowFOp op, OpBuilder &b, AdjointState &s) {
     Value x = s.primal(op.getLhs()), y = s.primal(op.getRhs());
     Value r = s.primal(op.getResult());
     // d/dx = y * x^(y-1); d/dy = r * log(x)
-    Value xPowYm1 =
-        math::PowFOp::create(b, loc, x, sub(b, loc, y, cst(b, loc, y, 1.0)));
-    s.accumulate(b, loc, op.getLhs(), mul(b, loc, adj, mul(b, loc, y, xPowYm1)));
-    s.accumulate(b, loc, op.getRhs(),
-                 mul(b, loc, adj, mul(b, loc, r, math::LogOp::create(b, loc, x))));
+    s.accumulate(b, loc, op.getLhs(), mul(b, loc, adj, dPowDx(b, loc, x, y)));
+    s.accumulate(b, loc, op.getRhs(), mul(b, loc, adj, dPowDy(b, loc, x, r)));
   }
   return success();
 }
@@ -318,8 +222,7 @@ LogicalResult atan2Rule(math::Atan2Op op, OpBuilder &b, AdjointState &s) {
   if (Value adj = s.adjoint(op.getResult())) {
     Location loc = op.getLoc();
     Value y = s.primal(op.getLhs()), x = s.primal(op.getRhs());
-    Value r2 = add(b, loc, mul(b, loc, x, x), mul(b, loc, y, y));
-    Value scale = div(b, loc, adj, r2);
+    Value scale = div(b, loc, adj, atan2Norm(b, loc, y, x));
     s.accumulate(b, loc, op.getLhs(), mul(b, loc, scale, x));
     s.accumulate(b, loc, op.getRhs(), neg(b, loc, mul(b, loc, scale, y)));
   }
