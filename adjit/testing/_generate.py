@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from . import _program as P
 from . import _reference as R
-from ._reference import BOOL, F, M, Q, V
+from ._reference import BOOL, F, M, Q, S, V, X
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,9 @@ class GenConfig:
     value_range: float = 1.5
     #: builtins to draw from (None: every differentiable builtin of the registry)
     builtins: tuple | None = None
-    #: the fuzzed value types (a subset of float64, vec3d, mat33d, quatd)
-    types: tuple = (F, V, M, Q)
+    #: the fuzzed value types (a subset of float64, vec3d, mat33d, quatd,
+    #: spatial_vectord, transformd)
+    types: tuple = (F, V, M, Q, S, X)
     #: ``y[i] += v`` stores (atomic adds)
     atomic_stores: bool = True
     #: reads of the thread's own element of an array the kernel writes
@@ -99,14 +100,19 @@ _BIN = {
     V: [("+", V, V), ("-", V, V), ("*", F, V), ("*", V, F), ("*", M, V), ("*", V, M), ("/", V, F)],
     M: [("+", M, M), ("-", M, M), ("*", F, M), ("*", M, F), ("*", M, M), ("/", M, F)],
     Q: [("+", Q, Q), ("-", Q, Q), ("*", F, Q), ("*", Q, F), ("*", Q, Q), ("/", Q, F)],
+    S: [("+", S, S), ("-", S, S), ("*", F, S), ("*", S, F), ("/", S, F)],
+    X: [("+", X, X), ("-", X, X), ("*", F, X), ("*", X, F), ("*", X, X), ("/", X, F)],
 }
+
+#: The composite types (components to read and write).
+COMPOSITES = (V, M, Q, S, X)
 
 
 def _positions(t):
     if t == V:
         return [(k,) for k in range(3)]
-    if t == Q:
-        return [(k,) for k in range(4)]
+    if t in (Q, S, X):
+        return [(k,) for k in range(int(R.SHAPE[t][0]))]
     if t == M:
         return [(r, c) for r in range(3) for c in range(3)] + [(r,) for r in range(3)]
     return []
@@ -146,7 +152,7 @@ class Generator:
     def __init__(self, draw, config: GenConfig):
         self.draw = draw
         self.cfg = config
-        self.types = tuple(t for t in (F, V, M, Q) if t in config.types)
+        self.types = tuple(t for t in (F,) + COMPOSITES if t in config.types)
         self.sigs = [s for s in R.signatures(config.builtins)
                      if s.result in self.types and all(a in self.types or a == BOOL for a in s.args)]
         self.helpers = {s.name + "/" + ",".join(s.args): s for s in R.signatures(("length_sq", "trace",
@@ -296,7 +302,7 @@ class Generator:
         options.append("literal")
         if t == F and self.loop_vars:
             options.append("loop_index")
-        if any(b != F and b in self.types for b in (V, M, Q)) and (t == F or (t == V and M in self.types)):
+        if any(b in self.types for b in COMPOSITES) and (t == F or (t == V and M in self.types)):
             options.append("component")
         kind = self.pick(options)
         if kind == "read":
@@ -309,7 +315,7 @@ class Generator:
         if kind == "loop_index":
             return P.LoopIndex(self.pick(self.loop_vars))
         if kind == "component":
-            bases = [(n, b) for n, b in self.variables([V, M, Q])
+            bases = [(n, b) for n, b in self.variables(COMPOSITES)
                      if any(P.component_type(b, p) == t for p in _positions(b))]
             if bases:
                 name, b = self.pick(bases)
@@ -322,7 +328,7 @@ class Generator:
         if depth <= 0:
             return self.leaf(t)
         options = ["leaf", "binary", "call", "call"]
-        if t == F and any(b in self.types for b in (V, M, Q)):
+        if t == F and any(b in self.types for b in COMPOSITES):
             options.append("component")
         if t == V and M in self.types:
             options.append("component")
@@ -339,7 +345,7 @@ class Generator:
             if e is not None:
                 return e
         if kind == "component":
-            bases = [b for b in (V, M, Q) if b in self.types
+            bases = [b for b in COMPOSITES if b in self.types
                      and any(P.component_type(b, p) == t for p in _positions(b))]
             b = self.pick(bases)
             position = self.pick([p for p in _positions(b) if P.component_type(b, p) == t])
@@ -420,6 +426,14 @@ class Generator:
             return P.Construct(V, [self.expr(F, depth - 1) for _ in range(3)])
         if t == Q:
             return P.Construct(Q, [self.expr(F, depth - 2) for _ in range(4)])
+        if t == S:
+            if V in self.types and self.flag():
+                return P.Construct(S, [self.expr(V, depth - 1) for _ in range(2)])
+            return P.Construct(S, [self.expr(F, depth - 2) for _ in range(6)])
+        if t == X:
+            if V in self.types and Q in self.types and self.flag():
+                return P.Construct(X, [self.expr(V, depth - 1), self.expr(Q, depth - 1)])
+            return P.Construct(X, [self.expr(F, depth - 2) for _ in range(7)])
         if not self.cfg.constructed_matrices:
             return self.leaf(M)
         if V in self.types and self.flag():
@@ -449,7 +463,7 @@ class Generator:
             unit = P.Bin(F, "/", P.Bin(F, "*", P.Lit(F, 2.0, bare=True), h),
                          P.Bin(F, "+", P.Lit(F, 1.0, bare=True), P.Bin(F, "*", h, h)))
             return P.Bin(F, "+", P.Lit(F, c, bare=True), P.Bin(F, "*", P.Lit(F, r, bare=True), unit))
-        if t in (V, Q):
+        if t != M:
             norm_sq = P.Call(F, self.helpers[f"length_sq/{t}"], [h])
         else:
             hth = P.Bin(M, "*", P.Call(M, self.helpers["transpose/mat33d"], [h]), h)
@@ -489,7 +503,7 @@ class Generator:
 
     def statement(self, loop_body, returns) -> list:
         options = ["assign", "reassign"]
-        if self.variables([V, M, Q]):
+        if self.variables(COMPOSITES):
             options += ["set_component", "alias"]
         if self.variables():
             options.append("augmented")
@@ -513,10 +527,10 @@ class Generator:
             name, t = self.pick(self.variables())
             return [P.Assign(name, self.expr(t, self.depth()))]
         if kind == "set_component":
-            name, t = self.pick(self.variables([V, M, Q]))
+            name, t = self.pick(self.variables(COMPOSITES))
             return [self.set_component(name, t)]
         if kind == "alias":
-            name, t = self.pick(self.variables([V, M, Q]))
+            name, t = self.pick(self.variables(COMPOSITES))
             alias = self.fresh("b")
             # (before the temporaries the mutation may hoist, which may read the alias)
             self.pending.append(P.Assign(alias, P.Name(t, name)))
@@ -527,7 +541,7 @@ class Generator:
             name, t = self.pick(self.variables())
             op = self.pick(["+", "-", "*"])
             if op == "*":
-                other = self.pick([F, t]) if t in (M, Q) else F
+                other = self.pick([F, t]) if t in (M, Q, X) else F
                 return [P.AugAssign(name, t, "*", self.expr(other, self.depth()))]
             return [P.AugAssign(name, t, op, self.expr(t, self.depth()))]
         if kind == "store":

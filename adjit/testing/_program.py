@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _reference as R
-from ._reference import BOOL, F, M, Q, SOURCE_TYPE, V
+from ._reference import BOOL, F, M, Q, S, SOURCE_TYPE, V, X
 
 COMPONENTS = "xyzw"
 
@@ -283,7 +283,8 @@ class IfExp(Expr):
 
 @dataclass
 class Construct(Expr):
-    """``wp.vec3d(a, b, c)``, ``wp.vec3d(s)``, ``wp.mat33d(r0, r1, r2)``, ``wp.quatd(x, y, z, w)``."""
+    """``wp.vec3d(a, b, c)``, ``wp.vec3d(s)``, ``wp.mat33d(r0, r1, r2)``, ``wp.quatd(x, y, z, w)``,
+    ``wp.spatial_vectord(w, v)``, ``wp.transformd(p, q)``."""
 
     t: str
     args: list
@@ -298,6 +299,8 @@ class Construct(Expr):
             return np.full(shape, vals[0], dtype=np.float64)
         if self.t == M and len(vals) == 3:
             return np.array([np.asarray(v) for v in vals], dtype=np.float64)
+        if self.t in (S, X) and len(vals) == 2:  # spatial_vectord(w, v), transformd(p, q)
+            return np.concatenate([np.asarray(v, dtype=np.float64) for v in vals])
         return np.array(vals, dtype=np.float64).reshape(shape)
 
 

@@ -24,13 +24,15 @@ from ._loader import load_module
 
 # --- the fuzzed types ------------------------------------------------------------
 
-F, V, M, Q, BOOL = "float64", "vec3d", "mat33d", "quatd", "bool"
+F, V, M, Q, S, X, BOOL = "float64", "vec3d", "mat33d", "quatd", "spatial_vectord", "transformd", "bool"
 #: The value types generated kernels compute with (float64 only: the gradient
 #: oracle needs double-precision finite differences).
-VALUE_TYPES = (F, V, M, Q)
-ADJIT_TYPE = {F: T.float64, V: T.vec3d, M: T.mat33d, Q: T.quatd, BOOL: T.bool_}
-SOURCE_TYPE = {F: "wp.float64", V: "wp.vec3d", M: "wp.mat33d", Q: "wp.quatd"}
-SHAPE = {F: (), V: (3,), M: (3, 3), Q: (4,)}
+VALUE_TYPES = (F, V, M, Q, S, X)
+ADJIT_TYPE = {F: T.float64, V: T.vec3d, M: T.mat33d, Q: T.quatd, S: T.spatial_vectord, X: T.transformd,
+              BOOL: T.bool_}
+SOURCE_TYPE = {F: "wp.float64", V: "wp.vec3d", M: "wp.mat33d", Q: "wp.quatd", S: "wp.spatial_vectord",
+               X: "wp.transformd"}
+SHAPE = {F: (), V: (3,), M: (3, 3), Q: (4,), S: (6,), X: (7,)}
 
 
 def code_of(t) -> str | None:
@@ -114,12 +116,38 @@ def _quat_from_axis_angle(axis, angle):
     return np.array([*(axis * np.sin(half)), np.cos(half)])
 
 
+def _rotation(q):
+    """The matrix of the rotation q v q* (any q: unit quaternions give rotations)."""
+    return np.stack([_quat_rotate(q, e) for e in np.eye(3)], axis=1)
+
+
+def transform_mul(a, b):
+    """(R_a p_b + p_a, q_a q_b) of transforms (p, q)."""
+    return np.concatenate([_rotation(a[3:]) @ b[:3] + a[:3], quat_mul(a[3:], b[3:])])
+
+
+def _transform_inverse(t):
+    qi = t[3:] * np.array([-1.0, -1.0, -1.0, 1.0])
+    return np.concatenate([-(_rotation(qi) @ t[:3]), qi])
+
+
+def _twist(t, x, wrench):
+    rot, p = _rotation(t[3:]), t[:3]
+    top, bottom = rot @ x[:3], rot @ x[3:]
+    if wrench:
+        return np.concatenate([top + np.cross(p, bottom), bottom])
+    return np.concatenate([top, bottom + np.cross(p, top)])
+
+
 def mul(a, b, ta, tb):
-    """``a * b`` on fuzzed types (scalar scaling, matrix products, Hamilton product)."""
+    """``a * b`` on fuzzed types (scalar scaling, matrix products, Hamilton
+    product, transform composition)."""
     if ta == F or tb == F:
         return _f(a * b)
     if ta == Q and tb == Q:
         return quat_mul(a, b)
+    if ta == X and tb == X:
+        return transform_mul(a, b)
     return _f(np.asarray(a) @ np.asarray(b))
 
 
@@ -186,6 +214,22 @@ NUMPY_REFERENCES = {
     "radians": lambda a, t: _f(np.radians(a[0])),
     "lerp": lambda a, t: _f(a[0] + (a[1] - a[0]) * a[2]),
     "smoothstep": lambda a, t: _f(_smoothstep(a[0], a[1], a[2])),
+    "spatial_top": lambda a, t: _f(np.asarray(a[0])[:3]),
+    "spatial_bottom": lambda a, t: _f(np.asarray(a[0])[3:]),
+    "spatial_dot": lambda a, t: _f(np.dot(a[0], a[1])),
+    "spatial_cross": lambda a, t: _f(np.concatenate([np.cross(a[0][:3], a[1][:3]),
+                                                     np.cross(a[0][:3], a[1][3:]) + np.cross(a[0][3:], a[1][:3])])),
+    "spatial_cross_dual": lambda a, t: _f(np.concatenate([np.cross(a[0][:3], a[1][:3]) + np.cross(a[0][3:], a[1][3:]),
+                                                          np.cross(a[0][:3], a[1][3:])])),
+    "transform_get_translation": lambda a, t: _f(np.asarray(a[0])[:3]),
+    "transform_get_rotation": lambda a, t: _f(np.asarray(a[0])[3:]),
+    "transform_multiply": lambda a, t: _f(transform_mul(a[0], a[1])),
+    "transform_point": lambda a, t: _f(_rotation(a[0][3:]) @ a[1] + a[0][:3]),
+    "transform_vector": lambda a, t: _f(_rotation(a[0][3:]) @ a[1]),
+    "transform_inverse": lambda a, t: _f(_transform_inverse(np.asarray(a[0]))),
+    "transform_twist": lambda a, t: _f(_twist(np.asarray(a[0]), np.asarray(a[1]), False)),
+    "transform_wrench": lambda a, t: _f(_twist(np.asarray(a[0]), np.asarray(a[1]), True)),
+    "velocity_at_point": lambda a, t: _f(np.cross(a[0][:3], a[1]) + a[0][3:]),
 }
 
 
