@@ -1,0 +1,124 @@
+// RUN: adjit-opt %s --adjit-tangent -split-input-file -verify-diagnostics
+
+// Diagnostics of adjit-tangent: what it cannot differentiate is rejected at
+// the offending op, never given a silent zero tangent.
+
+/// A call to a device function with a custom adjoint: forward mode has no
+/// counterpart of @f_grad, so the call is an error naming both.
+func.func private @f(%v: f32) -> f32 attributes {adjit.custom_adjoint = @f_grad, no_inline} {
+  %r = arith.mulf %v, %v : f32
+  return %r : f32
+}
+func.func private @f_grad(%v: f32, %dr: f32) -> f32 {
+  %d = arith.mulf %dr, %v : f32
+  return %d : f32
+}
+func.func @custom(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+  // expected-error @below {{'adjit.call' op calls @f, which has a custom adjoint (@f_grad) but no forward-mode rule; forward mode cannot differentiate through it}}
+  %r = adjit.call @f(%a) : (f32) -> f32
+  adjit.store %r, %y[%i] : !adjit.array<f32, 1>
+  return
+}
+
+// -----
+
+/// A device function call left for the tangent pass (not inlined).
+func.func private @square(%x: f32) -> f32 {
+  %r = arith.mulf %x, %x : f32
+  return %r : f32
+}
+func.func @call_not_inlined(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+  // expected-error @below {{'adjit.call' op calls @square, which must be inlined before adjit-tangent (run the 'inline' pass first)}}
+  %r = adjit.call @square(%a) : (f32) -> f32
+  adjit.store %r, %y[%i] : !adjit.array<f32, 1>
+  return
+}
+
+// -----
+
+/// A float op without a tangent rule, on an operand with a tangent.
+func.func @no_rule(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+  %c = arith.constant 3.0 : f32
+  // expected-error @below {{'arith.remf' op has no tangent rule, so the kernel cannot be differentiated in forward mode}}
+  %r = arith.remf %a, %c : f32
+  adjit.store %r, %y[%i] : !adjit.array<f32, 1>
+  return
+}
+
+// -----
+
+/// The same op on constants (no tangent flows in) needs no rule.
+func.func @no_rule_inactive(%y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %a = arith.constant 7.0 : f32
+  %c = arith.constant 3.0 : f32
+  %r = arith.remf %a, %c : f32
+  adjit.store %r, %y[%i] : !adjit.array<f32, 1>
+  return
+}
+
+// -----
+
+/// An atomic max into a float array writes it without a tangent rule (the
+/// winner's tangent cannot be written atomically with it).
+func.func @atomic_max(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+  %c0 = arith.constant 0 : index
+  // expected-error @below {{'adjit.atomic_max' op has no tangent rule, so the kernel cannot be differentiated in forward mode}}
+  %old = adjit.atomic_max %a, %y[%c0] [] : f32, !adjit.array<f32, 1>
+  return
+}
+
+// -----
+
+/// An atomic max into an integer array is fine: nothing to differentiate.
+func.func @atomic_max_int(%k: !adjit.array<i32, 1>, %x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1 : i32
+  %old = adjit.atomic_max %one, %k[%c0] [] : i32, !adjit.array<i32, 1>
+  adjit.store %a, %y[%i] : !adjit.array<f32, 1>
+  return
+}
+
+// -----
+
+/// A multiplicative reduction has no tangent rule.
+func.func @reduce_mul(%x: !adjit.array<vector<3xf32>, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %v = adjit.load %x[%i] : !adjit.array<vector<3xf32>, 1>
+  // expected-error @below {{'vector.reduction' op has a tangent rule only for the add kind}}
+  %r = vector.reduction <mul>, %v : vector<3xf32> into f32
+  adjit.store %r, %y[%i] : !adjit.array<f32, 1>
+  return
+}
+
+// -----
+
+/// Region ops other than scf.if, scf.for and scf.while are rejected when
+/// they compute float values.
+func.func @execute_region(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+  // expected-error @below {{'scf.execute_region' op has regions the tangent pass cannot differentiate (only scf.if, scf.for and scf.while are)}}
+  %r = scf.execute_region -> f32 {
+    %s = arith.mulf %a, %a : f32
+    scf.yield %s : f32
+  }
+  adjit.store %r, %y[%i] : !adjit.array<f32, 1>
+  return
+}
+
+// -----
+
+/// A kernel without a body.
+// expected-error @below {{'func.func' op kernel has no body to differentiate}}
+func.func private @external(%x: !adjit.array<f32, 1>) attributes {adjit.kernel}
