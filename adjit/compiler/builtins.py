@@ -1443,3 +1443,75 @@ add_builtin("transform_wrench", "transform_wrench(t, x): the wrench x = (tau, f)
             _emit_transform_twist(True))
 add_builtin("velocity_at_point", "velocity_at_point(qd, r): the velocity w x r + v at offset r of a body "
             "moving with twist qd = (w, v).", _infer_velocity_at_point, _emit_velocity_at_point)
+
+
+# --- Warp's operator functions: add(a, b) is a + b, neg(a) is -a, ... ------------------------------
+# Calls go through the operators (see Builtin.operator); ``infer`` states the
+# same type rules for the fuzzer and the registry.
+
+def _numeric(t) -> bool:
+    return isinstance(t, (T.ScalarType, T.VectorType, T.MatrixType)) and not T.scalar_of(t).is_bool
+
+
+def _infer_add_sub(name):
+    def infer(args):
+        if len(args) != 2 or args[0] != args[1] or not _numeric(args[0]):
+            raise TypeError(f"{name}() takes two numeric values of one type, got {', '.join(map(str, args))}")
+        return args[0]
+    return infer
+
+
+def _infer_div(args):
+    if len(args) == 2 and _numeric(args[0]) and (args[1] == args[0] if isinstance(args[0], T.ScalarType)
+                                                  else args[1] == args[0].dtype):
+        return args[0]
+    raise TypeError(f"div() takes two scalars of one type, or a vector or matrix and its scalar type; got "
+                    f"{', '.join(map(str, args))}")
+
+
+def _infer_scalar_pair(name, integer):
+    def infer(args):
+        if len(args) != 2 or args[0] != args[1] or not isinstance(args[0], T.ScalarType) or args[0].is_bool \
+                or (integer and not args[0].is_int):
+            kind = "integers" if integer else "numeric scalars"
+            raise TypeError(f"{name}() takes two {kind} of one type, got {', '.join(map(str, args))}")
+        return args[0]
+    return infer
+
+
+def _infer_unary(name, check, what):
+    def infer(args):
+        if len(args) != 1 or not check(args[0]):
+            raise TypeError(f"{name}() takes {what}, got {', '.join(map(str, args))}")
+        return T.bool_ if name == "unot" else args[0]
+    return infer
+
+
+def _via_operator(vals, types, result):
+    raise AssertionError("operator builtins are emitted by the frontend's operators")
+
+
+#: (div's denominator is drawn away from 0 by the fuzzer)
+_OPERATOR_DOMAINS = {"div": (None, (0.5, 2.5))}
+
+for _name, _op, _infer, _doc, _diff in [
+        ("add", ast.Add, _infer_add_sub("add"), "add(a, b) = a + b.", True),
+        ("sub", ast.Sub, _infer_add_sub("sub"), "sub(a, b) = a - b.", True),
+        ("div", ast.Div, _infer_div, "div(a, b) = a / b (integers: truncated, as in Warp).", True),
+        ("floordiv", ast.FloorDiv, _infer_scalar_pair("floordiv", False), "floordiv(a, b) = a // b.", False),
+        # (differentiable in Warp; here a kernel differentiating a float % is an error naming it)
+        ("mod", ast.Mod, _infer_scalar_pair("mod", False),
+         "mod(a, b) = a % b (the dividend's sign, as C's fmod and Warp).", False),
+        ("bit_and", ast.BitAnd, _infer_scalar_pair("bit_and", True), "bit_and(a, b) = a & b.", False),
+        ("bit_or", ast.BitOr, _infer_scalar_pair("bit_or", True), "bit_or(a, b) = a | b.", False),
+        ("bit_xor", ast.BitXor, _infer_scalar_pair("bit_xor", True), "bit_xor(a, b) = a ^ b.", False),
+        ("lshift", ast.LShift, _infer_scalar_pair("lshift", True), "lshift(a, b) = a << b.", False),
+        ("rshift", ast.RShift, _infer_scalar_pair("rshift", True), "rshift(a, b) = a >> b.", False),
+        ("neg", ast.USub, _infer_unary("neg", _numeric, "a numeric value"), "neg(a) = -a.", True),
+        ("pos", ast.UAdd, _infer_unary("pos", _numeric, "a numeric value"), "pos(a) = +a (a itself).", True),
+        ("invert", ast.Invert, _infer_unary("invert", lambda t: isinstance(t, T.ScalarType) and t.is_int
+                                            and not t.is_bool, "an integer"), "invert(a) = ~a.", False),
+        ("unot", ast.Not, _infer_unary("unot", lambda t: isinstance(t, T.ScalarType), "a scalar"),
+         "unot(a) = not a.", False)]:
+    add_builtin(_name, _doc, _infer, _via_operator, differentiable=_diff, operator=_op,
+                domain=_OPERATOR_DOMAINS.get(_name))

@@ -701,19 +701,22 @@ class FunctionBuilder:
         return self.binop(node.op, self.expr(node.left), self.expr(node.right), node)
 
     def expr_UnaryOp(self, node):
-        v = self.expr(node.operand)
+        return self.unaryop(node.op, self.expr(node.operand), node)
+
+    def unaryop(self, op, v, node):
+        operand = getattr(node, "operand", node)
         if not isinstance(v, Val):
             raise self.error(f"unsupported operand {self.describe(v)}", node)
-        if isinstance(node.op, ast.USub):
+        if isinstance(op, ast.USub):
             if v.is_literal:
                 return Val(v.type, None, -v.literal)
             return self.negate(v)
-        if isinstance(node.op, ast.UAdd):
+        if isinstance(op, ast.UAdd):
             return v
-        if isinstance(node.op, ast.Not):
-            c = self.to_bool(v, node.operand)
+        if isinstance(op, ast.Not):
+            c = self.to_bool(v, operand)
             return Val(T.bool_, arith.XOrIOp(c, constant(T.bool_, 1)).result)
-        if isinstance(node.op, ast.Invert):
+        if isinstance(op, ast.Invert):
             if not isinstance(v.type, T.ScalarType) or not v.type.is_int or v.type.is_bool:
                 raise self.error(f"~ needs an integer operand, got {self.describe(v)} (use `not` for bools)",
                                  node, KernelTypeError)
@@ -1061,9 +1064,14 @@ class FunctionBuilder:
 
     def call_builtin(self, builtin: B.Builtin, args, node, static=None):
         if builtin.operator is not None:
-            # mul(a, b) is a * b: the operator's literal folding and unification apply.
-            if len(args) != 2:
-                raise self.error(f"{builtin.name}() takes 2 arguments, got {len(args)}", node)
+            # mul(a, b) is a * b, neg(a) is -a: the operator's literal folding
+            # and unification apply.
+            unary = issubclass(builtin.operator, ast.unaryop)
+            if len(args) != (1 if unary else 2):
+                raise self.error(f"{builtin.name}() takes {1 if unary else 2} argument{'' if unary else 's'}, "
+                                 f"got {len(args)}", node)
+            if unary:
+                return self.unaryop(builtin.operator(), args[0], node)
             return self.binop(builtin.operator(), args[0], args[1], node)
         return self.apply_builtin(builtin, args, node, static or {})
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import adjit
+from adjit.testing import check_gradients
 
 F32 = dict(rtol=1e-5, atol=1e-6)     # float32 results vs float64 numpy
 F64 = dict(rtol=1e-13, atol=1e-14)   # float64 results vs float64 numpy
@@ -870,6 +871,61 @@ def test_atomics_on_n_d_arrays_vectors_and_float64():
     np.testing.assert_array_equal(vmin.numpy()[0], np.minimum((v[I] - v[J]).reshape(-1, 3).min(0), 100.0))
 
 
+# --- Warp's operator functions ------------------------------------------------------------------------
+
+@adjit.kernel
+def operator_functions(x: adjit.array(dtype=float), v: adjit.array(dtype=adjit.vec3), n: adjit.array(dtype=int),
+                       y: adjit.array(dtype=float), w: adjit.array(dtype=adjit.vec3), m: adjit.array(dtype=int)):
+    y[0] = adjit.add(x[0], 2.0)
+    y[1] = adjit.sub(x[0], x[1])
+    y[2] = adjit.div(x[0], 4.0)
+    y[3] = adjit.neg(x[1])
+    y[4] = adjit.pos(x[1])
+    y[5] = adjit.mod(x[0], 0.75)
+    y[6] = adjit.floordiv(x[0], 0.75)
+    w[0] = adjit.add(v[0], v[1])
+    w[1] = adjit.div(v[0], 2.0)
+    w[2] = adjit.neg(v[1]) + adjit.sub(v[1], v[0])
+    m[0] = adjit.bit_and(n[0], n[1])
+    m[1] = adjit.bit_or(n[0], n[1])
+    m[2] = adjit.bit_xor(n[0], n[1])
+    m[3] = adjit.lshift(n[0], 2)
+    m[4] = adjit.rshift(n[2], 1)
+    m[5] = adjit.invert(n[0])
+    m[6] = int(adjit.unot(n[1])) + 2 * int(adjit.unot(0))
+    m[7] = adjit.div(n[0], -n[3])
+    m[8] = adjit.mod(n[2], 4)
+
+
+def test_operator_functions_are_the_operators():
+    x = np.array([2.5, -1.5], np.float32)
+    v = np.arange(6, dtype=np.float32).reshape(2, 3)
+    n = np.array([13, 6, -13, 2], np.int32)
+    y, w, m = adjit.zeros(7), adjit.zeros(3, dtype=adjit.vec3), adjit.zeros(9, dtype=int)
+    adjit.launch(operator_functions, dim=1, inputs=[adjit.array(x), adjit.array(v, dtype=adjit.vec3),
+                                                    adjit.array(n, dtype=int)], outputs=[y, w, m])
+    np.testing.assert_array_equal(y.numpy(), np.array([x[0] + 2, x[0] - x[1], x[0] / 4, -x[1], x[1],
+                                                       np.fmod(x[0], np.float32(0.75)),
+                                                       np.floor(x[0] / np.float32(0.75))], np.float32))
+    np.testing.assert_array_equal(w.numpy(), [v[0] + v[1], v[0] / 2, -v[1] + (v[1] - v[0])])
+    # integer division truncates and % takes the dividend's sign, as in Warp (C)
+    np.testing.assert_array_equal(m.numpy(), [13 & 6, 13 | 6, 13 ^ 6, 13 << 2, -13 >> 1, ~13, 0 + 2,
+                                              -6, -1])
+
+
+@adjit.kernel
+def operator_function_gradient(x: adjit.array(dtype=adjit.float64), y: adjit.array(dtype=adjit.float64)):
+    i = adjit.tid()
+    a = x[i]
+    y[i] = adjit.div(adjit.add(a * a, adjit.neg(a)), adjit.sub(adjit.pos(a), adjit.float64(3.0)))
+
+
+def test_operator_functions_differentiate_as_the_operators():
+    x = np.array([0.5, 1.25, -2.0])
+    check_gradients(operator_function_gradient, 3, [adjit.array(x, dtype=adjit.float64, requires_grad=True)],
+                    [adjit.zeros(3, dtype=adjit.float64, requires_grad=True)])
+
+
 # --- registry coverage ----------------------------------------------------------------------------------
 
 TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "where", "select",
@@ -890,7 +946,10 @@ TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "wh
                        "transform_identity", "transform_get_translation", "transform_get_rotation",
                        "transform_multiply", "transform_point", "transform_vector", "transform_inverse",
                        "transform_to_matrix", "transform_from_matrix", "transform_compose", "transform_twist",
-                       "transform_wrench", "velocity_at_point"}  # (the last: test_rounding_interpolation_...)
+                       "transform_wrench", "velocity_at_point",
+                       # test_operator_functions_are_the_operators:
+                       "add", "sub", "div", "floordiv", "mod", "bit_and", "bit_or", "bit_xor", "lshift",
+                       "rshift", "neg", "pos", "invert", "unot"}  # (the last: test_rounding_interpolation_...)
 
 
 @adjit.kernel
