@@ -198,6 +198,8 @@ def radix_sort_pairs(keys: Array, values: Array, count: int, begin_bit: int = 0,
         raise TypeError(f"{who}: keys of {keys.dtype} are not supported (int32, int64, float32 or float64)")
     if not isinstance(values.dtype, T.ScalarType) or values.dtype.np_dtype.itemsize not in (4, 8):
         raise TypeError(f"{who}: values of {values.dtype} are not supported (a 4- or 8-byte scalar type)")
+    if count is None:
+        raise TypeError(f"{who}: count must be an int, got None")
     count = _count(count, min(keys.size, values.size), who, "count")
     if keys.size < 2 * count or values.size < 2 * count:
         raise ValueError(f"{who}: keys and values must hold 2*count = {2 * count} elements (as in Warp), got "
