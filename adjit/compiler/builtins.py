@@ -1515,3 +1515,143 @@ for _name, _op, _infer, _doc, _diff in [
          "unot(a) = not a.", False)]:
     add_builtin(_name, _doc, _infer, _via_operator, differentiable=_diff, operator=_op,
                 domain=_OPERATOR_DOMAINS.get(_name))
+
+
+# --- more quaternions: slerp, roll/pitch/yaw, swing-twist ------------------------------------------
+
+def _scalar_ops(dtype):
+    """Small helpers building scalar float arithmetic of ``dtype``."""
+    f = lambda v: values.constant(dtype, v)  # noqa: E731
+    add = lambda a, b: arith.AddFOp(a, b).result  # noqa: E731
+    sub = lambda a, b: arith.SubFOp(a, b).result  # noqa: E731
+    mul = lambda a, b: arith.MulFOp(a, b).result  # noqa: E731
+    return f, add, sub, mul
+
+
+def _infer_quat_slerp(args):
+    if len(args) == 3 and isinstance(args[0], T.QuatType) and args[1] == args[0] and args[2] == args[0].dtype:
+        return args[0]
+    raise TypeError(f"quat_slerp() takes two quaternions and a parameter t of their scalar type; got "
+                    f"{', '.join(map(str, args))}")
+
+
+def _emit_quat_slerp(vals, types, result):
+    """Along the shorter arc from a to b/|b| (b negated when dot(a, b) < 0):
+    (sin((1 - t) theta) a + sin(t theta) b) / sin(theta), theta = acos(dot);
+    normalize(a + t (b - a)) where theta is too small for the ratio. Each
+    formula is evaluated at a harmless point where the other is chosen, so no
+    infinite derivative reaches the gradient through the unchosen one."""
+    a, b, t = vals
+    dtype = result.dtype
+    f, add, sub, mul = _scalar_ops(dtype)
+    qt = result.mlir()
+    bcast = lambda s: vector_d.BroadcastOp(qt, s).result  # noqa: E731
+    b = _emit_normalize([b], [result], result)
+    d = emit_dot(a, b, dtype)
+    flip = arith.CmpFOp(arith.CmpFPredicate.OLT, d, f(0.0)).result
+    b = arith.SelectOp(flip, arith.NegFOp(b).result, b).result
+    d = arith.SelectOp(flip, arith.NegFOp(d).result, d).result
+    close = arith.CmpFOp(arith.CmpFPredicate.OGT, d, f(1.0 - 1e-6)).result
+    theta = math.AcosOp(arith.SelectOp(close, f(0.5), d).result).result
+    inv_sin = arith.DivFOp(f(1.0), math.SinOp(theta).result).result
+    wa = mul(math.SinOp(mul(sub(f(1.0), t), theta)).result, inv_sin)
+    wb = mul(math.SinOp(mul(t, theta)).result, inv_sin)
+    arc = arith.AddFOp(arith.MulFOp(a, bcast(wa)).result, arith.MulFOp(b, bcast(wb)).result).result
+    chord = arith.AddFOp(a, arith.MulFOp(arith.SubFOp(b, a).result, bcast(t)).result).result
+    chord = _emit_normalize([chord], [result], result)
+    return arith.SelectOp(close, chord, arc).result
+
+
+def _infer_quat_rpy(args):
+    if len(args) == 3 and isinstance(args[0], T.ScalarType) and args[0].is_float and args[1] == args[0] \
+            and args[2] == args[0]:
+        return T.quaternion(args[0])
+    raise TypeError(f"quat_rpy() takes roll, pitch and yaw of one float type; got {', '.join(map(str, args))}")
+
+
+def _emit_quat_rpy(vals, types, result):
+    """qz(yaw) qy(pitch) qx(roll): roll, pitch, yaw about the fixed x, y, z axes."""
+    dtype = result.dtype
+    f, add, sub, mul = _scalar_ops(dtype)
+    zero = f(0.0)
+
+    def axis_quat(k, angle):
+        half = mul(angle, f(0.5))
+        comps = [zero, zero, zero, math.CosOp(half).result]
+        comps[k] = math.SinOp(half).result
+        return vector_d.FromElementsOp(result.mlir(), comps).result
+
+    roll, pitch, yaw = vals
+    return emit_quat_mul(axis_quat(2, yaw), emit_quat_mul(axis_quat(1, pitch), axis_quat(0, roll), result),
+                         result)
+
+
+def _emit_quat_to_rpy(vals, types, result):
+    """The inverse of quat_rpy: roll = atan2(2 (w x + y z), 1 - 2 (x^2 + y^2)),
+    pitch = asin(2 (w y - z x)) (its argument clamped to [-1, 1]),
+    yaw = atan2(2 (w z + x y), 1 - 2 (y^2 + z^2))."""
+    dtype = result.dtype
+    f, add, sub, mul = _scalar_ops(dtype)
+    x, y, z, w = _components(vals[0], 4)
+    two = f(2.0)
+    roll = math.Atan2Op(mul(two, add(mul(w, x), mul(y, z))),
+                        sub(f(1.0), mul(two, add(mul(x, x), mul(y, y))))).result
+    s = mul(two, sub(mul(w, y), mul(z, x)))
+    pitch = math.AsinOp(arith.MinimumFOp(arith.MaximumFOp(s, f(-1.0)).result, f(1.0)).result).result
+    yaw = math.Atan2Op(mul(two, add(mul(w, z), mul(x, y))),
+                       sub(f(1.0), mul(two, add(mul(y, y), mul(z, z))))).result
+    return vector_d.FromElementsOp(result.mlir(), [roll, pitch, yaw]).result
+
+
+def _infer_twist(name, result):
+    def infer(args):
+        if len(args) == 2 and isinstance(args[1], T.QuatType) and args[0] == T.vector(3, args[1].dtype):
+            return result(args[1])
+        raise TypeError(f"{name}() takes a unit axis 3-vector and a quaternion of one scalar type; got "
+                        f"{', '.join(map(str, args))}")
+    return infer
+
+
+def _twist_parts(axis, q, dtype):
+    """(dot(q.xyz, axis), q.w): the twist about ``axis`` is their quaternion
+    (dot axis, w), normalized."""
+    comps = _components(q, 4)
+    u = vector_d.FromElementsOp(T.vector(3, dtype).mlir(), comps[:3]).result
+    return emit_dot(u, axis, dtype), comps[3]
+
+
+def _emit_quat_twist(vals, types, result):
+    axis, q = vals
+    dtype = result.dtype
+    along, w = _twist_parts(axis, q, dtype)
+    p = arith.MulFOp(axis, vector_d.BroadcastOp(T.vector(3, dtype).mlir(), along).result).result
+    twist = vector_d.FromElementsOp(result.mlir(), _components(p, 3) + [w]).result
+    return _emit_normalize([twist], [result], result)
+
+
+def _emit_quat_twist_angle(signed):
+    def emit(vals, types, result):
+        """Signed: 2 atan2(dot(q.xyz, axis), w); unsigned: 2 atan2(|dot|, w)
+        (2 acos of the normalized twist's w)."""
+        along, w = _twist_parts(vals[0], vals[1], result)
+        if not signed:
+            along = math.AbsFOp(along).result
+        return arith.MulFOp(values.constant(result, 2.0), math.Atan2Op(along, w).result).result
+    return emit
+
+
+add_builtin("quat_slerp", "quat_slerp(a, b, t): spherical linear interpolation from the rotation a (t = 0) "
+            "to b (t = 1) along the shorter arc.", _infer_quat_slerp, _emit_quat_slerp,
+            domain=(None, None, (0.0, 1.0)))
+add_builtin("quat_rpy", "quat_rpy(roll, pitch, yaw): the rotation by roll, pitch and yaw about the fixed x, y "
+            "and z axes (qz * qy * qx).", _infer_quat_rpy, _emit_quat_rpy)
+add_builtin("quat_to_rpy", "The (roll, pitch, yaw) of a unit quaternion (the inverse of quat_rpy; pitch in "
+            "[-pi/2, pi/2]).", lambda a: T.vector(3, _quat_arg("quat_to_rpy", a, 1).dtype), _emit_quat_to_rpy)
+add_builtin("quat_twist", "quat_twist(axis, q): the twist of q about the unit axis (swing-twist "
+            "decomposition), a unit quaternion.", _infer_twist("quat_twist", lambda q: q), _emit_quat_twist)
+add_builtin("quat_twist_angle", "quat_twist_angle(axis, q): the twist angle of q about the unit axis, unsigned "
+            "(in [0, pi] for q.w >= 0, (pi, 2 pi] otherwise).", _infer_twist("quat_twist_angle", lambda q: q.dtype),
+            _emit_quat_twist_angle(False))
+add_builtin("quat_twist_angle_signed", "quat_twist_angle_signed(axis, q): the twist angle of q about the unit "
+            "axis, positive by the right-hand rule.", _infer_twist("quat_twist_angle_signed", lambda q: q.dtype),
+            _emit_quat_twist_angle(True))

@@ -131,12 +131,41 @@ def _transform_inverse(t):
     return np.concatenate([-(_rotation(qi) @ t[:3]), qi])
 
 
-def _twist(t, x, wrench):
+def _transform_twist(t, x, wrench):
     rot, p = _rotation(t[3:]), t[:3]
     top, bottom = rot @ x[:3], rot @ x[3:]
     if wrench:
         return np.concatenate([top + np.cross(p, bottom), bottom])
     return np.concatenate([top, bottom + np.cross(p, top)])
+
+
+def _slerp(a, b, t):
+    b = b / np.linalg.norm(b)
+    if np.dot(a, b) < 0:
+        b = -b
+    d = np.dot(a, b)
+    if d > 1 - 1e-6:
+        c = a + t * (b - a)
+        return c / np.linalg.norm(c)
+    theta = np.arccos(d)
+    return (np.sin((1 - t) * theta) * a + np.sin(t * theta) * b) / np.sin(theta)
+
+
+def _rpy(roll, pitch, yaw):
+    axis = lambda k, angle: _quat_from_axis_angle(np.eye(3)[k], angle)  # noqa: E731
+    return quat_mul(axis(2, yaw), quat_mul(axis(1, pitch), axis(0, roll)))
+
+
+def _to_rpy(q):
+    x, y, z, w = q
+    return np.array([np.arctan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y)),
+                     np.arcsin(np.clip(2 * (w * y - z * x), -1.0, 1.0)),
+                     np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))])
+
+
+def _quat_twist(axis, q):
+    t = np.concatenate([np.dot(q[:3], axis) * axis, [q[3]]])
+    return t / np.linalg.norm(t)
 
 
 def mul(a, b, ta, tb):
@@ -214,6 +243,13 @@ NUMPY_REFERENCES = {
     "radians": lambda a, t: _f(np.radians(a[0])),
     "lerp": lambda a, t: _f(a[0] + (a[1] - a[0]) * a[2]),
     "smoothstep": lambda a, t: _f(_smoothstep(a[0], a[1], a[2])),
+    "quat_slerp": lambda a, t: _f(_slerp(np.asarray(a[0]), np.asarray(a[1]), a[2])),
+    "quat_rpy": lambda a, t: _f(_rpy(a[0], a[1], a[2])),
+    "quat_to_rpy": lambda a, t: _f(_to_rpy(np.asarray(a[0]))),
+    "quat_twist": lambda a, t: _f(_quat_twist(np.asarray(a[0]), np.asarray(a[1]))),
+    # (for a unit axis, 2 acos of the twist's w; as Warp, |dot| unscaled by |axis| otherwise)
+    "quat_twist_angle": lambda a, t: _f(2 * np.arctan2(abs(np.dot(a[1][:3], a[0])), a[1][3])),
+    "quat_twist_angle_signed": lambda a, t: _f(2 * np.arctan2(np.dot(a[1][:3], a[0]), a[1][3])),
     "add": lambda a, t: _f(a[0] + a[1]),
     "sub": lambda a, t: _f(a[0] - a[1]),
     "div": lambda a, t: _f(a[0] / a[1]),
@@ -232,8 +268,8 @@ NUMPY_REFERENCES = {
     "transform_point": lambda a, t: _f(_rotation(a[0][3:]) @ a[1] + a[0][:3]),
     "transform_vector": lambda a, t: _f(_rotation(a[0][3:]) @ a[1]),
     "transform_inverse": lambda a, t: _f(_transform_inverse(np.asarray(a[0]))),
-    "transform_twist": lambda a, t: _f(_twist(np.asarray(a[0]), np.asarray(a[1]), False)),
-    "transform_wrench": lambda a, t: _f(_twist(np.asarray(a[0]), np.asarray(a[1]), True)),
+    "transform_twist": lambda a, t: _f(_transform_twist(np.asarray(a[0]), np.asarray(a[1]), False)),
+    "transform_wrench": lambda a, t: _f(_transform_twist(np.asarray(a[0]), np.asarray(a[1]), True)),
     "velocity_at_point": lambda a, t: _f(np.cross(a[0][:3], a[1]) + a[0][3:]),
 }
 
@@ -257,7 +293,24 @@ KINKS = {
     "max": lambda a: _min_abs(np.asarray(a[0]) - a[1]),
     "clamp": lambda a: min(_min_abs(np.asarray(a[0]) - a[1]),
                            _min_abs(np.maximum(a[0], a[1]) - a[2])),
+    # the arc flips at dot(a, b) = 0 and switches to the chord near 1
+    "quat_slerp": lambda a: min(abs(_unit_dot(a[0], a[1])), abs(abs(_unit_dot(a[0], a[1])) - (1 - 1e-6))),
+    # pitch's argument clamped at +-1 (gimbal lock)
+    "quat_to_rpy": lambda a: 1.0 - abs(2 * (a[0][3] * a[0][1] - a[0][2] * a[0][0])),
+    # the twist (dot(q.xyz, axis), w) at 0 (atan2 and the normalization are
+    # singular there) and, unsigned, |dot(q.xyz, axis)|
+    "quat_twist": lambda a: _twist_size(a),
+    "quat_twist_angle": lambda a: min(abs(float(np.dot(a[1][:3], a[0]))), _twist_size(a)),
+    "quat_twist_angle_signed": lambda a: _twist_size(a),
 }
+
+
+def _twist_size(a) -> float:
+    return float(np.hypot(np.dot(a[1][:3], a[0]), a[1][3]))
+
+
+def _unit_dot(a, b) -> float:
+    return float(np.dot(a, b) / np.linalg.norm(b))
 
 #: Builtins whose argument the generator shapes into a well-conditioned
 #: region by construction (their singular set is not an interval per

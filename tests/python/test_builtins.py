@@ -926,6 +926,111 @@ def test_operator_functions_differentiate_as_the_operators():
                     [adjit.zeros(3, dtype=adjit.float64, requires_grad=True)])
 
 
+# --- slerp, roll/pitch/yaw, swing-twist --------------------------------------------------------------
+
+@adjit.kernel
+def quaternion_motions(a: adjit.array(dtype=adjit.quatd), b: adjit.array(dtype=adjit.quatd),
+                       t: adjit.array(dtype=adjit.float64), axis: adjit.array(dtype=adjit.vec3d),
+                       rpy: adjit.array(dtype=adjit.vec3d), q_out: adjit.array(dtype=adjit.quatd),
+                       v_out: adjit.array(dtype=adjit.vec3d), s_out: adjit.array(dtype=adjit.float64)):
+    i = adjit.tid()
+    q_out[3 * i] = adjit.quat_slerp(a[i], b[i], t[i])
+    q_out[3 * i + 1] = adjit.quat_rpy(rpy[i][0], rpy[i][1], rpy[i][2])
+    q_out[3 * i + 2] = adjit.quat_twist(axis[i], a[i])
+    v_out[i] = adjit.quat_to_rpy(a[i])
+    s_out[2 * i] = adjit.quat_twist_angle(axis[i], a[i])
+    s_out[2 * i + 1] = adjit.quat_twist_angle_signed(axis[i], a[i])
+
+
+def _quat_product(a, b):
+    av, aw, bv, bw = a[:3], a[3], b[:3], b[3]
+    return np.concatenate([aw * bv + bw * av + np.cross(av, bv), [aw * bw - av @ bv]])
+
+
+def _axis_quat(axis, angle):
+    return np.concatenate([np.asarray(axis) * np.sin(angle / 2), [np.cos(angle / 2)]])
+
+
+def _rotated_by(q, v):
+    return _quat_product(_quat_product(q, np.concatenate([v, [0.0]])), q * [-1, -1, -1, 1])[:3]
+
+
+def test_slerp_rpy_and_twist_against_numpy():
+    rng = np.random.default_rng(11)
+    n = 32
+    a = rng.normal(size=(n, 4))
+    a /= np.linalg.norm(a, axis=1, keepdims=True)
+    b = rng.normal(size=(n, 4))
+    b[0] = -2.0 * a[0]  # the same rotation: the chord formula, t passed through
+    t = rng.uniform(0.0, 1.0, n)
+    axis = rng.normal(size=(n, 3))
+    axis /= np.linalg.norm(axis, axis=1, keepdims=True)
+    rpy = np.stack([rng.uniform(-3, 3, n), rng.uniform(-1.5, 1.5, n), rng.uniform(-3, 3, n)], axis=1)
+    q_out, v_out = adjit.zeros(3 * n, dtype=adjit.quatd), adjit.zeros(n, dtype=adjit.vec3d)
+    s_out = adjit.zeros(2 * n, dtype=adjit.float64)
+    adjit.launch(quaternion_motions, dim=n, inputs=[adjit.array(a, dtype=adjit.quatd), adjit.array(b, dtype=adjit.quatd),
+                                                    adjit.array(t, dtype=adjit.float64),
+                                                    adjit.array(axis, dtype=adjit.vec3d),
+                                                    adjit.array(rpy, dtype=adjit.vec3d)],
+                 outputs=[q_out, v_out, s_out])
+    q, v, s = q_out.numpy().reshape(n, 3, 4), v_out.numpy(), s_out.numpy().reshape(n, 2)
+    for i in range(n):
+        bn = b[i] / np.linalg.norm(b[i])
+        bn = bn if a[i] @ bn >= 0 else -bn
+        # slerp: unit, on the great circle through a and bn, at the fraction t of the angle between them
+        theta = np.arccos(np.clip(a[i] @ bn, -1, 1))
+        assert abs(np.linalg.norm(q[i, 0]) - 1) < 1e-12
+        np.testing.assert_allclose(np.arccos(np.clip(q[i, 0] @ a[i], -1, 1)), t[i] * theta, atol=1e-7)
+        np.testing.assert_allclose(np.arccos(np.clip(q[i, 0] @ bn, -1, 1)), (1 - t[i]) * theta, atol=1e-7)
+        # rpy: roll about x, then pitch about y, then yaw about z (fixed axes)
+        v0 = rng.normal(size=3)
+        rotated = v0
+        for k in range(3):
+            rotated = _rotated_by(_axis_quat(np.eye(3)[k], rpy[i, k]), rotated)
+        np.testing.assert_allclose(_rotated_by(q[i, 1], v0), rotated, atol=1e-12)
+        # quat_to_rpy inverts quat_rpy: a rebuilt from its angles (up to sign), pitch in [-pi/2, pi/2]
+        assert abs(v[i][1]) <= np.pi / 2
+        back = _quat_product(_axis_quat([0, 0, 1], v[i][2]), _quat_product(_axis_quat([0, 1, 0], v[i][1]),
+                                                          _axis_quat([1, 0, 0], v[i][0])))
+        assert min(np.abs(back - a[i]).max(), np.abs(back + a[i]).max()) < 1e-9
+        # twist: a rotation about the axis, and a = swing * twist with the swing's axis perpendicular
+        tw = q[i, 2]
+        np.testing.assert_allclose(np.cross(tw[:3], axis[i]), 0, atol=1e-12)
+        swing = _quat_product(a[i], tw * [-1, -1, -1, 1])
+        assert abs(swing[:3] @ axis[i]) < 1e-12
+        angle = 2 * np.arctan2(abs(a[i, :3] @ axis[i]), a[i, 3])
+        np.testing.assert_allclose(s[i, 0], angle, atol=1e-12)
+        np.testing.assert_allclose(s[i, 1], np.sign(a[i, :3] @ axis[i]) * angle, atol=1e-12)
+    # for the same rotation, the chord: a, whatever t
+    np.testing.assert_allclose(q[0, 0], a[0], atol=1e-12)
+
+
+@adjit.kernel
+def quaternion_motion_loss(a: adjit.array(dtype=adjit.quatd), b: adjit.array(dtype=adjit.quatd),
+                           t: adjit.array(dtype=adjit.float64), axis: adjit.array(dtype=adjit.vec3d),
+                           y: adjit.array(dtype=adjit.float64)):
+    i = adjit.tid()
+    s = adjit.quat_slerp(a[i], b[i], t[i])
+    r = adjit.quat_to_rpy(s)
+    q = adjit.quat_rpy(r[0], r[1] * adjit.float64(0.5), r[2]) * adjit.quat_twist(axis[i], s)
+    y[i] = adjit.dot(q, b[i]) + adjit.quat_twist_angle(axis[i], a[i]) \
+        + adjit.quat_twist_angle_signed(axis[i], b[i]) * adjit.float64(0.5)
+
+
+def test_slerp_rpy_and_twist_gradients_match_finite_differences():
+    rng = np.random.default_rng(5)
+    n = 4
+    a = rng.normal(size=(n, 4))
+    a /= np.linalg.norm(a, axis=1, keepdims=True)
+    b = a + 0.6 * rng.normal(size=(n, 4))  # dot(a, b) > 0, away from the flip
+    axis = rng.normal(size=(n, 3))
+    ins = [adjit.array(a, dtype=adjit.quatd, requires_grad=True), adjit.array(b, dtype=adjit.quatd, requires_grad=True),
+           adjit.array(rng.uniform(0.2, 0.8, n), dtype=adjit.float64, requires_grad=True),
+           adjit.array(axis / np.linalg.norm(axis, axis=1, keepdims=True), dtype=adjit.vec3d, requires_grad=True)]
+    assert all(a[i] @ b[i] > 0.2 for i in range(n))
+    check_gradients(quaternion_motion_loss, n, ins, [adjit.zeros(n, dtype=adjit.float64, requires_grad=True)])
+
+
 # --- registry coverage ----------------------------------------------------------------------------------
 
 TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "where", "select",
@@ -949,7 +1054,10 @@ TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "wh
                        "transform_wrench", "velocity_at_point",
                        # test_operator_functions_are_the_operators:
                        "add", "sub", "div", "floordiv", "mod", "bit_and", "bit_or", "bit_xor", "lshift",
-                       "rshift", "neg", "pos", "invert", "unot"}  # (the last: test_rounding_interpolation_...)
+                       "rshift", "neg", "pos", "invert", "unot",
+                       # test_slerp_rpy_and_twist_against_numpy:
+                       "quat_slerp", "quat_rpy", "quat_to_rpy", "quat_twist", "quat_twist_angle",
+                       "quat_twist_angle_signed"}  # (the last: test_rounding_interpolation_...)
 
 
 @adjit.kernel
