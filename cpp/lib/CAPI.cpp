@@ -49,6 +49,7 @@ int adjitKernelArgumentAccess(MlirOperation module, uint32_t *flags,
 char *adjitSymbolName(const char *kernel, enum AdjitSymbolKind kind) {
   namespace symbols = mlir::adjit::symbols;
   std::string name = kind == AdjitSymbolAdjoint    ? symbols::adjoint(kernel)
+                     : kind == AdjitSymbolTangent  ? symbols::tangent(kernel)
                      : kind == AdjitSymbolCpuEntry ? symbols::cpuEntry(kernel)
                                                    : symbols::gpuModule(kernel);
   char *out = static_cast<char *>(std::malloc(name.size() + 1));

@@ -105,6 +105,14 @@ void registerPipelines() {
                                std::to_string(options.checkpointBytes) +
                                "},canonicalize,cse");
       });
+  PassPipelineRegistration<>(
+      "adjit-differentiate-forward",
+      "Stage optimized -> tangent: inline device functions and replace each "
+      "kernel by its forward-mode tangent kernel",
+      [](OpPassManager &pm) {
+        appendPipeline(pm, "inline,adjit-tangent{keep-primal=false},"
+                           "canonicalize,cse");
+      });
   PassPipelineRegistration<CheckOptions>(
       "adjit-check",
       "Stage optimized or adjoint -> checked: guard every array access with "

@@ -139,8 +139,11 @@ NB_MODULE(_adjit, m) {
           k = AdjitSymbolCpuEntry;
         else if (kind == "gpu_module")
           k = AdjitSymbolGpuModule;
+        else if (kind == "tangent")
+          k = AdjitSymbolTangent;
         else
-          throw nb::value_error("kind is 'adjoint', 'cpu_entry' or 'gpu_module'");
+          throw nb::value_error(
+              "kind is 'adjoint', 'tangent', 'cpu_entry' or 'gpu_module'");
         return takeString(adjitSymbolName(kernel.c_str(), k));
       },
       nb::arg("kernel"), nb::arg("kind"),

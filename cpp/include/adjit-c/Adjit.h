@@ -55,9 +55,10 @@ const char *adjitAttributeName(enum AdjitAttribute attribute);
 
 /// The symbols adjit derives from a kernel's name.
 enum AdjitSymbolKind {
-  AdjitSymbolAdjoint,  ///< the adjoint kernel
-  AdjitSymbolCpuEntry, ///< the CPU entry (cpp/runtime/CpuLaunch.h)
-  AdjitSymbolGpuModule ///< the gpu.module holding the kernel
+  AdjitSymbolAdjoint,   ///< the adjoint kernel
+  AdjitSymbolCpuEntry,  ///< the CPU entry (cpp/runtime/CpuLaunch.h)
+  AdjitSymbolGpuModule, ///< the gpu.module holding the kernel
+  AdjitSymbolTangent    ///< the tangent (forward-mode) kernel
 };
 
 /// The name of `kind` for kernel `kernel` (malloc'ed).
