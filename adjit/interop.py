@@ -66,7 +66,7 @@ def _element_type(dtype, data_dtype, who: str) -> T.ValueType:
         return T.scalar_type_of(data_dtype)
     except TypeError:
         raise ValueError(f"{who}: data of dtype {data_dtype} has no adjit element type (adjit arrays hold "
-                         "float32, float64, int32, int64 or bool scalars, or vectors/matrices of them)") from None
+                         "float16/32/64, int8/16/32/64, uint8/16/32/64 or bool scalars, or vectors/matrices of them)") from None
 
 
 def _wrap(data: np.ndarray, dtype, requires_grad: bool, who: str, copy: bool = False) -> Array:

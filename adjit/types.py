@@ -27,13 +27,28 @@ class Type:
 
 
 class ScalarType(Type):
-    """float32, float64, int32, int64 or bool."""
+    """A float (16, 32 or 64 bits), a signed or unsigned integer (8 to 64
+    bits) or bool."""
 
-    def __init__(self, name: str, np_dtype, kind: str, bits: int):
+    def __init__(self, name: str, np_dtype, kind: str, bits: int, signed: bool = True):
         self.name = name
         self.np_dtype = np.dtype(np_dtype)
         self.kind = kind  # "float", "int" or "bool"
         self.bits = bits
+        #: (integers) two's complement signed, or unsigned: the same MLIR
+        #: type (signless), other ops (divui, cmpi ult, shrui, extui, uitofp)
+        self.signed = signed
+
+    @property
+    def is_unsigned(self) -> bool:
+        return self.kind == "int" and not self.signed
+
+    @property
+    def range(self) -> tuple[int, int]:
+        """(min, max) of an integer type."""
+        if self.signed:
+            return -(1 << (self.bits - 1)), (1 << (self.bits - 1)) - 1
+        return 0, (1 << self.bits) - 1
 
     @property
     def is_float(self) -> bool:
@@ -49,7 +64,7 @@ class ScalarType(Type):
 
     def mlir(self) -> ir.Type:
         if self.kind == "float":
-            return ir.F32Type.get() if self.bits == 32 else ir.F64Type.get()
+            return {16: ir.F16Type, 32: ir.F32Type, 64: ir.F64Type}[self.bits].get()
         return ir.IntegerType.get_signless(self.bits)
 
     def __call__(self, value=0):
@@ -60,12 +75,19 @@ class ScalarType(Type):
         return (_scalar_named, (self.name,))
 
 
+float16 = ScalarType("float16", np.float16, "float", 16)
 float32 = ScalarType("float32", np.float32, "float", 32)
 float64 = ScalarType("float64", np.float64, "float", 64)
+int8 = ScalarType("int8", np.int8, "int", 8)
+int16 = ScalarType("int16", np.int16, "int", 16)
 int32 = ScalarType("int32", np.int32, "int", 32)
 int64 = ScalarType("int64", np.int64, "int", 64)
+uint8 = ScalarType("uint8", np.uint8, "int", 8, signed=False)
+uint16 = ScalarType("uint16", np.uint16, "int", 16, signed=False)
+uint32 = ScalarType("uint32", np.uint32, "int", 32, signed=False)
+uint64 = ScalarType("uint64", np.uint64, "int", 64, signed=False)
 bool_ = ScalarType("bool", np.bool_, "bool", 1)
-SCALAR_TYPES = (float32, float64, int32, int64, bool_)
+SCALAR_TYPES = (float32, float64, int32, int64, bool_, float16, int8, int16, uint8, uint16, uint32, uint64)
 
 
 def _scalar_named(name: str) -> ScalarType:
@@ -291,8 +313,6 @@ class ArrayType(Type):
 
     def __init__(self, dtype, ndim: int = 1):
         self.dtype = value_type_of(dtype)
-        if isinstance(self.dtype, ScalarType) and self.dtype.is_bool:
-            raise TypeError("arrays of bool are not supported yet; use int32")
         if not 1 <= ndim <= 4:
             raise TypeError(f"array ndim must be 1 to 4, got {ndim}")
         self.ndim = ndim
@@ -309,7 +329,9 @@ class ArrayType(Type):
         return () if isinstance(self.dtype, ScalarType) else self.dtype.shape
 
     def mlir(self) -> ir.Type:
-        return ir.Type.parse(f"!adjit.array<{self.dtype.mlir()}, {self.ndim}>")
+        # bools are stored as bytes (0 or 1): memory holds nothing narrower
+        element = ir.IntegerType.get_signless(8) if self.dtype == bool_ else self.dtype.mlir()
+        return ir.Type.parse(f"!adjit.array<{element}, {self.ndim}>")
 
 
 def scalar_type_of(t) -> ScalarType:
@@ -407,6 +429,29 @@ transform = transformation(float32)
 transform.name = "transform"
 transformd = transformation(float64)
 transformd.name = "transformd"
+
+
+def _explicit_precision_names() -> dict:
+    """Warp's explicit-precision names not defined above: vec{2,3,4} with
+    the suffixes b (int8), ub, s (int16), us, ui, l (int64), ul and h
+    (float16); mat{22,33,44}h, quath, transformh and the half spatial types."""
+    suffixes = {"b": int8, "ub": uint8, "s": int16, "us": uint16, "ui": uint32, "l": int64, "ul": uint64,
+                "h": float16}
+    names = {}
+    for n in (2, 3, 4):
+        for suffix, dtype in suffixes.items():
+            names[f"vec{n}{suffix}"] = _named_vector(n, dtype, f"vec{n}{suffix}")
+        names[f"mat{n}{n}h"] = _named_matrix(n, float16, f"mat{n}{n}h")
+    names["quath"] = quaternion(float16)
+    names["quath"].name = "quath"
+    names["transformh"] = transformation(float16)
+    names["transformh"].name = "transformh"
+    names["spatial_vectorh"] = vector(6, float16)
+    names["spatial_matrixh"] = matrix((6, 6), float16)
+    return names
+
+
+EXPLICIT_PRECISION_NAMES = _explicit_precision_names()
 
 
 def dtype_from_numpy(numpy_dtype) -> ScalarType:

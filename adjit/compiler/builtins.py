@@ -149,6 +149,8 @@ def _math(op_name):
 def _emit_abs(vals, types, result):
     if _is_float(result):
         return math.AbsFOp(vals[0]).result
+    if T.scalar_of(result).is_unsigned:
+        return vals[0]
     return math.AbsIOp(vals[0]).result
 
 
@@ -159,13 +161,13 @@ def _is_float(t):
 def _emit_min(vals, types, result):
     if _is_float(result):
         return arith.MinimumFOp(vals[0], vals[1]).result
-    return arith.MinSIOp(vals[0], vals[1]).result
+    return (arith.MinUIOp if T.scalar_of(result).is_unsigned else arith.MinSIOp)(vals[0], vals[1]).result
 
 
 def _emit_max(vals, types, result):
     if _is_float(result):
         return arith.MaximumFOp(vals[0], vals[1]).result
-    return arith.MaxSIOp(vals[0], vals[1]).result
+    return (arith.MaxUIOp if T.scalar_of(result).is_unsigned else arith.MaxSIOp)(vals[0], vals[1]).result
 
 
 def emit_dot(a: ir.Value, b: ir.Value, scalar: T.ScalarType) -> ir.Value:
@@ -438,6 +440,8 @@ def _emit_sign(vals, types, result):
     scalar = T.scalar_of(result)
     x = vals[0]
     zero, one, minus_one = values.constant(result, 0), values.constant(result, 1), values.constant(result, -1)
+    if scalar.is_unsigned:
+        return one  # never negative
     if scalar.is_float:
         neg = arith.CmpFOp(arith.CmpFPredicate.OLT, x, zero).result
     else:
@@ -961,6 +965,12 @@ def _infer_atomic(name):
                 raise TypeError(f"{name}() indices must be integers, got {t}")
         if value != array.dtype:
             raise TypeError(f"{name}() on an array of {array.dtype} needs a {array.dtype} value, got {value}")
+        scalar = T.scalar_of(array.dtype)
+        if name in ("atomic_min", "atomic_max") and scalar.is_unsigned:
+            raise TypeError(f"{name}() on unsigned integers is not supported yet (use a signed type)")
+        if scalar.bits < 32:
+            raise TypeError(f"{name}() on {scalar} is not supported (adjit's atomics take 32- and 64-bit "
+                            "elements)")
         return array.dtype
     return infer
 
@@ -980,7 +990,7 @@ def _emit_atomic(op_name, negate=False):
             scalar = T.scalar_of(result)
             value = (arith.NegFOp(value).result if scalar.is_float
                      else arith.SubIOp(values.constant(result, 0), value).result)
-        return op(result.mlir(), value, array, [values.to_index(i) for i in indices],
+        return op(result.mlir(), value, array, [values.to_index(i, t) for i, t in zip(indices, types[1:-1])],
                   position=ir.DenseI64ArrayAttr.get([])).result
     return emit
 
@@ -1014,7 +1024,7 @@ def _emit_cw(float_op, int_op):
     def emit(vals, types, result):
         if result.dtype.is_float:
             return getattr(arith, float_op)(vals[0], vals[1]).result
-        if int_op == "DivSIOp":  # defined for every input: no trap on a zero divisor
+        if int_op == "DivSIOp":  # defined for every input: no trap on a zero divisor (unsigned: divui)
             return values.integer_divide(arith.DivSIOp, result, vals[0], vals[1])
         return getattr(arith, int_op)(vals[0], vals[1]).result
     return emit
@@ -1173,8 +1183,9 @@ def _emit_arg_extreme(smaller):
                 better = arith.CmpFOp(arith.CmpFPredicate.OLT if smaller else arith.CmpFPredicate.OGT,
                                       c, best).result
             else:
-                better = arith.CmpIOp(arith.CmpIPredicate.slt if smaller else arith.CmpIPredicate.sgt,
-                                      c, best).result
+                less, greater = ((arith.CmpIPredicate.ult, arith.CmpIPredicate.ugt) if vec.dtype.is_unsigned
+                                 else (arith.CmpIPredicate.slt, arith.CmpIPredicate.sgt))
+                better = arith.CmpIOp(less if smaller else greater, c, best).result
             best = arith.SelectOp(better, c, best).result
             index = arith.SelectOp(better, values.constant(T.int32, k), index).result
         return index

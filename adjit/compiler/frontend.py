@@ -107,7 +107,8 @@ _ATTRIBUTE = _adjit.ATTRIBUTE_NAMES
 _CMP_F = {ast.Lt: "olt", ast.LtE: "ole", ast.Gt: "ogt", ast.GtE: "oge", ast.Eq: "oeq", ast.NotEq: "une"}
 _CMP_I = {ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt", ast.GtE: "sge", ast.Eq: "eq", ast.NotEq: "ne"}
 _CMPF_PRED = {n: int(getattr(arith.CmpFPredicate, n.upper())) for n in ("oeq", "ogt", "oge", "olt", "ole", "une")}
-_CMPI_PRED = {n: int(getattr(arith.CmpIPredicate, n)) for n in ("eq", "ne", "slt", "sle", "sgt", "sge")}
+_CMPI_PRED = {n: int(getattr(arith.CmpIPredicate, n)) for n in ("eq", "ne", "slt", "sle", "sgt", "sge",
+                                                                  "ult", "ule", "ugt", "uge")}
 _CMPI_PREDICATE_ULT = int(arith.CmpIPredicate.ult)
 
 
@@ -284,6 +285,8 @@ class FunctionBuilder:
             if array_target is not None:
                 # a[i] += v on an array is an atomic add, as in Warp.
                 array, indices, position, elem_t = array_target
+                if elem_t == T.bool_:
+                    raise self.error("+= and -= are not defined on bool array elements", stmt, KernelTypeError)
                 value = self.coerce(self.expr(stmt.value), elem_t, stmt.value)
                 v = self.materialize(value, elem_t)
                 if isinstance(stmt.op, ast.Sub):
@@ -569,6 +572,8 @@ class FunctionBuilder:
             v = self.materialize(self.coerce(value, elem_t, target), elem_t)
             if position:
                 adjit_d.StoreComponentOp(v, array.value, indices, ir.DenseI64ArrayAttr.get(position))
+            elif elem_t == T.bool_:  # stored as a byte
+                adjit_d.StoreOp(arith.ExtUIOp(ir.IntegerType.get_signless(8), v).result, array.value, indices)
             else:
                 adjit_d.StoreOp(v, array.value, indices)
             return
@@ -674,6 +679,11 @@ class FunctionBuilder:
         base = self.expr(node.value)
         if isinstance(base, Val) and isinstance(base.type, T.ArrayType):
             indices = self.array_indices(base, node.slice, node)
+            if base.type.dtype == T.bool_:  # stored as a byte
+                i8 = ir.IntegerType.get_signless(8)
+                byte = adjit_d.LoadOp(i8, base.value, indices).result
+                zero = arith.ConstantOp(i8, 0).result
+                return Val(T.bool_, arith.CmpIOp(_CMPI_PRED["ne"], byte, zero).result)
             loaded = adjit_d.LoadOp(base.type.dtype.mlir(), base.value, indices).result
             return Val(base.type.dtype, self.no_grad_guard(base, loaded))
         if isinstance(base, Val) and isinstance(base.type, (T.VectorType, T.MatrixType)):
@@ -765,7 +775,10 @@ class FunctionBuilder:
             if a.type.is_float:
                 c = arith.CmpFOp(_CMPF_PRED[_CMP_F[kind]], av, bv).result
             else:
-                c = arith.CmpIOp(_CMPI_PRED[_CMP_I[kind]], av, bv).result
+                predicate = _CMP_I[kind]
+                if a.type.is_unsigned:
+                    predicate = predicate.replace("s", "u", 1) if predicate[0] == "s" else predicate
+                c = arith.CmpIOp(_CMPI_PRED[predicate], av, bv).result
             result = c if result is None else arith.AndIOp(result, c).result
             left = right
         return Val(T.bool_, result)
@@ -1339,18 +1352,22 @@ class FunctionBuilder:
         if s.is_float and t.is_float:
             return (arith.ExtFOp if t.bits > s.bits else arith.TruncFOp)(t.mlir(), x).result
         if not s.is_float and t.is_float:
-            if s.is_bool:
+            if s.is_bool or s.is_unsigned:
                 return arith.UIToFPOp(t.mlir(), x).result
             return arith.SIToFPOp(t.mlir(), x).result
         if s.is_float and not t.is_float:
             if t.is_bool:
                 return arith.CmpFOp(_CMPF_PRED["une"], x, constant(s, 0)).result
-            return arith.FPToSIOp(t.mlir(), x).result
+            return (arith.FPToUIOp if t.is_unsigned else arith.FPToSIOp)(t.mlir(), x).result
         if t.is_bool:
             return arith.CmpIOp(_CMPI_PRED["ne"], x, constant(s, 0)).result
         if s.is_bool:
             return arith.ExtUIOp(t.mlir(), x).result
-        return (arith.ExtSIOp if t.bits > s.bits else arith.TruncIOp)(t.mlir(), x).result
+        if t.bits == s.bits:
+            return x  # int32 <-> uint32: the same bits
+        if t.bits > s.bits:  # the source's sign decides the extension
+            return (arith.ExtUIOp if s.is_unsigned else arith.ExtSIOp)(t.mlir(), x).result
+        return arith.TruncIOp(t.mlir(), x).result
 
     # --- arithmetic ------------------------------------------------------------
 
@@ -1463,6 +1480,8 @@ class FunctionBuilder:
         safe = arith.SelectOp(in_range, y, constant(t, 0)).result
         if isinstance(op, ast.LShift):
             shifted, overflow = arith.ShLIOp(x, safe).result, constant(t, 0)
+        elif t.is_unsigned:
+            shifted, overflow = arith.ShRUIOp(x, safe).result, constant(t, 0)
         else:
             shifted = arith.ShRSIOp(x, safe).result
             overflow = arith.ShRSIOp(x, constant(t, bits - 1)).result
@@ -1546,7 +1565,7 @@ class FunctionBuilder:
         what = f"{ast.unparse(node.value)} ({t})"
         for p, extent in zip(position, shape):
             if isinstance(p, Val):
-                adjit_d.CheckIndexOp(to_index(self.materialize(p, p.type)),
+                adjit_d.CheckIndexOp(to_index(self.materialize(p, p.type), p.type),
                                      arith.ConstantOp(ir.IndexType.get(), extent).result, what)
         ranges = [range(extent) if isinstance(p, Val) else [p] for p, extent in zip(position, shape)]
         choices = []
@@ -1598,7 +1617,7 @@ class FunctionBuilder:
             v = self.expr(item)
             if not isinstance(v, Val) or not isinstance(v.type, T.ScalarType) or not v.type.is_int:
                 raise self.error(f"array indices must be integers, got {self.describe(v)}", item)
-            out.append(to_index(self.materialize(v, v.type)))
+            out.append(to_index(self.materialize(v, v.type), v.type))
         return out
 
     # --- types and values ----------------------------------------------------
@@ -1660,10 +1679,10 @@ class FunctionBuilder:
         """A literal as a constant of type ``t``; integers must fit in ``t``."""
         scalar = T.scalar_of(t)
         if isinstance(scalar, T.ScalarType) and scalar.is_int and not isinstance(value, bool):
-            lo, hi = -(1 << (scalar.bits - 1)), (1 << (scalar.bits - 1)) - 1
+            lo, hi = scalar.range
             if not lo <= int(value) <= hi:
                 raise self.error(f"the integer literal {value} does not fit in {scalar} "
-                                 f"(use {T.int64}(...) for larger values)", self.node)
+                                 f"({lo} to {hi})", self.node)
         return constant(t, value)
 
     def condition(self, test) -> ir.Value:

@@ -37,19 +37,29 @@ def literal(py_value) -> Val:
     return Val(T.float32, None, float(py_value))
 
 
+def two_complement(scalar: T.ScalarType, value: int) -> int:
+    """``value`` wrapped to ``scalar``'s width, as the signed number with its
+    bits (MLIR's integer attributes are signless: 255 as an i8 is -1)."""
+    if scalar.is_bool:
+        return int(value)
+    bits = scalar.bits
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if value >= 1 << (bits - 1) else value
+
+
 def constant(t: T.Type, py_value) -> ir.Value:
     """An arith.constant of kernel type ``t`` (a vector/matrix is splatted)."""
     if isinstance(t, T.ScalarType):
         if t.is_float:
             attr = ir.FloatAttr.get(t.mlir(), float(py_value))
         else:
-            attr = ir.IntegerAttr.get(t.mlir(), int(py_value))
+            attr = ir.IntegerAttr.get(t.mlir(), two_complement(t, int(py_value)))
         return arith.ConstantOp(t.mlir(), attr).result
     scalar = t.dtype
     if scalar.is_float:
         elem = ir.FloatAttr.get(scalar.mlir(), float(py_value))
     else:
-        elem = ir.IntegerAttr.get(scalar.mlir(), int(py_value))
+        elem = ir.IntegerAttr.get(scalar.mlir(), two_complement(scalar, int(py_value)))
     return arith.ConstantOp(t.mlir(), ir.DenseElementsAttr.get_splat(t.mlir(), elem)).result
 
 
@@ -64,26 +74,37 @@ def splat(t: T.VectorType | T.MatrixType, scalar: ir.Value) -> ir.Value:
     return vector_d.BroadcastOp(t.mlir(), scalar).result
 
 
-def to_index(v: ir.Value) -> ir.Value:
-    """Casts an integer SSA value to ``index``."""
-    return arith.IndexCastOp(ir.IndexType.get(), v).result
+def to_index(v: ir.Value, t: T.ScalarType = T.int32) -> ir.Value:
+    """Casts an integer SSA value of kernel type ``t`` to ``index`` (an
+    unsigned one zero-extended)."""
+    cast = arith.IndexCastUIOp if t.is_unsigned else arith.IndexCastOp
+    return cast(ir.IndexType.get(), v).result
 
 
 def from_index(v: ir.Value, t: T.ScalarType = T.int32) -> ir.Value:
     """Casts an ``index`` SSA value to an integer kernel type."""
-    return arith.IndexCastOp(t.mlir(), v).result
+    cast = arith.IndexCastUIOp if t.is_unsigned else arith.IndexCastOp
+    return cast(t.mlir(), v).result
+
+
+#: The unsigned op of each signed integer division.
+_UNSIGNED_DIVISION = {arith.DivSIOp: arith.DivUIOp, arith.FloorDivSIOp: arith.DivUIOp,
+                      arith.RemSIOp: arith.RemUIOp}
 
 
 def integer_divide(op_class, t: T.Type, x: ir.Value, y: ir.Value) -> ir.Value:
-    """``op_class(x, y)`` (arith.divsi, floordivsi or remsi) for integers of
-    kernel type ``t`` (a scalar or an integer vector), defined everywhere so
-    that no input traps: a zero divisor gives 0, and the one overflowing
-    quotient, INT_MIN / -1, gives INT_MIN (its remainder 0), as two's
-    complement wraps."""
+    """``op_class(x, y)`` (arith.divsi, floordivsi or remsi; for unsigned
+    types divui or remui) for integers of kernel type ``t`` (a scalar or an
+    integer vector), defined everywhere so that no input traps: a zero
+    divisor gives 0, and the one overflowing quotient, INT_MIN / -1, gives
+    INT_MIN (its remainder 0), as two's complement wraps."""
     scalar = t if isinstance(t, T.ScalarType) else t.dtype
-    int_min = -(1 << (scalar.bits - 1))
     eq = arith.CmpIPredicate.eq
     by_zero = arith.CmpIOp(eq, y, constant(t, 0)).result
+    if scalar.is_unsigned:
+        result = _UNSIGNED_DIVISION[op_class](x, arith.SelectOp(by_zero, constant(t, 1), y).result).result
+        return arith.SelectOp(by_zero, constant(t, 0), result).result
+    int_min = -(1 << (scalar.bits - 1))
     overflow = arith.AndIOp(arith.CmpIOp(eq, x, constant(t, int_min)).result,
                             arith.CmpIOp(eq, y, constant(t, -1)).result).result
     unsafe = arith.OrIOp(by_zero, overflow).result

@@ -93,7 +93,7 @@ def test_from_numpy_refuses_what_it_cannot_share():
     with pytest.raises(ValueError, match="1 to 4 dimensions"):
         adjit.from_numpy(np.zeros((1,) * 5, np.float32))
     with pytest.raises(ValueError, match="no adjit element type"):
-        adjit.from_numpy(np.zeros(3, np.float16))
+        adjit.from_numpy(np.zeros(3, np.complex64))
 
 
 def test_from_numpy_copy_converts_and_does_not_share():
@@ -252,7 +252,11 @@ def test_torch_errors_are_clear():
     with pytest.raises(ValueError, match="GPU runtime"):
         adjit.from_torch(torch.zeros(3, device="meta"))
     with pytest.raises(ValueError, match="no adjit element type"):
-        adjit.from_torch(torch.zeros(3, dtype=torch.float16))
+        adjit.from_torch(torch.zeros(3, dtype=torch.complex64))
+    # float16 tensors are shared as float16 arrays
+    half = torch.arange(3, dtype=torch.float16)
+    assert adjit.from_torch(half).dtype == adjit.float16
+    np.testing.assert_array_equal(adjit.from_torch(half).numpy(), [0, 1, 2])
     with pytest.raises(TypeError, match="torch.Tensor"):
         adjit.from_torch(np.zeros(3))
 

@@ -33,11 +33,19 @@ bool isAtomic(Operation *op) {
   return isa<AtomicAddOp, AtomicMinOp, AtomicMaxOp>(op);
 }
 
-/// A float atomic_add whose old value is unused: the runtime can defer it.
-bool isDeferrableAdd(Operation *op) {
+/// A float atomic_add (its order changes the result's rounding).
+bool isFloatAdd(Operation *op) {
   auto add = dyn_cast<AtomicAddOp>(op);
-  return add && add.getResult().use_empty() &&
-         isa<FloatType>(getElementTypeOrSelf(add.getValue().getType()));
+  return add && isa<FloatType>(getElementTypeOrSelf(add.getValue().getType()));
+}
+
+/// An f32/f64 atomic_add whose old value is unused: the runtime can defer
+/// it (its log takes those two types).
+bool isDeferrableAdd(Operation *op) {
+  if (!isFloatAdd(op) || !op->getResult(0).use_empty())
+    return false;
+  Type element = getElementTypeOrSelf(cast<AtomicAddOp>(op).getValue().getType());
+  return element.isF32() || element.isF64();
 }
 
 /// The array an atomic combines into.
@@ -78,6 +86,8 @@ StringRef classify(func::FuncOp kernel) {
         serial = true; // the old value depends on the threads' order
       else if (isDeferrableAdd(op))
         deferredInto.insert(atomicArray(op));
+      else if (isFloatAdd(op))
+        serial = true; // (f16) not deferrable: thread order on one thread
       return;
     }
     if (isa<PrintOp>(op))

@@ -32,6 +32,18 @@ func.func @reduce(%x: !adjit.array<vector<3xf32>, 1>, %sum: !adjit.array<vector<
   return
 }
 
+/// Half-precision adds: the runtime's log takes f32 and f64 only, so the
+/// launch runs on one thread (in thread order).
+// CHECK-LABEL: func.func @half_adds(
+// CHECK-SAME: adjit.atomic_order = "serial"
+func.func @half_adds(%x: !adjit.array<f16, 1>, %sum: !adjit.array<f16, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %c0 = arith.constant 0 : index
+  %v = adjit.load %x[%i] : !adjit.array<f16, 1>
+  %a = adjit.atomic_add %v, %sum[%c0] [] : f16, !adjit.array<f16, 1>
+  return
+}
+
 /// An old value used: it depends on the order the threads ran in.
 // CHECK-LABEL: func.func @old_value_used(
 // CHECK-SAME: adjit.atomic_order = "serial"
