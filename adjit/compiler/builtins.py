@@ -77,6 +77,10 @@ class Builtin:
     #: The Python operator the builtin is (``mul`` is ``*``): calls go through
     #: the operator's rules, literal folding and unification included.
     operator: type | None = None
+    #: A random draw: its first argument is a generator state, which the
+    #: call advances; ``emit`` returns (value, next state) and the frontend
+    #: rebinds the state's name (random_builtins.py).
+    advances_state: bool = False
 
     def __call__(self, *args, **kwargs):
         raise AdjitError(f"adjit.{self.name} can only be called inside an @adjit.kernel or @adjit.func")
@@ -1666,3 +1670,10 @@ add_builtin("quat_twist_angle", "quat_twist_angle(axis, q): the twist angle of q
 add_builtin("quat_twist_angle_signed", "quat_twist_angle_signed(axis, q): the twist angle of q about the unit "
             "axis, positive by the right-hand rule.", _infer_twist("quat_twist_angle_signed", lambda q: q.dtype),
             _emit_quat_twist_angle(True))
+
+
+# The random draws (a module of their own).
+from .random_builtins import ENTRIES as _RANDOM  # noqa: E402
+
+for _name, _doc, _infer, _emit, _options in _RANDOM:
+    add_builtin(_name, _doc, _infer, _emit, **_options)

@@ -32,7 +32,19 @@ def assigned_names(stmts) -> set[str]:
                             names.add(root.id)
             elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
                 names.add(node.target.id)
+            elif isinstance(node, ast.Call) and _draws_random(node) and node.args \
+                    and isinstance(node.args[0], ast.Name):
+                names.add(node.args[0].id)  # a random draw advances its state
     return names
+
+
+def _draws_random(call: ast.Call) -> bool:
+    """Whether ``call`` looks like a random draw (``randf(s)``,
+    ``wp.sample_unit_disk(s)``, ...), which rebinds its first argument.
+    (By name: a name counted that is not rebound just rides along.)"""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in ("randi", "randu", "randf", "randn", "poisson") or name.startswith("sample_")
 
 
 def always_returns(stmts) -> bool:

@@ -1112,6 +1112,12 @@ class FunctionBuilder:
         except TypeError as e:
             raise self.error(str(e), node) from None
         vals = [self.materialize(a, a.type) for a in args]
+        if builtin.advances_state:
+            value, state = builtin.emit(vals, types, result, **static)
+            first = node.args[0] if isinstance(node, ast.Call) and node.args else None
+            if isinstance(first, ast.Name) and first.id in self.env:
+                self.env[first.id] = Val(T.uint32, state)  # the caller's state advances, as in Warp
+            return Val(result, value)
         return Val(result, builtin.emit(vals, types, result, **static))
 
     def bind_arguments(self, fn, args, kwargs, node, report: bool):

@@ -1057,7 +1057,12 @@ TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "wh
                        "rshift", "neg", "pos", "invert", "unot",
                        # test_slerp_rpy_and_twist_against_numpy:
                        "quat_slerp", "quat_rpy", "quat_to_rpy", "quat_twist", "quat_twist_angle",
-                       "quat_twist_angle_signed"}  # (the last: test_rounding_interpolation_...)
+                       "quat_twist_angle_signed",
+                       # test_random.py:
+                       "rand_init", "randi", "randu", "randf", "randn", "poisson", "sample_triangle",
+                       "sample_unit_ring", "sample_unit_disk", "sample_unit_square", "sample_unit_cube",
+                       "sample_unit_sphere_surface", "sample_unit_sphere", "sample_unit_hemisphere_surface",
+                       "sample_unit_hemisphere"}  # (the last: test_rounding_interpolation_...)
 
 
 @adjit.kernel
