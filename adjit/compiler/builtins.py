@@ -1506,17 +1506,17 @@ def _via_operator(vals, types, result):
     raise AssertionError("operator builtins are emitted by the frontend's operators")
 
 
-#: (div's denominator is drawn away from 0 by the fuzzer)
-_OPERATOR_DOMAINS = {"div": (None, (0.5, 2.5))}
+#: (div's and mod's divisors are drawn away from 0 by the fuzzer)
+_OPERATOR_DOMAINS = {"div": (None, (0.5, 2.5)), "mod": (None, (0.5, 2.5))}
 
 for _name, _op, _infer, _doc, _diff in [
         ("add", ast.Add, _infer_add_sub("add"), "add(a, b) = a + b.", True),
         ("sub", ast.Sub, _infer_add_sub("sub"), "sub(a, b) = a - b.", True),
         ("div", ast.Div, _infer_div, "div(a, b) = a / b (integers: truncated, as in Warp).", True),
         ("floordiv", ast.FloorDiv, _infer_scalar_pair("floordiv", False), "floordiv(a, b) = a // b.", False),
-        # (differentiable in Warp; here a kernel differentiating a float % is an error naming it)
+        # (float: d/da = 1, d/db = -trunc(a / b))
         ("mod", ast.Mod, _infer_scalar_pair("mod", False),
-         "mod(a, b) = a % b (the dividend's sign, as C's fmod and Warp).", False),
+         "mod(a, b) = a % b (the dividend's sign, as C's fmod and Warp).", True),
         ("bit_and", ast.BitAnd, _infer_scalar_pair("bit_and", True), "bit_and(a, b) = a & b.", False),
         ("bit_or", ast.BitOr, _infer_scalar_pair("bit_or", True), "bit_or(a, b) = a | b.", False),
         ("bit_xor", ast.BitXor, _infer_scalar_pair("bit_xor", True), "bit_xor(a, b) = a ^ b.", False),

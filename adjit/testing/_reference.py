@@ -253,6 +253,7 @@ NUMPY_REFERENCES = {
     "add": lambda a, t: _f(a[0] + a[1]),
     "sub": lambda a, t: _f(a[0] - a[1]),
     "div": lambda a, t: _f(a[0] / a[1]),
+    "mod": lambda a, t: _f(np.fmod(a[0], a[1])),
     "neg": lambda a, t: _f(-a[0]),
     "pos": lambda a, t: _f(a[0]),
     "spatial_top": lambda a, t: _f(np.asarray(a[0])[:3]),
@@ -302,6 +303,8 @@ KINKS = {
     "quat_twist": lambda a: _twist_size(a),
     "quat_twist_angle": lambda a: min(abs(float(np.dot(a[1][:3], a[0]))), _twist_size(a)),
     "quat_twist_angle_signed": lambda a: _twist_size(a),
+    # fmod jumps by b where a / b is an integer: the distance of a to there
+    "mod": lambda a: _min_abs((np.asarray(a[0]) / a[1] - np.round(np.asarray(a[0]) / a[1])) * a[1]),
 }
 
 

@@ -926,6 +926,32 @@ def test_operator_functions_differentiate_as_the_operators():
                     [adjit.zeros(3, dtype=adjit.float64, requires_grad=True)])
 
 
+
+@adjit.kernel
+def float_mod_gradient(x: adjit.array(dtype=adjit.float64), d: adjit.array(dtype=adjit.float64),
+                       y: adjit.array(dtype=adjit.float64)):
+    i = adjit.tid()
+    y[i] = adjit.mod(x[i] * x[i], d[i]) + x[i] % (d[i] + adjit.float64(0.25))
+
+
+def test_float_mod_gradients_match_finite_differences():
+    # d(a % b)/da = 1, d/db = -trunc(a / b): quotients of both signs and
+    # several magnitudes, every one away from an integer (where fmod jumps)
+    x = np.array([2.3, -2.3, 1.9, -0.7, 3.1, 0.4])
+    d = np.array([0.7, 0.7, -0.55, 1.3, -1.1, 2.0])
+    q = np.stack([x * x / d, x / (d + 0.25)])
+    assert np.all(np.abs(q - np.round(q)) > 0.05) and np.any(np.abs(np.trunc(q)) >= 2)
+    ins = [adjit.array(x, dtype=adjit.float64, requires_grad=True),
+           adjit.array(d, dtype=adjit.float64, requires_grad=True)]
+    y = adjit.zeros(6, dtype=adjit.float64, requires_grad=True)
+    check_gradients(float_mod_gradient, 6, ins, [y])
+    np.testing.assert_array_equal(y.numpy(), np.fmod(x * x, d) + np.fmod(x, d + 0.25))
+    tape = adjit.Tape()
+    with tape:
+        adjit.launch(float_mod_gradient, 6, inputs=ins, outputs=[y])
+    tape.backward(grads={y: adjit.array(np.ones(6), dtype=adjit.float64)})
+    np.testing.assert_array_equal(ins[1].grad.numpy(), -np.trunc(x * x / d) - np.trunc(x / (d + 0.25)))
+
 # --- slerp, roll/pitch/yaw, swing-twist --------------------------------------------------------------
 
 @adjit.kernel

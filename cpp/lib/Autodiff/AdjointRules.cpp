@@ -135,6 +135,16 @@ LogicalResult divfRule(arith::DivFOp op, OpBuilder &b, AdjointState &s) {
   return success();
 }
 
+LogicalResult remfRule(arith::RemFOp op, OpBuilder &b, AdjointState &s) {
+  if (Value adj = s.adjoint(op.getResult())) {
+    Location loc = op.getLoc();
+    s.accumulate(b, loc, op.getLhs(), adj);
+    Value dy = dRemDy(b, loc, s.primal(op.getLhs()), s.primal(op.getRhs()));
+    s.accumulate(b, loc, op.getRhs(), mul(b, loc, adj, dy));
+  }
+  return success();
+}
+
 LogicalResult negfRule(arith::NegFOp op, OpBuilder &b, AdjointState &s) {
   if (Value adj = s.adjoint(op.getResult()))
     s.accumulate(b, op.getLoc(), op.getOperand(), neg(b, op.getLoc(), adj));
@@ -506,6 +516,7 @@ void mlir::adjit::registerAdjointRules(DialectRegistry &registry) {
     attach<arith::SubFOp, subfRule>(ctx);
     attach<arith::MulFOp, mulfRule>(ctx);
     attach<arith::DivFOp, divfRule>(ctx);
+    attach<arith::RemFOp, remfRule>(ctx);
     attach<arith::NegFOp, negfRule>(ctx);
     attach<arith::MaximumFOp,
            minMaxRule<arith::MaximumFOp, arith::CmpFPredicate::OGE>>(ctx);

@@ -136,6 +136,11 @@ inline Value dPowDy(OpBuilder &b, Location l, Value x, Value r) {
 inline Value atan2Norm(OpBuilder &b, Location l, Value y, Value x) {
   return add(b, l, mul(b, l, x, x), mul(b, l, y, y));
 }
+/// x rem y (C's fmod: x - trunc(x / y) y, the dividend's sign): d/dx = 1;
+/// this is d/dy = -trunc(x / y).
+inline Value dRemDy(OpBuilder &b, Location l, Value x, Value y) {
+  return neg(b, l, math::TruncOp::create(b, l, div(b, l, x, y)));
+}
 /// max/min select the lhs where `pred(lhs, rhs)` holds (the lhs on ties).
 inline Value picksLhs(OpBuilder &b, Location l, arith::CmpFPredicate pred,
                       Value lhs, Value rhs) {

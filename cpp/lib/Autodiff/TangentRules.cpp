@@ -145,6 +145,16 @@ LogicalResult divfRule(arith::DivFOp op, OpBuilder &b, TangentState &s) {
   return success();
 }
 
+LogicalResult remfRule(arith::RemFOp op, OpBuilder &b, TangentState &s) {
+  Location loc = op.getLoc();
+  // d(x rem y) = dx - trunc(x / y) dy
+  Value fromY = scaled(b, loc, s.tangent(op.getRhs()), [&] {
+    return dRemDy(b, loc, s.primal(op.getLhs()), s.primal(op.getRhs()));
+  });
+  s.setTangent(op.getResult(), addTangents(b, loc, s.tangent(op.getLhs()), fromY));
+  return success();
+}
+
 LogicalResult negfRule(arith::NegFOp op, OpBuilder &b, TangentState &s) {
   if (Value t = s.tangent(op.getOperand()))
     s.setTangent(op.getResult(), neg(b, op.getLoc(), t));
@@ -476,6 +486,7 @@ void mlir::adjit::registerTangentRules(DialectRegistry &registry) {
     attach<arith::SubFOp, subfRule>(ctx);
     attach<arith::MulFOp, mulfRule>(ctx);
     attach<arith::DivFOp, divfRule>(ctx);
+    attach<arith::RemFOp, remfRule>(ctx);
     attach<arith::NegFOp, negfRule>(ctx);
     attach<arith::MaximumFOp,
            minMaxRule<arith::MaximumFOp, arith::CmpFPredicate::OGE>>(ctx);

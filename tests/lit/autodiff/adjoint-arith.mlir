@@ -216,6 +216,55 @@ func.func @divf(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>, %z: !adjit.a
   return
 }
 
+/// remf (C's fmod, x - trunc(x / y) y): the lhs receives G, the rhs
+/// G * -trunc(a / b), the quotient truncated towards zero.
+// PRIMAL-LABEL: func.func @remf(
+// RAW-LABEL: func.func @remf_adjoint(
+// RAW-SAME: %[[X:[^:]*]]: !adjit.array<f32, 1>, %[[Y:[^:]*]]: !adjit.array<f32, 1>, %[[Z:[^:]*]]: !adjit.array<f32, 1>, %[[GX:[^:]*]]: !adjit.array<f32, 1>, %[[GY:[^:]*]]: !adjit.array<f32, 1>, %[[GZ:[^:]*]]: !adjit.array<f32, 1>)
+// RAW: %[[I:.*]] = adjit.tid : index
+// RAW-NEXT: %[[A:.*]] = adjit.load %[[X]][%[[I]]] : <f32, 1>
+// RAW-NEXT: %[[B:.*]] = adjit.load %[[Y]][%[[I]]] : <f32, 1>
+// RAW-NEXT: arith.remf %[[A]], %[[B]] : f32
+// RAW-NEXT: %[[G:.*]] = adjit.load %[[GZ]][%[[I]]] : <f32, 1>
+// RAW: adjit.store %{{.*}}, %[[GZ]][%[[I]]] : <f32, 1>
+// RAW-NEXT: %[[Q:.*]] = arith.divf %[[A]], %[[B]] : f32
+// RAW-NEXT: %[[T:.*]] = math.trunc %[[Q]] : f32
+// RAW-NEXT: %[[NT:.*]] = arith.negf %[[T]] : f32
+// RAW-NEXT: %[[DB:.*]] = arith.mulf %[[G]], %[[NT]] : f32
+// RAW-NEXT: %[[OLDY:.*]] = adjit.load %[[GY]][%[[I]]] : <f32, 1>
+// RAW-NEXT: %[[NEWY:.*]] = arith.addf %[[OLDY]], %[[DB]] : f32
+// RAW-NEXT: adjit.store %[[NEWY]], %[[GY]][%[[I]]] : <f32, 1>
+// RAW-NEXT: %[[OLDX:.*]] = adjit.load %[[GX]][%[[I]]] : <f32, 1>
+// RAW-NEXT: %[[NEWX:.*]] = arith.addf %[[OLDX]], %[[G]] : f32
+// RAW-NEXT: adjit.store %[[NEWX]], %[[GX]][%[[I]]] : <f32, 1>
+// RAW-NEXT: return
+// CANON-LABEL: func.func @remf_adjoint(
+// CANON-SAME: %[[X:[^:]*]]: !adjit.array<f32, 1>, %[[Y:[^:]*]]: !adjit.array<f32, 1>, %[[Z:[^:]*]]: !adjit.array<f32, 1>, %[[GX:[^:]*]]: !adjit.array<f32, 1>, %[[GY:[^:]*]]: !adjit.array<f32, 1>, %[[GZ:[^:]*]]: !adjit.array<f32, 1>)
+// CANON: %[[I:.*]] = adjit.tid : index
+// CANON-NEXT: %[[A:.*]] = adjit.load %[[X]][%[[I]]] : <f32, 1>
+// CANON-NEXT: %[[B:.*]] = adjit.load %[[Y]][%[[I]]] : <f32, 1>
+// CANON-NEXT: %[[G:.*]] = adjit.load %[[GZ]][%[[I]]] : <f32, 1>
+// CANON-NEXT: adjit.store %{{.*}}, %[[GZ]][%[[I]]] : <f32, 1>
+// CANON-NEXT: %[[Q:.*]] = arith.divf %[[A]], %[[B]] : f32
+// CANON-NEXT: %[[T:.*]] = math.trunc %[[Q]] : f32
+// CANON-NEXT: %[[NT:.*]] = arith.negf %[[T]] : f32
+// CANON-NEXT: %[[DB:.*]] = arith.mulf %[[G]], %[[NT]] : f32
+// CANON-NEXT: %[[OLDY:.*]] = adjit.load %[[GY]][%[[I]]] : <f32, 1>
+// CANON-NEXT: %[[NEWY:.*]] = arith.addf %[[OLDY]], %[[DB]] : f32
+// CANON-NEXT: adjit.store %[[NEWY]], %[[GY]][%[[I]]] : <f32, 1>
+// CANON-NEXT: %[[OLDX:.*]] = adjit.load %[[GX]][%[[I]]] : <f32, 1>
+// CANON-NEXT: %[[NEWX:.*]] = arith.addf %[[OLDX]], %[[G]] : f32
+// CANON-NEXT: adjit.store %[[NEWX]], %[[GX]][%[[I]]] : <f32, 1>
+// CANON-NEXT: return
+func.func @remf(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>, %z: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+  %b = adjit.load %y[%i] : !adjit.array<f32, 1>
+  %r = arith.remf %a, %b : f32
+  adjit.store %r, %z[%i] : !adjit.array<f32, 1>
+  return
+}
+
 /// negf: the operand receives -G.
 // PRIMAL-LABEL: func.func @negf(
 // RAW-LABEL: func.func @negf_adjoint(

@@ -121,6 +121,45 @@ func.func @divf(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>, %z: !adjit.a
   return
 }
 
+/// remf (C's fmod): TA - trunc(A / B) TB; with a constant divisor the
+/// tangent is TA itself (no trunc is emitted); with a constant dividend only
+/// the divisor's term remains.
+// CHECK-LABEL: func.func @remf_tangent(
+// CHECK-SAME: %[[X:[^:]*]]: !adjit.array<f32, 1>, %[[Y:[^:]*]]: !adjit.array<f32, 1>, %[[Z:[^:]*]]: !adjit.array<f32, 1>, %[[TX:[^:]*]]: !adjit.array<f32, 1>, %[[TY:[^:]*]]: !adjit.array<f32, 1>, %[[TZ:[^:]*]]: !adjit.array<f32, 1>)
+// CHECK: %[[A:.*]] = adjit.load %[[X]]
+// CHECK-NEXT: %[[TA:.*]] = adjit.load %[[TX]]
+// CHECK-NEXT: %[[B:.*]] = adjit.load %[[Y]]
+// CHECK-NEXT: %[[TB:.*]] = adjit.load %[[TY]]
+// CHECK-NEXT: %[[R:.*]] = arith.remf %[[A]], %[[B]] : f32
+// CHECK-NEXT: %[[Q:.*]] = arith.divf %[[A]], %[[B]] : f32
+// CHECK-NEXT: %[[T:.*]] = math.trunc %[[Q]] : f32
+// CHECK-NEXT: %[[NT:.*]] = arith.negf %[[T]] : f32
+// CHECK-NEXT: %[[FB:.*]] = arith.mulf %[[TB]], %[[NT]] : f32
+// CHECK-NEXT: %[[TR:.*]] = arith.addf %[[TA]], %[[FB]] : f32
+// CHECK-NEXT: %[[TWO:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK-NEXT: %[[R2:.*]] = arith.remf %[[R]], %[[TWO]] : f32
+// CHECK-NEXT: %[[R3:.*]] = arith.remf %[[TWO]], %[[B]] : f32
+// CHECK-NEXT: %[[Q3:.*]] = arith.divf %[[TWO]], %[[B]] : f32
+// CHECK-NEXT: %[[T3:.*]] = math.trunc %[[Q3]] : f32
+// CHECK-NEXT: %[[NT3:.*]] = arith.negf %[[T3]] : f32
+// CHECK-NEXT: %[[TR3:.*]] = arith.mulf %[[TB]], %[[NT3]] : f32
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[R2]], %[[R3]] : f32
+// CHECK-NEXT: %[[TS:.*]] = arith.addf %[[TR]], %[[TR3]] : f32
+// CHECK-NEXT: adjit.store %[[S]], %[[Z]]
+// CHECK-NEXT: adjit.store %[[TS]], %[[TZ]]
+func.func @remf(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>, %z: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+  %b = adjit.load %y[%i] : !adjit.array<f32, 1>
+  %r = arith.remf %a, %b : f32
+  %two = arith.constant 2.0 : f32
+  %r2 = arith.remf %r, %two : f32
+  %r3 = arith.remf %two, %b : f32
+  %s = arith.addf %r2, %r3 : f32
+  adjit.store %s, %z[%i] : !adjit.array<f32, 1>
+  return
+}
+
 /// negf: -TA. Constants and values computed from integers (sitofp) have no
 /// tangent, so adding one passes the other's tangent through unchanged.
 // CHECK-LABEL: func.func @negf_tangent(
