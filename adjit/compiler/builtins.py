@@ -440,6 +440,17 @@ add_builtin("atan2", "The angle of the point (x, y): atan2(y, x), in (-pi, pi]."
             domain=((0.1, 5.0), (0.1, 5.0)))
 
 
+def _infer_copysign(args):
+    if len(args) == 2 and args[0] == args[1] and isinstance(args[0], T.ScalarType) and args[0].is_float:
+        return args[0]
+    raise TypeError(f"copysign() takes two float scalars of one type, got {', '.join(map(str, args))}")
+
+
+add_builtin("copysign", "copysign(x, y): the magnitude of x with the sign of y (float scalars; the sign "
+            "of a zero y counts, as in C).", _infer_copysign,
+            lambda v, t, r: math.CopySignOp(v[0], v[1]).result)
+
+
 def _emit_sign(vals, types, result):
     scalar = T.scalar_of(result)
     x = vals[0]

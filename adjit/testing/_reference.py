@@ -254,6 +254,7 @@ NUMPY_REFERENCES = {
     "sub": lambda a, t: _f(a[0] - a[1]),
     "div": lambda a, t: _f(a[0] / a[1]),
     "mod": lambda a, t: _f(np.fmod(a[0], a[1])),
+    "copysign": lambda a, t: _f(np.copysign(a[0], a[1])),
     "neg": lambda a, t: _f(-a[0]),
     "pos": lambda a, t: _f(a[0]),
     "spatial_top": lambda a, t: _f(np.asarray(a[0])[:3]),
@@ -305,6 +306,8 @@ KINKS = {
     "quat_twist_angle_signed": lambda a: _twist_size(a),
     # fmod jumps by b where a / b is an integer: the distance of a to there
     "mod": lambda a: _min_abs((np.asarray(a[0]) / a[1] - np.round(np.asarray(a[0]) / a[1])) * a[1]),
+    # |x| kinks at x = 0, the sign of y flips at y = 0
+    "copysign": lambda a: min(_min_abs(a[0]), _min_abs(a[1])),
 }
 
 

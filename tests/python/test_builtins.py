@@ -952,6 +952,60 @@ def test_float_mod_gradients_match_finite_differences():
     tape.backward(grads={y: adjit.array(np.ones(6), dtype=adjit.float64)})
     np.testing.assert_array_equal(ins[1].grad.numpy(), -np.trunc(x * x / d) - np.trunc(x / (d + 0.25)))
 
+
+@adjit.kernel
+def copysigns(x: adjit.array(dtype=float), y: adjit.array(dtype=float), d: adjit.array(dtype=adjit.float64),
+              out: adjit.array(dtype=float), out_d: adjit.array(dtype=adjit.float64)):
+    i = adjit.tid()
+    out[i] = adjit.copysign(x[i], y[i])
+    out_d[i] = adjit.copysign(d[i], -d[i])
+
+
+def test_copysign_against_numpy():
+    # every sign pairing, signed zeros on both sides, infinities and a NaN magnitude
+    x = np.array([1.5, -1.5, 1.5, -1.5, 0.0, -0.0, 2.0, -2.0, np.inf, np.nan, 3.0], np.float32)
+    y = np.array([2.0, 2.0, -2.0, -2.0, -1.0, 1.0, 0.0, -0.0, -1.0, -1.0, -np.inf], np.float32)
+    d = np.array([0.25, -0.25, 0.0, -0.0, 7.0, -7.0, 1e300, -1e-300, np.inf, 5.0, -5.0])
+    out, out_d = adjit.zeros(len(x)), adjit.zeros(len(x), dtype=adjit.float64)
+    adjit.launch(copysigns, len(x), inputs=[adjit.array(x), adjit.array(y), adjit.array(d, dtype=adjit.float64)],
+                 outputs=[out, out_d])
+    # (bitwise: the sign of every zero and NaN must match too)
+    np.testing.assert_array_equal(out.numpy().view(np.uint32), np.copysign(x, y).view(np.uint32))
+    np.testing.assert_array_equal(out_d.numpy().view(np.uint64), np.copysign(d, -d).view(np.uint64))
+    with pytest.raises(adjit.AdjitError, match=r"copysign\(\) takes two float scalars"):
+        adjit.launch(copysign_of_ints, 1, inputs=[adjit.zeros(1, dtype=int)])
+
+
+@adjit.kernel
+def copysign_of_ints(n: adjit.array(dtype=int)):
+    n[0] = adjit.copysign(n[0], 1)
+
+
+@adjit.kernel
+def copysign_gradient(x: adjit.array(dtype=adjit.float64), y: adjit.array(dtype=adjit.float64),
+                      out: adjit.array(dtype=adjit.float64)):
+    i = adjit.tid()
+    a = x[i] * x[i] - adjit.float64(1.0)
+    out[i] = adjit.copysign(a, y[i]) * y[i] + adjit.copysign(y[i], a)
+
+
+def test_copysign_gradients_match_finite_differences():
+    # d/dx copysign(x, y) = sign(x) sign(y), d/dy = 0, with every sign pairing
+    x = np.array([0.5, 1.5, -0.5, -1.5, 0.7, 1.2])
+    y = np.array([0.8, -0.8, 1.3, -0.4, -1.1, 0.6])
+    ins = [adjit.array(x, dtype=adjit.float64, requires_grad=True),
+           adjit.array(y, dtype=adjit.float64, requires_grad=True)]
+    out = adjit.zeros(6, dtype=adjit.float64, requires_grad=True)
+    check_gradients(copysign_gradient, 6, ins, [out])
+    a = x * x - 1.0
+    tape = adjit.Tape()
+    with tape:
+        adjit.launch(copysign_gradient, 6, inputs=ins, outputs=[out])
+    tape.backward(grads={out: adjit.array(np.ones(6), dtype=adjit.float64)})
+    # (the sign operand a of copysign(y, a) passes nothing back to x)
+    np.testing.assert_array_equal(ins[0].grad.numpy(), np.sign(a) * np.sign(y) * y * 2 * x)
+    np.testing.assert_array_equal(ins[1].grad.numpy(), np.abs(a) * np.sign(y) + np.sign(a) * np.sign(y))
+
 # --- slerp, roll/pitch/yaw, swing-twist --------------------------------------------------------------
 
 @adjit.kernel
@@ -1081,6 +1135,8 @@ TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "wh
                        # test_operator_functions_are_the_operators:
                        "add", "sub", "div", "floordiv", "mod", "bit_and", "bit_or", "bit_xor", "lshift",
                        "rshift", "neg", "pos", "invert", "unot",
+                       # test_copysign_against_numpy:
+                       "copysign",
                        # test_slerp_rpy_and_twist_against_numpy:
                        "quat_slerp", "quat_rpy", "quat_to_rpy", "quat_twist", "quat_twist_angle",
                        "quat_twist_angle_signed",

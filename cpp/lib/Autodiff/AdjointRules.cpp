@@ -239,6 +239,15 @@ LogicalResult atan2Rule(math::Atan2Op op, OpBuilder &b, AdjointState &s) {
   return success();
 }
 
+LogicalResult copysignRule(math::CopySignOp op, OpBuilder &b, AdjointState &s) {
+  if (Value adj = s.adjoint(op.getResult())) {
+    Location loc = op.getLoc();
+    Value d = dCopySignDx(b, loc, s.primal(op.getLhs()), s.primal(op.getRhs()));
+    s.accumulate(b, loc, op.getLhs(), mul(b, loc, adj, d));
+  }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // vector
 //===----------------------------------------------------------------------===//
@@ -551,6 +560,7 @@ void mlir::adjit::registerAdjointRules(DialectRegistry &registry) {
     attach<math::ErfcOp, unaryRule<math::ErfcOp, dErfc>>(ctx);
     attach<math::PowFOp, powfRule>(ctx);
     attach<math::Atan2Op, atan2Rule>(ctx);
+    attach<math::CopySignOp, copysignRule>(ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, vector::VectorDialect *) {
     attach<vector::FromElementsOp, fromElementsRule>(ctx);

@@ -141,6 +141,14 @@ inline Value atan2Norm(OpBuilder &b, Location l, Value y, Value x) {
 inline Value dRemDy(OpBuilder &b, Location l, Value x, Value y) {
   return neg(b, l, math::TruncOp::create(b, l, div(b, l, x, y)));
 }
+/// copysign(x, y) = |x| sign(y): d/dx = copysign(1, x) copysign(1, y) (the
+/// signs of zeros included); d/dy = 0.
+inline Value dCopySignDx(OpBuilder &b, Location l, Value x, Value y) {
+  Value one = cst(b, l, x, 1.0);
+  Value signX = math::CopySignOp::create(b, l, one, x);
+  Value signY = math::CopySignOp::create(b, l, one, y);
+  return mul(b, l, signX, signY);
+}
 /// max/min select the lhs where `pred(lhs, rhs)` holds (the lhs on ties).
 inline Value picksLhs(OpBuilder &b, Location l, arith::CmpFPredicate pred,
                       Value lhs, Value rhs) {

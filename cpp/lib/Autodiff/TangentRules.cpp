@@ -255,6 +255,15 @@ LogicalResult atan2Rule(math::Atan2Op op, OpBuilder &b, TangentState &s) {
   return success();
 }
 
+LogicalResult copysignRule(math::CopySignOp op, OpBuilder &b, TangentState &s) {
+  Location loc = op.getLoc();
+  s.setTangent(op.getResult(), scaled(b, loc, s.tangent(op.getLhs()), [&] {
+                 return dCopySignDx(b, loc, s.primal(op.getLhs()),
+                                    s.primal(op.getRhs()));
+               }));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // vector: linear ops, so the tangent is the same op on the tangents
 //===----------------------------------------------------------------------===//
@@ -521,6 +530,7 @@ void mlir::adjit::registerTangentRules(DialectRegistry &registry) {
     attach<math::ErfcOp, unaryRule<math::ErfcOp, dErfc>>(ctx);
     attach<math::PowFOp, powfRule>(ctx);
     attach<math::Atan2Op, atan2Rule>(ctx);
+    attach<math::CopySignOp, copysignRule>(ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, vector::VectorDialect *) {
     attach<vector::FromElementsOp, fromElementsRule>(ctx);

@@ -853,3 +853,51 @@ func.func @atan2(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>, %z: !adjit.
   adjit.store %r, %z[%i] : !adjit.array<f32, 1>
   return
 }
+
+/// copysign: r = copysign(a, b) = |a| sign(b); a receives
+/// G * (copysign(1, a) * copysign(1, b)) and b nothing (its gradient array is
+/// never touched).
+// PRIMAL-LABEL: func.func @copysign(
+// RAW-LABEL: func.func @copysign_adjoint(
+// RAW-SAME: %[[X:[^:]*]]: !adjit.array<f32, 1>, %[[Y:[^:]*]]: !adjit.array<f32, 1>, %[[Z:[^:]*]]: !adjit.array<f32, 1>, %[[GX:[^:]*]]: !adjit.array<f32, 1>, %[[GY:[^:]*]]: !adjit.array<f32, 1>, %[[GZ:[^:]*]]: !adjit.array<f32, 1>)
+// RAW-NEXT: %[[I:.*]] = adjit.tid : index
+// RAW-NEXT: %[[A:.*]] = adjit.load %[[X]][%[[I]]] : <f32, 1>
+// RAW-NEXT: %[[B:.*]] = adjit.load %[[Y]][%[[I]]] : <f32, 1>
+// RAW-NEXT: math.copysign %[[A]], %[[B]] : f32
+// RAW-NEXT: %[[G:.*]] = adjit.load %[[GZ]][%[[I]]] : <f32, 1>
+// RAW-NEXT: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// RAW-NEXT: adjit.store %[[ZERO]], %[[GZ]][%[[I]]] : <f32, 1>
+// RAW-NEXT: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// RAW-NEXT: %[[SA:.*]] = math.copysign %[[ONE]], %[[A]] : f32
+// RAW-NEXT: %[[SB:.*]] = math.copysign %[[ONE]], %[[B]] : f32
+// RAW-NEXT: %[[S:.*]] = arith.mulf %[[SA]], %[[SB]] : f32
+// RAW-NEXT: %[[DA:.*]] = arith.mulf %[[G]], %[[S]] : f32
+// RAW-NEXT: %[[OLDX:.*]] = adjit.load %[[GX]][%[[I]]] : <f32, 1>
+// RAW-NEXT: %[[NEWX:.*]] = arith.addf %[[OLDX]], %[[DA]] : f32
+// RAW-NEXT: adjit.store %[[NEWX]], %[[GX]][%[[I]]] : <f32, 1>
+// RAW-NEXT: return
+// CANON-LABEL: func.func @copysign_adjoint(
+// CANON-SAME: %[[X:[^:]*]]: !adjit.array<f32, 1>, %[[Y:[^:]*]]: !adjit.array<f32, 1>, %[[Z:[^:]*]]: !adjit.array<f32, 1>, %[[GX:[^:]*]]: !adjit.array<f32, 1>, %[[GY:[^:]*]]: !adjit.array<f32, 1>, %[[GZ:[^:]*]]: !adjit.array<f32, 1>)
+// CANON-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CANON-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CANON: %[[I:.*]] = adjit.tid : index
+// CANON-NEXT: %[[A:.*]] = adjit.load %[[X]][%[[I]]] : <f32, 1>
+// CANON-NEXT: %[[B:.*]] = adjit.load %[[Y]][%[[I]]] : <f32, 1>
+// CANON-NEXT: %[[G:.*]] = adjit.load %[[GZ]][%[[I]]] : <f32, 1>
+// CANON-NEXT: adjit.store %[[ZERO]], %[[GZ]][%[[I]]] : <f32, 1>
+// CANON-NEXT: %[[SA:.*]] = math.copysign %[[ONE]], %[[A]] : f32
+// CANON-NEXT: %[[SB:.*]] = math.copysign %[[ONE]], %[[B]] : f32
+// CANON-NEXT: %[[S:.*]] = arith.mulf %[[SA]], %[[SB]] : f32
+// CANON-NEXT: %[[DA:.*]] = arith.mulf %[[G]], %[[S]] : f32
+// CANON-NEXT: %[[OLDX:.*]] = adjit.load %[[GX]][%[[I]]] : <f32, 1>
+// CANON-NEXT: %[[NEWX:.*]] = arith.addf %[[OLDX]], %[[DA]] : f32
+// CANON-NEXT: adjit.store %[[NEWX]], %[[GX]][%[[I]]] : <f32, 1>
+// CANON-NEXT: return
+func.func @copysign(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>, %z: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+  %b = adjit.load %y[%i] : !adjit.array<f32, 1>
+  %r = math.copysign %a, %b : f32
+  adjit.store %r, %z[%i] : !adjit.array<f32, 1>
+  return
+}

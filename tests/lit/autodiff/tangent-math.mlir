@@ -332,6 +332,28 @@ func.func @unary(%x: !adjit.array<f32, 1>, %z: !adjit.array<f32, 2>) attributes 
 // CHECK-NEXT: adjit.store %[[Q]], %[[Z]]
 // CHECK-NEXT: adjit.store %[[TQ]], %[[TZ]]
 
+/// copysign(A, B): TA * (copysign(1, A) * copysign(1, B)); the sign
+/// operand's tangent TB is never used, so copysign(c, R) with a constant
+/// magnitude c has no tangent and the sum's tangent is R's.
+// CHECK-LABEL: func.func @copysign_tangent(
+// CHECK-SAME: %[[X:[^:]*]]: !adjit.array<f32, 1>, %[[Y:[^:]*]]: !adjit.array<f32, 1>, %[[Z:[^:]*]]: !adjit.array<f32, 1>, %[[TX:[^:]*]]: !adjit.array<f32, 1>, %[[TY:[^:]*]]: !adjit.array<f32, 1>, %[[TZ:[^:]*]]: !adjit.array<f32, 1>)
+// CHECK: %[[A:.*]] = adjit.load %[[X]]
+// CHECK-NEXT: %[[TA:.*]] = adjit.load %[[TX]]
+// CHECK-NEXT: %[[B:.*]] = adjit.load %[[Y]]
+// CHECK-NEXT: %[[TB:.*]] = adjit.load %[[TY]]
+// CHECK-NEXT: %[[R:.*]] = math.copysign %[[A]], %[[B]] : f32
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT: %[[SA:.*]] = math.copysign %[[ONE]], %[[A]] : f32
+// CHECK-NEXT: %[[SB:.*]] = math.copysign %[[ONE]], %[[B]] : f32
+// CHECK-NEXT: %[[S:.*]] = arith.mulf %[[SA]], %[[SB]] : f32
+// CHECK-NEXT: %[[TR:.*]] = arith.mulf %[[TA]], %[[S]] : f32
+// CHECK-NEXT: %[[C:.*]] = arith.constant -3.000000e+00 : f32
+// CHECK-NEXT: %[[Q:.*]] = math.copysign %[[C]], %[[R]] : f32
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[R]], %[[Q]] : f32
+// CHECK-NEXT: adjit.store %[[SUM]], %[[Z]]
+// CHECK-NEXT: adjit.store %[[TR]], %[[TZ]]
+// CHECK-NOT: %[[TB]]
+
 func.func @powf(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>, %z: !adjit.array<f32, 1>) attributes {adjit.kernel} {
   %i = adjit.tid : index
   %a = adjit.load %x[%i] : !adjit.array<f32, 1>
@@ -350,5 +372,16 @@ func.func @atan2(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>, %z: !adjit.
   %c = arith.constant 3.0 : f32
   %q = math.atan2 %c, %r : f32
   adjit.store %q, %z[%i] : !adjit.array<f32, 1>
+  return
+}
+func.func @copysign(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>, %z: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+  %b = adjit.load %y[%i] : !adjit.array<f32, 1>
+  %r = math.copysign %a, %b : f32
+  %c = arith.constant -3.0 : f32
+  %q = math.copysign %c, %r : f32
+  %s = arith.addf %r, %q : f32
+  adjit.store %s, %z[%i] : !adjit.array<f32, 1>
   return
 }
