@@ -271,6 +271,18 @@ def AdjitAdjoint : Pass<"adjit-adjoint", "::mlir::ModuleOp"> {
     neighbour's element written in the same launch, whose value depends on
     thread order) and ops without a rule are rejected with a diagnostic at
     the offending op, never differentiated wrongly.
+
+    Atomics. `atomic_add` (and `atomic_sub`) adds the slot's gradient into
+    the value's adjoint and keeps the slot. A float `atomic_min`/`atomic_max`
+    is rejected at the op (integer ones carry no gradient): as in Warp, its
+    gradient belongs to the value(s) equal to the element's final value, so
+    the adjoint would need the array as the forward launch left it, while the
+    tape keeps only the values launches read (snapshots before overwrites);
+    comparing against the array at backward time, as Warp does, could use
+    values written since and be silently wrong. The diagnostic gives the
+    exact alternative: the min/max launched off the tape, then a kernel that
+    reads it and selects the values equal to it (ties then explicit: every
+    selected value gets the adjoint).
   }];
   let options = [
     Option<"keepPrimal", "keep-primal", "bool", /*default=*/"true",

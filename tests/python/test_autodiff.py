@@ -891,3 +891,42 @@ def test_gradient_through_an_atomic_reduction():
     tape.backward(loss=total)
     assert total.numpy()[0] == pytest.approx(np.sum(xs ** 2))
     np.testing.assert_allclose(x.grad.numpy(), 2 * xs)
+
+
+@wp.kernel
+def atomic_min_of_squares(x: wp.array(dtype=wp.float64), lo: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    wp.atomic_min(lo, i % 2, x[i] * x[i])
+
+
+@wp.kernel
+def values_at_their_minimum(x: wp.array(dtype=wp.float64), lo: wp.array(dtype=wp.float64),
+                            out: wp.array(dtype=wp.float64)):
+    # Every value equal to its element's minimum receives the gradient (all tied ones).
+    i = wp.tid()
+    v = x[i] * x[i]
+    if v == lo[i % 2]:
+        wp.atomic_add(out, i % 2, v)
+
+
+def test_float_atomic_min_is_not_differentiated_and_the_error_says_how_to_get_its_gradient():
+    xs = np.array([0.5, -1.5, -0.5, 2.0, 3.0])
+    x = wp.array(xs, dtype=wp.float64, requires_grad=True)
+    lo = wp.full(2, 100.0, dtype=wp.float64, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(atomic_min_of_squares, dim=5, inputs=[x], outputs=[lo])
+    with pytest.raises(wp.GradientError, match=r"atomic_min of float values has no adjoint: its gradient flows "
+                       r"to the value\(s\) equal to the element's final value .* launch the atomic min/max "
+                       r"outside the tape") as info:
+        tape.backward(grads={lo: np.ones(2)})
+    assert "wp.atomic_min(lo, i % 2, x[i] * x[i])" in str(info.value)
+    # The way around it: the minimum from a launch off the tape, the selection differentiated
+    # (x[0] and x[2] tie at 0.25 in element 0: both get the full adjoint, 2 x each).
+    lo = wp.full(2, 100.0, dtype=wp.float64)
+    wp.launch(atomic_min_of_squares, dim=5, inputs=[x], outputs=[lo])
+    np.testing.assert_array_equal(lo.numpy(), [0.25, 2.25])
+    out = wp.zeros(2, dtype=wp.float64, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(values_at_their_minimum, dim=5, inputs=[x, lo], outputs=[out])
+    tape.backward(grads={out: wp.array(np.array([1.0, 10.0]), dtype=wp.float64)})
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, -30.0, -1.0, 0.0, 0.0])

@@ -479,6 +479,25 @@ LogicalResult atomicAddRule(AtomicAddOp op, OpBuilder &b, AdjointState &s) {
   return storeRule(op, b, s, op.getPosition(), /*zeroSlot=*/false);
 }
 
+/// A float atomic min/max has no adjoint (integer ones carry no gradient).
+/// Its gradient belongs to the values equal to the element's final value,
+/// which the adjoint would need as the forward launch left the array; the
+/// tape keeps the values launches read, not those they leave, so comparing
+/// against the array at backward time could silently use later values.
+template <typename OpT>
+LogicalResult atomicMinMaxRule(OpT op, OpBuilder &, AdjointState &) {
+  if (!AdjointState::isActive(op.getValue().getType()))
+    return success();
+  return op.emitOpError()
+         << op->getName().stripDialect()
+         << " of float values has no adjoint: its gradient flows to the "
+            "value(s) equal to the element's final value and the tape does not keep the array as the forward "
+            "launch left it (it keeps only values that launches read), so "
+            "the comparison could not be made exactly; launch the atomic "
+            "min/max outside the tape, then differentiate a kernel that reads "
+            "its result and selects the values equal to it";
+}
+
 /// A call to a device function with a hand-written adjoint (`func_grad`):
 /// `@f` carries `adjit.custom_adjoint = @f_grad`, which takes f's arguments
 /// followed by the adjoints of f's results and returns the adjoints of f's
@@ -579,6 +598,8 @@ void mlir::adjit::registerAdjointRules(DialectRegistry &registry) {
     attach<StoreOp, arrayStoreRule>(ctx);
     attach<StoreComponentOp, componentStoreRule>(ctx);
     attach<AtomicAddOp, atomicAddRule>(ctx);
+    attach<AtomicMinOp, atomicMinMaxRule<AtomicMinOp>>(ctx);
+    attach<AtomicMaxOp, atomicMinMaxRule<AtomicMaxOp>>(ctx);
     attach<StopGradientOp, zeroRule<StopGradientOp>>(ctx);
     attach<CallOp, callRule>(ctx);
   });
