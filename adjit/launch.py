@@ -3,7 +3,8 @@ the tape.
 
 ``launch`` runs a kernel over a grid of threads (recording it on the active
 tape); ``launch_adjoint`` runs its adjoint, which is what the tape calls on
-``backward()``.
+``backward()``; ``launch_tangent`` runs its forward-mode tangent kernel
+(``adjit.jvp``).
 """
 from __future__ import annotations
 
@@ -273,6 +274,52 @@ def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None) -> 
         _after_failure(k, variant, failure, dim, total, shape, all_args, adjoint=True, noalias=noalias)
 
 
+def is_differentiable(t) -> bool:
+    """Whether a kernel parameter of type ``t`` has a tangent (and a
+    gradient): floats, float vectors and matrices, and arrays of them."""
+    scalar = T.scalar_of(t.dtype if isinstance(t, T.ArrayType) else t)
+    return scalar is not None and scalar.is_float
+
+
+def launch_tangent(k: Kernel, dim, args: list, tangents: list, record: bool = True) -> None:
+    """Runs the tangent kernel of ``k`` (adjit-tangent): one launch that does
+    what a launch of ``k`` with ``args`` does and also stores, into the tangent
+    arrays, the tangent of every float it stores. ``tangents``: one per float
+    argument in order (``is_differentiable``), an adjit array of the same type
+    and shape for an array, a value for a scalar, vector or matrix; the caller
+    checks their shapes. With ``record``, the launch is recorded on the active
+    tapes as a launch of ``k``."""
+    total, shape = _launch_shape(dim)
+    if total > MAX_EXTENT:
+        _check_linear_tid(k, dim, total)
+    packed = [_pack_argument(k, n, t, v) for n, t, v in zip(k.arg_names, k.arg_types, args)]
+    floats = [(n, t) for n, t in zip(k.arg_names, k.arg_types) if is_differentiable(t)]
+    if len(tangents) != len(floats):
+        raise LaunchError(f"kernel '{k.__name__}' has {len(floats)} float arguments, got {len(tangents)} tangents")
+    packed += [_check_buffer(k, n, tangent._buffer) if isinstance(t, T.ArrayType)
+               else _pack_argument(k, n, t, tangent) for (n, t), tangent in zip(floats, tangents)]
+    noalias = not _runtime.arrays_overlap(packed)
+    variant = loader.cpu_variant(k, noalias=noalias, tangent=True)
+    ranges = _index_ranges(variant, list(args) + list(tangents), not noalias) if variant.ranged else []
+    written = loader.written_arguments(k)
+    # The tangent array of each written float array is written too.
+    tangent_of = dict(zip((n for n, _ in floats), tangents))
+    written_tangents = [tangent_of[k.arg_names[i]] for i in written if k.arg_names[i] in tangent_of
+                        and isinstance(tangent_of[k.arg_names[i]], Array)]
+    tapes = active_tapes() if record else ()
+    with recording.locked(tapes):
+        if tapes:
+            access = loader.argument_access(k)
+            for tape in tapes:
+                tape.record_launch(k, dim, args, access, launch_adjoint)
+        for array in [args[i] for i in written] + written_tangents:
+            array._version += 1
+        failure = _run(variant, total, shape, packed, ranges, noalias)
+        if failure is not None:
+            _after_failure(k, variant, failure, dim, total, shape, packed, adjoint=False, noalias=noalias,
+                           tangent=True)
+
+
 def _index_ranges(variant, args: list, overlap: bool) -> list[int]:
     """(min, max) of each index array the variant proves gathers through
     (flattened). With overlapping arrays a write could change an index array
@@ -284,19 +331,21 @@ def _index_ranges(variant, args: list, overlap: bool) -> list[int]:
     return out
 
 
-def _after_failure(k: Kernel, variant, failure, dim, total, shape, packed, adjoint: bool, noalias: bool) -> None:
+def _after_failure(k: Kernel, variant, failure, dim, total, shape, packed, adjoint: bool, noalias: bool,
+                   tangent: bool = False) -> None:
     """Handles what ``_runtime.launch_cpu`` reported: a launch condition that
     does not hold (nothing ran) runs the kernel's all-checked variant instead;
     a failed check raises."""
     if failure == _runtime.LAUNCH_UNPROVEN:
-        variant = loader.cpu_variant(k, adjoint=adjoint, noalias=noalias, all_checked=True)
+        variant = loader.cpu_variant(k, adjoint=adjoint, noalias=noalias, all_checked=True, tangent=tangent)
         failure = _run(variant, total, shape, packed, [], noalias)
         if failure is None:
             return
-    raise _check_failed(k, variant, failure, dim, adjoint)
+    raise _check_failed(k, variant, failure, dim, adjoint, tangent)
 
 
-def _check_failed(k: Kernel, variant, failure, dim, adjoint: bool) -> OutOfBoundsError | NonFiniteError:
+def _check_failed(k: Kernel, variant, failure, dim, adjoint: bool,
+                  tangent: bool = False) -> OutOfBoundsError | NonFiniteError:
     """The error for a launch's first failed check (``failure`` as
     ``_runtime.launch_cpu`` returns it): an index out of range, or a
     non-finite value stored."""
@@ -306,6 +355,8 @@ def _check_failed(k: Kernel, variant, failure, dim, adjoint: bool) -> OutOfBound
     array = site["array"]
     if adjoint and array.startswith("adj_") and array[4:] in k.arg_names:
         array = f"'{array[4:]}' (its gradient, in the adjoint)"
+    elif tangent and array.startswith("tan_") and array[4:] in k.arg_names:
+        array = f"'{array[4:]}' (its tangent, in the tangent kernel)"
     elif array in k.arg_names:
         array = f"'{array}'"
     extents = (dim,) if np.ndim(dim) == 0 else tuple(dim)

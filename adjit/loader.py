@@ -27,7 +27,7 @@ CPU_OPT_LEVEL = 3
 
 @dataclass
 class CpuVariant:
-    """A kernel (or its adjoint) loaded into this process for the CPU."""
+    """A kernel (or its adjoint, or its tangent kernel) loaded into this process for the CPU."""
 
     #: Address of the entry (the ABI of cpp/runtime/CpuLaunch.h).
     entry: int
@@ -52,8 +52,8 @@ class _Loaded:
     """What is known of one kernel's compiled code in this process."""
 
     def __init__(self):
-        # (adjoint, noalias, checks, all_checked, ordered_atomics) -> CpuVariant
-        self.variants: dict[tuple[bool, bool, tuple[bool, bool], bool, bool], CpuVariant] = {}
+        # (adjoint, noalias, checks, all_checked, ordered_atomics, tangent) -> CpuVariant
+        self.variants: dict[tuple[bool, bool, tuple[bool, bool], bool, bool, bool], CpuVariant] = {}
         self.access: list[Access] | None = None
         # Positions of the arguments the kernel writes (the launch's fast path).
         self.written: tuple[int, ...] | None = None
@@ -71,10 +71,10 @@ def _loaded(kernel: Kernel) -> _Loaded:
 
 def loaded_variants(kernel: Kernel) -> dict[tuple[bool, bool], CpuVariant]:
     """The variants of ``kernel`` loaded so far for its current bounds-check
-    setting, by (adjoint, noalias)."""
+    setting, by (adjoint, noalias) (tangent kernels not included)."""
     current = checks(kernel)
-    return {(a, n): v for (a, n, c, all_checked, ordered), v in _loaded(kernel).variants.items()
-            if c == current and not all_checked and ordered}
+    return {(a, n): v for (a, n, c, all_checked, ordered, tangent), v in _loaded(kernel).variants.items()
+            if c == current and not all_checked and ordered and not tangent}
 
 
 def checks(kernel: Kernel) -> tuple[bool, bool]:
@@ -104,8 +104,9 @@ def written_arguments(kernel: Kernel) -> tuple[int, ...]:
 
 
 def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True,
-                all_checked: bool = False) -> CpuVariant:
-    """The kernel, or its adjoint, loaded for the CPU: once per process, from
+                all_checked: bool = False, tangent: bool = False) -> CpuVariant:
+    """The kernel, its adjoint, or with ``tangent`` its forward-mode tangent
+    kernel (adjit-tangent), loaded for the CPU: once per process, from
     the disk cache where it is there. ``noalias``: the variant for launches
     whose arrays do not overlap (faster; the launch checks). ``all_checked``:
     the variant for launches whose bounds checks could not be proved once
@@ -113,24 +114,26 @@ def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True,
     With ``adjit.config.deterministic = False``, a kernel with float atomic
     adds gets the variant whose atomics are inline (not through the runtime,
     which orders them)."""
-    variant = _variant(kernel, adjoint, noalias, all_checked, ordered_atomics=True)
+    if adjoint and tangent:
+        raise ValueError("a kernel variant is the adjoint or the tangent kernel, not both")
+    variant = _variant(kernel, adjoint, noalias, all_checked, True, tangent)
     if config.deterministic or variant.atomic_order == _PARALLEL:
         return variant
-    return _variant(kernel, adjoint, noalias, all_checked, ordered_atomics=False)
+    return _variant(kernel, adjoint, noalias, all_checked, False, tangent)
 
 
 _PARALLEL = _runtime.ATOMIC_ORDERS["parallel"]
 
 
 def _variant(kernel: Kernel, adjoint: bool, noalias: bool, all_checked: bool,
-             ordered_atomics: bool) -> CpuVariant:
+             ordered_atomics: bool, tangent: bool = False) -> CpuVariant:
     state = _loaded(kernel)
     checked = checks(kernel)
-    key = (adjoint, noalias, checked, all_checked, ordered_atomics)
+    key = (adjoint, noalias, checked, all_checked, ordered_atomics, tangent)
     variant = state.variants.get(key)
     if variant is not None:
         return variant
-    parts = _key_parts(kernel, adjoint, noalias, checked, all_checked, ordered_atomics)
+    parts = _key_parts(kernel, adjoint, noalias, checked, all_checked, ordered_atomics, tangent)
     if os.environ.get("ADJIT_DUMP_DIR"):
         # The stages exist only while compiling: dumping them means compiling.
         log.info("compiling %s: ADJIT_DUMP_DIR is set", kernel.pyfunc.__qualname__)
@@ -148,7 +151,7 @@ def _variant(kernel: Kernel, adjoint: bool, noalias: bool, all_checked: bool,
             cache.discard(parts)
     if variant is None:
         compiled = _compiler(kernel).compile_cpu_object(kernel, adjoint, noalias, CPU_OPT_LEVEL, checked,
-                                                        all_checked, ordered_atomics)
+                                                        all_checked, ordered_atomics, tangent)
         cache.store(kernel.pyfunc, parts, compiled.code, _entry_metadata(compiled))
         try:
             address = _load(kernel, compiled.code, compiled.entry)
@@ -195,7 +198,8 @@ def _from_entry(kernel: Kernel, adjoint: bool, code: bytes, metadata: dict) -> C
     if not isinstance(sites, list) or not all(_valid_site(site) for site in sites):
         raise _DamagedEntry("its check sites are malformed")
     ranged = metadata.get("ranged")
-    # (an adjoint's arguments are the kernel's followed by their gradients)
+    # (an adjoint's arguments are the kernel's followed by their gradients, a
+    # tangent kernel's by the tangents of its float arguments)
     if not isinstance(ranged, list) or len(ranged) > 4 or not all(
             type(p) is int and 0 <= p < 2 * len(kernel.arg_names) for p in ranged):
         raise _DamagedEntry("its index range arguments are malformed")
@@ -218,19 +222,21 @@ def _valid_site(site) -> bool:
 
 
 def _options(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, bool],
-             all_checked: bool, ordered_atomics: bool) -> dict:
-    return {"target": "cpu", "opt_level": CPU_OPT_LEVEL, "adjoint": adjoint, "noalias": noalias,
+             all_checked: bool, ordered_atomics: bool, tangent: bool = False) -> dict:
+    return {"target": "cpu", "opt_level": CPU_OPT_LEVEL, "adjoint": adjoint, "tangent": tangent,
+            "noalias": noalias,
             "bounds_check": checked[0], "verify_fp": checked[1], "all_checked": all_checked,
             "ordered_atomics": ordered_atomics, "no_grad": list(kernel.no_grad)}
 
 
 def _key_parts(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, bool],
-               all_checked: bool = False, ordered_atomics: bool = True) -> cache.KeyParts:
+               all_checked: bool = False, ordered_atomics: bool = True,
+               tangent: bool = False) -> cache.KeyParts:
     """The cache key of one variant. The digest is recomputed for each: the
     globals a kernel reads may have changed since its other variants were
     compiled, and the key must describe what is compiled now."""
     return cache.key_parts(cache.kernel_digest(kernel.pyfunc, kernel.arg_types),
-                           _options(kernel, adjoint, noalias, checked, all_checked, ordered_atomics))
+                           _options(kernel, adjoint, noalias, checked, all_checked, ordered_atomics, tangent))
 
 
 def _load(kernel: Kernel, code: bytes, symbol: str) -> int:

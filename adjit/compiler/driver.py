@@ -22,13 +22,14 @@ from .frontend import ModuleBuilder
 
 @dataclass
 class CpuObject:
-    """A kernel (or its adjoint) compiled for this CPU."""
+    """A kernel (or its adjoint, or its tangent kernel) compiled for this CPU."""
 
     #: The relocatable object file.
     code: bytes
     #: Its entry symbol (the ABI of cpp/runtime/CpuLaunch.h).
     entry: str
-    #: How the kernel touches each argument (forward kernels only).
+    #: How the kernel touches each argument (kernels and tangent kernels:
+    #: both run the kernel's memory traffic; None for adjoints).
     access: list[Access] | None
     #: Its checked array accesses, by site number (empty without bounds
     #: checks): dicts of file, line, array, access and rank.
@@ -62,15 +63,18 @@ def build_module(kernel: Kernel, context: ir.Context) -> ir.Module:
     return mb.module
 
 
-def kernel_symbol(kernel: Kernel, adjoint: bool) -> str:
-    """The symbol of the kernel, or of its adjoint, in compiled code."""
-    return _adjit.symbol_name(kernel.mlir_name, "adjoint") if adjoint else kernel.mlir_name
+def kernel_symbol(kernel: Kernel, adjoint: bool, tangent: bool = False) -> str:
+    """The symbol of the kernel, of its adjoint or of its tangent kernel in compiled code."""
+    if adjoint or tangent:
+        return _adjit.symbol_name(kernel.mlir_name, "adjoint" if adjoint else "tangent")
+    return kernel.mlir_name
 
 
 def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: int,
                        checks: tuple[bool, bool] = (True, False), all_checked: bool = False,
-                       ordered_atomics: bool = True) -> CpuObject:
-    """Compiles the kernel (or its adjoint) for this CPU at LLVM ``opt_level``.
+                       ordered_atomics: bool = True, tangent: bool = False) -> CpuObject:
+    """Compiles the kernel (or its adjoint, or with ``tangent`` its
+    forward-mode tangent kernel) for this CPU at LLVM ``opt_level``.
     ``noalias``: the variant for launches whose arrays do not overlap (the
     launch checks). ``checks``: (range checks on array accesses, reports of
     non-finite values stored). ``all_checked``: the variant for launches
@@ -83,19 +87,21 @@ def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: 
     access = []
     sites, ranged = [], []
     atomic_order = []
-    entry = _adjit.symbol_name(kernel_symbol(kernel, adjoint), "cpu_entry")
+    symbol = kernel_symbol(kernel, adjoint, tangent)
+    entry = _adjit.symbol_name(symbol, "cpu_entry")
 
     def record(stage: str, module: ir.Module) -> None:
+        # (the optimized stage is the kernel's, also when a tangent kernel follows)
         if stage == "optimized" and not adjoint:
             access.extend(Access(bits) for bits in _adjit.kernel_argument_access(module.operation))
         if stage == "checked":
-            sites.extend(S.check_sites(module, kernel_symbol(kernel, adjoint)))
-            ranged.extend(S.ranged_args(module, kernel_symbol(kernel, adjoint)))
+            sites.extend(S.check_sites(module, symbol))
+            ranged.extend(S.ranged_args(module, symbol))
         if stage == "cpu":
             atomic_order.append(S.atomic_order(module, entry))
 
-    S.run_stages(module, S.cpu_stages(adjoint, noalias, *checks, all_checked, ordered_atomics), kernel.mlir_name,
-                 after_stage=record)
+    S.run_stages(module, S.cpu_stages(adjoint, noalias, *checks, all_checked, ordered_atomics, tangent),
+                 kernel.mlir_name, after_stage=record)
     try:
         code = _adjit.compile_to_object(module.operation, opt_level)
     except RuntimeError as e:
@@ -113,9 +119,10 @@ def load_with_jit(code: bytes, names: list[str]) -> list[int]:
 
 
 def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80", adjoint: bool = False,
-            bounds_check: bool = True, verify_fp: bool = False) -> str:
-    """Compiles a kernel (or, with ``adjoint=True``, its adjoint) and returns
-    its final IR as text.
+            bounds_check: bool = True, verify_fp: bool = False, tangent: bool = False) -> str:
+    """Compiles a kernel (or, with ``adjoint=True``, its adjoint; with
+    ``tangent=True``, its forward-mode tangent kernel) and returns its final
+    IR as text.
 
     ``target="cuda"`` returns the PTX for ``arch``; ``target="cpu"`` returns
     the LLVM dialect module that is compiled for this machine.
@@ -127,9 +134,9 @@ def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80", adjoint: bool =
     context = new_context()
     module = build_module(k, context)
     if target == "cuda":
-        S.run_stages(module, S.cuda_stages(arch, adjoint, bounds_check, verify_fp), k.mlir_name)
+        S.run_stages(module, S.cuda_stages(arch, adjoint, bounds_check, verify_fp, tangent), k.mlir_name)
         return ptx_of(module)
-    S.run_stages(module, S.cpu_stages(adjoint, False, bounds_check, verify_fp), k.mlir_name)
+    S.run_stages(module, S.cpu_stages(adjoint, False, bounds_check, verify_fp, tangent=tangent), k.mlir_name)
     return str(module)
 
 

@@ -41,10 +41,14 @@ class Stage:
 CPU_CHECKPOINT_BYTES = 256 * 1024
 
 
-def _front(adjoint: bool, checkpoint_bytes: int = 0) -> list[Stage]:
+def _front(adjoint: bool, checkpoint_bytes: int = 0, tangent: bool = False) -> list[Stage]:
+    if adjoint and tangent:
+        raise ValueError("a kernel variant is the adjoint or the tangent kernel, not both")
     stages = [Stage("adjit"), Stage("optimized", "adjit-optimize")]
     if adjoint:
         stages.append(Stage("adjoint", f"adjit-differentiate{{checkpoint-bytes={checkpoint_bytes}}}"))
+    if tangent:
+        stages.append(Stage("tangent", "adjit-differentiate-forward"))
     return stages
 
 
@@ -58,25 +62,26 @@ def _checked(bounds_check: bool, verify_fp: bool) -> list[Stage]:
 
 def cpu_stages(adjoint: bool = False, noalias: bool = False, bounds_check: bool = True,
                verify_fp: bool = False, all_checked: bool = False,
-               ordered_atomics: bool = True) -> list[Stage]:
-    """adjit -> optimized [-> adjoint] [-> checked] -> cpu -> llvm.
+               ordered_atomics: bool = True, tangent: bool = False) -> list[Stage]:
+    """adjit -> optimized [-> adjoint | tangent] [-> checked] -> cpu -> llvm.
     ``noalias``: compile for launches whose arrays do not overlap (the runtime
     checks). ``bounds_check``: guard array accesses; ``verify_fp``: report
     non-finite values stored (adjit-access-checks). ``all_checked``: the
     variant for launches whose proved bounds checks do not hold.
     ``ordered_atomics``: float atomic adds go through the runtime, which
-    keeps them in thread order (else they are inline atomics)."""
+    keeps them in thread order (else they are inline atomics). ``tangent``:
+    the forward-mode tangent kernel (adjit-tangent) instead of the kernel."""
     lower = (f"adjit-lower-cpu{{noalias={'true' if noalias else 'false'}"
              + (" all-checked=true}" if all_checked else "}"))
-    return _front(adjoint, CPU_CHECKPOINT_BYTES) + _checked(bounds_check, verify_fp) + [
+    return _front(adjoint, CPU_CHECKPOINT_BYTES, tangent) + _checked(bounds_check, verify_fp) + [
         Stage("cpu", lower),
         Stage("llvm", f"adjit-cpu-to-llvm{{ordered-atomics={'true' if ordered_atomics else 'false'}}}")]
 
 
 def cuda_stages(chip: str = "sm_80", adjoint: bool = False, bounds_check: bool = True,
-                verify_fp: bool = False) -> list[Stage]:
-    """adjit -> optimized [-> adjoint] [-> checked] -> gpu -> ptx."""
-    return _front(adjoint) + _checked(bounds_check, verify_fp) + [
+                verify_fp: bool = False, tangent: bool = False) -> list[Stage]:
+    """adjit -> optimized [-> adjoint | tangent] [-> checked] -> gpu -> ptx."""
+    return _front(adjoint, tangent=tangent) + _checked(bounds_check, verify_fp) + [
         Stage("gpu", "adjit-lower-gpu"), Stage("ptx", f"adjit-gpu-to-ptx{{chip={chip}}}")]
 
 
@@ -139,8 +144,8 @@ def run_stages(module: ir.Module, stages: list[Stage], kernel_name: str,
             try:
                 pm.run(module.operation)
             except ir.MLIRError as e:
-                if stage.name == "adjoint":
-                    raise _gradient_error(kernel_name, e) from None
+                if stage.name in ("adjoint", "tangent"):
+                    raise _gradient_error(kernel_name, e, forward=stage.name == "tangent") from None
                 raise CompileError(f"kernel '{kernel_name}': stage '{stage.name}' "
                                    f"({stage.pipeline}) failed:\n{e}") from None
         if out is not None:
@@ -160,9 +165,10 @@ def _dump(out: Path, module: ir.Module, stages: list[Stage], i: int, kernel_name
     (out / f"{kernel_name}.{i}-{stage.name}.mlir").write_text(header + text)
 
 
-def _gradient_error(kernel_name: str, error: ir.MLIRError) -> GradientError:
-    """A user-facing error for a kernel the adjoint pass rejected, located at
-    the offending Python line (ops carry Python file:line:col locations)."""
+def _gradient_error(kernel_name: str, error: ir.MLIRError, forward: bool = False) -> GradientError:
+    """A user-facing error for a kernel the adjoint (or, ``forward``, the
+    tangent) pass rejected, located at the offending Python line (ops carry
+    Python file:line:col locations)."""
     lines = []
     for diag in error.error_diagnostics:
         message = re.sub(r"^'[\w.]+' op ", "", diag.message)
@@ -173,9 +179,11 @@ def _gradient_error(kernel_name: str, error: ir.MLIRError) -> GradientError:
         lines.append(f"{where[0]}:{where[1]}: {message}\n    {_source_line(*where)}")
         for note in diag.notes:
             at = python_position(note.location)
-            if at is not None:
+            # (MLIR's "see current operation" note prints IR, not Python)
+            if at is not None and not note.message.startswith("see current operation"):
                 lines.append(f"  note: {at[0]}:{at[1]}: {note.message}\n    {_source_line(*at)}")
-    return GradientError(f"kernel '{kernel_name}' cannot be differentiated:\n" + "\n".join(lines))
+    mode = " in forward mode" if forward else ""
+    return GradientError(f"kernel '{kernel_name}' cannot be differentiated{mode}:\n" + "\n".join(lines))
 
 
 def python_position(loc: ir.Location) -> tuple[str, int] | None:
