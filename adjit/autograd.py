@@ -1,8 +1,10 @@
 """Jacobians and gradient checks of kernels (``adjit.autograd``).
 
-``jacobian`` uses the adjoint kernels (one backward pass per output element);
+``jacobian`` uses the adjoint kernels (one backward pass per output element)
+or the tangent kernels (``mode="forward"``: one launch per input element);
 ``jacobian_fd`` uses central finite differences; ``gradcheck`` compares the
-two. Masks name (input, output) pairs either by parameter name,
+adjoint's with finite differences. ``jvp`` is forward mode through a Python
+function of launches. Masks name (input, output) pairs either by parameter name,
 ``("a", "out1")``, or by integer index, ``(0, 0)`` = ``inputs[0]`` and
 ``outputs[0]``; both spellings give identical results.
 """
@@ -13,10 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import types as T
+from .forward import array_tangent, jvp as kernel_jvp, value_tangent
 from .language import Kernel
-from .launch import launch
+from .launch import is_differentiable, launch, launch_tangent
+from .loader import written_arguments
 from .errors import GradientError
-from .runtime.array import Array, zeros_like
+from .runtime.array import Array, array, zeros_like
 from .runtime.tape import Tape
 
 
@@ -96,14 +100,31 @@ def _with_grads(arrays):
     return undo
 
 
-def jacobian(kernel: Kernel, dim, inputs, outputs, input_output_mask=None) -> JacobianDict:
-    """The Jacobians d outputs[o] / d inputs[i] of one launch, by reverse mode.
+JACOBIAN_MODES = ("reverse", "forward", "auto")
+
+
+def jacobian(kernel: Kernel, dim, inputs, outputs, input_output_mask=None, mode: str = "reverse") -> JacobianDict:
+    """The Jacobians d outputs[o] / d inputs[i] of one launch.
 
     Returns ``{(i, o): J}`` with ``J`` of shape (output size, input size)
-    (vector/matrix components flattened). The launch runs once; each row is
-    one backward pass seeded with a unit gradient on one output element.
+    (vector/matrix components flattened). ``mode="reverse"``: the launch
+    runs once, then each row is one backward pass seeded with a unit
+    gradient on one output element. ``mode="forward"``: each column is one
+    launch of the tangent kernel (``adjit.jvp``) seeded with a unit tangent
+    on one input element, the arrays the kernel writes restored before each.
+    ``mode="auto"``: forward when the inputs have fewer elements than the
+    outputs, else reverse. Either way the arrays end as one launch leaves
+    them.
     """
+    if mode not in JACOBIAN_MODES:
+        raise ValueError(f"jacobian: mode must be one of {JACOBIAN_MODES}, got {mode!r}")
     pairs, names_in, names_out = _pairs(kernel, inputs, outputs, input_output_mask)
+    if mode == "auto":
+        input_elements = sum(inputs[i].numpy().size for i in {i for i, _ in pairs})
+        output_elements = sum(outputs[o].numpy().size for o in {o for _, o in pairs})
+        mode = "forward" if input_elements < output_elements else "reverse"
+    if mode == "forward":
+        return _jacobian_forward(kernel, dim, list(inputs), list(outputs), pairs, names_in, names_out)
     undo = _with_grads(list(inputs) + list(outputs))
     try:
         tape = Tape()
@@ -131,6 +152,134 @@ def jacobian(kernel: Kernel, dim, inputs, outputs, input_output_mask=None) -> Ja
         return result
     finally:
         undo()
+
+
+def _jacobian_forward(kernel: Kernel, dim, inputs: list, outputs: list, pairs, names_in,
+                      names_out) -> JacobianDict:
+    args = inputs + outputs
+    written = [args[p] for p in written_arguments(kernel) if isinstance(args[p], Array)]
+    initial = [a.numpy().copy() for a in written]
+    result = JacobianDict(names_in, names_out)
+    launched = False
+    for i in sorted({i for i, _ in pairs}):
+        outs = [o for ii, o in pairs if ii == i]
+        seed = np.zeros(inputs[i].numpy().shape)
+        jac = {o: np.zeros((outputs[o].numpy().size, seed.size)) for o in outs}
+        for column in range(seed.size):
+            for a, values in zip(written, initial):
+                a.numpy()[...] = values
+            seed.reshape(-1)[column] = 1
+            tangents = [None] * len(inputs)
+            tangents[i] = seed
+            out_tangents = kernel_jvp(kernel, dim, inputs, tangents, outputs)
+            launched = True
+            seed.reshape(-1)[column] = 0
+            for o in outs:
+                jac[o][:, column] = out_tangents[o].numpy().reshape(-1)
+        for o in outs:
+            result[(i, o)] = jac[o]
+    if not launched:  # inputs without elements: still one launch
+        launch(kernel, dim, inputs=inputs, outputs=outputs)
+    return result
+
+
+def jvp(fn, inputs, tangents):
+    """Forward mode through a Python function of launches: runs
+    ``fn(*inputs)`` and returns ``(result, result_tangents)``, what ``fn``
+    returned (an array, or a tuple or list of arrays) and the tangents of
+    those arrays along ``tangents`` (a Jacobian-vector product).
+
+    ``tangents``: parallel to ``inputs``; for each float array input an adjit
+    array of the same dtype and shape (or a numpy array of its shape), None
+    for zero (and for inputs that are not arrays). The caller's tangent
+    arrays are not changed.
+
+    The launches ``fn`` makes are recorded on a tape, then their tangent
+    kernels run in the same order on the values each launch read, each
+    reading the tangent arrays that the ones before wrote. Only arrays carry
+    tangents from launch to launch: float scalars that ``fn`` passes to
+    kernels are constants. Steps other than launches raise GradientError:
+    ``record_func``, and the copies the tape records (``adjit.copy``,
+    ``clone``, assignments into arrays with a gradient; while ``fn`` runs, the
+    inputs with tangents have one, so their clones do too). A copy between
+    arrays without gradients is not recorded, and passes no tangent: copy
+    with a kernel inside ``fn``. Cost: the launches run twice, once as they
+    are and once as tangent kernels.
+    """
+    if not callable(fn):
+        raise TypeError(f"autograd.jvp: fn must be callable, got {type(fn).__name__}")
+    fn_name = getattr(fn, "__name__", repr(fn))
+    inputs, tangents = list(inputs), list(tangents)
+    if len(tangents) != len(inputs):
+        raise ValueError(f"autograd.jvp of {fn_name}: {len(tangents)} tangents for {len(inputs)} inputs "
+                         "(pass None for the inputs without one)")
+    # id(array) -> (array, its tangent array): the arrays seen so far.
+    tangent_of: dict[int, tuple[Array, Array]] = {}
+    for position, (value, tangent) in enumerate(zip(inputs, tangents)):
+        if tangent is None:
+            continue
+        what = f"autograd.jvp of {fn_name}: the tangent of input {position}"
+        if not (isinstance(value, Array) and is_differentiable(value.dtype)):
+            raise TypeError(f"{what}: the input is {_describe(value)}, which has no tangent; pass None for it")
+        given = array_tangent(what, value, tangent)
+        copied = array(given.numpy().copy(), dtype=value.dtype, device=value.device)
+        _track(tangent_of, value, copied, fn_name)
+
+    tape = Tape()
+    tape._warned_gradient_stops = True  # (no gradients here: the tape only replays)
+    # Inputs with tangents get gradients while fn runs, so that the tape
+    # records their copies and clones (which forward mode then refuses).
+    without_grad = [a for a, _ in tangent_of.values() if not a.requires_grad]
+    try:
+        for a in without_grad:
+            a.requires_grad = True
+        with tape:
+            result = fn(*inputs)
+    finally:
+        for a in without_grad:
+            a.requires_grad = False
+    single = isinstance(result, Array)
+    results = [result] if single else result
+    if not isinstance(results, (list, tuple)) or not all(isinstance(r, Array) for r in results):
+        raise TypeError(f"autograd.jvp of {fn_name}: fn must return an adjit array or a tuple or list of them, "
+                        f"got {_describe(result)}")
+
+    def run_tangent(kernel, dim, primal, arrays) -> None:
+        tangent_args = []
+        for param, t, value in zip(kernel.arg_names, kernel.arg_types, arrays):
+            if not is_differentiable(t):
+                continue
+            if not isinstance(t, T.ArrayType):
+                tangent_args.append(value_tangent(f"kernel '{kernel.__name__}' argument '{param}'", t, None))
+                continue
+            known = tangent_of.get(id(value))
+            tangent = known[1] if known else _track(tangent_of, value, zeros_like(value, requires_grad=False),
+                                                    fn_name)
+            tangent_args.append(tangent)
+        launch_tangent(kernel, dim, primal, tangent_args, record=False)
+
+    tape.replay_forward(run_tangent)
+    result_tangents = [tangent_of[id(r)][1] if id(r) in tangent_of else zeros_like(r, requires_grad=False)
+                       for r in results]
+    return (result, result_tangents[0]) if single else (result, type(results)(result_tangents))
+
+
+def _track(tangent_of: dict, value: Array, tangent: Array, fn_name: str) -> Array:
+    """Adds ``value``'s tangent array; GradientError if ``value`` shares
+    memory with another array seen (views would need one shared tangent)."""
+    for other, _ in tangent_of.values():
+        if other is not value and np.may_share_memory(other._buffer, value._buffer):
+            raise GradientError(f"autograd.jvp of {fn_name}: two different arrays share memory (views of one "
+                                "buffer); forward mode gives each array its own tangent, so it does not support "
+                                "views of the arrays it differentiates (pass copies)")
+    tangent_of[id(value)] = (value, tangent)
+    return tangent
+
+
+def _describe(value) -> str:
+    if isinstance(value, Array):
+        return f"an array of {value.dtype}"
+    return f"a {type(value).__name__}"
 
 
 def jacobian_fd(kernel: Kernel, dim, inputs, outputs, input_output_mask=None,
@@ -233,7 +382,7 @@ def gradcheck(kernel: Kernel, dim, inputs, outputs, eps: float = 1e-4, atol: flo
     loose tolerances); for tight checks, compile the kernel for float64.
     Returns a GradcheckResult (truthy when it passes) with a readable report.
     """
-    analytic = jacobian(kernel, dim, inputs, outputs, input_output_mask)
+    analytic = jacobian(kernel, dim, inputs, outputs, input_output_mask, mode="reverse")
     numeric = jacobian_fd(kernel, dim, inputs, outputs, input_output_mask, eps)
     names_in, names_out = analytic._names_in, analytic._names_out
     comparisons = compare_jacobians(dict(analytic), dict(numeric), rtol, atol)

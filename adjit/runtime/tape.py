@@ -3,6 +3,8 @@
 ``with adjit.Tape() as tape:`` records every launch made inside it;
 ``tape.backward(loss=...)`` (or ``grads={array: seed}``) then runs the
 recorded steps' adjoints in reverse order, accumulating into ``.grad``.
+``tape.replay_forward(...)`` runs the recorded launches again in order, for
+forward mode (``adjit.autograd.jvp``).
 
 Gradient slots of outputs are consumed: the adjoint of a store reads the
 stored element's gradient, passes it on and zeroes it, because the value
@@ -38,6 +40,9 @@ from .array import Array
 #: Runs the adjoint of a recorded launch:
 #: ``run_adjoint(kernel, dim, primal_args, grads_of)`` (see ``adjit.launch``).
 RunAdjoint = Callable[[object, object, list, list], None]
+#: Runs the tangent kernel of a recorded launch:
+#: ``run_tangent(kernel, dim, primal_args, arrays)`` (see ``replay_forward``).
+RunTangent = Callable[[object, object, list, list], None]
 
 logger = logging.getLogger("adjit.tape")
 
@@ -206,6 +211,25 @@ class Tape:
         for step in reversed(self._steps):
             step()
 
+    def replay_forward(self, run_tangent: RunTangent) -> None:
+        """Runs the recorded launches again in the order they ran, through
+        ``run_tangent(kernel, dim, primal_args, arrays)`` (forward mode):
+        ``primal_args`` hold the values each launch read, its written arrays
+        being scratch copies (the replay changes neither the arrays nor what
+        the tape saved); ``arrays`` are the arguments it was given. A
+        recorded step other than a launch (a copy, ``record_func``) has no
+        forward mode: GradientError naming it."""
+        with self._lock:
+            for step in self._steps:
+                if not isinstance(step, _LaunchStep):
+                    raise GradientError(
+                        f"forward mode replays kernel launches only, and the tape recorded the step "
+                        f"'{step.label}', which has no tangent; compute it with a kernel instead")
+                step.check_unchanged()
+                primal = [_snapshot(a) if isinstance(a, Array) and writes else a
+                          for a, writes in zip(step.captured, step.writes)]
+                run_tangent(step.kernel, step.dim, primal, step.grads_of)
+
     def visualize(self, filename: str | None = None, simplify_graph: bool = True,
                   hide_readonly_arrays: bool = False, array_labels: dict | None = None,
                   choose_longest_node_name: bool = True, ignore_graph_scopes: bool = False,
@@ -332,6 +356,11 @@ class _LaunchStep:
                 in zip(self.kernel.arg_names, self.grads_of, self.reads, self.writes) if isinstance(a, Array)]
 
     def __call__(self) -> None:
+        self.check_unchanged()
+        self.run_adjoint(self.kernel, self.dim, self.captured, self.grads_of)
+
+    def check_unchanged(self) -> None:
+        """GradientError if an array it read was overwritten since, unsaved."""
         for name, a, version, read in zip(self.kernel.arg_names, self.captured, self.versions,
                                           self.reads):
             if read and isinstance(a, Array) and a._version != version:
@@ -339,7 +368,6 @@ class _LaunchStep:
                     f"the array passed as '{name}' to kernel '{self.kernel.__name__}' was overwritten "
                     "after the launch was recorded, outside the tape, and its recorded values "
                     "were not saved; record that write on the tape too (or launch on a copy)")
-        self.run_adjoint(self.kernel, self.dim, self.captured, self.grads_of)
 
 
 class _CustomStep:

@@ -1,0 +1,149 @@
+"""Forward mode: ``adjit.jvp``, the Jacobian-vector product of one launch.
+
+The tangent kernel (adjit-tangent) of a kernel runs what the kernel runs and,
+next to every float value, its directional derivative along the tangents of
+the inputs; one launch gives the tangents of every output.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import types as T
+from .language import Kernel
+from .launch import is_differentiable, launch_tangent
+from .runtime.array import Array, array, zeros_like
+
+
+def jvp(kernel: Kernel, dim, inputs, tangents, outputs=(), output_tangents=None) -> list:
+    """Launches ``kernel`` like ``adjit.launch(kernel, dim, inputs, outputs)``
+    and returns the tangents of its outputs: d outputs along the direction
+    ``tangents`` of the inputs (a Jacobian-vector product), from one launch of
+    the kernel's tangent kernel.
+
+    ``tangents``: a list parallel to ``inputs`` (shorter is fine), or a dict
+    by parameter name. For a float array input, an adjit array of the same
+    dtype and shape (or a numpy array of that shape); for a float scalar,
+    vector or matrix, a value of its type; missing or None means zero.
+    Non-float inputs take no tangent.
+
+    ``output_tangents``: optional tangent arrays for the outputs (a list
+    parallel to ``outputs``); the others are allocated zeroed. A kernel that
+    accumulates into an output (``atomic_add``) accumulates its tangent into
+    the given tangent array likewise.
+
+    Returns a list parallel to ``outputs``: the tangent array of each float
+    array output, None for the other outputs. Tangent arrays travel with
+    their arrays: an input array the kernel writes has its tangent array
+    updated in place too. The launch is recorded on the active tapes like a
+    launch. Wrong tangents raise ``TypeError``/``ValueError`` naming the
+    kernel and the argument.
+    """
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"jvp() needs an @adjit.kernel, got {kernel!r}")
+    name = kernel.__name__
+    inputs = _as_list(inputs, name, "inputs")
+    outputs = _as_list(outputs, name, "outputs")
+    args = inputs + outputs
+    if len(args) != len(kernel.arg_names):
+        raise ValueError(f"jvp of kernel '{name}': it takes {len(kernel.arg_names)} arguments "
+                         f"({', '.join(kernel.arg_names)}), got {len(inputs)} inputs and {len(outputs)} outputs")
+    given = _by_position(kernel, tangents, len(inputs), "tangents", 0)
+    given.update(_by_position(kernel, output_tangents, len(outputs), "output_tangents", len(inputs)))
+
+    tangent_of_array: dict[int, Array] = {}  # id(array) -> its tangent array (an array passed twice has one)
+    tangent_args = []
+    for position, (param, t, value) in enumerate(zip(kernel.arg_names, kernel.arg_types, args)):
+        tangent = given.get(position)
+        if not is_differentiable(t):
+            if tangent is not None:
+                raise TypeError(f"jvp of kernel '{name}': argument '{param}' is {t}, which has no tangent; "
+                                "pass None for it")
+            continue
+        if not isinstance(t, T.ArrayType):
+            tangent_args.append(value_tangent(f"jvp of kernel '{name}': the tangent of argument '{param}'",
+                                              t, tangent))
+            continue
+        if not isinstance(value, Array):
+            raise TypeError(f"jvp of kernel '{name}': argument '{param}' must be an adjit array of {t.dtype}, "
+                            f"got {type(value).__name__}")
+        known = tangent_of_array.get(id(value))
+        if tangent is None:
+            tangent = known if known is not None else zeros_like(value, requires_grad=False)
+        else:
+            tangent = array_tangent(f"jvp of kernel '{name}': the tangent of argument '{param}'", value, tangent)
+            if known is not None and known is not tangent:
+                raise ValueError(f"jvp of kernel '{name}': argument '{param}' is an array passed for another "
+                                 "parameter too, with a different tangent; give it one tangent")
+        tangent_of_array[id(value)] = tangent
+        tangent_args.append(tangent)
+    launch_tangent(kernel, dim, args, tangent_args)  # (bad primal arguments: a LaunchError, as in launch)
+    return [tangent_of_array.get(id(o)) if isinstance(o, Array) and is_differentiable(t) else None
+            for o, t in zip(outputs, kernel.arg_types[len(inputs):])]
+
+
+def _as_list(value, kernel_name: str, what: str) -> list:
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"jvp of kernel '{kernel_name}': {what} must be a list or tuple, got "
+                        f"{type(value).__name__}")
+    return list(value)
+
+
+def _by_position(kernel: Kernel, tangents, count: int, what: str, first: int) -> dict:
+    """{argument position: tangent} from a list parallel to ``count``
+    arguments starting at ``first``, or a dict by parameter name."""
+    name = kernel.__name__
+    if tangents is None:
+        return {}
+    if isinstance(tangents, dict):
+        names = kernel.arg_names[first:first + count]
+        unknown = [key for key in tangents if key not in names]
+        if unknown:
+            raise ValueError(f"jvp of kernel '{name}': {what} names {unknown!r}, which are not among its "
+                             f"{'inputs' if first == 0 else 'outputs'} {names}")
+        return {first + names.index(key): value for key, value in tangents.items()}
+    if not isinstance(tangents, (list, tuple)):
+        raise TypeError(f"jvp of kernel '{name}': {what} must be a list (parallel to the "
+                        f"{'inputs' if first == 0 else 'outputs'}) or a dict by parameter name, got "
+                        f"{type(tangents).__name__}")
+    if len(tangents) > count:
+        raise ValueError(f"jvp of kernel '{name}': {len(tangents)} {what} for {count} "
+                         f"{'inputs' if first == 0 else 'outputs'}")
+    return {first + i: value for i, value in enumerate(tangents)}
+
+
+def array_tangent(what: str, value: Array, tangent) -> Array:
+    """The tangent array of the array ``value``: ``tangent`` if it is an
+    adjit array of the same dtype and shape, else a copy of a numpy array of
+    the same (numpy) shape. ``what`` begins the error messages."""
+    if isinstance(tangent, Array):
+        if tangent.dtype != value.dtype:
+            raise TypeError(f"{what} must be an array of {value.dtype}, got an array of {tangent.dtype}")
+        if tangent.shape != value.shape:
+            raise ValueError(f"{what} must have shape {value.shape}, got {tangent.shape}")
+        return tangent
+    if not isinstance(tangent, np.ndarray):
+        raise TypeError(f"{what} must be an adjit array or a numpy array, got {type(tangent).__name__}")
+    expected = value.numpy().shape
+    if tangent.shape != expected:
+        raise ValueError(f"{what} must have numpy shape {expected}, got {tangent.shape}")
+    if not np.issubdtype(tangent.dtype, np.floating) and not np.issubdtype(tangent.dtype, np.integer):
+        raise TypeError(f"{what} must hold numbers, got a numpy array of {tangent.dtype}")
+    return array(tangent.astype(value.numpy().dtype), dtype=value.dtype, device=value.device)
+
+
+def value_tangent(what: str, t, tangent):
+    """The tangent of a float scalar, vector or matrix argument of type
+    ``t`` (None: zero). ``what`` begins the error messages."""
+    scalar = T.scalar_of(t)
+    shape = () if isinstance(t, T.ScalarType) else t.shape
+    if tangent is None:
+        return 0.0 if shape == () else np.zeros(shape, scalar.np_dtype)
+    try:
+        if isinstance(tangent, (bool, np.bool_, str, bytes)):
+            raise TypeError
+        packed = np.asarray(tangent, dtype=scalar.np_dtype)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} must be {t}, got {tangent!r}") from None
+    if packed.shape != shape:
+        raise ValueError(f"{what} must be {t} (shape {shape}), got a value of shape {packed.shape}")
+    return float(packed) if shape == () else packed
