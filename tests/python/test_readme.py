@@ -1,5 +1,6 @@
 """The README's example runs as written (a kernel, with its gradient), and so
-do docs/safety.md's and docs/determinism.md's."""
+do docs/safety.md's, docs/determinism.md's and docs/autodiff.md's forward-mode
+example."""
 import re
 from pathlib import Path
 
@@ -37,3 +38,21 @@ def test_determinism_doc_example_runs(tmp_path):
     namespace = {"__name__": "scatter", "__file__": str(script)}
     exec(compile(code, str(script), "exec"), namespace)  # its assert compares with np.add.at bitwise
     assert namespace["y"].numpy().sum() != 0
+
+
+AUTODIFF = README.parent / "docs" / "autodiff.md"
+
+
+def test_autodiff_doc_forward_mode_example_runs(tmp_path):
+    section = AUTODIFF.read_text().split("## Forward mode", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    script = tmp_path / "forward_mode.py"
+    script.write_text(code)
+    namespace = {"__name__": "forward_mode", "__file__": str(script)}
+    exec(compile(code, str(script), "exec"), namespace)  # its asserts check jvp and the Jacobians
+    x = namespace["x"].numpy()
+    y1 = np.sin(2.0 * x) * x
+    dy1 = np.cos(2.0 * x) * 2.0 * x + np.sin(2.0 * x)
+    np.testing.assert_allclose(namespace["y2"].numpy(), np.sin(3.0 * y1) * y1, rtol=1e-12)
+    np.testing.assert_allclose(namespace["dy2"].numpy(),
+                               (np.cos(3.0 * y1) * 3.0 * y1 + np.sin(3.0 * y1)) * dy1, rtol=1e-12)
