@@ -184,7 +184,11 @@ class Kernel:
         self.__name__ = pyfunc.__name__
         self.__doc__ = pyfunc.__doc__
         self.source = SourceInfo.of(pyfunc)
-        self.arg_names = [a.arg for a in self.source.tree.args.args]
+        #: The parameters as written; arg_names / arg_types are the kernel's
+        #: arguments, a struct parameter flattened into its fields ("s.x").
+        self.param_names = [a.arg for a in self.source.tree.args.args]
+        self._param_types: list | None = None
+        self._arg_names: list | None = None
         self._arg_types: list | None = None
         self._array_args: int | None = None
         self._linear_tid: bool | None = None
@@ -215,17 +219,60 @@ class Kernel:
         return re.sub(r"\W", "_", self.pyfunc.__name__)
 
     @property
-    def arg_types(self) -> list:
+    def param_types(self) -> list:
         """The kernel-language types of the parameters (annotations are required)."""
-        if self._arg_types is None:
+        if self._param_types is None:
             types = parameter_types(self.pyfunc, self.source, "kernel")
-            for name, t, node in zip(self.arg_names, types, self.source.tree.args.args):
+            for name, t, node in zip(self.param_names, types, self.source.tree.args.args):
                 if t is None:
                     raise self.source.error(KernelTypeError,
                                             f"kernel parameter '{name}' needs a type annotation (a concrete one: "
                                             "typing.Any is for @func parameters)", node)
-            self._arg_types = types
+            self._param_types = types
+        return self._param_types
+
+    def _flatten_signature(self) -> None:
+        names, types = [], []
+        for name, t in zip(self.param_names, self.param_types):
+            leaves = t.leaves(name) if isinstance(t, T.StructType) else [(name, t)]
+            names += [n for n, _ in leaves]
+            types += [lt for _, lt in leaves]
+        self._arg_names, self._arg_types = names, types
+
+    @property
+    def arg_names(self) -> list:
+        """The kernel's argument names: the parameters, a struct's fields as
+        ``s.field``."""
+        if self._arg_names is None:
+            self._flatten_signature()
+        return self._arg_names
+
+    @property
+    def arg_types(self) -> list:
+        """The types of ``arg_names`` (no structs: they are flattened)."""
+        if self._arg_types is None:
+            self._flatten_signature()
         return self._arg_types
+
+    @property
+    def has_struct_params(self) -> bool:
+        return any(isinstance(t, T.StructType) for t in self.param_types)
+
+    def flatten_arguments(self, args: list) -> list:
+        """Launch arguments in parameter order -> kernel arguments (struct
+        values expanded into their fields)."""
+        if not self.has_struct_params:
+            return list(args)
+        out = []
+        for name, t, value in zip(self.param_names, self.param_types, args):
+            if not isinstance(t, T.StructType):
+                out.append(value)
+                continue
+            if not (isinstance(value, T.StructValue) and value._type is t):
+                raise TypeError(f"kernel '{self.__name__}' argument '{name}' must be a {t.name} struct value, "
+                                f"got {value!r}")
+            out += value.leaf_values()
+        return out
 
     @property
     def array_args(self) -> int:

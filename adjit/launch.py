@@ -76,7 +76,7 @@ def _argument_list(k: Kernel, what: str, value) -> list:
 def _launch_error(k: Kernel, reason: str, name: str | None = None) -> LaunchError:
     """A LaunchError located at the kernel's parameter ``name`` (else at its ``def``)."""
     src = k.source
-    node = src.tree if name is None else src.tree.args.args[k.arg_names.index(name)]
+    node = src.tree if name is None else src.tree.args.args[k.param_names.index(name.split(".")[0])]
     return LaunchError(reason, src.filename, src.line_of(node), src.source_line(node))
 
 
@@ -155,9 +155,13 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device=None) -> None:
     except ValueError as e:
         raise LaunchError(f"kernel '{k.__name__}': {e}") from None
     args = _argument_list(k, "inputs", inputs) + _argument_list(k, "outputs", outputs)
-    if len(args) != len(k.arg_names):
-        raise _launch_error(k, f"kernel '{k.__name__}' takes {len(k.arg_names)} arguments "
-                            f"({', '.join(k.arg_names)}), got {len(args)}")
+    if len(args) != len(k.param_names):
+        raise _launch_error(k, f"kernel '{k.__name__}' takes {len(k.param_names)} arguments "
+                            f"({', '.join(k.param_names)}), got {len(args)}")
+    try:
+        args = k.flatten_arguments(args)  # struct values -> their fields
+    except TypeError as e:
+        raise _launch_error(k, str(e)) from None
     total, shape = _launch_shape(dim)
     if total > MAX_EXTENT:
         _check_linear_tid(k, dim, total)

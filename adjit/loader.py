@@ -235,7 +235,7 @@ def _key_parts(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool
     """The cache key of one variant. The digest is recomputed for each: the
     globals a kernel reads may have changed since its other variants were
     compiled, and the key must describe what is compiled now."""
-    return cache.key_parts(cache.kernel_digest(kernel.pyfunc, kernel.arg_types),
+    return cache.key_parts(cache.kernel_digest(kernel.pyfunc, kernel.param_types),
                            _options(kernel, adjoint, noalias, checked, all_checked, ordered_atomics, tangent))
 
 

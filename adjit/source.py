@@ -167,7 +167,7 @@ def parameter_types(pyfunc, source: SourceInfo, what: str) -> list[T.Type | None
             result.append(None)
             continue
         try:
-            result.append(ann if isinstance(ann, T.ArrayType) else T.value_type_of(ann))
+            result.append(ann if isinstance(ann, (T.ArrayType, T.StructType)) else T.value_type_of(ann))
         except TypeError:
             raise source.error(KernelTypeError, f"the annotation {ann!r} of {what} parameter "
                                f"'{arg.arg}' is not a kernel type", arg) from None

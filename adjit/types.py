@@ -308,10 +308,138 @@ def transformation(dtype: ScalarType = float32) -> TransformType:
 ValueType = ScalarType | VectorType | MatrixType
 
 
+class StructType(Type):
+    """A struct (``@adjit.struct``): named fields of scalar, vector, matrix,
+    array or struct type, as Warp's ``@wp.struct``.
+
+    Kernels take struct parameters and compute with struct locals; a struct
+    is a value (``b = a`` copies). The compiler flattens a struct into its
+    fields (``leaves``): a struct parameter is one kernel argument per
+    field, so arrays in structs get gradients as any array argument does.
+    Calling the type makes a host value (``State()``, fields zero, arrays
+    None)."""
+
+    def __init__(self, cls):
+        self.cls = cls
+        self.name = cls.__name__
+        self.__name__ = cls.__name__
+        self.__qualname__ = cls.__qualname__
+        self.__module__ = cls.__module__
+        self.__doc__ = cls.__doc__
+        import sys
+        namespace = vars(sys.modules[cls.__module__]) if cls.__module__ in sys.modules else {}
+        self.fields: dict[str, Type] = {}
+        for field, ann in getattr(cls, "__annotations__", {}).items():
+            if isinstance(ann, str):
+                ann = eval(ann, dict(namespace))
+            if isinstance(ann, (ArrayType, StructType)):
+                self.fields[field] = ann
+                continue
+            try:
+                self.fields[field] = value_type_of(ann)
+            except TypeError:
+                raise TypeError(f"struct {self.name} field '{field}': {ann!r} is not a kernel type") from None
+        if not self.fields:
+            raise TypeError(f"struct {self.name} has no fields (annotate them: x: float)")
+
+    def __repr__(self) -> str:
+        # The compile cache keys on it: the fields, in order, with their types.
+        return f"{self.name}{{{', '.join(f'{k}: {t!r}' for k, t in self.fields.items())}}}"
+
+    def leaves(self, prefix: str) -> list[tuple[str, Type]]:
+        """(``prefix.field`` path, type) of every non-struct field, nested
+        structs expanded, in declaration order."""
+        out = []
+        for field, t in self.fields.items():
+            path = f"{prefix}.{field}"
+            out += t.leaves(path) if isinstance(t, StructType) else [(path, t)]
+        return out
+
+    def mlir(self):
+        raise TypeError(f"struct {self.name} has no single MLIR type (it is flattened into its fields)")
+
+    def __call__(self, **fields) -> "StructValue":
+        return StructValue(self, **fields)
+
+
+class StructValue:
+    """A struct value on the host: its fields as attributes (checked and
+    converted to the field types on assignment)."""
+
+    __slots__ = ("_type", "_values")
+
+    def __init__(self, t: StructType, **fields):
+        object.__setattr__(self, "_type", t)
+        object.__setattr__(self, "_values", {})
+        for name, ft in t.fields.items():
+            if isinstance(ft, StructType):
+                self._values[name] = ft()
+            elif isinstance(ft, ArrayType):
+                self._values[name] = None
+            else:
+                self._values[name] = ft(0) if isinstance(ft, ScalarType) else ft()
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+    def __getattr__(self, name):
+        values = object.__getattribute__(self, "_values")
+        if name not in values:
+            raise AttributeError(f"struct {self._type.name} has no field '{name}'")
+        return values[name]
+
+    def __setattr__(self, name, value):
+        t = self._type
+        if name not in t.fields:
+            raise AttributeError(f"struct {t.name} has no field '{name}' (fields: {', '.join(t.fields)})")
+        ft = t.fields[name]
+        if isinstance(ft, StructType):
+            if not (isinstance(value, StructValue) and value._type is ft):
+                raise TypeError(f"struct {t.name} field '{name}' takes a {ft.name}, got {value!r}")
+        elif isinstance(ft, ArrayType):
+            dtype, ndim = getattr(value, "dtype", None), getattr(value, "ndim", None)
+            if value is not None and (dtype != ft.dtype or ndim != ft.ndim or not hasattr(value, "_buffer")):
+                raise TypeError(f"struct {t.name} field '{name}' takes an adjit array of {ft.dtype} with "
+                                f"{ft.ndim} dimension(s), got {value!r}")
+        else:
+            try:
+                value = ft(value) if isinstance(ft, ScalarType) else np.asarray(value, dtype=ft.dtype.np_dtype)
+            except (TypeError, ValueError, OverflowError):
+                raise TypeError(f"struct {t.name} field '{name}' takes {ft}, got {value!r}") from None
+            if not isinstance(ft, ScalarType):
+                if value.shape != ft.shape:
+                    raise TypeError(f"struct {t.name} field '{name}' takes {ft} (shape {ft.shape}), got "
+                                    f"shape {value.shape}")
+                value = value.copy()
+        self._values[name] = value
+
+    def leaf_values(self, prefix: str = "") -> list:
+        """The fields' values in ``StructType.leaves`` order."""
+        out = []
+        for name, ft in self._type.fields.items():
+            value = self._values[name]
+            out += value.leaf_values() if isinstance(ft, StructType) else [value]
+        return out
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{k}={v!r}" for k, v in self._values.items())
+        return f"{self._type.name}({body})"
+
+
+def struct(cls) -> StructType:
+    """Decorator (``@adjit.struct``, Warp's ``@wp.struct``): a class whose
+    annotated attributes are the fields becomes a StructType."""
+    if not isinstance(cls, type):
+        raise TypeError(f"@struct decorates a class, got {cls!r}")
+    return StructType(cls)
+
+
 class ArrayType(Type):
     """An array annotation: ``adjit.array(dtype=vec3, ndim=2)``."""
 
     def __init__(self, dtype, ndim: int = 1):
+        if isinstance(dtype, StructType):
+            raise TypeError(f"arrays of structs ({dtype.name}) are not supported yet: put arrays in the struct "
+                            "instead (a struct of arrays), or pass the fields as arrays")
         self.dtype = value_type_of(dtype)
         if not 1 <= ndim <= 4:
             raise TypeError(f"array ndim must be 1 to 4, got {ndim}")

@@ -54,7 +54,7 @@ def build_module(kernel: Kernel, context: ir.Context) -> ir.Module:
     """The kernel (and the device functions it calls) in the adjit dialect."""
     mb = ModuleBuilder(context)
     try:
-        mb.add_kernel(kernel.pyfunc, kernel.arg_types, kernel.mlir_name, kernel.no_grad)
+        mb.add_kernel(kernel.pyfunc, kernel.param_types, kernel.mlir_name, kernel.no_grad)
     except RecursionError:
         raise kernel.source.error(
             KernelSyntaxError, "the kernel nests too deeply for the compiler (an expression of "

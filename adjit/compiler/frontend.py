@@ -27,7 +27,8 @@ from ..source import Scope, SourceInfo, Unresolved, parameter_types
 from . import builtins as B
 from .desugar import (always_returns, assigned_names, has_jump, lower_loop_jumps, lower_loop_returns,
                       normalize_returns)
-from .values import Val, constant, constant_array, from_index, integer_divide, literal, splat, to_index
+from .values import (StructRef, Val, constant, constant_array, from_index, integer_divide, literal, splat,
+                     to_index)
 
 
 class _ArrayShape:
@@ -171,14 +172,21 @@ class FunctionBuilder:
             return self._build_device_function(params, body)
 
     def _build_kernel(self, params, body):
-        fn_type = ir.FunctionType.get([t.mlir() for t in self.arg_types], [])
+        # A struct parameter is one argument per field ("s.x"), as Kernel.arg_names.
+        leaves = []
+        for name, t in zip(params, self.arg_types):
+            leaves += t.leaves(name) if isinstance(t, T.StructType) else [(name, t)]
+        fn_type = ir.FunctionType.get([t.mlir() for _, t in leaves], [])
         with ir.InsertionPoint(self.mb.module.body):
             fn = func.FuncOp(self.name, fn_type)
         fn.attributes[_ATTRIBUTE["kernel"]] = ir.UnitAttr.get()
-        fn.attributes[_ATTRIBUTE["arg_names"]] = ir.ArrayAttr.get([ir.StringAttr.get(p) for p in params])
+        fn.attributes[_ATTRIBUTE["arg_names"]] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n, _ in leaves])
         block = fn.add_entry_block()
-        for name, t, arg in zip(params, self.arg_types, block.arguments):
+        for (name, t), arg in zip(leaves, block.arguments):
             self.env[name] = Val(t, arg)
+        for name, t in zip(params, self.arg_types):
+            if isinstance(t, T.StructType):
+                self.declare_struct(StructRef(t, name))
         with ir.InsertionPoint(block):
             returned = self.visit_block(body)
             if returned:
@@ -192,14 +200,20 @@ class FunctionBuilder:
             raise self.error("a device function that returns a value must return it on every path "
                              "(returns inside loops are not supported)", self.src.tree, KernelSyntaxError)
         # Build into a function of placeholder result type, then fix the type
-        # once the returns are known.
-        fn_type = ir.FunctionType.get([t.mlir() for t in self.arg_types], [])
+        # once the returns are known. A struct parameter is one per field.
+        leaves = []
+        for name, t in zip(params, self.arg_types):
+            leaves += t.leaves(name) if isinstance(t, T.StructType) else [(name, t)]
+        fn_type = ir.FunctionType.get([t.mlir() for _, t in leaves], [])
         with ir.InsertionPoint(self.mb.module.body):
             fn = func.FuncOp(self.name, fn_type)
         fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
         block = fn.add_entry_block()
-        for name, t, arg in zip(params, self.arg_types, block.arguments):
+        for (name, t), arg in zip(leaves, block.arguments):
             self.env[name] = Val(t, arg)
+        for name, t in zip(params, self.arg_types):
+            if isinstance(t, T.StructType):
+                self.declare_struct(StructRef(t, name))
         with ir.InsertionPoint(block):
             returned = self.visit_block(body) or []
             if self.primal_params is not None:
@@ -212,10 +226,13 @@ class FunctionBuilder:
                     scalar = T.scalar_of(t)
                     if isinstance(scalar, T.ScalarType) and scalar.is_float:
                         returned.append(self.adjoint_acc.get(p) or Val(t, constant(t, 0)))
+            if any(isinstance(v, StructRef) for v in returned):
+                raise self.error("returning a struct from a function is not supported yet (return its fields, "
+                                 "or pass the struct in and read it)", self.src.tree, KernelTypeError)
             self.return_types = [v.type for v in returned]
             func.ReturnOp([self.materialize(v, v.type) for v in returned])
         fn.attributes["function_type"] = ir.TypeAttr.get(
-            ir.FunctionType.get([t.mlir() for t in self.arg_types], [t.mlir() for t in self.return_types]))
+            ir.FunctionType.get([t.mlir() for _, t in leaves], [t.mlir() for t in self.return_types]))
         return self.return_types
 
     # --- statements ------------------------------------------------------------
@@ -346,7 +363,19 @@ class FunctionBuilder:
             merged = []
         else:
             merged = []
+            structs = []  # struct locals bound on both paths: their fields merge
+            expanded = []
             for name in assigned:
+                t, e = then_env.get(name), else_env.get(name)
+                if isinstance(t, StructRef) and isinstance(e, StructRef):
+                    if t.type is not e.type:
+                        raise self.error(f"'{name}' is a {t.type.name} in one branch and a {e.type.name} in "
+                                         "the other", stmt)
+                    structs.append(t)
+                    expanded += [p for p, ft in t.type.leaves(name) if not isinstance(ft, T.ArrayType)]
+                else:
+                    expanded.append(name)
+            for name in expanded:
                 t, e = then_env.get(name), else_env.get(name)
                 if t is None or e is None or not isinstance(t, Val) or not isinstance(e, Val):
                     continue  # defined on one path only: not visible after the if
@@ -385,6 +414,8 @@ class FunctionBuilder:
             return [Val(t, r) for t, r in zip(result_types, final.results)]
         for name, t, r in zip(merged, result_types, final.results):
             self.env[name] = Val(t, r)
+        for ref in structs:
+            self.declare_struct(ref)
         return None
 
     def unrolled_loop(self, stmt):
@@ -432,7 +463,7 @@ class FunctionBuilder:
         if step.is_literal and step.literal == 0:
             raise self.error("range() step must not be zero", it)
         i32 = T.int32
-        carried = [n for n in sorted(assigned_names(stmt.body)) if n in self.env and n != stmt.target.id]
+        carried = self.carried_names(n for n in sorted(assigned_names(stmt.body)) if n != stmt.target.id)
         inits = [self.concrete(self.env[n]) for n in carried]
 
         if step.is_literal and step.literal > 0:
@@ -503,7 +534,7 @@ class FunctionBuilder:
             raise self.error("while/else is not supported", stmt, KernelSyntaxError)
         if has_jump(stmt.body):
             return self.loop_with_jumps(stmt)
-        carried = [n for n in sorted(assigned_names(stmt.body)) if n in self.env]
+        carried = self.carried_names(sorted(assigned_names(stmt.body)))
         inits = [self.concrete(self.env[n]) for n in carried]
         types = [v.type for v in inits]
         loop = scf.WhileOp([t.mlir() for t in types], [v.value for v in inits])
@@ -559,6 +590,9 @@ class FunctionBuilder:
             return
         if isinstance(value, tuple):
             raise self.error("cannot assign several values to one name", target)
+        if isinstance(target, ast.Name) and isinstance(value, StructRef):
+            self.copy_struct(value, target.id)  # a struct is a value: b = a copies
+            return
         if isinstance(target, ast.Name):
             if not isinstance(value, Val):
                 raise self.error(f"cannot assign {value!r} to a local", target)
@@ -576,6 +610,9 @@ class FunctionBuilder:
                 adjit_d.StoreOp(arith.ExtUIOp(ir.IntegerType.get_signless(8), v).result, array.value, indices)
             else:
                 adjit_d.StoreOp(v, array.value, indices)
+            return
+        if isinstance(target, ast.Attribute) and isinstance(self.lookup_local(target.value), StructRef):
+            self.assign_struct_field(self.lookup_local(target.value), target, value)
             return
         if isinstance(target, (ast.Attribute, ast.Subscript)):
             # A component write on a local value: functional insert + rebind.
@@ -606,9 +643,9 @@ class FunctionBuilder:
         comps = []
         while isinstance(node, (ast.Attribute, ast.Subscript)):
             base = node.value
-            if isinstance(base, ast.Name) and isinstance(self.env.get(base.id), Val) and isinstance(
-                    self.env[base.id].type, T.ArrayType) and isinstance(node, ast.Subscript):
-                array = self.env[base.id]
+            local = self.lookup_local(base)  # a name, or a struct's field (s.arr)
+            if isinstance(local, Val) and isinstance(local.type, T.ArrayType) and isinstance(node, ast.Subscript):
+                array = local
                 indices = self.array_indices(array, node.slice, node)
                 elem_t = array.type.dtype
                 for comp in reversed(comps):
@@ -658,6 +695,8 @@ class FunctionBuilder:
             if node.attr == "shape":
                 return _ArrayShape(base)
             raise self.error(f"arrays have no attribute '{node.attr}' in kernels", node)
+        if isinstance(base, StructRef):
+            return self.struct_field(base, node.attr, node)
         if isinstance(base, Val) and isinstance(base.type, T.TransformType) and node.attr in ("p", "q"):
             return self.transform_part(base, node.attr)
         if isinstance(base, Val) and isinstance(base.type, T.VectorType):
@@ -886,6 +925,10 @@ class FunctionBuilder:
         args = [self.expr(a) for a in node.args]
         if callee is len:
             return self.length(args, node)
+        if isinstance(callee, T.StructType):
+            if args or node.keywords:
+                raise self.error(f"{callee.name}() in a kernel takes no arguments (set the fields after)", node)
+            return self.new_struct(callee, node)
         if isinstance(callee, (T.ScalarType, T.VectorType, T.MatrixType)) or callee in (float, int, bool):
             return self.construct(T.value_type_of(callee), args, node)
         if isinstance(callee, language.Function):
@@ -1199,9 +1242,21 @@ class FunctionBuilder:
         if len(declared) != len(args):
             raise self.error(f"{fn.pyfunc.__name__}() takes {len(declared)} arguments, got {len(args)}", node)
         arg_types = []
+        vals = []
         for i, (want, a) in enumerate(zip(declared, args)):
+            if isinstance(a, StructRef) and (want is None or want is a.type):
+                # a struct travels as its fields (as a kernel's struct parameter)
+                arg_types.append(a.type)
+                for path, _ in a.type.leaves(a.prefix):
+                    if path not in self.env:
+                        raise self.error(f"argument {i + 1} of {fn.pyfunc.__name__}(): its field "
+                                         f"'{path[len(a.prefix) + 1:]}' has no array", node)
+                    leaf = self.env[path]
+                    vals.append(self.materialize(leaf, leaf.type))
+                continue
             if not isinstance(a, Val):
-                raise self.error(f"argument {i + 1} of {fn.pyfunc.__name__}() is not a value", node)
+                raise self.error(f"argument {i + 1} of {fn.pyfunc.__name__}() is not a value"
+                                 + (f" of type {want}" if want is not None else ""), node)
             if want is None:
                 want = a.type
             if a.is_literal or a.type == want:
@@ -1209,7 +1264,7 @@ class FunctionBuilder:
             else:
                 raise self.error(f"argument {i + 1} of {fn.pyfunc.__name__}() must be {want}, got {a.type}",
                                  node)
-        vals = [self.materialize(self.coerce(a, t, node), t) for a, t in zip(args, arg_types)]
+            vals.append(self.materialize(self.coerce(a, want, node), want))
         # The callee is emitted at module level, outside the current insertion point.
         name, results = self.mb.device_function(fn, arg_types, node, self)
         call = adjit_d.CallOp([t.mlir() for t in results], ir.FlatSymbolRefAttr.get(name), vals)
@@ -1628,9 +1683,95 @@ class FunctionBuilder:
 
     # --- types and values ----------------------------------------------------
 
+    # --- structs ---------------------------------------------------------------
+
+    def declare_struct(self, ref: StructRef) -> None:
+        """Binds ``ref`` (and its nested structs) by name; their value fields
+        are bound in the environment already, under ``prefix.field``."""
+        self.env[ref.prefix] = ref
+        for field, ft in ref.type.fields.items():
+            if isinstance(ft, T.StructType):
+                self.declare_struct(StructRef(ft, ref.field_name(field)))
+
+    def lookup_local(self, node):
+        """The local ``node`` names (a name, or a field of a struct local:
+        ``s.arr``, ``s.inner.x``), without emitting anything; else None."""
+        if isinstance(node, ast.Name):
+            return self.env.get(node.id)
+        if isinstance(node, ast.Attribute):
+            ref = self.lookup_local(node.value)
+            if isinstance(ref, StructRef) and node.attr in ref.type.fields:
+                return self.env.get(ref.field_name(node.attr))
+        return None
+
+    def struct_field(self, ref: StructRef, field: str, node):
+        if field not in ref.type.fields:
+            raise self.error(f"struct {ref.type.name} has no field '{field}' (fields: "
+                             f"{', '.join(ref.type.fields)})", node)
+        value = self.env.get(ref.field_name(field))
+        if value is None:
+            raise self.error(f"field '{field}' of this {ref.type.name} has no array (a struct made in a kernel "
+                             "has no arrays)", node)
+        return value
+
+    def assign_struct_field(self, ref: StructRef, target: ast.Attribute, value) -> None:
+        field = target.attr
+        if field not in ref.type.fields:
+            raise self.error(f"struct {ref.type.name} has no field '{field}' (fields: "
+                             f"{', '.join(ref.type.fields)})", target)
+        ft = ref.type.fields[field]
+        if isinstance(ft, T.StructType):
+            if not (isinstance(value, StructRef) and value.type is ft):
+                raise self.error(f"field '{field}' of {ref.type.name} takes a {ft.name}, got "
+                                 f"{self.describe(value)}", target, KernelTypeError)
+            self.copy_struct(value, ref.field_name(field))
+            return
+        if isinstance(ft, T.ArrayType):
+            raise self.error(f"the array field '{field}' of {ref.type.name} cannot be rebound in a kernel "
+                             "(write its elements)", target)
+        self.env[ref.field_name(field)] = self.concrete(self.coerce(value, ft, target))
+
+    def copy_struct(self, ref: StructRef, prefix: str) -> StructRef:
+        """Binds a copy of ``ref``'s fields under ``prefix`` (a struct is a value)."""
+        for path, _ in ref.type.leaves(ref.prefix):
+            destination = prefix + path[len(ref.prefix):]
+            if path in self.env:
+                self.env[destination] = self.env[path]
+            else:
+                self.env.pop(destination, None)
+        copy = StructRef(ref.type, prefix)
+        self.declare_struct(copy)
+        return copy
+
+    def new_struct(self, t: T.StructType, node) -> StructRef:
+        """``S()`` in a kernel: fields zero (array fields unset), under a
+        hidden prefix until assigned to a name."""
+        self.structs_made = getattr(self, "structs_made", 0) + 1
+        prefix = f"%{t.name}{self.structs_made}"
+        for path, ft in t.leaves(prefix):
+            if not isinstance(ft, T.ArrayType):
+                self.env[path] = Val(ft, constant(ft, 0))
+        ref = StructRef(t, prefix)
+        self.declare_struct(ref)
+        return ref
+
+    def carried_names(self, names) -> list[str]:
+        """The bound locals among ``names`` that control flow carries: a
+        struct as its value fields (arrays stay bound)."""
+        out = []
+        for name in names:
+            value = self.env.get(name)
+            if isinstance(value, StructRef):
+                out += [p for p, t in value.type.leaves(name) if not isinstance(t, T.ArrayType) and p in self.env]
+            elif value is not None:
+                out.append(name)
+        return out
+
     def describe(self, v) -> str:
         if isinstance(v, Val):
             return f"a {v.type} value"
+        if isinstance(v, StructRef):
+            return f"a {v.type.name} struct"
         if isinstance(v, tuple):
             return f"a tuple of {len(v)} values"
         return repr(v)

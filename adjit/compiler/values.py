@@ -28,6 +28,19 @@ class Val:
         return self.value is None and self.literal is not None
 
 
+@dataclass(frozen=True)
+class StructRef:
+    """A struct value in a kernel: its fields live in the frontend's
+    environment under ``prefix.field`` (a Val each, a StructRef for a nested
+    struct), so control flow carries them as it carries any local."""
+
+    type: T.StructType
+    prefix: str
+
+    def field_name(self, field: str) -> str:
+        return f"{self.prefix}.{field}"
+
+
 def literal(py_value) -> Val:
     """A weakly typed literal: bool, int32 or float32 unless a use says otherwise."""
     if isinstance(py_value, bool):
