@@ -77,10 +77,11 @@ class Builtin:
     #: The Python operator the builtin is (``mul`` is ``*``): calls go through
     #: the operator's rules, literal folding and unification included.
     operator: type | None = None
-    #: A random draw: its first argument is a generator state, which the
-    #: call advances; ``emit`` returns (value, next state) and the frontend
-    #: rebinds the state's name (random_builtins.py).
-    advances_state: bool = False
+    #: The arguments the call writes (Warp passes them by reference): a
+    #: random draw's state (0,), transform_set_translation's transform,
+    #: quat_to_axis_angle's outputs. ``emit`` returns (value or None, [the
+    #: new value of each]) and the frontend rebinds the argument names.
+    rebinds: tuple[int, ...] = ()
 
     def __call__(self, *args, **kwargs):
         raise AdjitError(f"adjit.{self.name} can only be called inside an @adjit.kernel or @adjit.func")
@@ -1681,6 +1682,130 @@ add_builtin("quat_twist_angle", "quat_twist_angle(axis, q): the twist angle of q
 add_builtin("quat_twist_angle_signed", "quat_twist_angle_signed(axis, q): the twist angle of q about the unit "
             "axis, positive by the right-hand rule.", _infer_twist("quat_twist_angle_signed", lambda q: q.dtype),
             _emit_quat_twist_angle(True))
+
+
+# --- in-place and several-result builtins ----------------------------------------------------
+
+def _emit_transform_set(translation):
+    def emit(vals, types, result):
+        """t with its p (or q) replaced: the call writes t."""
+        p, q = _transform_parts(vals[0], types[0])
+        return None, [_transform_of(vals[1], q, types[0]) if translation else _transform_of(p, vals[1], types[0])]
+    return emit
+
+
+def _infer_transform_set(name, part):
+    def infer(args):
+        if len(args) == 2 and isinstance(args[0], T.TransformType) and args[1] == part(args[0].dtype):
+            return None
+        raise TypeError(f"{name}() takes a transform and its new {part(T.float32).name.replace('float32', 'T')} "
+                        f"of the transform's scalar type; got {', '.join(map(str, args))}")
+    return infer
+
+
+def _infer_quat_to_axis_angle(args):
+    if len(args) == 1 and isinstance(args[0], T.QuatType):
+        return (T.vector(3, args[0].dtype), args[0].dtype)
+    if len(args) == 3 and isinstance(args[0], T.QuatType) and args[1] == T.vector(3, args[0].dtype) \
+            and args[2] == args[0].dtype:
+        return None
+    raise TypeError("quat_to_axis_angle() takes a quaternion (and returns axis, angle), or a quaternion, an axis "
+                    f"3-vector and an angle to write; got {', '.join(map(str, args))}")
+
+
+def _axis_angle(q, qt):
+    """(axis, angle) of the rotation q: angle in [0, pi] (q's sign chosen so
+    that w >= 0), the axis of unit length ((1, 0, 0) for no rotation)."""
+    dtype = qt.dtype
+    f, add, sub, mul = _scalar_ops(dtype)
+    x, y, z, w = _components(q, 4)
+    flip = arith.CmpFOp(arith.CmpFPredicate.OLT, w, f(0.0)).result
+    sign = arith.SelectOp(flip, f(-1.0), f(1.0)).result
+    x, y, z, w = (mul(c, sign) for c in (x, y, z, w))
+    s = math.SqrtOp(add(add(mul(x, x), mul(y, y)), mul(z, z))).result
+    angle = mul(f(2.0), math.Atan2Op(s, w).result)
+    none = arith.CmpFOp(arith.CmpFPredicate.OLE, s, f(0.0)).result
+    safe = arith.SelectOp(none, f(1.0), s).result
+    v3 = T.vector(3, dtype)
+    axis = vector_d.FromElementsOp(v3.mlir(), [arith.DivFOp(c, safe).result for c in (x, y, z)]).result
+    unit_x = vector_d.FromElementsOp(v3.mlir(), [f(1.0), f(0.0), f(0.0)]).result
+    return arith.SelectOp(none, unit_x, axis).result, angle
+
+
+def _emit_quat_to_axis_angle(vals, types, result):
+    axis, angle = _axis_angle(vals[0], types[0])
+    if len(vals) == 1:
+        return (axis, angle), []
+    return None, [axis, angle]
+
+
+def _infer_transform_decompose(args):
+    if len(args) == 1 and isinstance(args[0], T.MatrixType) and args[0].shape == (4, 4) and args[0].dtype.is_float:
+        d = args[0].dtype
+        return (T.vector(3, d), T.quaternion(d), T.vector(3, d))
+    raise TypeError(f"transform_decompose() takes a float 4x4 matrix, got {', '.join(map(str, args))}")
+
+
+def _emit_transform_decompose(vals, types, result):
+    """(p, q, s) of M = [[R diag(s), p], [0, 0, 0, 1]]: s the lengths of the
+    upper 3x3's columns, R those columns normalized (a zero column left as
+    it is), q = quat_from_matrix(R)."""
+    v3, qt = result[0], result[1]
+    dtype = v3.dtype
+    f, add, sub, mul = _scalar_ops(dtype)
+    e = _elements(vals[0], 4, 4)
+    scales, columns = [], []
+    for c in range(3):
+        norm = math.SqrtOp(add(add(mul(e[0][c], e[0][c]), mul(e[1][c], e[1][c])), mul(e[2][c], e[2][c]))).result
+        zero = arith.CmpFOp(arith.CmpFPredicate.OEQ, norm, f(0.0)).result
+        divisor = arith.SelectOp(zero, f(1.0), norm).result
+        scales.append(norm)
+        columns.append([arith.DivFOp(e[r][c], divisor).result for r in range(3)])
+    m3 = T.matrix((3, 3), dtype)
+    rotation = _matrix_from([[columns[c][r] for c in range(3)] for r in range(3)], m3)
+    q = _emit_quat_from_matrix([rotation], [m3], qt)
+    p = vector_d.FromElementsOp(v3.mlir(), [e[r][3] for r in range(3)]).result
+    s = vector_d.FromElementsOp(v3.mlir(), scales).result
+    return (p, q, s)
+
+
+def _infer_bit_count(args):
+    if len(args) == 1 and isinstance(args[0], T.ScalarType) and args[0].is_int and not args[0].is_bool:
+        return T.int32
+    raise TypeError(f"bit_count() takes an integer, got {', '.join(map(str, args))}")
+
+
+def _to_int32(v, t):
+    if t.bits == 32:
+        return v
+    cast = arith.ExtUIOp if t.bits < 32 else arith.TruncIOp
+    return cast(T.int32.mlir(), v).result
+
+
+add_builtin("transform_set_translation", "transform_set_translation(t, p): sets t's translation to p (writes t, "
+            "as Warp).", _infer_transform_set("transform_set_translation", lambda d: T.vector(3, d)),
+            _emit_transform_set(True), rebinds=(0,))
+add_builtin("transform_set_rotation", "transform_set_rotation(t, q): sets t's rotation to q (writes t, as Warp).",
+            _infer_transform_set("transform_set_rotation", T.quaternion), _emit_transform_set(False), rebinds=(0,))
+add_builtin("quat_to_axis_angle", "axis, angle = quat_to_axis_angle(q): the rotation's unit axis and angle in "
+            "[0, pi]; quat_to_axis_angle(q, axis, angle) writes them (as Warp).", _infer_quat_to_axis_angle,
+            _emit_quat_to_axis_angle, rebinds=(1, 2))
+add_builtin("transform_decompose", "p, q, s = transform_decompose(M): position, rotation and scale of a 4x4 matrix "
+            "[[R diag(s), p], [0, 0, 0, 1]].", _infer_transform_decompose,
+            lambda v, t, r: _emit_transform_decompose(v, t, r))
+add_builtin("bit_count", "The number of set bits of an integer (an int32).",
+            _infer_bit_count, lambda v, t, r: _to_int32(math.CtPopOp(v[0]).result, t[0]), differentiable=False)
+add_builtin("nonzero", "1 where x is not zero, else 0 (x's type).", _same_numeric("nonzero", 1),
+            lambda v, t, r: _emit_nonzero(v[0], r), differentiable=False)
+
+
+def _emit_nonzero(x, t):
+    zero, one = values.constant(t, 0), values.constant(t, 1)
+    if T.scalar_of(t).is_float:
+        nonzero = arith.CmpFOp(arith.CmpFPredicate.UNE, x, zero).result
+    else:
+        nonzero = arith.CmpIOp(arith.CmpIPredicate.ne, x, zero).result
+    return arith.SelectOp(nonzero, one, zero).result
 
 
 # The random draws (a module of their own).

@@ -32,19 +32,27 @@ def assigned_names(stmts) -> set[str]:
                             names.add(root.id)
             elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
                 names.add(node.target.id)
-            elif isinstance(node, ast.Call) and _draws_random(node) and node.args \
-                    and isinstance(node.args[0], ast.Name):
-                names.add(node.args[0].id)  # a random draw advances its state
+            elif isinstance(node, ast.Call):
+                for index in _written_arguments(node):
+                    if index < len(node.args) and isinstance(node.args[index], ast.Name):
+                        names.add(node.args[index].id)  # the call writes it (Builtin.rebinds)
     return names
 
 
-def _draws_random(call: ast.Call) -> bool:
-    """Whether ``call`` looks like a random draw (``randf(s)``,
-    ``wp.sample_unit_disk(s)``, ...), which rebinds its first argument.
-    (By name: a name counted that is not rebound just rides along.)"""
+def _written_arguments(call: ast.Call) -> tuple[int, ...]:
+    """The arguments a call looks like it writes, by the callee's name
+    (``randf(s)`` advances s; ``transform_set_translation(t, p)`` sets t;
+    ``quat_to_axis_angle(q, axis, angle)`` sets axis and angle). A name
+    counted that a call does not write just rides along."""
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    return name in ("randi", "randu", "randf", "randn", "poisson") or name.startswith("sample_")
+    if name in ("randi", "randu", "randf", "randn", "poisson") or name.startswith("sample_"):
+        return (0,)
+    if name in ("transform_set_translation", "transform_set_rotation"):
+        return (0,)
+    if name == "quat_to_axis_angle":
+        return (1, 2)
+    return ()
 
 
 def always_returns(stmts) -> bool:

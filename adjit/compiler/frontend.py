@@ -1155,13 +1155,26 @@ class FunctionBuilder:
         except TypeError as e:
             raise self.error(str(e), node) from None
         vals = [self.materialize(a, a.type) for a in args]
-        if builtin.advances_state:
-            value, state = builtin.emit(vals, types, result, **static)
-            first = node.args[0] if isinstance(node, ast.Call) and node.args else None
-            if isinstance(first, ast.Name) and first.id in self.env:
-                self.env[first.id] = Val(T.uint32, state)  # the caller's state advances, as in Warp
-            return Val(result, value)
-        return Val(result, builtin.emit(vals, types, result, **static))
+        if builtin.rebinds:
+            value, updates = builtin.emit(vals, types, result, **static)
+            for index, new in zip(builtin.rebinds, updates):
+                self.rebind_argument(builtin, node, index, Val(types[index], new))
+        else:
+            value = builtin.emit(vals, types, result, **static)
+        if isinstance(result, tuple):  # several results (axis, angle = quat_to_axis_angle(q))
+            return tuple(Val(t, v) for t, v in zip(result, value))
+        return None if result is None else Val(result, value)
+
+    def rebind_argument(self, builtin, node, index: int, value: Val) -> None:
+        """A call writes its argument ``index`` (Warp passes it by reference):
+        the local it names takes the new value. A state given as an
+        expression (``randf(rand_init(3))``) is a temporary."""
+        arg = node.args[index] if isinstance(node, ast.Call) and index < len(node.args) else None
+        if isinstance(arg, ast.Name) and isinstance(self.env.get(arg.id), Val):
+            self.env[arg.id] = value
+        elif index > 0 or builtin.name.startswith(("transform_set", "quat_to_axis")):
+            raise self.error(f"{builtin.name}() writes its argument {index + 1}: pass a local variable there",
+                             node)
 
     def bind_arguments(self, fn, args, kwargs, node, report: bool):
         """The arguments of a call of ``fn`` in parameter order (keywords

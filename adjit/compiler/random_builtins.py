@@ -4,7 +4,7 @@ The generator is the PCG hash of Jarzynski & Olano (2020), as Warp documents
 it: a ``uint32`` state, ``rand_init(seed) = pcg(seed)``,
 ``rand_init(seed, offset) = pcg(seed + pcg(offset))``, and each draw replaces
 the state by its hash. A draw's caller names the state, and the frontend
-rebinds that name to the advanced state (``advances_state``), so successive
+rebinds that name to the advanced state (``rebinds``), so successive
 calls on one local differ, as Warp's do. The samplers spend the draws as
 Warp 1.19 does (checked against it, bit for bit for the integer draws and
 ``randf``): uniform directions from (z, phi), balls by a cube-root radius,
@@ -102,7 +102,7 @@ ENTRIES: list[tuple] = []
 
 
 def _draw(name, doc, infer, emit, params=()):
-    ENTRIES.append((name, doc, infer, emit, dict(differentiable=False, advances_state=True,
+    ENTRIES.append((name, doc, infer, emit, dict(differentiable=False, rebinds=(0,),
                                                  literal_types=_literal_types(*params))))
 
 
@@ -137,10 +137,10 @@ def _emit_randi(vals, types, result):
     the remainder unsigned (as Warp)."""
     state = pcg(vals[0])
     if len(vals) == 1:
-        return state, state
+        return state, [state]
     span = arith.SubIOp(vals[2], vals[1]).result
     safe = arith.SelectOp(arith.CmpIOp(arith.CmpIPredicate.eq, span, _u32(0)).result, _u32(1), span).result
-    return arith.AddIOp(arith.RemUIOp(state, safe).result, vals[1]).result, state
+    return arith.AddIOp(arith.RemUIOp(state, safe).result, vals[1]).result, [state]
 
 
 def _infer_randu(args):
@@ -159,15 +159,15 @@ def _emit_randf(vals, types, result):
     """A multiple of 2^-24 in [0, 1); with (low, high): (high - low) u + low."""
     state, u = uniform(vals[0])
     if len(vals) == 1:
-        return u, state
-    return _add(_mul(_sub(vals[2], vals[1]), u), vals[1]), state
+        return u, [state]
+    return _add(_mul(_sub(vals[2], vals[1]), u), vals[1]), [state]
 
 
 def _emit_randn(vals, types, result):
     """Box-Muller: sqrt(-2 log u1) cos(2 pi u2)."""
     state, (u1, u2) = _uniforms(vals[0], 2)
     radius = math.SqrtOp(_mul(_f32(-2.0), math.LogOp(u1).result)).result
-    return _mul(radius, math.CosOp(_mul(_f32(2.0 * pymath.pi), u2)).result), state
+    return _mul(radius, math.CosOp(_mul(_f32(2.0 * pymath.pi), u2)).result), [state]
 
 
 _draw("randi", "randi(state): a uniform random int32 (the whole range); randi(state, low, high): in [low, high). "
@@ -200,20 +200,20 @@ def _direction(z, phi_u):
 
 def _emit_ring(vals, types, result):
     state, (u,) = _uniforms(vals[0], 1)
-    return _vector(list(_circle(u))), state
+    return _vector(list(_circle(u))), [state]
 
 
 def _emit_disk(vals, types, result):
     state, (a, b) = _uniforms(vals[0], 2)
     r = math.SqrtOp(a).result
     c, s = _circle(b)
-    return _vector([_mul(r, c), _mul(r, s)]), state
+    return _vector([_mul(r, c), _mul(r, s)]), [state]
 
 
 def _emit_box(n):
     def emit(vals, types, result):
         state, us = _uniforms(vals[0], n)
-        return _vector([_sub(u, _f32(0.5)) for u in us]), state
+        return _vector([_sub(u, _f32(0.5)) for u in us]), [state]
     return emit
 
 
@@ -228,7 +228,7 @@ def _emit_sphere(hemisphere, ball):
         if ball:
             radius = math.CbrtOp(us[2]).result
             p = [_mul(radius, c) for c in p]
-        return _vector(p), state
+        return _vector(p), [state]
     return emit
 
 
@@ -236,7 +236,7 @@ def _emit_triangle(vals, types, result):
     """Barycentric (1 - sqrt(a), b sqrt(a))."""
     state, (a, b) = _uniforms(vals[0], 2)
     r = math.SqrtOp(a).result
-    return _vector([_sub(_f32(1.0), r), _mul(b, r)]), state
+    return _vector([_sub(_f32(1.0), r), _mul(b, r)]), [state]
 
 
 for _name, _doc, _emit, _t in [
@@ -340,7 +340,7 @@ def _emit_poisson(vals, types, result):
     ps, pk, _ = _while([ks, _u32(0), _u32(0)],
                        lambda s, k, accepted: arith.AndIOp(big, arith.CmpIOp(arith.CmpIPredicate.eq, accepted,
                                                                              _u32(0)).result).result, ptrs_step)
-    return arith.SelectOp(big, pk, knuth).result, ps
+    return arith.SelectOp(big, pk, knuth).result, [ps]
 
 
 _draw("poisson", "poisson(state, lam): a Poisson(lam) sample (uint32): Knuth's method below lam = 10, Hoermann's "

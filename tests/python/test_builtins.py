@@ -1111,6 +1111,29 @@ def test_slerp_rpy_and_twist_gradients_match_finite_differences():
     check_gradients(quaternion_motion_loss, n, ins, [adjit.zeros(n, dtype=adjit.float64, requires_grad=True)])
 
 
+@adjit.kernel
+def bits_and_nonzero(n: adjit.array(dtype=adjit.uint32), m: adjit.array(dtype=adjit.int8),
+                     x: adjit.array(dtype=float), out: adjit.array2d(dtype=int), z: adjit.array(dtype=float)):
+    i = adjit.tid()
+    out[i, 0] = adjit.bit_count(n[i])
+    out[i, 1] = adjit.bit_count(m[i])
+    out[i, 2] = int(adjit.nonzero(m[i]))
+    z[i] = adjit.nonzero(x[i])
+
+
+def test_bit_count_and_nonzero():
+    n = np.array([0, 0xFFFFFFFF, 0xF0F1, 1 << 31], np.uint32)
+    m = np.array([0, -1, 5, -128], np.int8)
+    x = np.array([0.0, -0.0, 2.5, np.nan], np.float32)
+    out, z = adjit.zeros((4, 3), dtype=int), adjit.zeros(4)
+    adjit.launch(bits_and_nonzero, dim=4, inputs=[adjit.array(n, dtype=adjit.uint32), adjit.array(m, dtype=adjit.int8),
+                                                  adjit.array(x)], outputs=[out, z])
+    np.testing.assert_array_equal(out.numpy()[:, 0], [bin(v).count("1") for v in n.tolist()])
+    np.testing.assert_array_equal(out.numpy()[:, 1], [bin(v & 0xFF).count("1") for v in m.tolist()])
+    np.testing.assert_array_equal(out.numpy()[:, 2], (m != 0).astype(int))
+    np.testing.assert_array_equal(z.numpy(), [0.0, 0.0, 1.0, 1.0])  # NaN is not zero
+
+
 # --- registry coverage ----------------------------------------------------------------------------------
 
 TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "where", "select",
@@ -1144,7 +1167,12 @@ TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "wh
                        "rand_init", "randi", "randu", "randf", "randn", "poisson", "sample_triangle",
                        "sample_unit_ring", "sample_unit_disk", "sample_unit_square", "sample_unit_cube",
                        "sample_unit_sphere_surface", "sample_unit_sphere", "sample_unit_hemisphere_surface",
-                       "sample_unit_hemisphere"}  # (the last: test_rounding_interpolation_...)
+                       "sample_unit_hemisphere",
+                       # test_transforms.py: test_setters_axis_angle_and_decompose
+                       "transform_set_translation", "transform_set_rotation", "quat_to_axis_angle",
+                       "transform_decompose",
+                       # test_bit_count_and_nonzero:
+                       "bit_count", "nonzero"}  # (the last: test_rounding_interpolation_...)
 
 
 @adjit.kernel

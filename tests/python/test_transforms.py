@@ -249,3 +249,102 @@ def test_gradients_flow_through_part_writes():
     check_gradients(part_writes, n, [wp.array(T, dtype=wp.transformd, requires_grad=True),
                                      wp.array(rng.normal(size=(n, 3)), dtype=wp.vec3d, requires_grad=True)],
                     [wp.zeros(n, dtype=wp.transformd, requires_grad=True)])
+
+
+# --- in-place setters and several-result builtins ---------------------------------------------
+
+@wp.kernel
+def setters_and_decompositions(t: wp.array(dtype=wp.transformd), q: wp.array(dtype=wp.quatd),
+                               m: wp.array(dtype=wp.mat44d), ot: wp.array(dtype=wp.transformd),
+                               ov: wp.array(dtype=wp.vec3d), of: wp.array(dtype=wp.float64),
+                               oq: wp.array(dtype=wp.quatd)):
+    i = wp.tid()
+    x = t[i]
+    wp.transform_set_translation(x, ov[4 * i + 3] * wp.float64(2.0))   # writes x, as Warp
+    ot[2 * i] = x
+    wp.transform_set_rotation(x, q[i])
+    ot[2 * i + 1] = x
+    axis, angle = wp.quat_to_axis_angle(q[i])
+    ov[4 * i] = axis
+    of[2 * i] = angle
+    a2 = wp.vec3d()
+    angle2 = wp.float64(0.0)
+    wp.quat_to_axis_angle(q[i] * wp.float64(-1.0), a2, angle2)        # writes a2 and angle2
+    of[2 * i + 1] = angle2 - angle + wp.dot(a2 - axis, a2 - axis)     # -q is the same rotation
+    p, r, s = wp.transform_decompose(m[i])
+    ov[4 * i + 1] = p
+    ov[4 * i + 2] = s
+    oq[i] = r
+
+
+def test_setters_axis_angle_and_decompose():
+    n = 3
+    T = np.array([random_transform() for _ in range(n)])
+    q = np.array([unit_quat() for _ in range(n)])
+    q[0] = [0.0, 0.0, 0.0, 1.0]  # no rotation: angle 0, axis (1, 0, 0)
+    scale = rng.uniform(0.5, 3.0, size=(n, 3))
+    m = np.tile(np.eye(4), (n, 1, 1))
+    for i in range(n):
+        m[i, :3, :3] = rotation(q[i]) * scale[i]
+        m[i, :3, 3] = T[i, :3]
+    ov0 = np.zeros((4 * n, 3))
+    ov0[3::4] = rng.normal(size=(n, 3))
+    ot, ov = wp.zeros(2 * n, dtype=wp.transformd), wp.array(ov0, dtype=wp.vec3d)
+    of, oq = wp.zeros(2 * n, dtype=wp.float64), wp.zeros(n, dtype=wp.quatd)
+    wp.launch(setters_and_decompositions, dim=n, inputs=[wp.array(T, dtype=wp.transformd), wp.array(q, dtype=wp.quatd),
+                                                         wp.array(m, dtype=wp.mat44d)], outputs=[ot, ov, of, oq])
+    ot, ov, of, oq = ot.numpy(), ov.numpy(), of.numpy(), oq.numpy()
+    for i in range(n):
+        np.testing.assert_array_equal(ot[2 * i], np.concatenate([2 * ov0[4 * i + 3], T[i, 3:]]))
+        np.testing.assert_array_equal(ot[2 * i + 1], np.concatenate([2 * ov0[4 * i + 3], q[i]]))
+        angle, axis = of[2 * i], ov[4 * i]
+        assert 0 <= angle <= np.pi
+        if i == 0:
+            assert angle == 0 and list(axis) == [1, 0, 0]
+        else:
+            qq = q[i] if q[i, 3] >= 0 else -q[i]
+            np.testing.assert_allclose(np.concatenate([axis * np.sin(angle / 2), [np.cos(angle / 2)]]), qq,
+                                       atol=1e-12)
+        assert abs(of[2 * i + 1]) < 1e-12
+        np.testing.assert_allclose(ov[4 * i + 1], T[i, :3], atol=1e-12)
+        np.testing.assert_allclose(ov[4 * i + 2], scale[i], atol=1e-12)
+        assert same_rotation(oq[i], q[i], 1e-9)
+
+
+@wp.kernel
+def setter_loss(t: wp.array(dtype=wp.transformd), q: wp.array(dtype=wp.quatd), m: wp.array(dtype=wp.mat44d),
+                y: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    x = t[i]
+    wp.transform_set_rotation(x, wp.normalize(q[i]))
+    axis, angle = wp.quat_to_axis_angle(q[i])
+    p, r, s = wp.transform_decompose(m[i])
+    wp.transform_set_translation(x, p + axis * angle)
+    y[i] = wp.dot(wp.transform_point(x, s), wp.vec3d(wp.float64(1.0), wp.float64(-2.0), wp.float64(0.5))) \
+        + wp.dot(r, q[i])
+
+
+def test_setter_and_decomposition_gradients_match_finite_differences():
+    n = 2
+    T = np.array([random_transform() for _ in range(n)])
+    q = np.array([unit_quat() * 1.3 for _ in range(n)])
+    q[:, 3] = np.abs(q[:, 3]) + 0.2  # away from angle pi, where the axis flips
+    m = np.tile(np.eye(4), (n, 1, 1))
+    for i in range(n):
+        m[i, :3, :3] = rotation(q[i] / np.linalg.norm(q[i])) * rng.uniform(0.5, 2.0, 3) + 0.05 * rng.normal(size=(3, 3))
+        m[i, :3, 3] = rng.normal(size=3)
+        m[i, 3, :3] = rng.normal(size=3) * 0.1
+    check_gradients(setter_loss, n, [wp.array(T, dtype=wp.transformd, requires_grad=True),
+                                     wp.array(q, dtype=wp.quatd, requires_grad=True),
+                                     wp.array(m, dtype=wp.mat44d, requires_grad=True)],
+                    [wp.zeros(n, dtype=wp.float64, requires_grad=True)])
+
+
+@wp.kernel
+def set_on_an_element(t: wp.array(dtype=wp.transform)):
+    wp.transform_set_translation(t[0], wp.vec3(1.0, 2.0, 3.0))
+
+
+def test_a_written_argument_must_be_a_local():
+    with pytest.raises(wp.KernelError, match="pass a local variable"):
+        wp.launch(set_on_an_element, dim=1, inputs=[wp.zeros(1, dtype=wp.transform)])
