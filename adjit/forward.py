@@ -44,6 +44,9 @@ def jvp(kernel: Kernel, dim, inputs, tangents, outputs=(), output_tangents=None)
     inputs = _as_list(inputs, name, "inputs")
     outputs = _as_list(outputs, name, "outputs")
     args = inputs + outputs
+    if len(kernel.param_names) != len(kernel.arg_names):
+        raise TypeError(f"jvp of kernel '{name}': its struct parameters are not supported by jvp yet (use "
+                        "adjit.autograd.jvp with a function that launches it)")
     if len(args) != len(kernel.arg_names):
         raise ValueError(f"jvp of kernel '{name}': it takes {len(kernel.arg_names)} arguments "
                          f"({', '.join(kernel.arg_names)}), got {len(inputs)} inputs and {len(outputs)} outputs")

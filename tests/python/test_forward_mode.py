@@ -233,6 +233,36 @@ def test_jvp_rejects_tangents_of_integers_and_bad_output_tangents():
         wp.jvp(control, N, [x, "seven"], [], [wp.zeros(N, dtype=wp.float64)])
 
 
+@wp.struct
+class Spring:
+    stiffness: wp.float64
+    rest: wp.array(dtype=wp.float64)
+
+
+@wp.kernel
+def spring_force(s: Spring, x: wp.array(dtype=wp.float64), f: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    f[i] = s.stiffness * (x[i] - s.rest[i])
+
+
+def test_struct_kernels_are_refused_by_jvp_and_differentiated_through_functions():
+    s = Spring()
+    s.stiffness = 3.0
+    s.rest = wp.array([0.5, 1.0], dtype=wp.float64)
+    x = wp.array([1.0, 4.0], dtype=wp.float64)
+    with pytest.raises(TypeError, match="spring_force.*struct parameters"):
+        wp.jvp(spring_force, 2, [s, x], [None, np.ones(2)], [wp.zeros(2, dtype=wp.float64)])
+
+    def force(x):
+        f = wp.zeros(2, dtype=wp.float64)
+        wp.launch(spring_force, 2, inputs=[s, x], outputs=[f])
+        return f
+
+    f, t_f = wp.autograd.jvp(force, [x], [np.array([1.0, -2.0])])
+    np.testing.assert_array_equal(f.numpy(), [1.5, 9.0])
+    np.testing.assert_array_equal(t_f.numpy(), [3.0, -6.0])
+
+
 def test_a_func_with_a_custom_adjoint_is_an_error_naming_it_in_forward_mode():
     with pytest.raises(wp.GradientError) as e:
         wp.jvp(uses_custom_adjoint, 2, [wp.ones(2, dtype=wp.float64)], [np.ones(2)], [wp.zeros(2, dtype=wp.float64)])
