@@ -59,6 +59,10 @@ def constant(x):
     return x
 
 
+#: Evaluates a func called from Python (set by adjit.host_calls).
+host_call = None
+
+
 class Function:
     """A device function (``@adjit.func``): callable from kernels and other funcs.
 
@@ -78,8 +82,12 @@ class Function:
         #: with other parameter types), this one included.
         self.overloads: list[Function] = [self]
 
-    def __call__(self, *args):
-        raise RuntimeError(f"@adjit.func '{self.__name__}' can only be called inside kernels")
+    def __call__(self, *args, **kwargs):
+        """Evaluated on the host, as in a kernel (adjit/host_calls.py sets the hook)."""
+        if host_call is None:
+            raise RuntimeError(f"@adjit.func '{self.__name__}' can only be called inside kernels here "
+                               "(import adjit to evaluate funcs on the host)")
+        return host_call(self, args, kwargs)
 
 
 #: Warp's module options and their defaults. adjit honours

@@ -84,13 +84,20 @@ class Builtin:
     rebinds: tuple[int, ...] = ()
 
     def __call__(self, *args, **kwargs):
-        raise AdjitError(f"adjit.{self.name} can only be called inside an @adjit.kernel or @adjit.func")
+        """Evaluated on the host, as in a kernel (adjit/host_calls.py sets the hook)."""
+        if host_call is None:
+            raise AdjitError(f"adjit.{self.name} can only be called inside an @adjit.kernel or @adjit.func here "
+                             "(import adjit to evaluate builtins on the host)")
+        return host_call(self, args, kwargs)
 
     def __repr__(self):
         return f"<adjit builtin {self.name}>"
 
 
 _REGISTRY: dict[str, Builtin] = {}
+
+#: Evaluates a builtin called from Python (set by adjit.host_calls).
+host_call = None
 
 
 def registry() -> dict[str, Builtin]:

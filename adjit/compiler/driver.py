@@ -63,6 +63,25 @@ def build_module(kernel: Kernel, context: ir.Context) -> ir.Module:
     return mb.module
 
 
+class _HostCaller:
+    """The caller of a device function compiled for a call from Python (errors only)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def error(self, message, node=None, kind=KernelSyntaxError):
+        return kind(f"@adjit.func '{self.fn.__name__}': {message}")
+
+
+def function_result_types(fn, arg_types: list) -> list:
+    """The result types of device function ``fn`` called with ``arg_types``
+    (it is built to find them)."""
+    context = new_context()
+    mb = ModuleBuilder(context)
+    _, results = mb.device_function(fn, arg_types, None, _HostCaller(fn))
+    return results
+
+
 def kernel_symbol(kernel: Kernel, adjoint: bool, tangent: bool = False) -> str:
     """The symbol of the kernel, of its adjoint or of its tangent kernel in compiled code."""
     if adjoint or tangent:

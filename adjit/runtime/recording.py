@@ -61,6 +61,18 @@ def locked(tapes):
         yield
 
 
+@contextlib.contextmanager
+def paused():
+    """No tape records in this thread meanwhile (a host evaluation of a
+    builtin runs a launch that is no step of the user's computation)."""
+    saved = _stack()[:]
+    _local.stack = []
+    try:
+        yield
+    finally:
+        _local.stack = saved
+
+
 def push(tape) -> None:
     _stack().append(tape)
 

@@ -1,0 +1,167 @@
+"""Builtins and @func called from Python scope: ``adjit.sin(0.5)``,
+``adjit.quat_from_axis_angle(axis, angle)``, ``my_func(x)`` outside kernels.
+
+Warp evaluates these on the host; adjit runs each call as a kernel of one
+thread, compiled once per callee and argument types, so a value computed on
+the host is bitwise the value a kernel computes. A random draw called here
+leaves its state unchanged (Warp's rule: the state is a value).
+
+Arguments are typed as in kernels: a Python float is a float32, an int an
+int32, a bool a bool; numpy scalars keep their type; a numpy array of shape
+(n,) is a vector, (r, c) a matrix (a quaternion or transform value keeps its
+kind). Results come back as numpy values (a scalar, or an array for vectors
+and matrices), a tuple for several.
+"""
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+from . import language
+from . import types as T
+from .compiler import builtins as B
+from .errors import AdjitError
+
+_FOLDER: list[str] = []
+_NUMBERS = itertools.count(1)
+#: (callee, argument types, static keywords) -> (kernel, result types)
+_KERNELS: dict = {}
+
+
+def host_type(value, what: str):
+    """The kernel type of a host argument."""
+    if isinstance(value, (bool, np.bool_)):
+        return T.bool_
+    if isinstance(value, np.generic):  # (np.float64 is also a Python float)
+        t = T.constant_type_of(value)
+        if t is None:
+            raise TypeError(f"{what}: {value!r} has no kernel type")
+        return t
+    if isinstance(value, int):
+        return T.int32
+    if isinstance(value, float):
+        return T.float32
+    t = T.constant_type_of(value) if isinstance(value, (np.generic, np.ndarray)) else None
+    if t is None:
+        raise TypeError(f"{what}: {value!r} is not a value a kernel takes (numbers, numpy scalars, and numpy "
+                        "arrays of vector or matrix shape)")
+    return t
+
+
+def _source_folder() -> str:
+    if not _FOLDER:
+        import atexit
+        import shutil
+        folder = tempfile.mkdtemp(prefix="adjit-host-calls-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        _FOLDER.append(folder)
+    return _FOLDER[0]
+
+
+def _kernel_for(target, name: str, arg_types: tuple, result_types: tuple, static: dict):
+    """A kernel of one thread: reads each argument from a one-element array,
+    calls ``target`` and stores each result. Its source is written to a file
+    (the frontend reads kernels from source), its types and target bound in
+    the module's globals."""
+    params = [f"a{k}: wp.array(dtype=_arg{k})" for k in range(len(arg_types))]
+    params += [f"r{k}: wp.array(dtype=_result{k})" for k in range(len(result_types))]
+    call_args = [f"a{k}[0]" for k in range(len(arg_types))] + [f"{key}=_static_{key}" for key in static]
+    results = ", ".join(f"v{k}" for k in range(len(result_types)))
+    stores = "".join(f"    r{k}[0] = v{k}\n" for k in range(len(result_types)))
+    source = ("import adjit as wp\n\n\n@wp.kernel\n"
+              f"def host_call_{name}({', '.join(params)}):\n"
+              f"    {results} = _target({', '.join(call_args)})\n" + stores)
+    module_name = f"adjit_host_call_{name}_{os.getpid()}_{next(_NUMBERS)}"
+    path = os.path.join(_source_folder(), module_name + ".py")
+    with open(path, "w") as f:
+        f.write(source)
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    module.__dict__.update({"_target": target, **{f"_arg{k}": t for k, t in enumerate(arg_types)},
+                            **{f"_result{k}": t for k, t in enumerate(result_types)},
+                            **{f"_static_{key}": v for key, v in static.items()}})
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return getattr(module, f"host_call_{name}")
+
+
+def _run(kernel, args, arg_types, result_types):
+    from .launch import launch
+    from .runtime import recording
+    from .runtime.array import Array, zeros
+    inputs = []
+    for value, t in zip(args, arg_types):
+        scalar = T.scalar_of(t)
+        data = np.asarray(value, dtype=scalar.np_dtype).reshape((1,) + (() if isinstance(t, T.ScalarType)
+                                                                        else t.shape))
+        inputs.append(Array(np.ascontiguousarray(data), t))
+    outputs = [zeros(1, dtype=t) for t in result_types]
+    with recording.paused():  # not a step of a tape the caller records
+        launch(kernel, dim=1, inputs=inputs, outputs=outputs)
+    values = []
+    for out, t in zip(outputs, result_types):
+        v = out.numpy()[0]
+        if isinstance(t, T.QuatType):
+            v = v.view(T.QuatValue)
+        elif isinstance(t, T.TransformType):
+            v = v.view(T.TransformValue)
+        values.append(v.copy() if isinstance(v, np.ndarray) else v)
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def call_builtin(builtin, args, kwargs):
+    """``builtin(*args, **kwargs)`` evaluated on the host."""
+    if builtin.array_args or builtin.name.startswith(("transform_set_",)) or (
+            builtin.name == "quat_to_axis_angle" and len(args) != 1):
+        raise AdjitError(f"adjit.{builtin.name}() takes arrays or writes its arguments: it can only be called "
+                         "inside an @adjit.kernel or @adjit.func")
+    static_names = {p.name for p in builtin.static_params}
+    unknown = set(kwargs) - static_names
+    if unknown:
+        raise TypeError(f"adjit.{builtin.name}() got unexpected keyword arguments {sorted(unknown)}")
+    arg_types = tuple(host_type(a, f"adjit.{builtin.name}() argument {k + 1}") for k, a in enumerate(args))
+    # A plain Python float next to a float64 argument takes its type (as a literal in a kernel).
+    floats = {t for t in arg_types if isinstance(t, T.ScalarType) and t.is_float}
+    if len(floats) > 1 and T.float64 in floats:
+        arg_types = tuple(T.float64 if type(a) is float else t for a, t in zip(args, arg_types))
+    static = dict(kwargs)
+    key = (builtin.name, arg_types, tuple(sorted((k, repr(v)) for k, v in static.items())))
+    entry = _KERNELS.get(key)
+    if entry is None:
+        try:
+            result = builtin.infer(list(arg_types), **{p.name: static.get(p.name, p.default)
+                                                       for p in builtin.static_params})
+        except TypeError as e:
+            raise TypeError(f"adjit.{builtin.name}(): {e}") from None
+        result_types = result if isinstance(result, tuple) else (result,)
+        entry = _KERNELS[key] = (_kernel_for(builtin, builtin.name, arg_types, result_types, static), result_types)
+    kernel, result_types = entry
+    return _run(kernel, args, arg_types, result_types)
+
+
+def call_function(fn, args, kwargs):
+    """``fn(*args)`` for an @adjit.func, evaluated on the host."""
+    if kwargs:
+        raise TypeError(f"@adjit.func '{fn.__name__}' called from Python takes positional arguments only")
+    arg_types = tuple(host_type(a, f"{fn.__name__}() argument {k + 1}") for k, a in enumerate(args))
+    key = (fn, arg_types, ())
+    entry = _KERNELS.get(key)
+    if entry is None:
+        from .compiler import driver
+        result_types = tuple(driver.function_result_types(fn, list(arg_types)))
+        if not result_types:
+            raise AdjitError(f"@adjit.func '{fn.__name__}' returns nothing: calling it from Python has no effect")
+        entry = _KERNELS[key] = (_kernel_for(fn, fn.__name__, arg_types, result_types, {}), result_types)
+    kernel, result_types = entry
+    return _run(kernel, args, arg_types, result_types)
+
+
+# Builtins and funcs call these when called outside kernels (hooks, so that
+# neither imports this module: it imports the compiler).
+B.host_call = call_builtin
+language.host_call = call_function
