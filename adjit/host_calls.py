@@ -24,6 +24,7 @@ import numpy as np
 
 from . import language
 from . import types as T
+from .types import host_type
 from .compiler import builtins as B
 from .errors import AdjitError
 
@@ -31,26 +32,6 @@ _FOLDER: list[str] = []
 _NUMBERS = itertools.count(1)
 #: (callee, argument types, static keywords) -> (kernel, result types)
 _KERNELS: dict = {}
-
-
-def host_type(value, what: str):
-    """The kernel type of a host argument."""
-    if isinstance(value, (bool, np.bool_)):
-        return T.bool_
-    if isinstance(value, np.generic):  # (np.float64 is also a Python float)
-        t = T.constant_type_of(value)
-        if t is None:
-            raise TypeError(f"{what}: {value!r} has no kernel type")
-        return t
-    if isinstance(value, int):
-        return T.int32
-    if isinstance(value, float):
-        return T.float32
-    t = T.constant_type_of(value) if isinstance(value, (np.generic, np.ndarray)) else None
-    if t is None:
-        raise TypeError(f"{what}: {value!r} is not a value a kernel takes (numbers, numpy scalars, and numpy "
-                        "arrays of vector or matrix shape)")
-    return t
 
 
 def _source_folder() -> str:

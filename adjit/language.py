@@ -196,6 +196,8 @@ class Kernel:
         #: arguments, a struct parameter flattened into its fields ("s.x").
         self.param_names = [a.arg for a in self.source.tree.args.args]
         self._param_types: list | None = None
+        #: Instances of a generic kernel, by parameter types (overload()).
+        self._instances: dict = {}
         self._arg_names: list | None = None
         self._arg_types: list | None = None
         self._array_args: int | None = None
@@ -226,18 +228,75 @@ class Kernel:
         """The kernel's symbol name in IR and object code."""
         return re.sub(r"\W", "_", self.pyfunc.__name__)
 
+    def _declared_types(self) -> list:
+        """The annotations: a type, or None for ``typing.Any`` (generic)."""
+        types = parameter_types(self.pyfunc, self.source, "kernel")
+        hints = getattr(self.pyfunc, "__annotations__", {})
+        for name, t, node in zip(self.param_names, types, self.source.tree.args.args):
+            if t is None and hints.get(name) is None:
+                raise self.source.error(KernelTypeError, f"kernel parameter '{name}' needs a type annotation "
+                                        "(typing.Any makes the kernel generic)", node)
+        # array(dtype=Any): generic too (None, with the array's rank kept in _generic_ranks)
+        self._generic_ranks = {name: t.ndim for name, t in zip(self.param_names, types)
+                               if isinstance(t, T.ArrayType) and t.dtype is None}
+        return [None if isinstance(t, T.ArrayType) and t.dtype is None else t for t in types]
+
+    @property
+    def is_generic(self) -> bool:
+        """Whether a parameter is ``typing.Any`` (Warp's generic kernels): each
+        launch's argument types make an instance (``adjit.overload``)."""
+        if self._param_types is not None:
+            return False
+        return any(t is None for t in self._declared_types())
+
     @property
     def param_types(self) -> list:
         """The kernel-language types of the parameters (annotations are required)."""
         if self._param_types is None:
-            types = parameter_types(self.pyfunc, self.source, "kernel")
+            types = self._declared_types()
             for name, t, node in zip(self.param_names, types, self.source.tree.args.args):
                 if t is None:
                     raise self.source.error(KernelTypeError,
-                                            f"kernel parameter '{name}' needs a type annotation (a concrete one: "
-                                            "typing.Any is for @func parameters)", node)
+                                            f"kernel '{self.__name__}' is generic (its parameter '{name}' is "
+                                            "typing.Any): launch it, or make an instance with "
+                                            "adjit.overload(kernel, types)", node)
             self._param_types = types
         return self._param_types
+
+    def overload(self, types) -> "Kernel":
+        """The instance of a generic kernel for ``types`` (a list in parameter
+        order, or a dict by name, for its ``typing.Any`` parameters or all),
+        made once (Warp's ``wp.overload``)."""
+        declared = self._declared_types()
+        if isinstance(types, dict):
+            unknown = set(types) - set(self.param_names)
+            if unknown:
+                raise TypeError(f"kernel '{self.__name__}' has no parameters {sorted(unknown)}")
+            types = [types.get(name) for name in self.param_names]
+        if len(types) != len(declared):
+            raise TypeError(f"kernel '{self.__name__}' takes {len(declared)} parameter types, got {len(types)}")
+        concrete = []
+        for name, want, given in zip(self.param_names, declared, types):
+            if given is not None and not isinstance(given, (T.ArrayType, T.StructType)):
+                given = T.value_type_of(given)
+            if want is not None and given is not None and given != want:
+                raise TypeError(f"kernel '{self.__name__}' parameter '{name}' is {want}, not {given}")
+            rank = self._generic_ranks.get(name)
+            if rank is not None and given is not None and not (isinstance(given, T.ArrayType)
+                                                               and given.ndim == rank):
+                raise TypeError(f"kernel '{self.__name__}' parameter '{name}' is an array of {rank} "
+                                f"dimension(s) of any type, not {given}")
+            if want is None and given is None:
+                raise TypeError(f"kernel '{self.__name__}' parameter '{name}' is typing.Any: give its type")
+            concrete.append(want if want is not None else given)
+        key = tuple(concrete)
+        instance = self._instances.get(key)
+        if instance is None:
+            instance = Kernel(self.pyfunc, self.no_grad, self.bounds_check, self._enable_backward)
+            instance._module = self._module
+            instance._param_types = concrete
+            self._instances[key] = instance
+        return instance
 
     def _flatten_signature(self) -> None:
         names, types = [], []
@@ -407,3 +466,13 @@ class _Adjoints:
 
 
 adjoint = _Adjoints()
+
+
+def overload(kernel: Kernel, arg_types) -> Kernel:
+    """Warp's ``wp.overload``: the instance of the generic kernel ``kernel``
+    (parameters annotated ``typing.Any``) for ``arg_types`` (a list in
+    parameter order, or a dict by name). Launching a generic kernel makes the
+    instance for its arguments' types by itself."""
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"overload() takes an @adjit.kernel, got {kernel!r}")
+    return kernel.overload(arg_types)

@@ -73,6 +73,19 @@ def _argument_list(k: Kernel, what: str, value) -> list:
     return list(value)
 
 
+def _argument_type(k: Kernel, name: str, value):
+    """The kernel type of a launch argument (a generic kernel's instance is
+    chosen by them)."""
+    if isinstance(value, Array):
+        return T.ArrayType(value.dtype, value.ndim)
+    if isinstance(value, T.StructValue):
+        return value._type
+    try:
+        return T.host_type(value, f"kernel '{k.__name__}' argument '{name}'")
+    except TypeError as e:
+        raise _launch_error(k, str(e), name) from None
+
+
 def _launch_error(k: Kernel, reason: str, name: str | None = None) -> LaunchError:
     """A LaunchError located at the kernel's parameter ``name`` (else at its ``def``)."""
     src = k.source
@@ -158,6 +171,8 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device=None) -> None:
     if len(args) != len(k.param_names):
         raise _launch_error(k, f"kernel '{k.__name__}' takes {len(k.param_names)} arguments "
                             f"({', '.join(k.param_names)}), got {len(args)}")
+    if k.is_generic:  # typing.Any parameters: the instance for these arguments' types
+        k = k.overload([_argument_type(k, name, v) for name, v in zip(k.param_names, args)])
     try:
         args = k.flatten_arguments(args)  # struct values -> their fields
     except TypeError as e:

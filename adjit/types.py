@@ -437,6 +437,13 @@ class ArrayType(Type):
     """An array annotation: ``adjit.array(dtype=vec3, ndim=2)``."""
 
     def __init__(self, dtype, ndim: int = 1):
+        import typing
+        if dtype is typing.Any:  # generic: a kernel instance per element type (adjit.overload)
+            if not 1 <= ndim <= 4:
+                raise TypeError(f"array ndim must be 1 to 4, got {ndim}")
+            self.dtype, self.ndim = None, ndim
+            self.name = f"array(dtype=Any, ndim={ndim})"
+            return
         if isinstance(dtype, StructType):
             raise TypeError(f"arrays of structs ({dtype.name}) are not supported yet: put arrays in the struct "
                             "instead (a struct of arrays), or pass the fields as arrays")
@@ -610,3 +617,27 @@ spatial_vector = spatial_vectorf = vector(6, float32)
 spatial_vectord = vector(6, float64)
 spatial_matrix = spatial_matrixf = matrix((6, 6), float32)
 spatial_matrixd = matrix((6, 6), float64)
+
+
+def host_type(value, what: str):
+    """The kernel type of a host value passed where a kernel value goes (a
+    launch argument of a generic kernel, an argument of a builtin called from
+    Python): a Python float is a float32, an int an int32, a bool a bool;
+    numpy scalars keep their type; numpy arrays of vector or matrix shape
+    are vectors or matrices (quaternion and transform values keep their kind)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool_
+    if isinstance(value, np.generic):  # (np.float64 is also a Python float)
+        t = constant_type_of(value)
+        if t is None:
+            raise TypeError(f"{what}: {value!r} has no kernel type")
+        return t
+    if isinstance(value, int):
+        return int32
+    if isinstance(value, float):
+        return float32
+    t = constant_type_of(value) if isinstance(value, np.ndarray) else None
+    if t is None:
+        raise TypeError(f"{what}: {value!r} is not a value a kernel takes (numbers, numpy scalars, and numpy "
+                        "arrays of vector or matrix shape)")
+    return t
