@@ -139,6 +139,12 @@ def _transform_twist(t, x, wrench):
     return np.concatenate([top, bottom + np.cross(p, top)])
 
 
+def _erfinv(x: float) -> float:
+    """erfinv through the normal quantile (Wichura's AS241 in the standard library)."""
+    from statistics import NormalDist
+    return NormalDist().inv_cdf((x + 1.0) / 2.0) / math.sqrt(2.0)
+
+
 def _slerp(a, b, t):
     b = b / np.linalg.norm(b)
     if np.dot(a, b) < 0:
@@ -243,6 +249,8 @@ NUMPY_REFERENCES = {
     "radians": lambda a, t: _f(np.radians(a[0])),
     "lerp": lambda a, t: _f(a[0] + (a[1] - a[0]) * a[2]),
     "smoothstep": lambda a, t: _f(_smoothstep(a[0], a[1], a[2])),
+    "erfinv": lambda a, t: _f(_erfinv(float(a[0]))),
+    "erfcinv": lambda a, t: _f(_erfinv(1.0 - float(a[0]))),
     "quat_slerp": lambda a, t: _f(_slerp(np.asarray(a[0]), np.asarray(a[1]), a[2])),
     "quat_rpy": lambda a, t: _f(_rpy(a[0], a[1], a[2])),
     "quat_to_rpy": lambda a, t: _f(_to_rpy(np.asarray(a[0]))),

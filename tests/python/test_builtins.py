@@ -1134,6 +1134,54 @@ def test_bit_count_and_nonzero():
     np.testing.assert_array_equal(z.numpy(), [0.0, 0.0, 1.0, 1.0])  # NaN is not zero
 
 
+@adjit.kernel
+def inverse_erf(x: adjit.array(dtype=adjit.float64), x32: adjit.array(dtype=float),
+                y: adjit.array2d(dtype=adjit.float64), y32: adjit.array2d(dtype=float)):
+    i = adjit.tid()
+    y[i, 0] = adjit.erfinv(x[i])
+    y[i, 1] = adjit.erfcinv(x[i] + adjit.float64(1.0))
+    y32[i, 0] = adjit.erfinv(x32[i])
+    y32[i, 1] = adjit.erfcinv(x32[i] + 1.0)
+
+
+def test_inverse_error_functions():
+    from statistics import NormalDist
+    x = np.array([0.0, 0.3, -0.75, 0.999, -0.999999, 1.0, -1.0, 1.5])
+    y, y32 = adjit.zeros((8, 2), dtype=adjit.float64), adjit.zeros((8, 2))
+    adjit.launch(inverse_erf, dim=8, inputs=[adjit.array(x, dtype=adjit.float64), adjit.array(x.astype(np.float32))],
+                 outputs=[y, y32])
+    y, y32 = y.numpy(), y32.numpy()
+    for k in range(5):
+        exact = NormalDist().inv_cdf((x[k] + 1) / 2) / math.sqrt(2)
+        assert abs(math.erf(y[k, 0]) - x[k]) <= 2e-16 and abs(y[k, 0] - exact) <= 1e-10 * max(1, abs(exact))
+        np.testing.assert_allclose(y[k, 1], -y[k, 0], atol=1e-14)  # erfcinv(1 + x) = -erfinv(x)
+        exact32 = NormalDist().inv_cdf((float(np.float32(x[k])) + 1) / 2) / math.sqrt(2)
+        assert abs(y32[k, 0] - exact32) <= 2e-6 * max(1, abs(exact32))
+    assert y[5, 0] == np.inf and y[6, 0] == -np.inf and np.isnan(y[7, 0])
+    assert y[5, 1] == -np.inf and np.isnan(y[7, 1])  # erfcinv(2) = -inf; outside (0, 2): NaN
+
+
+@adjit.kernel
+def inverse_erf_loss(x: adjit.array(dtype=adjit.float64), y: adjit.array(dtype=adjit.float64)):
+    i = adjit.tid()
+    y[i] = adjit.erfinv(x[i]) * adjit.float64(2.0) + adjit.erfcinv(x[i] * adjit.float64(0.5) + adjit.float64(0.6))
+
+
+def test_inverse_error_function_gradients_are_one_over_the_slope():
+    x = np.array([-0.8, -0.2, 0.1, 0.7, 0.95])
+    xs = adjit.array(x, dtype=adjit.float64, requires_grad=True)
+    y = adjit.zeros(5, dtype=adjit.float64, requires_grad=True)
+    with adjit.Tape() as tape:
+        adjit.launch(inverse_erf_loss, dim=5, inputs=[xs], outputs=[y])
+    tape.backward(grads={y: np.ones(5)})
+    slope = lambda v: 2 / math.sqrt(math.pi) * math.exp(-v * v)  # noqa: E731
+    expected = [2 / slope(adjit.erfinv(np.float64(v))) - 0.5 / slope(adjit.erfcinv(np.float64(0.5 * v + 0.6)))
+                for v in x]
+    np.testing.assert_allclose(xs.grad.numpy(), expected, rtol=1e-10)
+    check_gradients(inverse_erf_loss, 5, [adjit.array(x, dtype=adjit.float64, requires_grad=True)],
+                    [adjit.zeros(5, dtype=adjit.float64, requires_grad=True)])
+
+
 # --- registry coverage ----------------------------------------------------------------------------------
 
 TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "where", "select",
@@ -1172,7 +1220,9 @@ TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "wh
                        "transform_set_translation", "transform_set_rotation", "quat_to_axis_angle",
                        "transform_decompose",
                        # test_bit_count_and_nonzero:
-                       "bit_count", "nonzero"}  # (the last: test_rounding_interpolation_...)
+                       "bit_count", "nonzero",
+                       # test_inverse_error_functions:
+                       "erfinv", "erfcinv"}  # (the last: test_rounding_interpolation_...)
 
 
 @adjit.kernel
