@@ -1756,6 +1756,101 @@ add_builtin("quat_twist_angle_signed", "quat_twist_angle_signed(axis, q): the tw
             _emit_quat_twist_angle(True))
 
 
+# --- Euler angles for any axis sequence -----------------------------------------------------------
+
+def _pick(index, options):
+    """``options[index]`` for a runtime int32 index in range(len(options))."""
+    out = options[-1]
+    for n in range(len(options) - 2, -1, -1):
+        is_n = arith.CmpIOp(arith.CmpIPredicate.eq, index, values.constant(T.int32, n)).result
+        out = arith.SelectOp(is_n, options[n], out).result
+    return out
+
+
+def _infer_euler(name, first, result):
+    def infer(args):
+        if len(args) == 4 and isinstance(args[0], first) and args[0].length in (3, 4) and args[0].dtype.is_float \
+                and (first is T.QuatType or type(args[0]) is T.VectorType and args[0].length == 3) \
+                and all(a == T.int32 for a in args[1:]):
+            return result(args[0].dtype)
+        raise TypeError(f"{name}() takes a {'quaternion' if first is T.QuatType else 'float 3-vector'} and three "
+                        f"int axis indices (i, j, k in 0..2); got {', '.join(map(str, args))}")
+    return infer
+
+
+def _emit_quat_from_euler(vals, types, result):
+    """qk qj qi, qa the rotation by e[a] about axis a (fixed axes, i first)."""
+    e, i, j, k = vals
+    f, add, sub, mul = _scalar_ops(result.dtype)
+    angles = _components(e, 3)
+    zero = f(0.0)
+
+    def about(axis):
+        half = mul(_pick(axis, angles), f(0.5))
+        s, c = math.SinOp(half).result, math.CosOp(half).result
+        comps = [arith.SelectOp(arith.CmpIOp(arith.CmpIPredicate.eq, axis, values.constant(T.int32, n)).result,
+                                s, zero).result for n in range(3)]
+        return vector_d.FromElementsOp(result.mlir(), comps + [c]).result
+
+    return emit_quat_mul(about(k), emit_quat_mul(about(j), about(i), result), result)
+
+
+def _emit_quat_to_euler(vals, types, result):
+    """Bernardes and Viollet's direct method ("Quaternion to Euler angles
+    conversion", PLOS ONE 2022) for any sequence: angles t1 (about i), t2
+    (about j), t3 (about k; for a proper sequence, i == k, stored at the
+    remaining index), as Warp's quat_to_euler places them."""
+    q, i, j, k = vals
+    dtype = result.dtype
+    f, add, sub, mul = _scalar_ops(dtype)
+    i32 = lambda v: values.constant(T.int32, v)  # noqa: E731
+    x, y, z, w = _components(q, 4)
+    proper = arith.CmpIOp(arith.CmpIPredicate.eq, i, k).result
+    k = arith.SelectOp(proper, arith.SubIOp(arith.SubIOp(i32(3), i).result, j).result, k).result
+    # the Levi-Civita sign of (i, j, k): +1 for a cyclic order, -1 otherwise
+    levi = arith.MulIOp(arith.MulIOp(arith.SubIOp(i, j).result, arith.SubIOp(j, k).result).result,
+                        arith.SubIOp(k, i).result).result
+    sign = arith.SelectOp(arith.CmpIOp(arith.CmpIPredicate.sgt, levi, i32(0)).result, f(1.0), f(-1.0)).result
+    qi, qj, qk = _pick(i, [x, y, z]), _pick(j, [x, y, z]), _pick(k, [x, y, z])
+    qk_signed = mul(qk, sign)
+    a = arith.SelectOp(proper, w, sub(w, qj)).result
+    b = arith.SelectOp(proper, qi, add(qi, qk_signed)).result
+    c = arith.SelectOp(proper, qj, add(qj, w)).result
+    d = arith.SelectOp(proper, qk_signed, sub(qk_signed, qi)).result
+    ab, cd = add(mul(a, a), mul(b, b)), add(mul(c, c), mul(d, d))
+    cosine = sub(arith.DivFOp(mul(f(2.0), ab), add(ab, cd)).result, f(1.0))
+    t2 = math.AcosOp(arith.MinimumFOp(arith.MaximumFOp(cosine, f(-1.0)).result, f(1.0)).result).result
+    plus, minus = math.Atan2Op(b, a).result, math.Atan2Op(d, c).result
+    # at gimbal lock (t2 = 0 or pi) t1 is free: 0, and t3 takes the whole turn
+    at_zero = arith.CmpFOp(arith.CmpFPredicate.OLT, math.AbsFOp(t2).result, f(1e-6)).result
+    at_pi = arith.CmpFOp(arith.CmpFPredicate.OLT, math.AbsFOp(sub(t2, f(3.141592653589793))).result,
+                         f(1e-6)).result
+    locked = arith.OrIOp(at_zero, at_pi).result
+    t1 = arith.SelectOp(locked, f(0.0), sub(plus, minus)).result
+    t3 = arith.SelectOp(at_zero, mul(f(2.0), plus),
+                        arith.SelectOp(at_pi, mul(f(2.0), minus), add(plus, minus)).result).result
+    t2 = arith.SelectOp(proper, t2, sub(t2, f(3.141592653589793 / 2))).result
+    t3 = arith.SelectOp(proper, t3, mul(t3, sign)).result
+    comps = []
+    for n in range(3):
+        is_i = arith.CmpIOp(arith.CmpIPredicate.eq, i, i32(n)).result
+        is_j = arith.CmpIOp(arith.CmpIPredicate.eq, j, i32(n)).result
+        comps.append(arith.SelectOp(is_i, t1, arith.SelectOp(is_j, t2, t3).result).result)
+    return vector_d.FromElementsOp(result.mlir(), comps).result
+
+
+_EULER_LITERALS = lambda types: [None, T.int32, T.int32, T.int32][:len(types)]  # noqa: E731
+
+add_builtin("quat_from_euler", "quat_from_euler(e, i, j, k): the rotation by e[i], e[j], e[k] about the fixed axes "
+            "i, j, k in that order (qk qj qi; e indexed by axis).",
+            _infer_euler("quat_from_euler", T.VectorType, T.quaternion), _emit_quat_from_euler,
+            literal_types=_EULER_LITERALS)
+add_builtin("quat_to_euler", "quat_to_euler(q, i, j, k): the angles of q for the axis sequence i, j, k "
+            "(the inverse of quat_from_euler for i != k; e indexed by axis).",
+            _infer_euler("quat_to_euler", T.QuatType, lambda d: T.vector(3, d)), _emit_quat_to_euler,
+            literal_types=_EULER_LITERALS)
+
+
 # --- in-place and several-result builtins ----------------------------------------------------
 
 def _emit_transform_set(translation):

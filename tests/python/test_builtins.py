@@ -1182,6 +1182,67 @@ def test_inverse_error_function_gradients_are_one_over_the_slope():
                     [adjit.zeros(5, dtype=adjit.float64, requires_grad=True)])
 
 
+@adjit.kernel
+def euler(q: adjit.array(dtype=adjit.quatd), e: adjit.array(dtype=adjit.vec3d), seq: adjit.array(dtype=adjit.vec3i),
+          e_out: adjit.array(dtype=adjit.vec3d), q_out: adjit.array(dtype=adjit.quatd)):
+    t = adjit.tid()
+    s = seq[t]
+    e_out[t] = adjit.quat_to_euler(q[t], s[0], s[1], s[2])
+    q_out[t] = adjit.quat_from_euler(e[t], s[0], s[1], s[2])
+
+
+def test_euler_angles_for_every_sequence():
+    import itertools
+    rng = np.random.default_rng(4)
+    seqs = [s for s in itertools.product(range(3), repeat=3) if s[0] != s[1] and s[1] != s[2]]
+    n = 6 * len(seqs)
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    q[:len(seqs)] = [0.0, 0.0, 0.0, 1.0]  # no rotation: gimbal lock for the proper sequences
+    e = rng.uniform(-3, 3, size=(n, 3))
+    seq = np.array([seqs[t % len(seqs)] for t in range(n)], np.int32)
+    e_out, q_out = adjit.zeros(n, dtype=adjit.vec3d), adjit.zeros(n, dtype=adjit.quatd)
+    adjit.launch(euler, dim=n, inputs=[adjit.array(q, dtype=adjit.quatd), adjit.array(e, dtype=adjit.vec3d),
+                                       adjit.array(seq, dtype=adjit.vec3i)], outputs=[e_out, q_out])
+    for t in range(n):
+        i, j, k = seq[t]
+        # quat_from_euler: qk qj qi, each the rotation by e[axis] about that axis (e[i] twice if i == k)
+        expected = np.array([0.0, 0.0, 0.0, 1.0])
+        for axis in (i, j, k):
+            expected = _quat_product(_axis_quat(np.eye(3)[axis], e[t, axis]), expected)
+        np.testing.assert_allclose(q_out.numpy()[t], expected, atol=1e-12)
+        angles = e_out.numpy()[t]
+        if i != k:  # Tait-Bryan: quat_from_euler inverts it, also at gimbal lock
+            back = np.array([0.0, 0.0, 0.0, 1.0])
+            for axis in (i, j, k):
+                back = _quat_product(_axis_quat(np.eye(3)[axis], angles[axis]), back)
+            assert min(np.abs(back - q[t]).max(), np.abs(back + q[t]).max()) < 1e-9
+            assert abs(angles[j]) <= np.pi / 2 + 1e-12
+        else:  # proper: first about i, second about j, third about i again (stored at 3 - i - j)
+            third = 3 - i - j
+            back = np.array([0.0, 0.0, 0.0, 1.0])
+            for axis, slot in ((i, i), (j, j), (i, third)):
+                back = _quat_product(_axis_quat(np.eye(3)[axis], angles[slot]), back)
+            assert min(np.abs(back - q[t]).max(), np.abs(back + q[t]).max()) < 1e-9
+            assert -1e-12 <= angles[j] <= np.pi + 1e-12
+
+
+@adjit.kernel
+def euler_loss(q: adjit.array(dtype=adjit.quatd), y: adjit.array(dtype=adjit.float64)):
+    t = adjit.tid()
+    e = adjit.quat_to_euler(q[t], 2, 0, 1)
+    r = adjit.quat_from_euler(e * adjit.float64(0.5), 1, 2, 0)
+    y[t] = adjit.dot(e, adjit.vec3d(adjit.float64(1.0), adjit.float64(-2.0), adjit.float64(0.5))) + r[3]
+
+
+def test_euler_gradients_match_finite_differences():
+    rng = np.random.default_rng(8)
+    q = rng.normal(size=(4, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    check_gradients(euler_loss, 4, [adjit.array(q, dtype=adjit.quatd, requires_grad=True)],
+                    [adjit.zeros(4, dtype=adjit.float64, requires_grad=True)])
+
+
 # --- registry coverage ----------------------------------------------------------------------------------
 
 TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "where", "select",
@@ -1222,7 +1283,9 @@ TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "wh
                        # test_bit_count_and_nonzero:
                        "bit_count", "nonzero",
                        # test_inverse_error_functions:
-                       "erfinv", "erfcinv"}  # (the last: test_rounding_interpolation_...)
+                       "erfinv", "erfcinv",
+                       # test_euler_angles_for_every_sequence:
+                       "quat_from_euler", "quat_to_euler"}  # (the last: test_rounding_interpolation_...)
 
 
 @adjit.kernel

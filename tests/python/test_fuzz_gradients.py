@@ -4,7 +4,9 @@ adjit compiles them through the real frontend, and the oracle checks
 - forward values against a plain-numpy float64 evaluation of the same
   program, and
 - the adjoint Jacobians (adjit.Tape backward) against central finite
-  differences (eps=1e-6, rtol=1e-5, atol=1e-7),
+  differences (eps=1e-6, rtol=1e-5, atol=1e-7), and
+- forward mode against reverse mode: <u, J v> from the tangent kernels equals
+  <J^T u, v> from the adjoint kernels to 1e-12 (the dot-product test),
 
 printing a paste-ready reproducer for the shrunk failing program.
 
@@ -22,8 +24,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import adjit as wp
-from adjit.testing import (GenConfig, GradientMismatch, arrays, check_gradients, check_program,
-                           check_tape_gradients, fuzz_settings, module_source, programs)
+from adjit.testing import (ForwardModeUnsupported, GenConfig, GradientMismatch, arrays, check_dot_product,
+                           check_gradients, check_program, check_tape_gradients, fuzz_settings, module_source,
+                           programs)
 from adjit.testing import _program as P
 from adjit.testing import _reference as R
 
@@ -39,11 +42,13 @@ COVERAGE_EXAMPLES = 250
 
 #: What the fuzz tests of this session generated (for the coverage test below).
 SEEN = {}
+#: Why the forward-mode oracle skipped fuzzed programs (reason -> count).
+FORWARD_MODE_SKIPS = Counter()
 
 
 def _fuzz(name, program):
     SEEN.setdefault(name, Counter()).update(P.features(program))
-    check_program(program)
+    FORWARD_MODE_SKIPS.update(check_program(program).skipped.values())
 
 
 @fuzz_settings(CI_EXAMPLES["one_launch"])
@@ -99,11 +104,12 @@ FEATURES = {
 
 #: Differentiable builtins the fuzzer cannot call: those taking or giving a
 #: 4x4 matrix (its values are float64, vec3d, mat33d, quatd, spatial_vectord
-#: and transformd), giving several results, or writing an argument. Their
-#: gradients are checked against float64 finite differences in
-#: test_transforms.py.
-NOT_FUZZED = ["quat_to_axis_angle", "transform_compose", "transform_decompose", "transform_from_matrix",
-              "transform_set_rotation", "transform_set_translation", "transform_to_matrix"]
+#: and transformd), taking integer arguments (Euler axis indices), giving
+#: several results, or writing an argument. Their gradients are checked
+#: against float64 finite differences in test_transforms.py and
+#: test_builtins.py.
+NOT_FUZZED = ["quat_from_euler", "quat_to_axis_angle", "quat_to_euler", "transform_compose", "transform_decompose",
+              "transform_from_matrix", "transform_set_rotation", "transform_set_translation", "transform_to_matrix"]
 
 
 def test_every_differentiable_builtin_is_fuzzed():
@@ -129,6 +135,12 @@ def test_the_generator_reaches_every_language_feature():
     collect()
     missing = sorted(FEATURES - set(seen))
     assert not missing, f"never generated: {missing}"
+
+
+def test_the_forward_mode_oracle_checked_every_fuzzed_program():
+    # The generator writes no kernel the tangent pass rejects (no @func_grad,
+    # no float atomic min/max); one that starts to must be let in here knowingly.
+    assert not FORWARD_MODE_SKIPS, f"forward mode skipped: {dict(FORWARD_MODE_SKIPS)}"
 
 
 def test_every_fuzzed_builtin_has_an_independent_numpy_reference():
@@ -173,7 +185,7 @@ def test_a_correct_program_passes_and_its_reproducer_is_a_passing_test_file(tmp_
     path.write_text(module_source(program))
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
                           capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0 and "2 passed" in proc.stdout, proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "3 passed" in proc.stdout, proc.stdout + proc.stderr
 
 
 def test_a_wrong_forward_formula_is_caught_with_a_reproducer(monkeypatch):
@@ -187,6 +199,69 @@ def test_a_wrong_forward_formula_is_caught_with_a_reproducer(monkeypatch):
     text = str(info.value)
     assert "failed test_forward" in text and "Mismatched elements" in text
     assert "----- reproducer" in text and "def k0(x0: wp.array(dtype=wp.float64)" in text
+
+
+def test_a_wrong_tangent_is_caught_with_a_reproducer(monkeypatch):
+    # Every tangent a launch writes off by one part in 1e9: far inside the
+    # finite differences' tolerance (test_gradients passes), not the dot product's.
+    from adjit import autograd
+    from adjit.launch import is_differentiable
+    from adjit.loader import written_arguments
+    real = autograd.launch_tangent
+
+    def off_by_1e9(kernel, dim, args, tangents, record=True):
+        real(kernel, dim, args, tangents, record)
+        floats = [n for n, t in zip(kernel.arg_names, kernel.arg_types) if is_differentiable(t)]
+        written = {kernel.arg_names[p] for p in written_arguments(kernel)}
+        for name, tangent in zip(floats, tangents):
+            if name in written:
+                tangent.numpy()[...] *= 1 + 1e-9
+    monkeypatch.setattr(autograd, "launch_tangent", off_by_1e9)
+    with pytest.raises(AssertionError) as info:
+        check_program(_sin_program())
+    text = str(info.value)
+    assert "failed test_forward_mode" in text and "forward mode and reverse mode disagree" in text
+    assert "----- reproducer" in text and "check_dot_product(run, inputs(), rtol=1e-12" in text
+
+
+@wp.func
+def doubled(x: f64):
+    return x + x
+
+
+@wp.func_grad(doubled)
+def adj_doubled(x: f64, adj_ret: f64):
+    wp.adjoint[x] += f64(2.0) * adj_ret
+
+
+@wp.kernel
+def calls_custom_adjoint(x: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    y[i] = doubled(x[i]) * x[i]
+
+
+def _launches_custom_adjoint(x):
+    y = wp.zeros(2, dtype=f64, requires_grad=True)
+    wp.launch(calls_custom_adjoint, 2, inputs=[x], outputs=[y])
+    return [y]
+
+
+def test_a_kernel_the_tangent_pass_rejects_skips_the_forward_oracle_with_the_reason(monkeypatch):
+    x = wp.array(np.array([0.5, 1.5]), dtype=f64, requires_grad=True)
+    with pytest.raises(ForwardModeUnsupported) as info:  # a unittest.SkipTest: pytest reports a skip
+        check_dot_product(_launches_custom_adjoint, [x])
+    reason = str(info.value)
+    assert "calls_custom_adjoint" in reason and "doubled" in reason and "custom adjoint" in reason
+    # check_program runs the other checks, and returns (and warns) the reason
+    from adjit import autograd
+    real_jvp = autograd.jvp
+
+    def rejects(fn, inputs, tangents):  # the generated program's jvp meets the same kernel
+        return real_jvp(_launches_custom_adjoint, [x], [np.ones(2)])
+    monkeypatch.setattr(autograd, "jvp", rejects)
+    with pytest.warns(UserWarning, match="(?s)skipped test_forward_mode of a generated program.*custom adjoint"):
+        result = check_program(_sin_program())
+    assert "doubled" in result.skipped["test_forward_mode"]
 
 
 def test_a_wrong_expected_value_is_caught(monkeypatch):
