@@ -23,6 +23,7 @@ from ..errors import AdjitError
 ir = deferred_import("mlir.ir")
 arith = deferred_import("mlir.dialects.arith")
 math = deferred_import("mlir.dialects.math")
+scf = deferred_import("mlir.dialects.scf")
 vector_d = deferred_import("mlir.dialects.vector")
 adjit_d = deferred_import("adjit.dialects.adjit")
 values = deferred_import("adjit.compiler.values")
@@ -1849,6 +1850,52 @@ add_builtin("quat_to_euler", "quat_to_euler(q, i, j, k): the angles of q for the
             "(the inverse of quat_from_euler for i != k; e indexed by axis).",
             _infer_euler("quat_to_euler", T.QuatType, lambda d: T.vector(3, d)), _emit_quat_to_euler,
             literal_types=_EULER_LITERALS)
+
+
+# --- ddot, lower_bound ----------------------------------------------------------------------------
+
+def _infer_ddot(args):
+    if len(args) == 2 and isinstance(args[0], T.MatrixType) and args[0] == args[1] and args[0].dtype.is_float:
+        return args[0].dtype
+    raise TypeError(f"ddot() takes two float matrices of one shape, got {', '.join(map(str, args))}")
+
+
+def _emit_ddot(vals, types, result):
+    """sum_ij a_ij b_ij: the rows' dot products, summed."""
+    total = None
+    for r in range(types[0].rows):
+        row = emit_dot(vector_d.ExtractOp(vals[0], [], [r]).result, vector_d.ExtractOp(vals[1], [], [r]).result, result)
+        total = row if total is None else arith.AddFOp(total, row).result
+    return total
+
+
+def _infer_lower_bound(args):
+    if len(args) in (2, 4) and isinstance(args[0], T.ArrayType) and args[0].ndim == 1 \
+            and isinstance(args[0].dtype, T.ScalarType) and not args[0].dtype.is_bool \
+            and args[-1] == args[0].dtype and all(a == T.int32 for a in args[1:-1]):
+        return T.int32
+    raise TypeError("lower_bound() takes a sorted 1-d array of scalars and a value of its type, or the array, "
+                    f"int begin and end, and the value; got {', '.join(map(str, args))}")
+
+
+def _emit_lower_bound(vals, types, result):
+    array, value = vals[0], vals[-1]
+    if len(vals) == 4:
+        begin, end = vals[1], vals[2]
+    else:
+        begin = values.constant(T.int32, 0)
+        end = values.from_index(adjit_d.DimOp(ir.IndexType.get(), array,
+                                              ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0)).result)
+    from .random_builtins import emit_lower_bound  # (the draws use it too: sample_cdf)
+    return emit_lower_bound(array, begin, end, value, types[0].dtype)
+
+
+add_builtin("ddot", "ddot(a, b): the double dot product sum_ij a_ij b_ij of two matrices.", _infer_ddot, _emit_ddot)
+add_builtin("lower_bound", "lower_bound(a, value) / lower_bound(a, begin, end, value): the first index of the "
+            "sorted 1-d array a (in [begin, end)) whose element is >= value; the end if none.",
+            _infer_lower_bound, _emit_lower_bound, array_args=True, differentiable=False,
+            literal_types=lambda ts: [None] + [T.int32] * (len(ts) - 2) + [
+                ts[0].dtype if ts and isinstance(ts[0], T.ArrayType) else None] if len(ts) >= 2 else [None] * len(ts))
 
 
 # --- in-place and several-result builtins ----------------------------------------------------

@@ -26,6 +26,7 @@ arith = deferred_import("mlir.dialects.arith")
 math = deferred_import("mlir.dialects.math")
 scf = deferred_import("mlir.dialects.scf")
 vector_d = deferred_import("mlir.dialects.vector")
+adjit_d = deferred_import("adjit.dialects.adjit")
 values = deferred_import("adjit.compiler.values")
 
 U32, F32, I32 = T.uint32, T.float32, T.int32
@@ -253,6 +254,54 @@ for _name, _doc, _emit, _t in [
         ("sample_triangle", "Barycentric coordinates (u, v) of a uniform random point in a triangle "
          "(the third is 1 - u - v).", _emit_triangle, 2)]:
     _draw(_name, _doc + " Advances state.", _state_then(_name, T.vector(_t, F32)), _emit)
+
+
+# --- sample_cdf ------------------------------------------------------------------------------
+
+def emit_lower_bound(array, begin, end, value, element):
+    """The first index in [begin, end) whose element is >= value (end if
+    none): a binary search (elements read with their range checks)."""
+    i32 = T.int32.mlir()
+    less = (lambda a, b: arith.CmpFOp(arith.CmpFPredicate.OLT, a, b).result) if element.is_float else (
+        lambda a, b: arith.CmpIOp(arith.CmpIPredicate.ult if element.is_unsigned else arith.CmpIPredicate.slt,
+                                  a, b).result)
+    loop = scf.WhileOp([i32, i32], [begin, end])
+    before = loop.before.blocks.append(i32, i32)
+    with ir.InsertionPoint(before):
+        lo, hi = before.arguments
+        scf.ConditionOp(arith.CmpIOp(arith.CmpIPredicate.slt, lo, hi).result, [lo, hi])
+    after = loop.after.blocks.append(i32, i32)
+    with ir.InsertionPoint(after):
+        lo, hi = after.arguments
+        mid = arith.AddIOp(lo, arith.DivSIOp(arith.SubIOp(hi, lo).result, values.constant(T.int32, 2)).result).result
+        x = adjit_d.LoadOp(element.mlir(), array, [values.to_index(mid)]).result
+        go_right = less(x, value)
+        scf.YieldOp([arith.SelectOp(go_right, arith.AddIOp(mid, values.constant(T.int32, 1)).result, lo).result,
+                     arith.SelectOp(go_right, hi, mid).result])
+    return loop.results[0]
+
+
+
+def _infer_sample_cdf(args):
+    if len(args) == 2 and args[0] == U32 and isinstance(args[1], T.ArrayType) and args[1].ndim == 1 \
+            and args[1].dtype == F32:
+        return I32
+    raise TypeError(f"sample_cdf() takes (state: uint32, cdf: a 1-d float32 array), got ({', '.join(map(str, args))})")
+
+
+def _emit_sample_cdf(vals, types, result):
+    """The first index whose cdf entry is >= a uniform draw (cdf
+    non-decreasing, last entry 1: an index of the array)."""
+    state, u = uniform(vals[0])
+    n = values.from_index(adjit_d.DimOp(ir.IndexType.get(), vals[1],
+                                        ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0)).result)
+    return emit_lower_bound(vals[1], values.constant(I32, 0), n, u, F32), [state]
+
+
+ENTRIES.append(("sample_cdf", "sample_cdf(state, cdf): an index drawn with the probabilities of the bins of the "
+                "normalized cumulative distribution cdf (inverse transform sampling). Advances state.",
+                _infer_sample_cdf, _emit_sample_cdf,
+                dict(differentiable=False, rebinds=(0,), array_args=True)))
 
 
 # --- poisson ---------------------------------------------------------------------------------

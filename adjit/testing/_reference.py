@@ -249,6 +249,7 @@ NUMPY_REFERENCES = {
     "radians": lambda a, t: _f(np.radians(a[0])),
     "lerp": lambda a, t: _f(a[0] + (a[1] - a[0]) * a[2]),
     "smoothstep": lambda a, t: _f(_smoothstep(a[0], a[1], a[2])),
+    "ddot": lambda a, t: _f(np.sum(np.asarray(a[0]) * np.asarray(a[1]))),
     "erfinv": lambda a, t: _f(_erfinv(float(a[0]))),
     "erfcinv": lambda a, t: _f(_erfinv(1.0 - float(a[0]))),
     "quat_slerp": lambda a, t: _f(_slerp(np.asarray(a[0]), np.asarray(a[1]), a[2])),

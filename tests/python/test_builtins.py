@@ -1243,6 +1243,66 @@ def test_euler_gradients_match_finite_differences():
                     [adjit.zeros(4, dtype=adjit.float64, requires_grad=True)])
 
 
+@adjit.kernel
+def searched(a: adjit.array(dtype=float), keys: adjit.array(dtype=adjit.uint32), v: adjit.array(dtype=float),
+             k: adjit.array(dtype=adjit.uint32), m: adjit.array(dtype=adjit.mat33d), out: adjit.array(dtype=int),
+             y: adjit.array(dtype=float), d: adjit.array(dtype=adjit.float64)):
+    i = adjit.tid()
+    j = adjit.lower_bound(a, v[i])
+    out[3 * i] = j
+    out[3 * i + 1] = adjit.lower_bound(a, 1, 4, v[i])
+    out[3 * i + 2] = adjit.lower_bound(keys, k[i])
+    y[i] = a[adjit.min(j, 4)] * v[i]      # the found element, differentiated
+    d[i] = adjit.ddot(m[0], m[1])
+
+
+def test_lower_bound_and_ddot():
+    a = np.array([0.5, 1.0, 1.0, 2.0, 3.5], np.float32)
+    keys = np.array([1, 5, 3_000_000_000, 4_000_000_000], np.uint32)  # unsigned order
+    v = np.array([-1.0, 0.5, 1.0, 1.5, 3.5, 9.0], np.float32)
+    k = np.array([0, 5, 6, 3_500_000_000, 4_000_000_001, 2], np.uint32)
+    m = np.random.default_rng(2).normal(size=(2, 3, 3))
+    xa = adjit.array(a, requires_grad=True)
+    out, y, d = adjit.zeros(18, dtype=int), adjit.zeros(6, requires_grad=True), adjit.zeros(6, dtype=adjit.float64)
+    with adjit.Tape() as tape:
+        adjit.launch(searched, dim=6, inputs=[xa, adjit.array(keys, dtype=adjit.uint32), adjit.array(v),
+                                              adjit.array(k, dtype=adjit.uint32), adjit.array(m, dtype=adjit.mat33d)],
+                     outputs=[out, y, d])
+    o = out.numpy().reshape(6, 3)
+    np.testing.assert_array_equal(o[:, 0], np.searchsorted(a, v, side="left"))
+    np.testing.assert_array_equal(o[:, 1], 1 + np.searchsorted(a[1:4], v, side="left"))
+    np.testing.assert_array_equal(o[:, 2], np.searchsorted(keys, k, side="left"))
+    np.testing.assert_allclose(d.numpy(), (m[0] * m[1]).sum(), rtol=1e-14)
+    tape.backward(grads={y: np.ones(6, np.float32)})
+    expected = np.zeros(5, np.float32)
+    np.add.at(expected, np.minimum(o[:, 0], 4), v)
+    np.testing.assert_array_equal(xa.grad.numpy(), expected)
+
+
+@adjit.kernel
+def search_past_the_end(a: adjit.array(dtype=float), out: adjit.array(dtype=int)):
+    out[0] = adjit.lower_bound(a, 0, 9, 5.0)
+
+
+def test_lower_bound_reads_are_range_checked():
+    with pytest.raises(adjit.OutOfBoundsError, match="search_past_the_end"):
+        adjit.launch(search_past_the_end, dim=1, inputs=[adjit.array(np.arange(4, dtype=np.float32))],
+                     outputs=[adjit.zeros(1, dtype=int)])
+
+
+@adjit.kernel
+def ddot_loss(a: adjit.array(dtype=adjit.mat33d), b: adjit.array(dtype=adjit.mat33d), y: adjit.array(dtype=adjit.float64)):
+    i = adjit.tid()
+    y[i] = adjit.ddot(a[i], b[i] * a[i])
+
+
+def test_ddot_gradients_match_finite_differences():
+    rng = np.random.default_rng(3)
+    check_gradients(ddot_loss, 2, [adjit.array(rng.normal(size=(2, 3, 3)), dtype=adjit.mat33d, requires_grad=True),
+                                   adjit.array(rng.normal(size=(2, 3, 3)), dtype=adjit.mat33d, requires_grad=True)],
+                    [adjit.zeros(2, dtype=adjit.float64, requires_grad=True)])
+
+
 # --- registry coverage ----------------------------------------------------------------------------------
 
 TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "where", "select",
@@ -1276,7 +1336,7 @@ TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "wh
                        "rand_init", "randi", "randu", "randf", "randn", "poisson", "sample_triangle",
                        "sample_unit_ring", "sample_unit_disk", "sample_unit_square", "sample_unit_cube",
                        "sample_unit_sphere_surface", "sample_unit_sphere", "sample_unit_hemisphere_surface",
-                       "sample_unit_hemisphere",
+                       "sample_unit_hemisphere", "sample_cdf",
                        # test_transforms.py: test_setters_axis_angle_and_decompose
                        "transform_set_translation", "transform_set_rotation", "quat_to_axis_angle",
                        "transform_decompose",
@@ -1285,7 +1345,9 @@ TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "wh
                        # test_inverse_error_functions:
                        "erfinv", "erfcinv",
                        # test_euler_angles_for_every_sequence:
-                       "quat_from_euler", "quat_to_euler"}  # (the last: test_rounding_interpolation_...)
+                       "quat_from_euler", "quat_to_euler",
+                       # test_lower_bound_and_ddot:
+                       "lower_bound", "ddot"}  # (the last: test_rounding_interpolation_...)
 
 
 @adjit.kernel

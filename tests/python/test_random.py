@@ -228,3 +228,24 @@ def test_poisson_counts_are_constants_of_the_gradient():
         _, m = _poisson(s, 30.0)
         assert y.numpy()[t] == f32(x0[t] * n + m * x0[t] * x0[t])
         assert x.grad.numpy()[t] == f32(n + 2 * m * x0[t])
+
+
+@wp.kernel
+def sample_bins(seed: int, cdf: wp.array(dtype=float), out: wp.array(dtype=int), after: wp.array(dtype=wp.uint32)):
+    t = wp.tid()
+    s = wp.rand_init(seed, t)
+    out[t] = wp.sample_cdf(s, cdf)
+    after[t] = s
+
+
+def test_sample_cdf_inverts_the_distribution():
+    weights = np.array([0.1, 0.4, 0.2, 0.3], np.float32)
+    cdf = (np.cumsum(weights) / weights.sum()).astype(np.float32)
+    n = 20_000
+    out, after = wp.zeros(n, dtype=int), wp.zeros(n, dtype=wp.uint32)
+    wp.launch(sample_bins, dim=n, inputs=[11, wp.array(cdf)], outputs=[out, after])
+    for t in range(50):
+        s, u = uniform(pcg((11 + pcg(t)) & MASK))
+        assert out.numpy()[t] == np.searchsorted(cdf, u, side="left") and after.numpy()[t] == s
+    counts = np.bincount(out.numpy(), minlength=4) / n
+    np.testing.assert_allclose(counts, weights, atol=0.01)
