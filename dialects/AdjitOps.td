@@ -244,14 +244,14 @@ def Adjit_StoreComponentOp : Adjit_Op<"store_component"> {
   let hasVerifier = 1;
 }
 
-class Adjit_AtomicOp<string mnemonic, string what>
+class Adjit_AtomicOp<string mnemonic, string what, string note = "">
     : Adjit_Op<mnemonic, [AllTypesMatch<["value", "result"]>]> {
   let summary = "atomically " # what # " an array element or one of its components";
   let description = [{
     Atomically combines `value` into the element (or, with a non-empty
     position, the component) at the index and returns the previous value.
     Vector and matrix values are combined component by component, each
-    component atomically (as in Warp).
+    component atomically (as in Warp).}] # note # [{
 
     ```mlir
     %old = adjit.}] # mnemonic # [{ %v, %y[%i] [] : f32, !adjit.array<f32, 1>
@@ -279,6 +279,47 @@ class Adjit_AtomicOp<string mnemonic, string what>
 def Adjit_AtomicAddOp : Adjit_AtomicOp<"atomic_add", "adds into">;
 def Adjit_AtomicMinOp : Adjit_AtomicOp<"atomic_min", "takes the minimum with">;
 def Adjit_AtomicMaxOp : Adjit_AtomicOp<"atomic_max", "takes the maximum with">;
+def Adjit_AtomicExchOp : Adjit_AtomicOp<"atomic_exch", "stores a value into", [{
+    Only scalar (integer or float) values: the element's new value is
+    `value`, whatever it was.}]>;
+def Adjit_AtomicAndOp : Adjit_AtomicOp<"atomic_and", "ands bits into", [{
+    Integer values only.}]>;
+def Adjit_AtomicOrOp : Adjit_AtomicOp<"atomic_or", "ors bits into", [{
+    Integer values only.}]>;
+def Adjit_AtomicXorOp : Adjit_AtomicOp<"atomic_xor", "xors bits into", [{
+    Integer values only.}]>;
+
+def Adjit_AtomicCasOp : Adjit_Op<"atomic_cas", [
+    AllTypesMatch<["compare", "value", "result"]>]> {
+  let summary = "atomic compare-and-swap of an array element or one of its components";
+  let description = [{
+    Atomically reads the element (or, with a non-empty position, the
+    component) at the index, stores `value` there if the element equals
+    `compare` bit for bit, and returns the element read. Scalar integer or
+    float values only (a float compares as its bits: -0.0 is not 0.0 and a
+    NaN matches the same NaN).
+
+    ```mlir
+    %old = adjit.atomic_cas %expected, %new, %y[%i] [] : i32, !adjit.array<i32, 1>
+    ```
+  }];
+  let arguments = (ins AnyType:$compare, AnyType:$value,
+                       Arg<Adjit_AnyArray, "", [MemRead, MemWrite]>:$array,
+                       Variadic<Index>:$indices,
+                       DenseI64ArrayAttr:$position);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = [{
+    $compare `,` $value `,` $array `[` $indices `]` $position attr-dict `:` type($value) `,` type($array)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$compare, "::mlir::Value":$value,
+                   "::mlir::Value":$array, "::mlir::ValueRange":$indices,
+                   CArg<"::llvm::ArrayRef<int64_t>", "{}">:$position), [{
+      build($_builder, $_state, value.getType(), compare, value, array, indices,
+            $_builder.getDenseI64ArrayAttr(position));
+    }]>];
+  let hasVerifier = 1;
+}
 
 //===----------------------------------------------------------------------===//
 // Components of vector and matrix values

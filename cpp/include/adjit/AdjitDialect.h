@@ -29,6 +29,10 @@ FailureOr<Type> getComponentType(Type aggregate, ArrayRef<int64_t> position);
 
 /// Whether `op` is a `func.func` marked as a kernel.
 bool isKernel(Operation *op);
+
+/// Whether `op` is an atomic read-modify-write of an array element
+/// (atomic_add/min/max/exch/and/or/xor/cas).
+bool isAtomicOp(Operation *op);
 } // namespace mlir::adjit
 
 #endif // ADJIT_ADJITDIALECT_H

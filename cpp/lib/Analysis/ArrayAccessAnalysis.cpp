@@ -6,6 +6,7 @@
 #include "adjit/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::adjit {
 #define GEN_PASS_DEF_ADJITARRAYACCESS
@@ -50,13 +51,13 @@ ArrayAccessAnalysis::accessedElement(Operation *op) {
     return std::make_pair(store.getArray(), ValueRange(store.getIndices()));
   if (auto store = dyn_cast<StoreComponentOp>(op))
     return std::make_pair(store.getArray(), ValueRange(store.getIndices()));
-  if (auto atomic = dyn_cast<AtomicAddOp>(op))
-    return std::make_pair(atomic.getArray(), ValueRange(atomic.getIndices()));
-  if (auto atomic = dyn_cast<AtomicMinOp>(op))
-    return std::make_pair(atomic.getArray(), ValueRange(atomic.getIndices()));
-  if (auto atomic = dyn_cast<AtomicMaxOp>(op))
-    return std::make_pair(atomic.getArray(), ValueRange(atomic.getIndices()));
-  return std::nullopt;
+  auto atomic = [](auto typed) {
+    return std::make_pair(typed.getArray(), ValueRange(typed.getIndices()));
+  };
+  return TypeSwitch<Operation *, std::optional<std::pair<Value, ValueRange>>>(op)
+      .Case<AtomicAddOp, AtomicMinOp, AtomicMaxOp, AtomicExchOp, AtomicAndOp,
+            AtomicOrOp, AtomicXorOp, AtomicCasOp>(atomic)
+      .Default([](Operation *) { return std::nullopt; });
 }
 
 /// Whether device function `fn` (transitively) reads or writes the array it
@@ -126,7 +127,7 @@ ArrayAccessAnalysis::ArrayAccessAnalysis(func::FuncOp kernel) {
     // An atomic reads only if its old value is used; an unused one only
     // combines into memory.
     bool reads = isa<LoadOp, LoadComponentOp>(op) ||
-                 (isa<AtomicAddOp, AtomicMinOp, AtomicMaxOp>(op) &&
+                 (isAtomicOp(op) &&
                   !op->getResult(0).use_empty());
     bool writes = !isa<LoadOp, LoadComponentOp>(op);
     if (reads)

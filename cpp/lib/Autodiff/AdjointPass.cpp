@@ -53,7 +53,8 @@ constexpr llvm::StringLiteral kAdjointOfAttr("adjit.adjoint_of");
 /// An access to an array element, whatever op makes it: a load, a store or
 /// an atomic, of the whole element or of one of its components.
 struct ElementAccess {
-  enum class Kind { Load, Store, AtomicAdd, AtomicMinOrMax };
+  /// AtomicOther: exch, and, or, xor, cas (like min/max, never carried).
+  enum class Kind { Load, Store, AtomicAdd, AtomicMinOrMax, AtomicOther };
   Kind kind;
   Value array;
   OperandRange indices;
@@ -92,15 +93,21 @@ std::optional<ElementAccess> elementAccess(Operation *op) {
         return access(Kind::AtomicMinOrMax, atomic, atomic.getPosition(),
                       atomic.getValue());
       })
+      .Case<AtomicExchOp, AtomicAndOp, AtomicOrOp, AtomicXorOp, AtomicCasOp>(
+          [&](auto atomic) {
+            return access(Kind::AtomicOther, atomic, atomic.getPosition(),
+                          atomic.getValue());
+          })
       .Default([](Operation *) { return std::nullopt; });
 }
 
 /// The access `op` makes to `array`, if it is one the compiler can carry as
-/// a value (a load, a store or an atomic add; not an atomic min or max).
+/// a value (a load, a store or an atomic add; no other atomic).
 std::optional<ElementAccess> carriableAccess(Operation *op, Value array) {
   std::optional<ElementAccess> access = elementAccess(op);
   if (!access || access->array != array ||
-      access->kind == ElementAccess::Kind::AtomicMinOrMax)
+      access->kind == ElementAccess::Kind::AtomicMinOrMax ||
+      access->kind == ElementAccess::Kind::AtomicOther)
     return std::nullopt;
   return access;
 }
@@ -221,6 +228,7 @@ void forwardStores(Block &block, const ArrayAccessAnalysis &analysis,
         break;
       case ElementAccess::Kind::AtomicAdd:
       case ElementAccess::Kind::AtomicMinOrMax:
+      case ElementAccess::Kind::AtomicOther:
         known.erase(array);
         break;
       }
@@ -320,6 +328,7 @@ Value threadElement(Block &block, Value array, Value current,
         break;
       }
       case ElementAccess::Kind::AtomicMinOrMax:
+      case ElementAccess::Kind::AtomicOther:
         llvm_unreachable("not a carriable access");
       }
       op.erase();
@@ -510,6 +519,26 @@ LogicalResult makeCanonicalWhile(scf::WhileOp loop) {
 /// Step 1: unroll small constant loops and reject what is not supported.
 LogicalResult prepare(func::FuncOp work, func::FuncOp kernel,
                       int64_t maxUnroll) {
+  // Float exch/cas: which value an element ends with (and which old value
+  // each thread gets) depends on the order the threads ran in, so it is
+  // not a function of the inputs with a derivative. Integer ones carry no
+  // gradient.
+  WalkResult orderDependent = work.walk([&](Operation *op) {
+    if (!isa<AtomicExchOp, AtomicCasOp>(op) ||
+        !AdjointState::isActive(op->getResult(0).getType()))
+      return WalkResult::advance();
+    op->emitOpError()
+        << op->getName().stripDialect()
+        << " of float values has no adjoint: the value it leaves in the "
+           "element (and the old value it returns) depends on the order the "
+           "threads run in, not only on the inputs, so no gradient is "
+           "defined; launch it outside the tape (or exchange integer indices "
+           "and differentiate a kernel that reads the values they select)";
+    return WalkResult::interrupt();
+  });
+  if (orderDependent.wasInterrupted())
+    return failure();
+
   auto module = kernel->getParentOfType<ModuleOp>();
   WalkResult calls = work.walk([&](CallOp call) {
     auto callee = module ? dyn_cast_or_null<func::FuncOp>(SymbolTable::lookupSymbolIn(

@@ -465,6 +465,20 @@ LogicalResult atomicAddRule(AtomicAddOp op, OpBuilder &b, TangentState &s) {
   return success();
 }
 
+/// Float exch/cas: the value an element ends with depends on the order the
+/// threads run in, so it has no derivative. Integer ones carry no tangent.
+template <typename OpT>
+LogicalResult orderDependentAtomicRule(OpT op, OpBuilder &, TangentState &) {
+  if (!TangentState::isActive(op.getValue().getType()))
+    return success();
+  return op.emitOpError()
+         << op->getName().stripDialect()
+         << " of float values has no tangent: the value it leaves in the "
+            "element (and the old value it returns) depends on the order the "
+            "threads run in, not only on the inputs, so no derivative is "
+            "defined";
+}
+
 /// A call to a device function that was not inlined: only a function with a
 /// forward-mode rule could be differentiated, and none has one yet.
 LogicalResult callRule(CallOp op, OpBuilder &, TangentState &s) {
@@ -550,6 +564,8 @@ void mlir::adjit::registerTangentRules(DialectRegistry &registry) {
     attach<StoreOp, arrayStoreRule>(ctx);
     attach<StoreComponentOp, componentStoreRule>(ctx);
     attach<AtomicAddOp, atomicAddRule>(ctx);
+    attach<AtomicExchOp, orderDependentAtomicRule<AtomicExchOp>>(ctx);
+    attach<AtomicCasOp, orderDependentAtomicRule<AtomicCasOp>>(ctx);
     attach<StopGradientOp, zeroRule<StopGradientOp>>(ctx);
     attach<CallOp, callRule>(ctx);
   });

@@ -185,6 +185,18 @@ arith::AtomicRMWKind atomicKind(AtomicMaxOp, Type scalar) {
   return isa<FloatType>(scalar) ? arith::AtomicRMWKind::maximumf
                                 : arith::AtomicRMWKind::maxs;
 }
+arith::AtomicRMWKind atomicKind(AtomicExchOp, Type) {
+  return arith::AtomicRMWKind::assign;
+}
+arith::AtomicRMWKind atomicKind(AtomicAndOp, Type) {
+  return arith::AtomicRMWKind::andi;
+}
+arith::AtomicRMWKind atomicKind(AtomicOrOp, Type) {
+  return arith::AtomicRMWKind::ori;
+}
+arith::AtomicRMWKind atomicKind(AtomicXorOp, Type) {
+  return arith::AtomicRMWKind::xori;
+}
 
 template <typename AtomicOp>
 struct AtomicLowering : OpConversionPattern<AtomicOp> {
@@ -210,6 +222,54 @@ struct AtomicLowering : OpConversionPattern<AtomicOp> {
                                     [&](ArrayRef<int64_t>) {
                                       return oldScalars[next++];
                                     }));
+    return success();
+  }
+};
+
+/// A `cmpxchg` on the scalar's bits (LLVM's cmpxchg takes integers only,
+/// so floats compare as their bits), through the element's address: the
+/// memref's aligned pointer plus its linear offset.
+struct AtomicCasLowering : OpConversionPattern<AtomicCasOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AtomicCasOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value memref = adaptor.getArray();
+    auto meta = memref::ExtractStridedMetadataOp::create(rewriter, loc, memref);
+    Value linear = meta.getOffset();
+    for (auto [index, stride] :
+         llvm::zip(componentIndices(rewriter, loc, adaptor.getIndices(),
+                                    op.getPosition()),
+                   meta.getStrides()))
+      linear = arith::AddIOp::create(
+          rewriter, loc, linear,
+          arith::MulIOp::create(rewriter, loc, index, stride));
+    Type i64 = rewriter.getI64Type();
+    auto ptrTy = LLVM::LLVMPointerType::get(rewriter.getContext());
+    Value base = arith::IndexCastOp::create(
+        rewriter, loc, i64,
+        memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, memref));
+    Type scalar = op.getValue().getType();
+    Type bitsTy = rewriter.getIntegerType(scalar.getIntOrFloatBitWidth());
+    Value at = LLVM::GEPOp::create(
+        rewriter, loc, ptrTy, bitsTy,
+        LLVM::IntToPtrOp::create(rewriter, loc, ptrTy, base),
+        ValueRange{arith::IndexCastOp::create(rewriter, loc, i64, linear)});
+    auto bits = [&](Value v) {
+      return isa<FloatType>(scalar)
+                 ? arith::BitcastOp::create(rewriter, loc, bitsTy, v).getResult()
+                 : v;
+    };
+    Value compare = bits(adaptor.getCompare());
+    Value value = bits(adaptor.getValue());
+    auto exchange = LLVM::AtomicCmpXchgOp::create(
+        rewriter, loc, at, compare, value, LLVM::AtomicOrdering::acq_rel,
+        LLVM::AtomicOrdering::acquire);
+    Value old = LLVM::ExtractValueOp::create(rewriter, loc, exchange, 0);
+    if (isa<FloatType>(scalar))
+      old = arith::BitcastOp::create(rewriter, loc, scalar, old);
+    rewriter.replaceOp(op, old);
     return success();
   }
 };
@@ -386,6 +446,9 @@ struct AdjitLowerToStdPass
     patterns.add<LoadLowering, LoadComponentLowering, StoreLowering,
                  StoreComponentLowering, AtomicLowering<AtomicAddOp>,
                  AtomicLowering<AtomicMinOp>, AtomicLowering<AtomicMaxOp>,
+                 AtomicLowering<AtomicExchOp>, AtomicLowering<AtomicAndOp>,
+                 AtomicLowering<AtomicOrOp>, AtomicLowering<AtomicXorOp>,
+                 AtomicCasLowering,
                  DimLowering, AccessErrorLowering, CheckIndexLowering,
                  ExtractLowering, InsertLowering, StopGradientLowering,
                  CallLowering, SmallReductionUnrolling>(converter, ctx);

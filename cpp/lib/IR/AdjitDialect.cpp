@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -249,6 +250,39 @@ static LogicalResult verifyAtomic(AtomicOp op) {
 LogicalResult AtomicAddOp::verify() { return verifyAtomic(*this); }
 LogicalResult AtomicMinOp::verify() { return verifyAtomic(*this); }
 LogicalResult AtomicMaxOp::verify() { return verifyAtomic(*this); }
+
+/// exch and cas: a scalar integer or float value (no vector or matrix).
+template <typename AtomicOp>
+static LogicalResult verifyScalarAtomic(AtomicOp op) {
+  if (failed(verifyAtomic(op)))
+    return failure();
+  if (!isa<IntegerType, FloatType>(op.getValue().getType()))
+    return op.emitOpError() << "takes a scalar integer or float value, got "
+                            << op.getValue().getType();
+  return success();
+}
+
+/// and, or and xor: integer values (scalars, vectors or matrices).
+template <typename AtomicOp>
+static LogicalResult verifyBitwiseAtomic(AtomicOp op) {
+  if (failed(verifyAtomic(op)))
+    return failure();
+  if (!isa<IntegerType>(getElementTypeOrSelf(op.getValue().getType())))
+    return op.emitOpError() << "takes integer values, got "
+                            << op.getValue().getType();
+  return success();
+}
+
+LogicalResult AtomicExchOp::verify() { return verifyScalarAtomic(*this); }
+LogicalResult AtomicAndOp::verify() { return verifyBitwiseAtomic(*this); }
+LogicalResult AtomicOrOp::verify() { return verifyBitwiseAtomic(*this); }
+LogicalResult AtomicXorOp::verify() { return verifyBitwiseAtomic(*this); }
+LogicalResult AtomicCasOp::verify() { return verifyScalarAtomic(*this); }
+
+bool mlir::adjit::isAtomicOp(Operation *op) {
+  return isa<AtomicAddOp, AtomicMinOp, AtomicMaxOp, AtomicExchOp, AtomicAndOp,
+             AtomicOrOp, AtomicXorOp, AtomicCasOp>(op);
+}
 
 LogicalResult ExtractOp::verify() {
   if (getPosition().empty())

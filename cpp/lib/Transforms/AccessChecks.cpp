@@ -181,11 +181,7 @@ StringRef accessKind(Operation *op) {
     return "read";
   if (isa<StoreOp, StoreComponentOp>(op))
     return "write";
-  if (isa<AtomicAddOp>(op))
-    return "atomic_add";
-  if (isa<AtomicMinOp>(op))
-    return "atomic_min";
-  return "atomic_max";
+  return op->getName().stripDialect(); // atomic_add, atomic_cas, ...
 }
 
 /// The value a store or atomic writes (null for loads).
@@ -194,7 +190,9 @@ Value storedValue(Operation *op) {
     return store.getValue();
   if (auto store = dyn_cast<StoreComponentOp>(op))
     return store.getValue();
-  if (isa<AtomicAddOp, AtomicMinOp, AtomicMaxOp>(op))
+  if (auto cas = dyn_cast<AtomicCasOp>(op))
+    return cas.getValue();
+  if (isAtomicOp(op))
     return op->getOperand(0);
   return Value();
 }

@@ -29,10 +29,6 @@ using namespace mlir::adjit;
 
 namespace {
 
-bool isAtomic(Operation *op) {
-  return isa<AtomicAddOp, AtomicMinOp, AtomicMaxOp>(op);
-}
-
 /// A float atomic_add (its order changes the result's rounding).
 bool isFloatAdd(Operation *op) {
   auto add = dyn_cast<AtomicAddOp>(op);
@@ -59,7 +55,7 @@ bool containsAtomics(func::FuncOp fn, DenseSet<Operation *> &visited) {
     return false;
   bool found = false;
   fn.walk([&](Operation *op) {
-    if (isAtomic(op) || isa<PrintOp>(op)) {
+    if (isAtomicOp(op) || isa<PrintOp>(op)) {
       found = true;
       return WalkResult::interrupt();
     }
@@ -81,9 +77,10 @@ StringRef classify(func::FuncOp kernel) {
   DenseSet<Value> deferredInto;
   bool serial = false;
   kernel.walk([&](Operation *op) {
-    if (isAtomic(op)) {
-      if (!op->getResult(0).use_empty())
-        serial = true; // the old value depends on the threads' order
+    if (isAtomicOp(op)) {
+      if (!op->getResult(0).use_empty() || isa<AtomicExchOp, AtomicCasOp>(op))
+        serial = true; // the old (or, exch/cas: the new) value depends on
+                       // the threads' order
       else if (isDeferrableAdd(op))
         deferredInto.insert(atomicArray(op));
       else if (isFloatAdd(op))

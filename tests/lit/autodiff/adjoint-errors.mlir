@@ -266,3 +266,30 @@ func.func @custom_adjoint_unnamed(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32
 /// A kernel declared without a body is an error, not a crash.
 // expected-error @below {{'func.func' op kernel has no body to differentiate}}
 func.func private @declaration(%x: !adjit.array<f32, 1>) attributes {adjit.kernel}
+
+// -----
+
+/// A float atomic_exch or atomic_cas has no adjoint: the value it leaves
+/// (and the old value it returns) depends on the threads' order; so even
+/// when its old value is unused.
+func.func @atomic_exch(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+  %c0 = arith.constant 0 : index
+  // expected-error @below {{'adjit.atomic_exch' op atomic_exch of float values has no adjoint: the value it leaves in the element (and the old value it returns) depends on the order the threads run in, not only on the inputs, so no gradient is defined; launch it outside the tape (or exchange integer indices and differentiate a kernel that reads the values they select)}}
+  %old = adjit.atomic_exch %a, %y[%c0] [] : f32, !adjit.array<f32, 1>
+  return
+}
+
+// -----
+
+func.func @atomic_cas(%x: !adjit.array<f64, 1>, %y: !adjit.array<f64, 1>, %z: !adjit.array<f64, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %a = adjit.load %x[%i] : !adjit.array<f64, 1>
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f64
+  // expected-error @below {{'adjit.atomic_cas' op atomic_cas of float values has no adjoint: the value it leaves in the element}}
+  %old = adjit.atomic_cas %zero, %a, %y[%c0] [] : f64, !adjit.array<f64, 1>
+  adjit.store %old, %z[%i] : !adjit.array<f64, 1>
+  return
+}

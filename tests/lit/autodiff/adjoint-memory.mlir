@@ -503,3 +503,27 @@ func.func @store_in_branch_then_read(%x: !adjit.array<f32, 1>, %c: i1) attribute
   adjit.store %e, %x[%i] : !adjit.array<f32, 1>
   return
 }
+
+/// Integer exch/cas/and/or/xor carry no gradient and are not replayed (they
+/// happened in the forward launch): the adjoint only differentiates the
+/// float store beside them.
+// PRIMAL-LABEL: func.func @integer_atomics(
+// CANON-LABEL: func.func @integer_atomics_adjoint(
+// CANON-SAME: %[[X:[^:]*]]: !adjit.array<f32, 1>, %[[K:[^:]*]]: !adjit.array<i32, 1>, %[[Y:[^:]*]]: !adjit.array<f32, 1>, %[[GX:[^:]*]]: !adjit.array<f32, 1>, %[[GK:[^:]*]]: !adjit.array<i32, 1>, %[[GY:[^:]*]]: !adjit.array<f32, 1>)
+// CANON-NOT: adjit.atomic
+// CANON: %[[G:.*]] = adjit.load %[[GY]][%[[I:.*]]] : <f32, 1>
+// CANON-NOT: adjit.atomic
+// CANON: return
+func.func @integer_atomics(%x: !adjit.array<f32, 1>, %k: !adjit.array<i32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1 : i32
+  %e = adjit.atomic_exch %one, %k[%c0] [] : i32, !adjit.array<i32, 1>
+  %c = adjit.atomic_cas %one, %one, %k[%c0] [] : i32, !adjit.array<i32, 1>
+  %n = adjit.atomic_and %one, %k[%c0] [] : i32, !adjit.array<i32, 1>
+  %o = adjit.atomic_or %one, %k[%c0] [] : i32, !adjit.array<i32, 1>
+  %r = adjit.atomic_xor %one, %k[%c0] [] : i32, !adjit.array<i32, 1>
+  adjit.store %a, %y[%i] : !adjit.array<f32, 1>
+  return
+}

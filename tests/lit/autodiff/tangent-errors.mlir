@@ -120,3 +120,28 @@ func.func @execute_region(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) at
 /// A kernel without a body.
 // expected-error @below {{'func.func' op kernel has no body to differentiate}}
 func.func private @external(%x: !adjit.array<f32, 1>) attributes {adjit.kernel}
+
+// -----
+
+/// A float atomic_exch or atomic_cas has no tangent (the value it leaves
+/// depends on the threads' order).
+func.func @atomic_exch(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+  %c0 = arith.constant 0 : index
+  // expected-error @below {{'adjit.atomic_exch' op atomic_exch of float values has no tangent: the value it leaves in the element (and the old value it returns) depends on the order the threads run in, not only on the inputs, so no derivative is defined}}
+  %old = adjit.atomic_exch %a, %y[%c0] [] : f32, !adjit.array<f32, 1>
+  return
+}
+
+// -----
+
+func.func @atomic_cas(%x: !adjit.array<f64, 1>, %y: !adjit.array<f64, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %a = adjit.load %x[%i] : !adjit.array<f64, 1>
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f64
+  // expected-error @below {{'adjit.atomic_cas' op atomic_cas of float values has no tangent}}
+  %old = adjit.atomic_cas %zero, %a, %y[%c0] [] : f64, !adjit.array<f64, 1>
+  return
+}

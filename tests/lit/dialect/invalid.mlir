@@ -523,3 +523,75 @@ func.func @atomic_max_component_type(%x: !adjit.array<vector<3xf32>, 1>, %v: f64
   %o = adjit.atomic_max %v, %x[%i] [0] : f64, !adjit.array<vector<3xf32>, 1>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// adjit.atomic_exch / atomic_cas / atomic_and / atomic_or / atomic_xor
+//===----------------------------------------------------------------------===//
+
+// -----
+
+/// atomic_and/or/xor take integers.
+func.func @atomic_and_float(%x: !adjit.array<f32, 1>, %v: f32, %i: index) {
+  // expected-error @below {{'adjit.atomic_and' op takes integer values, got 'f32'}}
+  %o = adjit.atomic_and %v, %x[%i] [] : f32, !adjit.array<f32, 1>
+  return
+}
+
+// -----
+
+func.func @atomic_xor_float_vector(%x: !adjit.array<vector<3xf32>, 1>, %v: vector<3xf32>, %i: index) {
+  // expected-error @below {{'adjit.atomic_xor' op takes integer values, got 'vector<3xf32>'}}
+  %o = adjit.atomic_xor %v, %x[%i] [] : vector<3xf32>, !adjit.array<vector<3xf32>, 1>
+  return
+}
+
+// -----
+
+/// atomic_exch takes a scalar: a whole vector element is rejected.
+func.func @atomic_exch_vector(%x: !adjit.array<vector<2xi32>, 1>, %v: vector<2xi32>, %i: index) {
+  // expected-error @below {{'adjit.atomic_exch' op takes a scalar integer or float value, got 'vector<2xi32>'}}
+  %o = adjit.atomic_exch %v, %x[%i] [] : vector<2xi32>, !adjit.array<vector<2xi32>, 1>
+  return
+}
+
+// -----
+
+/// The element (or component) addressing is checked as for the other atomics.
+func.func @atomic_or_element_type(%x: !adjit.array<i64, 1>, %v: i32, %i: index) {
+  // expected-error @below {{'adjit.atomic_or' op value type 'i32' does not match the component type 'i64' at []}}
+  %o = adjit.atomic_or %v, %x[%i] [] : i32, !adjit.array<i64, 1>
+  return
+}
+
+// -----
+
+func.func @atomic_cas_indices(%x: !adjit.array<i32, 2>, %v: i32, %i: index) {
+  // expected-error @below {{'adjit.atomic_cas' op expects 2 indices for '!adjit.array<i32, 2>', got 1}}
+  %o = adjit.atomic_cas %v, %v, %x[%i] [] : i32, !adjit.array<i32, 2>
+  return
+}
+
+// -----
+
+func.func @atomic_cas_vector(%x: !adjit.array<vector<3xf32>, 1>, %v: vector<3xf32>, %i: index) {
+  // expected-error @below {{'adjit.atomic_cas' op takes a scalar integer or float value, got 'vector<3xf32>'}}
+  %o = adjit.atomic_cas %v, %v, %x[%i] [] : vector<3xf32>, !adjit.array<vector<3xf32>, 1>
+  return
+}
+
+// -----
+
+func.func @atomic_cas_position(%x: !adjit.array<vector<4xi32>, 1>, %v: i32, %i: index) {
+  // expected-error @below {{'adjit.atomic_cas' op position [4] does not address a component of 'vector<4xi32>'}}
+  %o = "adjit.atomic_cas"(%v, %v, %x, %i) <{position = array<i64: 4>}> : (i32, i32, !adjit.array<vector<4xi32>, 1>, index) -> i32
+  return
+}
+
+// -----
+
+/// compare, value and the result (the old value) have one type.
+func.func @atomic_cas_compare_type(%x: !adjit.array<i32, 1>, %c: i64, %v: i32, %i: index) {
+  // expected-error @below {{'adjit.atomic_cas' op failed to verify that all of {compare, value, result} have same type}}
+  %o = "adjit.atomic_cas"(%c, %v, %x, %i) <{position = array<i64>}> : (i64, i32, !adjit.array<i32, 1>, index) -> i32
+  return
+}

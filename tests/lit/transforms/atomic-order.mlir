@@ -57,6 +57,56 @@ func.func @old_value_used(%count: !adjit.array<i32, 1>, %slots: !adjit.array<i32
   return
 }
 
+/// Integer and/or/xor whose old values are unused: the bits are the same in
+/// any order.
+// CHECK-LABEL: func.func @bitwise_unused(
+// CHECK-SAME: adjit.atomic_order = "parallel"
+func.func @bitwise_unused(%flags: !adjit.array<i32, 1>, %mask: !adjit.array<i64, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %c0 = arith.constant 0 : index
+  %bit = arith.constant 4 : i32
+  %m = arith.constant 6 : i64
+  %a = adjit.atomic_or %bit, %flags[%c0] [] : i32, !adjit.array<i32, 1>
+  %b = adjit.atomic_and %m, %mask[%c0] [] : i64, !adjit.array<i64, 1>
+  %c = adjit.atomic_xor %bit, %flags[%i] [] : i32, !adjit.array<i32, 1>
+  return
+}
+
+/// ... and with an old value used: which thread saw which bits depends on
+/// the order.
+// CHECK-LABEL: func.func @bitwise_used(
+// CHECK-SAME: adjit.atomic_order = "serial"
+func.func @bitwise_used(%flags: !adjit.array<i32, 1>, %seen: !adjit.array<i32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %c0 = arith.constant 0 : index
+  %bit = arith.constant 4 : i32
+  %old = adjit.atomic_or %bit, %flags[%c0] [] : i32, !adjit.array<i32, 1>
+  adjit.store %old, %seen[%i] : !adjit.array<i32, 1>
+  return
+}
+
+/// An exchange or compare-and-swap leaves the value of whichever thread ran
+/// last (or first): serial even when its old value is unused.
+// CHECK-LABEL: func.func @exch_unused(
+// CHECK-SAME: adjit.atomic_order = "serial"
+func.func @exch_unused(%x: !adjit.array<f32, 1>, %last: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %c0 = arith.constant 0 : index
+  %v = adjit.load %x[%i] : !adjit.array<f32, 1>
+  %a = adjit.atomic_exch %v, %last[%c0] [] : f32, !adjit.array<f32, 1>
+  return
+}
+// CHECK-LABEL: func.func @cas_unused(
+// CHECK-SAME: adjit.atomic_order = "serial"
+func.func @cas_unused(%owner: !adjit.array<i32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %c0 = arith.constant 0 : index
+  %free = arith.constant -1 : i32
+  %me = arith.index_cast %i : index to i32
+  %a = adjit.atomic_cas %free, %me, %owner[%c0] [] : i32, !adjit.array<i32, 1>
+  return
+}
+
 /// The kernel also reads the array it adds into: deferring the adds would
 /// change what it reads.
 // CHECK-LABEL: func.func @adds_and_loads(
@@ -114,3 +164,5 @@ func.func private @add_one_grad(%y: !adjit.array<f32, 1>, %i: index) {
 // ENTRY-DAG: func.func @no_float_adds_cpu_entry({{.*}} attributes {adjit.atomic_order = "parallel"}
 // ENTRY-DAG: func.func @reduce_cpu_entry({{.*}} attributes {adjit.atomic_order = "ordered"}
 // ENTRY-DAG: func.func @old_value_used_cpu_entry({{.*}} attributes {adjit.atomic_order = "serial"}
+// ENTRY-DAG: func.func @bitwise_unused_cpu_entry({{.*}} attributes {adjit.atomic_order = "parallel"}
+// ENTRY-DAG: func.func @cas_unused_cpu_entry({{.*}} attributes {adjit.atomic_order = "serial"}
