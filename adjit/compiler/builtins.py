@@ -1040,21 +1040,33 @@ add_builtin("quat_from_axis_angle", "quat_from_axis_angle(axis, angle): the rota
 # --- atomics ----------------------------------------------------------------------------
 
 def _infer_atomic(name):
+    nvalues = 2 if name == "atomic_cas" else 1  # atomic_cas(a, i, ..., compare, value)
+    trailing = "compare, value" if nvalues == 2 else "value"
+
     def infer(args):
-        if len(args) < 3 or not isinstance(args[0], T.ArrayType):
-            raise TypeError(f"{name}() takes an array, one index per dimension and a value "
-                            f"({name}(a, i, value), {name}(a, i, j, value), ...), got "
+        if len(args) < 2 + nvalues or not isinstance(args[0], T.ArrayType):
+            raise TypeError(f"{name}() takes an array, one index per dimension and "
+                            f"{'a compare and a value' if nvalues == 2 else 'a value'} "
+                            f"({name}(a, i, {trailing}), {name}(a, i, j, {trailing}), ...), got "
                             f"({', '.join(map(str, args))})")
-        array, indices, value = args[0], args[1:-1], args[-1]
+        array, indices, given = args[0], args[1:-nvalues], args[-nvalues:]
         if len(indices) != array.ndim:
             raise TypeError(f"{name}() on a {array.ndim}-d array needs {array.ndim} "
                             f"{'index' if array.ndim == 1 else 'indices'}, got {len(indices)}")
         for t in indices:
             if not isinstance(t, T.ScalarType) or not t.is_int:
                 raise TypeError(f"{name}() indices must be integers, got {t}")
-        if value != array.dtype:
-            raise TypeError(f"{name}() on an array of {array.dtype} needs a {array.dtype} value, got {value}")
+        for value in given:
+            if value != array.dtype:
+                raise TypeError(f"{name}() on an array of {array.dtype} needs {trailing} of type {array.dtype}, "
+                                f"got {value}")
         scalar = T.scalar_of(array.dtype)
+        if name in ("atomic_and", "atomic_or", "atomic_xor") and not scalar.is_int:
+            raise TypeError(f"{name}() needs an array of integers (scalars, vectors or matrices), got an array "
+                            f"of {array.dtype}")
+        if name in ("atomic_exch", "atomic_cas") and not (
+                isinstance(array.dtype, T.ScalarType) and (scalar.is_int or scalar.is_float)):
+            raise TypeError(f"{name}() needs an array of integer or float scalars, got an array of {array.dtype}")
         if name in ("atomic_min", "atomic_max") and scalar.is_unsigned:
             raise TypeError(f"{name}() on unsigned integers is not supported yet (use a signed type)")
         if scalar.bits < 32:
@@ -1064,16 +1076,23 @@ def _infer_atomic(name):
     return infer
 
 
-def _atomic_literal_types(types):
+def _atomic_literal_types(types, nvalues=1):
     # Literal indices are int32; a literal value takes the array's element type.
     array = types[0] if types else None
     value_t = array.dtype if isinstance(array, T.ArrayType) else None
-    return [None] + [T.int32] * (len(types) - 2) + [value_t] if len(types) >= 2 else [None] * len(types)
+    if len(types) < 1 + nvalues:
+        return [None] * len(types)
+    return [None] + [T.int32] * (len(types) - 1 - nvalues) + [value_t] * nvalues
 
 
 def _emit_atomic(op_name, negate=False):
     def emit(vals, types, result):
         op = getattr(adjit_d, op_name)
+        if op_name == "AtomicCasOp":  # (a, i, ..., compare, value)
+            array, *indices, compare, value = vals
+            return op(result.mlir(), compare, value, array,
+                      [values.to_index(i, t) for i, t in zip(indices, types[1:-2])],
+                      position=ir.DenseI64ArrayAttr.get([])).result
         array, *indices, value = vals
         if negate:
             scalar = T.scalar_of(result)
@@ -1097,6 +1116,29 @@ for _name, _op, _neg, _what in _ATOMICS:
                 "element (vectors and matrices component by component, each component atomically).",
                 _infer_atomic(_name), _emit_atomic(_op, _neg), array_args=True, unify_literals=False,
                 literal_types=_atomic_literal_types, differentiable=False)
+
+# Warp's other atomics. No gradients: integer ones carry none, and for floats
+# the value atomic_exch/atomic_cas leave depends on the threads' order (a
+# GradientError at the call when differentiated). On the CPU a kernel using
+# atomic_exch or atomic_cas (or using any atomic's old value) runs its threads
+# in order, so its results are those of the serial loop over thread indices.
+_ATOMICS_MORE = [
+    ("atomic_exch", "AtomicExchOp", "atomic_exch(a, i, [j, ...], value) atomically stores value into "
+     "a[i, j, ...] and returns the element it replaced (integer or float scalar elements)."),
+    ("atomic_cas", "AtomicCasOp", "atomic_cas(a, i, [j, ...], compare, value) atomically stores value into "
+     "a[i, j, ...] if the element equals compare and returns the element it read (integer or float scalar "
+     "elements; floats compare as their bits, as Warp's GPU atomics do: -0.0 does not match 0.0)."),
+    ("atomic_and", "AtomicAndOp", "atomic_and(a, i, [j, ...], value) atomically stores a[i, j, ...] & value "
+     "and returns the old element (integers; vectors and matrices component by component)."),
+    ("atomic_or", "AtomicOrOp", "atomic_or(a, i, [j, ...], value) atomically stores a[i, j, ...] | value "
+     "and returns the old element (integers; vectors and matrices component by component)."),
+    ("atomic_xor", "AtomicXorOp", "atomic_xor(a, i, [j, ...], value) atomically stores a[i, j, ...] ^ value "
+     "and returns the old element (integers; vectors and matrices component by component)."),
+]
+for _name, _op, _doc in _ATOMICS_MORE:
+    add_builtin(_name, _doc, _infer_atomic(_name), _emit_atomic(_op), array_args=True, unify_literals=False,
+                literal_types=(lambda types: _atomic_literal_types(types, 2)) if _name == "atomic_cas"
+                else _atomic_literal_types, differentiable=False)
 
 
 # --- component-wise products -------------------------------------------------------------

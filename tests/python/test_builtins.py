@@ -1347,7 +1347,9 @@ TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "wh
                        # test_euler_angles_for_every_sequence:
                        "quat_from_euler", "quat_to_euler",
                        # test_lower_bound_and_ddot:
-                       "lower_bound", "ddot"}  # (the last: test_rounding_interpolation_...)
+                       "lower_bound", "ddot",
+                       # test_atomics_more.py:
+                       "atomic_cas", "atomic_exch", "atomic_and", "atomic_or", "atomic_xor"}  # (the last: test_rounding_interpolation_...)
 
 
 @adjit.kernel
