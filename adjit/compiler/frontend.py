@@ -297,6 +297,18 @@ class FunctionBuilder:
                 self.is_static(target.value):
             if self.resolve_static(target.value) is language.adjoint:
                 return self.accumulate_adjoint(stmt)
+        bitwise = {ast.BitAnd: "AtomicAndOp", ast.BitOr: "AtomicOrOp", ast.BitXor: "AtomicXorOp"}
+        if type(stmt.op) in bitwise and self.array_element_target(target) is not None:
+            # a[i] &= v (|=, ^=) on an array is an atomic and (or, xor), as in Warp.
+            array, indices, position, elem_t = self.array_element_target(target)
+            scalar = T.scalar_of(elem_t)
+            if not (isinstance(scalar, T.ScalarType) and scalar.is_int and not scalar.is_bool and scalar.bits >= 32):
+                raise self.error(f"{self.op_name(stmt.op)}= on an array element needs 32- or 64-bit integers, got "
+                                 f"{elem_t}", stmt, KernelTypeError)
+            v = self.materialize(self.coerce(self.expr(stmt.value), elem_t, stmt.value), elem_t)
+            getattr(adjit_d, bitwise[type(stmt.op)])(elem_t.mlir(), v, array.value, indices,
+                                                    ir.DenseI64ArrayAttr.get(position))
+            return
         if isinstance(stmt.op, (ast.Add, ast.Sub)):
             array_target = self.array_element_target(target)
             if array_target is not None:

@@ -316,3 +316,34 @@ def test_ptx_of_the_atomics_assembles(tmp_path, kernel):
     proc = subprocess.run(["ptxas", "-arch=sm_80", str(src), "-o", str(tmp_path / "k.cubin")],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+@adjit.kernel
+def bitwise_augmented(flags: adjit.array(dtype=adjit.uint32), bits: adjit.array(dtype=int)):
+    i = adjit.tid()
+    flags[0] |= adjit.uint32(1) << adjit.uint32(i % 32)
+    flags[1] &= ~(adjit.uint32(1) << adjit.uint32(i % 32))
+    flags[2] ^= adjit.uint32(i)
+    bits[i % 2] |= i
+
+
+def test_augmented_bitwise_assignments_on_elements_are_atomics():
+    flags = adjit.array(np.array([0, 0xFFFFFFFF, 0], np.uint32), dtype=adjit.uint32)
+    bits = adjit.zeros(2, dtype=int)
+    adjit.launch(bitwise_augmented, dim=1000, inputs=[flags, bits])
+    x = 0
+    for i in range(1000):
+        x ^= i
+    np.testing.assert_array_equal(flags.numpy(), [0xFFFFFFFF, 0, x])
+    np.testing.assert_array_equal(bits.numpy(), [np.bitwise_or.reduce(np.arange(0, 1000, 2)),
+                                                 np.bitwise_or.reduce(np.arange(1, 1000, 2))])
+
+
+@adjit.kernel
+def bitwise_on_floats(x: adjit.array(dtype=float)):
+    x[0] |= 1.0
+
+
+def test_augmented_bitwise_assignment_needs_integers():
+    with pytest.raises(adjit.KernelTypeError, match="needs 32- or 64-bit integers"):
+        adjit.launch(bitwise_on_floats, dim=1, inputs=[adjit.zeros(1)])
