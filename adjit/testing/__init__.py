@@ -7,6 +7,8 @@ For kernel authors:
   AssertionError with a readable report.
 - ``check_tape_gradients(run, inputs, ...)``: the same for several launches
   recorded on one tape.
+- ``check_dot_product(run, inputs, ...)``: forward mode against reverse mode,
+  ``<u, J v> == <J^T u, v>`` for random ``u`` and ``v`` (float64, to 1e-12).
 - ``arrays(dtype, shape, elements=...)``: a Hypothesis strategy of adjit arrays.
 
 For adjit's own tests, the gradient fuzzer:
@@ -14,15 +16,17 @@ For adjit's own tests, the gradient fuzzer:
 - ``programs(config)``: a Hypothesis strategy that writes programs in the
   kernel language (device functions, kernels, launches and their inputs);
 - ``check_program(program)``: compiles one through the real frontend and
-  checks its forward values against numpy and its gradients against finite
-  differences, raising an AssertionError with a paste-ready reproducer.
+  checks its forward values against numpy, its gradients against finite
+  differences and its forward mode against its reverse mode, raising an AssertionError with a paste-ready reproducer.
 
 See docs/testing.md. The strategies need Hypothesis (``pip install
 hypothesis``); the checks do not.
 """
-from ._check import ATOL, EPS, RTOL, GradientMismatch, check_gradients, check_tape_gradients
+from ._check import (ATOL, DOT_RTOL, EPS, RTOL, DotProductMismatch, ForwardModeUnsupported, GradientMismatch,
+                     check_dot_product, check_gradients, check_tape_gradients)
 
-__all__ = ["ATOL", "EPS", "RTOL", "GradientMismatch", "check_gradients", "check_tape_gradients", "arrays",
+__all__ = ["ATOL", "DOT_RTOL", "EPS", "RTOL", "DotProductMismatch", "ForwardModeUnsupported", "GradientMismatch",
+           "check_dot_product", "check_gradients", "check_tape_gradients", "arrays",
            "programs", "check_program", "GenConfig", "Tolerances", "module_source", "fuzz_settings"]
 
 _LAZY = {

@@ -1,13 +1,16 @@
 """Gradient checks that raise a readable AssertionError: adjoint Jacobians
 (``adjit.autograd.jacobian`` / ``adjit.Tape``) against central finite
-differences."""
+differences, and forward mode against reverse mode (the dot-product test)."""
 from __future__ import annotations
+
+import unittest
 
 import numpy as np
 
 from .. import autograd
 from ..autograd import compare_jacobians
 from .. import types as T
+from ..errors import GradientError
 from ..runtime.array import Array
 from ..runtime.tape import Tape
 
@@ -15,8 +18,22 @@ from ..runtime.tape import Tape
 EPS, RTOL, ATOL = 1e-6, 1e-5, 1e-7
 
 
+#: The dot-product test's relative tolerance for float64 (see check_dot_product).
+DOT_RTOL = 1e-12
+
+
 class GradientMismatch(AssertionError):
     """Adjoint gradients differ from finite differences (the report is the message)."""
+
+
+class DotProductMismatch(AssertionError):
+    """Forward mode and reverse mode disagree: <u, J v> != <J^T u, v>."""
+
+
+class ForwardModeUnsupported(unittest.SkipTest):
+    """The tangent pass rejects a kernel (a ``@func_grad`` custom adjoint, a
+    float atomic min/max, ...), so forward mode cannot be checked. A
+    ``unittest.SkipTest``: pytest reports the test as skipped, with the reason."""
 
 
 def _is_float_array(a) -> bool:
@@ -175,3 +192,95 @@ def check_tape_gradients(run, inputs, eps: float = EPS, rtol: float = RTOL, atol
         for k in diff:
             if inputs[k].grad is not None:
                 inputs[k].grad.numpy()[...] = 0
+
+
+def check_dot_product(run, inputs, rtol: float = DOT_RTOL, seed: int = 0, names=None,
+                      output_names=None) -> None:
+    """Checks forward mode against reverse mode over the launches of ``run``
+    (the dot-product test): for random ``u`` over the outputs and ``v`` over
+    the float input arrays (uniform in [-1, 1], from ``seed``),
+
+        <u, J v>    from ``adjit.autograd.jvp(run, inputs, v)`` (tangent kernels)
+        <J^T u, v>  from ``Tape.backward`` seeded with ``u`` (adjoint kernels)
+
+    must agree: ``|fwd - rev| <= rtol * (scale + unit)`` where ``scale`` is
+    ``sum |u| |J v| + sum |J^T u| |v|``, the magnitude of the terms both sums
+    add up (so the bound is relative to what was summed, not to a sum that
+    cancels), and ``unit`` is ``sum |u| * sum |v|``, the largest ``<u, J v>``
+    of a Jacobian whose entries are at most 1. ``unit`` is there for
+    derivatives that vanish by cancellation inside a kernel (the derivative
+    of ``length_sq(normalize(h))`` is 0): one mode may give 0 and the other a
+    rounding residue of the order-1 partials it combined, which ``scale``
+    (made of that residue) cannot cover. Both sides are exact up to
+    rounding, so for float64 kernels whose values stay of order 1 to 50 (the
+    fuzzer's) the default 1e-12 leaves room for thousands of roundings and
+    still catches a tangent or adjoint rule off by one part in 1e9. ``run`` is as for
+    check_tape_gradients (fresh outputs with ``requires_grad=True`` on every
+    call). Raises DotProductMismatch, or ForwardModeUnsupported (a skip) when
+    the tangent pass rejects one of the kernels, with its reason.
+    """
+    inputs = list(inputs)
+    names = list(names) if names is not None else [f"inputs[{k}]" for k in range(len(inputs))]
+    diff = [k for k, a in enumerate(inputs) if _is_float_array(a)]
+    if not diff:
+        raise ValueError("check_dot_product: no float input array to differentiate with respect to")
+    rng = np.random.default_rng(seed)
+    v = {k: rng.uniform(-1.0, 1.0, inputs[k].numpy().shape) for k in diff}
+    try:
+        outs, out_tangents = autograd.jvp(run, inputs, [v.get(k) for k in range(len(inputs))])
+    except GradientError as e:
+        if "in forward mode" in str(e):
+            raise ForwardModeUnsupported(f"the tangent pass rejects a kernel: {e}") from None
+        raise
+    outs, out_tangents = (([outs], [out_tangents]) if isinstance(outs, Array)
+                          else (list(outs), list(out_tangents)))
+    u = [rng.uniform(-1.0, 1.0, o.numpy().shape) for o in outs]
+    forward_terms = [uo * np.asarray(t.numpy(), np.float64) for uo, t in zip(u, out_tangents)]
+
+    added = []
+    for k in diff:
+        if inputs[k].grad is None:
+            inputs[k].grad = Array(np.zeros_like(inputs[k].numpy()), inputs[k].dtype)
+            added.append(inputs[k])
+    try:
+        for k in diff:
+            inputs[k].grad.numpy()[...] = 0
+        tape = Tape()
+        with tape:
+            replayed = list(run(*inputs))
+        for n, (o, uo) in enumerate(zip(replayed, u)):
+            if not isinstance(o, Array) or o.grad is None:
+                raise ValueError(f"check_dot_product: output {n} of run() is not an array created with "
+                                 "requires_grad=True (the tape needs its gradient to seed it)")
+            o.grad.numpy()[...] = uo
+        tape.backward()
+        reverse_terms = [np.asarray(inputs[k].grad.numpy(), np.float64) * v[k] for k in diff]
+        tape.zero()
+    finally:
+        for a in added:
+            a.grad = None
+        for k in diff:
+            if inputs[k].grad is not None:
+                inputs[k].grad.numpy()[...] = 0
+
+    forward = float(sum(np.sum(t) for t in forward_terms))
+    reverse = float(sum(np.sum(t) for t in reverse_terms))
+    scale = float(sum(np.sum(np.abs(t)) for t in forward_terms + reverse_terms))
+    unit = float(sum(np.sum(np.abs(uo)) for uo in u) * sum(np.sum(np.abs(vk)) for vk in v.values()))
+    error = abs(forward - reverse)
+    if not error <= rtol * (scale + unit):  # (a NaN fails)
+        out_names = (list(output_names) if output_names is not None
+                     else [f"outputs[{n}]" for n in range(len(outs))])
+        lines = [f"launches of {getattr(run, '__qualname__', 'run')}: forward mode and reverse mode disagree "
+                 f"(the dot-product test, seed={seed}):",
+                 f"  <u, J v>   (tangent kernels) = {forward!r}",
+                 f"  <J^T u, v> (adjoint kernels) = {reverse!r}",
+                 f"  |difference| {error:.3g} > allowed {rtol:g} * ({scale:.6g} + {unit:.6g}) (the sum of the terms' "
+                 "magnitudes + sum |u| * sum |v|)",
+                 "  per output, <u, J v>: " + ", ".join(f"{name} {float(np.sum(t)):.17g}"
+                                                      for name, t in zip(out_names, forward_terms)),
+                 "  per input, <J^T u, v>: " + ", ".join(f"{names[k]} {float(np.sum(t)):.17g}"
+                                                       for k, t in zip(diff, reverse_terms)),
+                 "  at the inputs:"]
+        lines += [f"    {names[k]} = {_values(inputs[k])}" for k in diff]
+        raise DotProductMismatch("\n".join(lines))

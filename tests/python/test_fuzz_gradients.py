@@ -264,6 +264,48 @@ def test_a_kernel_the_tangent_pass_rejects_skips_the_forward_oracle_with_the_rea
     assert "doubled" in result.skipped["test_forward_mode"]
 
 
+REJECTED_BY_THE_TANGENT_PASS = '''
+import numpy as np
+import adjit as wp
+from adjit.testing import check_dot_product
+
+@wp.func
+def doubled(x: wp.float64):
+    return x + x
+
+@wp.func_grad(doubled)
+def adj_doubled(x: wp.float64, adj_ret: wp.float64):
+    wp.adjoint[x] += wp.float64(2.0) * adj_ret
+
+@wp.kernel
+def k0(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    y[i] = doubled(x[i]) * x[i]
+
+def run(x):
+    y = wp.zeros(2, dtype=wp.float64, requires_grad=True)
+    wp.launch(k0, 2, inputs=[x], outputs=[y])
+    return [y]
+
+def test_forward():
+    pass
+
+def test_gradients():
+    pass
+
+def test_forward_mode():
+    check_dot_product(run, [wp.array(np.array([0.5, 1.5]), dtype=wp.float64, requires_grad=True)])
+'''
+
+
+def test_an_isolated_check_reports_the_forward_oracle_skipped_with_the_reason():
+    from adjit.testing._oracle import OracleSkipped, _check_isolated
+    with pytest.warns(OracleSkipped):
+        result = _check_isolated(REJECTED_BY_THE_TANGENT_PASS)
+    assert list(result.skipped) == ["test_forward_mode"]
+    assert "'k0' cannot be differentiated in forward mode" in result.skipped["test_forward_mode"]
+
+
 def test_a_wrong_expected_value_is_caught(monkeypatch):
     program = _sin_program()
     program.expected["y1"] = program.expected["y1"] + 1e-6
