@@ -251,8 +251,8 @@ class Generator:
             out.append(a)
         return out
 
-    def array_to_read(self, t, interval=None) -> P.ArrayDecl | None:
-        existing = self.readable(t, interval)
+    def array_to_read(self, t, interval=None, avoid=()) -> P.ArrayDecl | None:
+        existing = [a for a in self.readable(t, interval) if a.name not in avoid]
         default = (-self.cfg.value_range, self.cfg.value_range)
         if existing and (self.flag() or sum(a.role == "input" for a in self.arrays.values())
                          >= self.cfg.max_inputs):
@@ -265,8 +265,8 @@ class Generator:
             self.kernel.reads.append(decl.name)
         return decl
 
-    def read(self, t, interval=None) -> P.Expr | None:
-        decl = self.array_to_read(t, interval)
+    def read(self, t, interval=None, avoid=()) -> P.Expr | None:
+        decl = self.array_to_read(t, interval, avoid)
         if decl is None:
             return None
         index = self.pick(P.INDEX_KINDS) if self.dim > 1 and decl.name not in self.kernel.writes else "own"
@@ -403,8 +403,11 @@ class Generator:
         return P.Call(t, sig, args, style)
 
     def focused_call(self, sig) -> P.Expr:
-        """``sig`` applied to input reads (or, past ``max_inputs``, expressions)."""
+        """``sig`` applied to input reads (or, past ``max_inputs``, expressions).
+        A builtin with kinks reads each argument from another array: one
+        element passed twice (``clamp(x[i], x[i], ...)``) sits on a kink."""
         args = []
+        avoid = set() if sig.name in R.KINKS else None
         for k, at in enumerate(sig.args):
             if at == BOOL:
                 args.append(self.condition(1))
@@ -416,7 +419,10 @@ class Generator:
                 off = self.read(M, INVERSE_OFF_DIAGONAL) or self.safe(M, INVERSE_OFF_DIAGONAL, 1)
                 args.append(P.Bin(M, "+", diag, off))
             else:
-                args.append(self.read(at) or self.expr(at, 1))
+                arg = self.read(at, avoid=avoid or ()) or self.expr(at, 1)
+                if avoid is not None and isinstance(arg, P.Read):
+                    avoid.add(arg.array)
+                args.append(arg)
         return P.Call(sig.result, sig, args)
 
     def construct(self, t, depth) -> P.Expr:
