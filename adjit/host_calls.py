@@ -14,41 +14,23 @@ and matrices), a tuple for several.
 """
 from __future__ import annotations
 
-import importlib.util
-import itertools
-import os
-import sys
-import tempfile
-
 import numpy as np
 
 from . import language
 from . import types as T
 from .types import host_type
 from .compiler import builtins as B
+from ._generated import load_module
 from .errors import AdjitError
 
-_FOLDER: list[str] = []
-_NUMBERS = itertools.count(1)
 #: (callee, argument types, static keywords) -> (kernel, result types)
 _KERNELS: dict = {}
 
 
-def _source_folder() -> str:
-    if not _FOLDER:
-        import atexit
-        import shutil
-        folder = tempfile.mkdtemp(prefix="adjit-host-calls-")
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)
-        _FOLDER.append(folder)
-    return _FOLDER[0]
-
-
 def _kernel_for(target, name: str, arg_types: tuple, result_types: tuple, static: dict):
     """A kernel of one thread: reads each argument from a one-element array,
-    calls ``target`` and stores each result. Its source is written to a file
-    (the frontend reads kernels from source), its types and target bound in
-    the module's globals."""
+    calls ``target`` and stores each result (a generated module, its types
+    and target bound in its globals)."""
     params = [f"a{k}: wp.array(dtype=_arg{k})" for k in range(len(arg_types))]
     params += [f"r{k}: wp.array(dtype=_result{k})" for k in range(len(result_types))]
     call_args = [f"a{k}[0]" for k in range(len(arg_types))] + [f"{key}=_static_{key}" for key in static]
@@ -57,17 +39,10 @@ def _kernel_for(target, name: str, arg_types: tuple, result_types: tuple, static
     source = ("import adjit as wp\n\n\n@wp.kernel\n"
               f"def host_call_{name}({', '.join(params)}):\n"
               f"    {results} = _target({', '.join(call_args)})\n" + stores)
-    module_name = f"adjit_host_call_{name}_{os.getpid()}_{next(_NUMBERS)}"
-    path = os.path.join(_source_folder(), module_name + ".py")
-    with open(path, "w") as f:
-        f.write(source)
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(spec)
-    module.__dict__.update({"_target": target, **{f"_arg{k}": t for k, t in enumerate(arg_types)},
-                            **{f"_result{k}": t for k, t in enumerate(result_types)},
-                            **{f"_static_{key}": v for key, v in static.items()}})
-    sys.modules[module_name] = module
-    spec.loader.exec_module(module)
+    module = load_module(source, f"adjit_host_call_{name}", {
+        "_target": target, **{f"_arg{k}": t for k, t in enumerate(arg_types)},
+        **{f"_result{k}": t for k, t in enumerate(result_types)},
+        **{f"_static_{key}": v for key, v in static.items()}})
     return getattr(module, f"host_call_{name}")
 
 
@@ -97,8 +72,8 @@ def _run(kernel, args, arg_types, result_types):
 
 def call_builtin(builtin, args, kwargs):
     """``builtin(*args, **kwargs)`` evaluated on the host."""
-    if builtin.array_args or builtin.name.startswith(("transform_set_",)) or (
-            builtin.name == "quat_to_axis_angle" and len(args) != 1):
+    writes = any(index < len(args) for index in builtin.rebinds) and not builtin.advances_state
+    if builtin.array_args or writes:
         raise AdjitError(f"adjit.{builtin.name}() takes arrays or writes its arguments: it can only be called "
                          "inside an @adjit.kernel or @adjit.func")
     static_names = {p.name for p in builtin.static_params}

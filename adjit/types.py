@@ -6,6 +6,8 @@ them (it returns a numpy value), and the source of its MLIR type.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ._deferred import deferred_import
@@ -326,7 +328,6 @@ class StructType(Type):
         self.__qualname__ = cls.__qualname__
         self.__module__ = cls.__module__
         self.__doc__ = cls.__doc__
-        import sys
         namespace = vars(sys.modules[cls.__module__]) if cls.__module__ in sys.modules else {}
         self.fields: dict[str, Type] = {}
         for field, ann in getattr(cls, "__annotations__", {}).items():
@@ -412,7 +413,7 @@ class StructValue:
                 value = value.copy()
         self._values[name] = value
 
-    def leaf_values(self, prefix: str = "") -> list:
+    def leaf_values(self) -> list:
         """The fields' values in ``StructType.leaves`` order."""
         out = []
         for name, ft in self._type.fields.items():

@@ -83,6 +83,10 @@ class Builtin:
     #: quat_to_axis_angle's outputs. ``emit`` returns (value or None, [the
     #: new value of each]) and the frontend rebinds the argument names.
     rebinds: tuple[int, ...] = ()
+    #: A random draw: the argument it writes is a generator state, which may
+    #: be a temporary (``randf(rand_init(3))``), and a call from Python
+    #: leaves it unchanged (Warp's rule).
+    advances_state: bool = False
 
     def __call__(self, *args, **kwargs):
         """Evaluated on the host, as in a kernel (adjit/host_calls.py sets the hook)."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 import copy
 
+from . import builtins as B
+
 
 def assigned_names(stmts) -> set[str]:
     """Local names a statement list may (re)bind, including `v.x = ...` on locals."""
@@ -40,19 +42,14 @@ def assigned_names(stmts) -> set[str]:
 
 
 def _written_arguments(call: ast.Call) -> tuple[int, ...]:
-    """The arguments a call looks like it writes, by the callee's name
-    (``randf(s)`` advances s; ``transform_set_translation(t, p)`` sets t;
-    ``quat_to_axis_angle(q, axis, angle)`` sets axis and angle). A name
-    counted that a call does not write just rides along."""
+    """The arguments a call may write: the ``rebinds`` of the builtin its
+    callee is named after (``randf(s)`` advances s). By name, before names
+    are resolved: a name counted that the call does not write just rides
+    along."""
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    if name in ("randi", "randu", "randf", "randn", "poisson") or name.startswith("sample_"):
-        return (0,)
-    if name in ("transform_set_translation", "transform_set_rotation"):
-        return (0,)
-    if name == "quat_to_axis_angle":
-        return (1, 2)
-    return ()
+    builtin = B.lookup(name)
+    return builtin.rebinds if builtin is not None else ()
 
 
 def always_returns(stmts) -> bool:

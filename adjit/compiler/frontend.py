@@ -1184,7 +1184,7 @@ class FunctionBuilder:
         arg = node.args[index] if isinstance(node, ast.Call) and index < len(node.args) else None
         if isinstance(arg, ast.Name) and isinstance(self.env.get(arg.id), Val):
             self.env[arg.id] = value
-        elif index > 0 or builtin.name.startswith(("transform_set", "quat_to_axis")):
+        elif not builtin.advances_state:
             raise self.error(f"{builtin.name}() writes its argument {index + 1}: pass a local variable there",
                              node)
 

@@ -103,7 +103,7 @@ ENTRIES: list[tuple] = []
 
 
 def _draw(name, doc, infer, emit, params=()):
-    ENTRIES.append((name, doc, infer, emit, dict(differentiable=False, rebinds=(0,),
+    ENTRIES.append((name, doc, infer, emit, dict(differentiable=False, rebinds=(0,), advances_state=True,
                                                  literal_types=_literal_types(*params))))
 
 
@@ -301,7 +301,7 @@ def _emit_sample_cdf(vals, types, result):
 ENTRIES.append(("sample_cdf", "sample_cdf(state, cdf): an index drawn with the probabilities of the bins of the "
                 "normalized cumulative distribution cdf (inverse transform sampling). Advances state.",
                 _infer_sample_cdf, _emit_sample_cdf,
-                dict(differentiable=False, rebinds=(0,), array_args=True)))
+                dict(differentiable=False, rebinds=(0,), advances_state=True, array_args=True)))
 
 
 # --- poisson ---------------------------------------------------------------------------------

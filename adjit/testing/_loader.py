@@ -1,51 +1,8 @@
-"""Generated Python source imported as modules. The frontend reads kernel
-source with inspect, so kernels must live in real files: they are written to
-one temporary folder per process, removed when the process exits."""
+"""The fuzzer's generated programs are modules of adjit._generated (see there)."""
 from __future__ import annotations
 
-import atexit
-import importlib.util
-import itertools
-import os
-import shutil
-import sys
-import tempfile
-
-_FOLDER: list = []
-_NUMBERS = itertools.count(1)
-
-
-def _folder() -> str:
-    if not _FOLDER:
-        folder = tempfile.mkdtemp(prefix="adjit-fuzz-")
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)
-        _FOLDER.append(folder)
-    return _FOLDER[0]
-
-
-def write_source(source: str, stem: str) -> str:
-    """Writes ``source`` to a new file in the temporary folder; returns its
-    path, named ``<stem>_<pid>_<n>.py``."""
-    path = os.path.join(_folder(), f"{stem}_{os.getpid()}_{next(_NUMBERS)}.py")
-    with open(path, "w") as f:
-        f.write(source)
-    return path
+from .._generated import load_module as _load_module, unload_module, write_source  # noqa: F401
 
 
 def load_module(source: str, stem: str = "adjit_fuzz_program"):
-    """Writes ``source`` to a new file (see ``write_source``) and imports it."""
-    path = write_source(source, stem)
-    name = os.path.splitext(os.path.basename(path))[0]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(name, None)
-        raise
-    return module
-
-
-def unload_module(module) -> None:
-    sys.modules.pop(module.__name__, None)
+    return _load_module(source, stem)
