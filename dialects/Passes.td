@@ -346,6 +346,17 @@ def AdjitTangent : Pass<"adjit-tangent", "::mlir::ModuleOp"> {
     adjit.store %tr, %tan_y[%i] : !adjit.array<f32, 1>
     ```
 
+    Stack buffers (`memref.alloca` of floats, as adjit-adjoint's loop
+    reversal makes) get tangent buffers the same way: a store also stores the
+    tangent, a load also loads it, so the tangent of an adjoint kernel (the
+    Hessian-vector product) is exact through checkpoints and kept values;
+    `memref.alloca_scope` returns its results' tangents after them.
+
+    Batched seeds: with `lanes=K`, every float value carries K tangents, the
+    derivatives along K directions, from one copy of the primal; the tangent
+    arguments are repeated once per lane (`tan0_x, tan0_y, tan1_x, ...`). One
+    launch gives K columns of the Jacobian.
+
     Rationale: forward mode needs neither the replay nor the loop reversal of
     adjit-adjoint, so it accepts every loop and in-place pattern the primal
     runs; one launch gives the derivative of every output along one input
@@ -358,10 +369,13 @@ def AdjitTangent : Pass<"adjit-tangent", "::mlir::ModuleOp"> {
   let options = [
     Option<"keepPrimal", "keep-primal", "bool", /*default=*/"true",
            "Keep the primal kernels next to the tangent kernels">,
+    Option<"lanes", "lanes", "unsigned", /*default=*/"1",
+           "Tangents carried per float value (seed directions sharing one "
+           "primal): the tangent arguments repeat once per lane">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
-                           "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
-                           "::mlir::vector::VectorDialect"];
+                           "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
 }
 
 #endif // ADJIT_PASSES_TD

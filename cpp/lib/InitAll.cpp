@@ -66,6 +66,14 @@ struct DifferentiateOptions : public PassPipelineOptions<DifferentiateOptions> {
       llvm::cl::init(0)};
 };
 
+struct DifferentiateForwardOptions
+    : public PassPipelineOptions<DifferentiateForwardOptions> {
+  Option<unsigned> lanes{*this, "lanes",
+                         llvm::cl::desc("Tangents (seed directions) per float "
+                                        "value (see adjit-tangent)"),
+                         llvm::cl::init(1)};
+};
+
 struct CpuToLlvmOptions : public PassPipelineOptions<CpuToLlvmOptions> {
   Option<bool> orderedAtomics{
       *this, "ordered-atomics",
@@ -105,13 +113,14 @@ void registerPipelines() {
                                std::to_string(options.checkpointBytes) +
                                "},canonicalize,cse");
       });
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<DifferentiateForwardOptions>(
       "adjit-differentiate-forward",
-      "Stage optimized -> tangent: inline device functions and replace each "
-      "kernel by its forward-mode tangent kernel",
-      [](OpPassManager &pm) {
-        appendPipeline(pm, "inline,adjit-tangent{keep-primal=false},"
-                           "canonicalize,cse");
+      "Stage optimized (or adjoint) -> tangent: inline device functions and "
+      "replace each kernel by its forward-mode tangent kernel",
+      [](OpPassManager &pm, const DifferentiateForwardOptions &options) {
+        appendPipeline(pm, "inline,adjit-tangent{keep-primal=false lanes=" +
+                               std::to_string(options.lanes) +
+                               "},canonicalize,cse");
       });
   PassPipelineRegistration<CheckOptions>(
       "adjit-check",

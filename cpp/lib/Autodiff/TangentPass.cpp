@@ -22,6 +22,7 @@
 #include "adjit/SymbolNames.h"
 #include "adjit/Tangent.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::adjit {
@@ -39,6 +40,8 @@ namespace {
 constexpr llvm::StringLiteral kTangentOfAttr("adjit.tangent_of");
 
 LogicalResult tangentBlock(Block &block, OpBuilder &b, TangentState &s);
+LogicalResult tangentAllocaScope(memref::AllocaScopeOp scope, OpBuilder &b,
+                                 TangentState &s);
 
 /// Positions `b` at the end of `block`, before any terminator it already has
 /// (which is erased: the caller emits its own).
@@ -61,7 +64,7 @@ SmallVector<unsigned> activePositions(TypeRange types) {
 /// float values without one; an array must have its tangent array.
 FailureOr<Value> boundaryTangent(Operation *at, Value v, OpBuilder &b,
                                  TangentState &s) {
-  if (!isa<ArrayType>(v.getType()))
+  if (!TangentState::isMemory(v.getType()))
     return s.tangentOrZero(b, at->getLoc(), v);
   if (Value t = s.tangent(v))
     return t;
@@ -69,37 +72,48 @@ FailureOr<Value> boundaryTangent(Operation *at, Value v, OpBuilder &b,
                          "unknown (not a kernel argument)");
 }
 
-/// The copied `values`, followed by the tangents of those at `active`.
+/// The copied `values`, followed by the tangents of those at `active`, lane
+/// after lane.
 FailureOr<SmallVector<Value>> withTangents(Operation *at, ValueRange values,
                                            ArrayRef<unsigned> active,
                                            OpBuilder &b, TangentState &s) {
   SmallVector<Value> out;
   for (Value v : values)
     out.push_back(s.primal(v));
-  for (unsigned i : active) {
-    FailureOr<Value> t = boundaryTangent(at, values[i], b, s);
-    if (failed(t))
-      return failure();
-    out.push_back(*t);
+  for (unsigned lane = 0; lane < s.getLanes(); ++lane) {
+    s.setLane(lane);
+    for (unsigned i : active) {
+      FailureOr<Value> t = boundaryTangent(at, values[i], b, s);
+      if (failed(t))
+        return failure();
+      out.push_back(*t);
+    }
   }
   return out;
 }
 
 /// Binds `primal` to the first values of `copied` and the tangents of the
-/// primal values at `active` to the values after them.
+/// primal values at `active` to the values after them, lane after lane.
 void bindWithTangents(ValueRange primal, ValueRange copied,
                       ArrayRef<unsigned> active, TangentState &s) {
   for (auto [p, c] : llvm::zip(primal, copied.take_front(primal.size())))
     s.getPrimalMap().map(p, c);
-  for (auto [n, i] : llvm::enumerate(active))
-    s.setTangent(primal[i], copied[primal.size() + n]);
+  unsigned next = primal.size();
+  for (unsigned lane = 0; lane < s.getLanes(); ++lane) {
+    s.setLane(lane);
+    for (unsigned i : active)
+      s.setTangent(primal[i], copied[next++]);
+  }
 }
 
-/// The types of `types` followed by those at `active` again (the tangents').
-SmallVector<Type> typesWithTangents(TypeRange types, ArrayRef<unsigned> active) {
+/// The types of `types` followed by those at `active` again, once per lane
+/// (the tangents').
+SmallVector<Type> typesWithTangents(TypeRange types, ArrayRef<unsigned> active,
+                                    unsigned lanes) {
   SmallVector<Type> out(types);
-  for (unsigned i : active)
-    out.push_back(types[i]);
+  for (unsigned lane = 0; lane < lanes; ++lane)
+    for (unsigned i : active)
+      out.push_back(types[i]);
   return out;
 }
 
@@ -121,7 +135,7 @@ LogicalResult tangentYieldingBlock(Block &block, ArrayRef<unsigned> active,
 LogicalResult tangentIf(scf::IfOp ifOp, OpBuilder &b, TangentState &s) {
   SmallVector<unsigned> active = activePositions(ifOp.getResultTypes());
   auto newIf = scf::IfOp::create(
-      b, ifOp.getLoc(), typesWithTangents(ifOp.getResultTypes(), active),
+      b, ifOp.getLoc(), typesWithTangents(ifOp.getResultTypes(), active, s.getLanes()),
       s.primal(ifOp.getCondition()), /*addThenBlock=*/true,
       /*addElseBlock=*/true);
   for (auto [primalRegion, newRegion] :
@@ -173,7 +187,7 @@ LogicalResult tangentWhile(scf::WhileOp loop, OpBuilder &b, TangentState &s) {
   if (failed(inits))
     return failure();
   auto newLoop = scf::WhileOp::create(
-      b, loop.getLoc(), typesWithTangents(loop.getResultTypes(), activeResults),
+      b, loop.getLoc(), typesWithTangents(loop.getResultTypes(), activeResults, s.getLanes()),
       *inits, nullptr, nullptr);
   newLoop->setDiscardableAttrs(loop->getDiscardableAttrDictionary());
   {
@@ -203,6 +217,31 @@ LogicalResult tangentWhile(scf::WhileOp loop, OpBuilder &b, TangentState &s) {
   return success();
 }
 
+/// A stack scope (the adjoint's loop reversal allocates its buffers in one):
+/// its body is copied with the tangents, which it returns after its results.
+LogicalResult tangentAllocaScope(memref::AllocaScopeOp scope, OpBuilder &b,
+                                 TangentState &s) {
+  SmallVector<unsigned> active = activePositions(scope.getResultTypes());
+  auto newScope = memref::AllocaScopeOp::create(
+      b, scope.getLoc(),
+      typesWithTangents(scope.getResultTypes(), active, s.getLanes()));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block &body = scope.getBodyRegion().front();
+    b.setInsertionPointToStart(&newScope.getBodyRegion().emplaceBlock());
+    if (failed(tangentBlock(body, b, s)))
+      return failure();
+    Operation *ret = body.getTerminator();
+    FailureOr<SmallVector<Value>> outs =
+        withTangents(ret, ret->getOperands(), active, b, s);
+    if (failed(outs))
+      return failure();
+    memref::AllocaScopeReturnOp::create(b, ret->getLoc(), *outs);
+  }
+  bindWithTangents(scope.getResults(), newScope.getResults(), active, s);
+  return success();
+}
+
 /// Whether `root` or anything nested in it uses or defines a value that
 /// carries a tangent.
 bool touchesActiveValues(Operation *root) {
@@ -219,12 +258,12 @@ bool touchesActiveValues(Operation *root) {
 /// from operands with tangents, or may write to a float array.
 bool needsRule(Operation &op, TangentState &s) {
   bool tangentIn = llvm::any_of(op.getOperands(),
-                                [&](Value v) { return s.tangent(v); });
+                                [&](Value v) { return s.hasTangent(v); });
   bool activeOut = llvm::any_of(op.getResultTypes(), TangentState::isActive);
   if (tangentIn && activeOut)
     return true;
   bool takesFloatArray = llvm::any_of(op.getOperandTypes(), [](Type t) {
-    return isa<ArrayType>(t) && TangentState::isActive(t);
+    return TangentState::isMemory(t) && TangentState::isActive(t);
   });
   auto effects = dyn_cast<MemoryEffectOpInterface>(op);
   bool mayWrite = !effects || effects.hasEffect<MemoryEffects::Write>();
@@ -248,14 +287,23 @@ LogicalResult tangentBlock(Block &block, OpBuilder &b, TangentState &s) {
         return failure();
       continue;
     }
-    if (op.getNumRegions() != 0 && touchesActiveValues(&op))
+    if (op.getNumRegions() != 0 && !isa<memref::AllocaScopeOp>(op) &&
+        touchesActiveValues(&op))
       return op.emitOpError("has regions the tangent pass cannot "
-                            "differentiate (only scf.if, scf.for and "
-                            "scf.while are)");
+                            "differentiate (only scf.if, scf.for, scf.while "
+                            "and memref.alloca_scope are)");
+    if (auto scope = dyn_cast<memref::AllocaScopeOp>(op)) {
+      if (failed(tangentAllocaScope(scope, b, s)))
+        return failure();
+      continue;
+    }
     b.clone(op, s.getPrimalMap());
     if (auto rule = dyn_cast<TangentOpInterface>(op)) {
-      if (failed(rule.emitTangent(b, s)))
-        return failure();
+      for (unsigned lane = 0; lane < s.getLanes(); ++lane) {
+        s.setLane(lane);
+        if (failed(rule.emitTangent(b, s)))
+          return failure();
+      }
       continue;
     }
     if (needsRule(op, s))
@@ -265,12 +313,12 @@ LogicalResult tangentBlock(Block &block, OpBuilder &b, TangentState &s) {
   return success();
 }
 
-LogicalResult differentiate(func::FuncOp kernel) {
-  // @k_tangent(args..., tangents...): one tangent per float argument.
-  SmallVector<Type> inputs(kernel.getArgumentTypes());
+LogicalResult differentiate(func::FuncOp kernel, unsigned lanes) {
+  // @k_tangent(args..., tangents...): one tangent per float argument and
+  // lane, lane after lane.
   SmallVector<unsigned> activeArgs = activePositions(kernel.getArgumentTypes());
-  for (unsigned i : activeArgs)
-    inputs.push_back(kernel.getArgumentTypes()[i]);
+  SmallVector<Type> inputs =
+      typesWithTangents(kernel.getArgumentTypes(), activeArgs, lanes);
   OpBuilder b(kernel);
   b.setInsertionPointAfter(kernel);
   auto tangent = func::FuncOp::create(
@@ -280,15 +328,19 @@ LogicalResult differentiate(func::FuncOp kernel) {
   tangent->setAttr(kTangentOfAttr, SymbolRefAttr::get(kernel));
   if (auto names = kernel->getAttrOfType<ArrayAttr>(AdjitDialect::getArgNamesAttrName())) {
     SmallVector<Attribute> all(names.begin(), names.end());
-    for (unsigned i : activeArgs)
-      all.push_back(b.getStringAttr("tan_" + cast<StringAttr>(names[i]).str()));
+    for (unsigned lane = 0; lane < lanes; ++lane) {
+      std::string prefix = lanes == 1 ? "tan_" : "tan" + std::to_string(lane) + "_";
+      for (unsigned i : activeArgs)
+        all.push_back(
+            b.getStringAttr(prefix + cast<StringAttr>(names[i]).str()));
+    }
     tangent->setAttr(AdjitDialect::getArgNamesAttrName(), b.getArrayAttr(all));
   }
   Block *entry = tangent.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
   IRMapping map;
-  TangentState state(map, kernel->getParentOp());
+  TangentState state(map, kernel->getParentOp(), lanes);
   bindWithTangents(kernel.getArguments(), entry->getArguments(), activeArgs,
                    state);
   if (failed(tangentBlock(kernel.getBody().front(), b, state))) {
@@ -313,7 +365,7 @@ struct AdjitTangentPass : adjit::impl::AdjitTangentBase<AdjitTangentPass> {
         kernel.emitOpError("kernel has no body to differentiate");
         return signalPassFailure();
       }
-      if (failed(differentiate(kernel)))
+      if (failed(differentiate(kernel, lanes)))
         return signalPassFailure();
     }
     getOperation().walk([](func::FuncOp fn) { fn->removeAttr(kTangentOfAttr); });

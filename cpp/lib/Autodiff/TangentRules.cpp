@@ -18,6 +18,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/SymbolTable.h"
@@ -32,16 +33,22 @@ using namespace mlir::adjit::derivatives;
 // TangentState
 //===----------------------------------------------------------------------===//
 
+bool TangentState::isMemory(Type type) {
+  return isa<ArrayType, MemRefType>(type);
+}
+
 bool TangentState::isActive(Type type) {
   if (auto array = dyn_cast<ArrayType>(type))
     type = array.getElementType();
+  else if (auto buffer = dyn_cast<MemRefType>(type))
+    type = buffer.getElementType();
   return AdjointState::isActive(type);
 }
 
 Value TangentState::tangentOrZero(OpBuilder &b, Location loc, Value v) {
   if (Value t = tangent(v))
     return t;
-  assert(!isa<ArrayType>(v.getType()) && "arrays have no zero tangent");
+  assert(!isMemory(v.getType()) && "memory has no zero tangent");
   return splatConstant(b, loc, v.getType(), 0.0);
 }
 
@@ -181,7 +188,7 @@ LogicalResult selectRule(arith::SelectOp op, OpBuilder &b, TangentState &s) {
   Value tt = s.tangent(op.getTrueValue()), tf = s.tangent(op.getFalseValue());
   if (!tt && !tf)
     return success();
-  if (isa<ArrayType>(op.getType()) && !(tt && tf))
+  if (TangentState::isMemory(op.getType()) && !(tt && tf))
     return op.emitOpError("selects an array without a tangent array");
   s.setTangent(op.getResult(),
                arith::SelectOp::create(b, loc, s.primal(op.getCondition()),
@@ -465,6 +472,55 @@ LogicalResult atomicAddRule(AtomicAddOp op, OpBuilder &b, TangentState &s) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// memref (stack buffers: adjit-adjoint's checkpoints and kept values)
+//===----------------------------------------------------------------------===//
+
+/// A float buffer gets a tangent buffer of the same shape.
+LogicalResult allocaRule(memref::AllocaOp op, OpBuilder &b, TangentState &s) {
+  if (!TangentState::isActive(op.getType()))
+    return success();
+  auto buffer = memref::AllocaOp::create(
+      b, op.getLoc(), op.getType(), mapped(s, op.getDynamicSizes()),
+      mapped(s, op.getSymbolOperands()), op.getAlignmentAttr());
+  s.setTangent(op.getResult(), buffer);
+  return success();
+}
+
+Value tangentBufferOf(Operation *op, Value buffer, TangentState &s) {
+  Value t = s.tangent(buffer);
+  if (!t)
+    op->emitOpError("accesses a float buffer whose tangent buffer is unknown "
+                    "(not allocated in the kernel)");
+  return t;
+}
+
+LogicalResult memrefLoadRule(memref::LoadOp op, OpBuilder &b, TangentState &s) {
+  if (!TangentState::isActive(op.getType()))
+    return success();
+  Value buffer = tangentBufferOf(op, op.getMemRef(), s);
+  if (!buffer)
+    return failure();
+  s.setTangent(op.getResult(),
+               memref::LoadOp::create(b, op.getLoc(), buffer,
+                                      mapped(s, op.getIndices())));
+  return success();
+}
+
+LogicalResult memrefStoreRule(memref::StoreOp op, OpBuilder &b,
+                              TangentState &s) {
+  Value value = op.getValueToStore();
+  if (!TangentState::isActive(value.getType()))
+    return success();
+  Value buffer = tangentBufferOf(op, op.getMemRef(), s);
+  if (!buffer)
+    return failure();
+  memref::StoreOp::create(b, op.getLoc(),
+                          s.tangentOrZero(b, op.getLoc(), value), buffer,
+                          mapped(s, op.getIndices()));
+  return success();
+}
+
 /// Float exch/cas: the value an element ends with depends on the order the
 /// threads run in, so it has no derivative. Integer ones carry no tangent.
 template <typename OpT>
@@ -545,6 +601,11 @@ void mlir::adjit::registerTangentRules(DialectRegistry &registry) {
     attach<math::PowFOp, powfRule>(ctx);
     attach<math::Atan2Op, atan2Rule>(ctx);
     attach<math::CopySignOp, copysignRule>(ctx);
+  });
+  registry.addExtension(+[](MLIRContext *ctx, memref::MemRefDialect *) {
+    attach<memref::AllocaOp, allocaRule>(ctx);
+    attach<memref::LoadOp, memrefLoadRule>(ctx);
+    attach<memref::StoreOp, memrefStoreRule>(ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, vector::VectorDialect *) {
     attach<vector::FromElementsOp, fromElementsRule>(ctx);

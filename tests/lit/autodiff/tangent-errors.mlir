@@ -101,12 +101,12 @@ func.func @reduce_mul(%x: !adjit.array<vector<3xf32>, 1>, %y: !adjit.array<f32, 
 
 // -----
 
-/// Region ops other than scf.if, scf.for and scf.while are rejected when
+/// Region ops other than scf.if, scf.for, scf.while and memref.alloca_scope are
 /// they compute float values.
 func.func @execute_region(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
   %i = adjit.tid : index
   %a = adjit.load %x[%i] : !adjit.array<f32, 1>
-  // expected-error @below {{'scf.execute_region' op has regions the tangent pass cannot differentiate (only scf.if, scf.for and scf.while are)}}
+  // expected-error @below {{'scf.execute_region' op has regions the tangent pass cannot differentiate (only scf.if, scf.for, scf.while and memref.alloca_scope are)}}
   %r = scf.execute_region -> f32 {
     %s = arith.mulf %a, %a : f32
     scf.yield %s : f32
@@ -143,5 +143,20 @@ func.func @atomic_cas(%x: !adjit.array<f64, 1>, %y: !adjit.array<f64, 1>) attrib
   %zero = arith.constant 0.0 : f64
   // expected-error @below {{'adjit.atomic_cas' op atomic_cas of float values has no tangent}}
   %old = adjit.atomic_cas %zero, %a, %y[%c0] [] : f64, !adjit.array<f64, 1>
+  return
+}
+
+// -----
+
+/// A float buffer without a tangent buffer (memref.alloc has no rule: the
+/// adjoint pass allocates on the stack only) is an error at its use, never a
+/// zero tangent.
+func.func @heap_buffer(%y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %c0 = arith.constant 0 : index
+  %i = adjit.tid : index
+  %buf = memref.alloc() : memref<4xf32>
+  // expected-error @below {{'memref.load' op accesses a float buffer whose tangent buffer is unknown (not allocated in the kernel)}}
+  %l = memref.load %buf[%c0] : memref<4xf32>
+  adjit.store %l, %y[%i] : !adjit.array<f32, 1>
   return
 }
