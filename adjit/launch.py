@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import linecache
 import math
+import re
 import struct
 import sys
 import time
@@ -300,31 +301,35 @@ def is_differentiable(t) -> bool:
     return scalar is not None and scalar.is_float
 
 
-def launch_tangent(k: Kernel, dim, args: list, tangents: list, record: bool = True) -> None:
+def launch_tangent(k: Kernel, dim, args: list, tangents: list, record: bool = True, lanes: int = 1) -> None:
     """Runs the tangent kernel of ``k`` (adjit-tangent): one launch that does
     what a launch of ``k`` with ``args`` does and also stores, into the tangent
     arrays, the tangent of every float it stores. ``tangents``: one per float
     argument in order (``is_differentiable``), an adjit array of the same type
     and shape for an array, a value for a scalar, vector or matrix; the caller
-    checks their shapes. With ``record``, the launch is recorded on the active
-    tapes as a launch of ``k``."""
+    checks their shapes. With ``lanes`` > 1, ``tangents`` holds that many such
+    lists one after another (seed directions, one launch for all). With
+    ``record``, the launch is recorded on the active tapes as a launch of
+    ``k``."""
     total, shape = _launch_shape(dim)
     if total > MAX_EXTENT:
         _check_linear_tid(k, dim, total)
     packed = [_pack_argument(k, n, t, v) for n, t, v in zip(k.arg_names, k.arg_types, args)]
     floats = [(n, t) for n, t in zip(k.arg_names, k.arg_types) if is_differentiable(t)]
-    if len(tangents) != len(floats):
-        raise LaunchError(f"kernel '{k.__name__}' has {len(floats)} float arguments, got {len(tangents)} tangents")
+    if len(tangents) != lanes * len(floats):
+        raise LaunchError(f"kernel '{k.__name__}' has {len(floats)} float arguments, got {len(tangents)} tangents "
+                          f"for {lanes} lane(s)")
     packed += [_check_buffer(k, n, tangent._buffer) if isinstance(t, T.ArrayType)
-               else _pack_argument(k, n, t, tangent) for (n, t), tangent in zip(floats, tangents)]
+               else _pack_argument(k, n, t, tangent) for (n, t), tangent in zip(floats * lanes, tangents)]
     noalias = not _runtime.arrays_overlap(packed)
-    variant = loader.cpu_variant(k, noalias=noalias, tangent=True)
+    variant = loader.cpu_variant(k, noalias=noalias, tangent=lanes)
     ranges = _index_ranges(variant, list(args) + list(tangents), not noalias) if variant.ranged else []
     written = loader.written_arguments(k)
-    # The tangent array of each written float array is written too.
-    tangent_of = dict(zip((n for n, _ in floats), tangents))
-    written_tangents = [tangent_of[k.arg_names[i]] for i in written if k.arg_names[i] in tangent_of
-                        and isinstance(tangent_of[k.arg_names[i]], Array)]
+    # The tangent arrays of each written float array are written too.
+    float_names = [n for n, _ in floats]
+    written_names = {k.arg_names[i] for i in written}
+    written_tangents = [tangent for n, tangent in zip(float_names * lanes, tangents)
+                        if n in written_names and isinstance(tangent, Array)]
     tapes = active_tapes() if record else ()
     with recording.locked(tapes):
         if tapes:
@@ -336,7 +341,40 @@ def launch_tangent(k: Kernel, dim, args: list, tangents: list, record: bool = Tr
         failure = _run(variant, total, shape, packed, ranges, noalias)
         if failure is not None:
             _after_failure(k, variant, failure, dim, total, shape, packed, adjoint=False, noalias=noalias,
-                           tangent=True)
+                           tangent=lanes)
+
+
+def launch_adjoint_tangent(k: Kernel, dim, args: list, grads: list, tangents: list, grad_tangents: list) -> None:
+    """Runs the tangent kernel of the adjoint of ``k`` (forward over reverse):
+    the adjoint of a launch with the primal values ``args`` and the gradient
+    arrays ``grads`` (one per array parameter), and, beside it, the tangents of
+    everything it computes along ``tangents`` (one per float parameter, as in
+    ``launch_tangent``) and ``grad_tangents`` (one per float array parameter:
+    the tangents of the gradient arrays, accumulated like the gradients).
+    With the seed gradients' tangents zero, what accumulates into the input
+    gradients' tangents is the Hessian-vector product."""
+    if not k.enable_backward:
+        raise GradientError(f"kernel '{k.__name__}' ({k.source.filename}:{k.source.first_line}) was declared "
+                            "with enable_backward=False, so it has no adjoint and no Hessian")
+    total, shape = _launch_shape(dim)
+    packed = [_pack_argument(k, n, t, v) for n, t, v in zip(k.arg_names, k.arg_types, args)]
+    array_params = [(n, t) for n, t in zip(k.arg_names, k.arg_types) if isinstance(t, T.ArrayType)]
+    floats = [(n, t) for n, t in zip(k.arg_names, k.arg_types) if is_differentiable(t)]
+    float_arrays = [(n, t) for n, t in array_params if is_differentiable(t)]
+    if len(grads) != len(array_params) or len(tangents) != len(floats) or len(grad_tangents) != len(float_arrays):
+        raise LaunchError(f"kernel '{k.__name__}': the adjoint's tangent kernel takes {len(array_params)} "
+                          f"gradients, {len(floats)} tangents and {len(float_arrays)} gradient tangents")
+    packed += [_check_buffer(k, n, g._buffer) for (n, _), g in zip(array_params, grads)]
+    packed += [_check_buffer(k, n, tangent._buffer) if isinstance(t, T.ArrayType)
+               else _pack_argument(k, n, t, tangent) for (n, t), tangent in zip(floats, tangents)]
+    packed += [_check_buffer(k, n, g._buffer) for (n, _), g in zip(float_arrays, grad_tangents)]
+    noalias = not _runtime.arrays_overlap(packed)
+    variant = loader.cpu_variant(k, adjoint=True, noalias=noalias, tangent=1)
+    every = list(args) + list(grads) + list(tangents) + list(grad_tangents)
+    ranges = _index_ranges(variant, every, not noalias) if variant.ranged else []
+    failure = _run(variant, total, shape, packed, ranges, noalias)
+    if failure is not None:
+        _after_failure(k, variant, failure, dim, total, shape, packed, adjoint=True, noalias=noalias, tangent=1)
 
 
 def _index_ranges(variant, args: list, overlap: bool) -> list[int]:
@@ -351,7 +389,7 @@ def _index_ranges(variant, args: list, overlap: bool) -> list[int]:
 
 
 def _after_failure(k: Kernel, variant, failure, dim, total, shape, packed, adjoint: bool, noalias: bool,
-                   tangent: bool = False) -> None:
+                   tangent: int = 0) -> None:
     """Handles what ``_runtime.launch_cpu`` reported: a launch condition that
     does not hold (nothing ran) runs the kernel's all-checked variant instead;
     a failed check raises."""
@@ -364,7 +402,7 @@ def _after_failure(k: Kernel, variant, failure, dim, total, shape, packed, adjoi
 
 
 def _check_failed(k: Kernel, variant, failure, dim, adjoint: bool,
-                  tangent: bool = False) -> OutOfBoundsError | NonFiniteError:
+                  tangent: int = 0) -> OutOfBoundsError | NonFiniteError:
     """The error for a launch's first failed check (``failure`` as
     ``_runtime.launch_cpu`` returns it): an index out of range, or a
     non-finite value stored."""
@@ -372,10 +410,11 @@ def _check_failed(k: Kernel, variant, failure, dim, adjoint: bool,
     site = variant.sites[site_number]
     rank = site["rank"]
     array = site["array"]
-    if adjoint and array.startswith("adj_") and array[4:] in k.arg_names:
+    lane = re.match(r"tan\d*_", array) if tangent else None
+    if lane and array[lane.end():] in k.arg_names:
+        array = f"'{array[lane.end():]}' (its tangent, in the tangent kernel)"
+    elif adjoint and array.startswith("adj_") and array[4:] in k.arg_names:
         array = f"'{array[4:]}' (its gradient, in the adjoint)"
-    elif tangent and array.startswith("tan_") and array[4:] in k.arg_names:
-        array = f"'{array[4:]}' (its tangent, in the tangent kernel)"
     elif array in k.arg_names:
         array = f"'{array}'"
     extents = (dim,) if np.ndim(dim) == 0 else tuple(dim)

@@ -104,9 +104,9 @@ def written_arguments(kernel: Kernel) -> tuple[int, ...]:
 
 
 def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True,
-                all_checked: bool = False, tangent: bool = False) -> CpuVariant:
-    """The kernel, its adjoint, or with ``tangent`` its forward-mode tangent
-    kernel (adjit-tangent), loaded for the CPU: once per process, from
+                all_checked: bool = False, tangent: int = 0) -> CpuVariant:
+    """The kernel or its adjoint, or with ``tangent`` lanes the forward-mode
+    tangent kernel (adjit-tangent) of either, loaded for the CPU: once per process, from
     the disk cache where it is there. ``noalias``: the variant for launches
     whose arrays do not overlap (faster; the launch checks). ``all_checked``:
     the variant for launches whose bounds checks could not be proved once
@@ -114,8 +114,7 @@ def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True,
     With ``adjit.config.deterministic = False``, a kernel with float atomic
     adds gets the variant whose atomics are inline (not through the runtime,
     which orders them)."""
-    if adjoint and tangent:
-        raise ValueError("a kernel variant is the adjoint or the tangent kernel, not both")
+    tangent = int(tangent)
     variant = _variant(kernel, adjoint, noalias, all_checked, True, tangent)
     if config.deterministic or variant.atomic_order == _PARALLEL:
         return variant
@@ -126,7 +125,7 @@ _PARALLEL = _runtime.ATOMIC_ORDERS["parallel"]
 
 
 def _variant(kernel: Kernel, adjoint: bool, noalias: bool, all_checked: bool,
-             ordered_atomics: bool, tangent: bool = False) -> CpuVariant:
+             ordered_atomics: bool, tangent: int = 0) -> CpuVariant:
     state = _loaded(kernel)
     checked = checks(kernel)
     key = (adjoint, noalias, checked, all_checked, ordered_atomics, tangent)
@@ -199,9 +198,9 @@ def _from_entry(kernel: Kernel, adjoint: bool, code: bytes, metadata: dict) -> C
         raise _DamagedEntry("its check sites are malformed")
     ranged = metadata.get("ranged")
     # (an adjoint's arguments are the kernel's followed by their gradients, a
-    # tangent kernel's by the tangents of its float arguments)
+    # tangent kernel's by the tangents of its float arguments, once per lane)
     if not isinstance(ranged, list) or len(ranged) > 4 or not all(
-            type(p) is int and 0 <= p < 2 * len(kernel.arg_names) for p in ranged):
+            type(p) is int and 0 <= p < len(kernel.arg_names) for p in ranged):
         raise _DamagedEntry("its index range arguments are malformed")
     atomic_order = metadata.get("atomic_order")
     if atomic_order not in _runtime.ATOMIC_ORDERS:
@@ -222,8 +221,8 @@ def _valid_site(site) -> bool:
 
 
 def _options(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, bool],
-             all_checked: bool, ordered_atomics: bool, tangent: bool = False) -> dict:
-    return {"target": "cpu", "opt_level": CPU_OPT_LEVEL, "adjoint": adjoint, "tangent": tangent,
+             all_checked: bool, ordered_atomics: bool, tangent: int = 0) -> dict:
+    return {"target": "cpu", "opt_level": CPU_OPT_LEVEL, "adjoint": adjoint, "tangent": int(tangent),
             "noalias": noalias,
             "bounds_check": checked[0], "verify_fp": checked[1], "all_checked": all_checked,
             "ordered_atomics": ordered_atomics, "no_grad": list(kernel.no_grad)}
@@ -231,7 +230,7 @@ def _options(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, 
 
 def _key_parts(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, bool],
                all_checked: bool = False, ordered_atomics: bool = True,
-               tangent: bool = False) -> cache.KeyParts:
+               tangent: int = 0) -> cache.KeyParts:
     """The cache key of one variant. The digest is recomputed for each: the
     globals a kernel reads may have changed since its other variants were
     compiled, and the key must describe what is compiled now."""

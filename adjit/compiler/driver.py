@@ -82,18 +82,22 @@ def function_result_types(fn, arg_types: list) -> list:
     return results
 
 
-def kernel_symbol(kernel: Kernel, adjoint: bool, tangent: bool = False) -> str:
-    """The symbol of the kernel, of its adjoint or of its tangent kernel in compiled code."""
-    if adjoint or tangent:
-        return _adjit.symbol_name(kernel.mlir_name, "adjoint" if adjoint else "tangent")
-    return kernel.mlir_name
+def kernel_symbol(kernel: Kernel, adjoint: bool, tangent: int = 0) -> str:
+    """The symbol of the kernel, of its adjoint, of its tangent kernel or of
+    the tangent kernel of its adjoint in compiled code."""
+    symbol = kernel.mlir_name
+    if adjoint:
+        symbol = _adjit.symbol_name(symbol, "adjoint")
+    if tangent:
+        symbol = _adjit.symbol_name(symbol, "tangent")
+    return symbol
 
 
 def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: int,
                        checks: tuple[bool, bool] = (True, False), all_checked: bool = False,
-                       ordered_atomics: bool = True, tangent: bool = False) -> CpuObject:
-    """Compiles the kernel (or its adjoint, or with ``tangent`` its
-    forward-mode tangent kernel) for this CPU at LLVM ``opt_level``.
+                       ordered_atomics: bool = True, tangent: int = 0) -> CpuObject:
+    """Compiles the kernel (or its adjoint; with ``tangent`` lanes, the
+    forward-mode tangent kernel of either) for this CPU at LLVM ``opt_level``.
     ``noalias``: the variant for launches whose arrays do not overlap (the
     launch checks). ``checks``: (range checks on array accesses, reports of
     non-finite values stored). ``all_checked``: the variant for launches
@@ -138,10 +142,10 @@ def load_with_jit(code: bytes, names: list[str]) -> list[int]:
 
 
 def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80", adjoint: bool = False,
-            bounds_check: bool = True, verify_fp: bool = False, tangent: bool = False) -> str:
+            bounds_check: bool = True, verify_fp: bool = False, tangent: int = 0) -> str:
     """Compiles a kernel (or, with ``adjoint=True``, its adjoint; with
-    ``tangent=True``, its forward-mode tangent kernel) and returns its final
-    IR as text.
+    ``tangent=K`` (or True), the forward-mode tangent kernel of either with K
+    lanes) and returns its final IR as text.
 
     ``target="cuda"`` returns the PTX for ``arch``; ``target="cpu"`` returns
     the LLVM dialect module that is compiled for this machine.

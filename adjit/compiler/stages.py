@@ -41,14 +41,15 @@ class Stage:
 CPU_CHECKPOINT_BYTES = 256 * 1024
 
 
-def _front(adjoint: bool, checkpoint_bytes: int = 0, tangent: bool = False) -> list[Stage]:
-    if adjoint and tangent:
-        raise ValueError("a kernel variant is the adjoint or the tangent kernel, not both")
+def _front(adjoint: bool, checkpoint_bytes: int = 0, tangent: int = 0) -> list[Stage]:
+    """``tangent``: the lanes (seed directions) of the tangent kernel, 0 for
+    none; with ``adjoint`` too, the tangent kernel of the adjoint kernel
+    (forward over reverse: Hessian-vector products)."""
     stages = [Stage("adjit"), Stage("optimized", "adjit-optimize")]
     if adjoint:
         stages.append(Stage("adjoint", f"adjit-differentiate{{checkpoint-bytes={checkpoint_bytes}}}"))
     if tangent:
-        stages.append(Stage("tangent", "adjit-differentiate-forward"))
+        stages.append(Stage("tangent", f"adjit-differentiate-forward{{lanes={int(tangent)}}}"))
     return stages
 
 
@@ -62,7 +63,7 @@ def _checked(bounds_check: bool, verify_fp: bool) -> list[Stage]:
 
 def cpu_stages(adjoint: bool = False, noalias: bool = False, bounds_check: bool = True,
                verify_fp: bool = False, all_checked: bool = False,
-               ordered_atomics: bool = True, tangent: bool = False) -> list[Stage]:
+               ordered_atomics: bool = True, tangent: int = 0) -> list[Stage]:
     """adjit -> optimized [-> adjoint | tangent] [-> checked] -> cpu -> llvm.
     ``noalias``: compile for launches whose arrays do not overlap (the runtime
     checks). ``bounds_check``: guard array accesses; ``verify_fp``: report
@@ -70,7 +71,8 @@ def cpu_stages(adjoint: bool = False, noalias: bool = False, bounds_check: bool 
     variant for launches whose proved bounds checks do not hold.
     ``ordered_atomics``: float atomic adds go through the runtime, which
     keeps them in thread order (else they are inline atomics). ``tangent``:
-    the forward-mode tangent kernel (adjit-tangent) instead of the kernel."""
+    the forward-mode tangent kernel (adjit-tangent) with that many lanes
+    instead of the kernel (of the adjoint, with ``adjoint``)."""
     lower = (f"adjit-lower-cpu{{noalias={'true' if noalias else 'false'}"
              + (" all-checked=true}" if all_checked else "}"))
     return _front(adjoint, CPU_CHECKPOINT_BYTES, tangent) + _checked(bounds_check, verify_fp) + [
@@ -79,7 +81,7 @@ def cpu_stages(adjoint: bool = False, noalias: bool = False, bounds_check: bool 
 
 
 def cuda_stages(chip: str = "sm_80", adjoint: bool = False, bounds_check: bool = True,
-                verify_fp: bool = False, tangent: bool = False) -> list[Stage]:
+                verify_fp: bool = False, tangent: int = 0) -> list[Stage]:
     """adjit -> optimized [-> adjoint | tangent] [-> checked] -> gpu -> ptx."""
     return _front(adjoint, tangent=tangent) + _checked(bounds_check, verify_fp) + [
         Stage("gpu", "adjit-lower-gpu"), Stage("ptx", f"adjit-gpu-to-ptx{{chip={chip}}}")]
