@@ -15,12 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import types as T
-from .forward import array_tangent, jvp as kernel_jvp, value_tangent
+from .forward import MAX_LANES, array_tangent, jvp as kernel_jvp, jvp_batch as kernel_jvp_batch, value_tangent
 from .language import Kernel
-from .launch import is_differentiable, launch, launch_tangent
+from .launch import is_differentiable, launch, launch_adjoint_tangent, launch_tangent
 from .loader import written_arguments
 from .errors import GradientError
-from .runtime.array import Array, array, zeros_like
+from .runtime.array import Array, array, grad_or_scratch, zeros_like
 from .runtime.tape import Tape
 
 
@@ -103,28 +103,34 @@ def _with_grads(arrays):
 JACOBIAN_MODES = ("reverse", "forward", "auto")
 
 
-def jacobian(kernel: Kernel, dim, inputs, outputs, input_output_mask=None, mode: str = "reverse") -> JacobianDict:
+def jacobian(kernel: Kernel, dim, inputs, outputs, input_output_mask=None, mode: str = "reverse",
+             batch: int = MAX_LANES) -> JacobianDict:
     """The Jacobians d outputs[o] / d inputs[i] of one launch.
 
     Returns ``{(i, o): J}`` with ``J`` of shape (output size, input size)
     (vector/matrix components flattened). ``mode="reverse"``: the launch
     runs once, then each row is one backward pass seeded with a unit
-    gradient on one output element. ``mode="forward"``: each column is one
-    launch of the tangent kernel (``adjit.jvp``) seeded with a unit tangent
-    on one input element, the arrays the kernel writes restored before each.
+    gradient on one output element. ``mode="forward"``: one launch of the
+    tangent kernel per ``batch`` columns (``adjit.jvp_batch``: up to 16
+    seed directions share one run of the primal), each column seeded with a
+    unit tangent on one input element, the arrays the kernel writes restored
+    before each launch.
     ``mode="auto"``: forward when the inputs have fewer elements than the
     outputs, else reverse. Either way the arrays end as one launch leaves
     them.
     """
     if mode not in JACOBIAN_MODES:
         raise ValueError(f"jacobian: mode must be one of {JACOBIAN_MODES}, got {mode!r}")
+    if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or not 1 <= batch <= MAX_LANES:
+        raise ValueError(f"jacobian: batch must be an int from 1 to {MAX_LANES}, got {batch!r}")
     pairs, names_in, names_out = _pairs(kernel, inputs, outputs, input_output_mask)
     if mode == "auto":
         input_elements = sum(inputs[i].numpy().size for i in {i for i, _ in pairs})
         output_elements = sum(outputs[o].numpy().size for o in {o for _, o in pairs})
         mode = "forward" if input_elements < output_elements else "reverse"
     if mode == "forward":
-        return _jacobian_forward(kernel, dim, list(inputs), list(outputs), pairs, names_in, names_out)
+        return _jacobian_forward(kernel, dim, list(inputs), list(outputs), pairs, names_in, names_out,
+                                 int(batch))
     undo = _with_grads(list(inputs) + list(outputs))
     try:
         tape = Tape()
@@ -155,7 +161,7 @@ def jacobian(kernel: Kernel, dim, inputs, outputs, input_output_mask=None, mode:
 
 
 def _jacobian_forward(kernel: Kernel, dim, inputs: list, outputs: list, pairs, names_in,
-                      names_out) -> JacobianDict:
+                      names_out, batch: int) -> JacobianDict:
     args = inputs + outputs
     written = [args[p] for p in written_arguments(kernel) if isinstance(args[p], Array)]
     initial = [a.numpy().copy() for a in written]
@@ -163,19 +169,30 @@ def _jacobian_forward(kernel: Kernel, dim, inputs: list, outputs: list, pairs, n
     launched = False
     for i in sorted({i for i, _ in pairs}):
         outs = [o for ii, o in pairs if ii == i]
-        seed = np.zeros(inputs[i].numpy().shape)
-        jac = {o: np.zeros((outputs[o].numpy().size, seed.size)) for o in outs}
-        for column in range(seed.size):
+        shape = inputs[i].numpy().shape
+        size = int(np.prod(shape))
+        jac = {o: np.zeros((outputs[o].numpy().size, size)) for o in outs}
+        # One launch per `lanes` columns (the last batch padded with zero seeds,
+        # so that every launch uses the same compiled tangent kernel).
+        lanes = max(1, min(batch, size))
+        for first in range(0, size, lanes):
             for a, values in zip(written, initial):
                 a.numpy()[...] = values
-            seed.reshape(-1)[column] = 1
-            tangents = [None] * len(inputs)
-            tangents[i] = seed
-            out_tangents = kernel_jvp(kernel, dim, inputs, tangents, outputs)
+            columns = range(first, min(first + lanes, size))
+            seeds = []
+            for lane in range(lanes):
+                seed = np.zeros(shape)
+                if lane < len(columns):
+                    seed.reshape(-1)[columns[lane]] = 1
+                tangents = [None] * len(inputs)
+                tangents[i] = seed
+                seeds.append(tangents)
+            out_tangents = (kernel_jvp_batch(kernel, dim, inputs, seeds, outputs) if lanes > 1
+                            else [kernel_jvp(kernel, dim, inputs, seeds[0], outputs)])
             launched = True
-            seed.reshape(-1)[column] = 0
-            for o in outs:
-                jac[o][:, column] = out_tangents[o].numpy().reshape(-1)
+            for lane, column in enumerate(columns):
+                for o in outs:
+                    jac[o][:, column] = out_tangents[lane][o].numpy().reshape(-1)
         for o in outs:
             result[(i, o)] = jac[o]
     if not launched:  # inputs without elements: still one launch
@@ -262,6 +279,129 @@ def jvp(fn, inputs, tangents):
     result_tangents = [tangent_of[id(r)][1] if id(r) in tangent_of else zeros_like(r, requires_grad=False)
                        for r in results]
     return (result, result_tangents[0]) if single else (result, type(results)(result_tangents))
+
+
+def hvp(fn, inputs, tangents):
+    """Hessian-vector products by forward over reverse, through a Python
+    function of launches: runs ``loss = fn(*inputs)`` and returns
+    ``(loss, gradients, hvps)``, lists parallel to ``inputs``: the gradient
+    of the sum of ``loss``'s elements with respect to each float array input
+    and its directional derivative along ``tangents`` (H v, the Hessian of
+    the loss times v; None for the other inputs).
+
+    ``tangents``: as for ``jvp``, parallel to ``inputs``. The launches ``fn``
+    makes are recorded on a tape (arrays it creates need
+    ``requires_grad=True`` for gradients to pass, as with ``Tape``), run
+    forward as tangent kernels (keeping the tangents each launch read), then
+    backward, latest first, as the tangent kernels of their adjoint kernels
+    (adjit-adjoint then adjit-tangent): each accumulates its gradients and
+    their tangents. Exact through loops, checkpoints and in-place updates,
+    like the adjoint. The inputs' ``.grad`` are not changed. Steps other than
+    launches raise GradientError, as in ``jvp``."""
+    if not callable(fn):
+        raise TypeError(f"autograd.hvp: fn must be callable, got {type(fn).__name__}")
+    fn_name = getattr(fn, "__name__", repr(fn))
+    inputs, tangents = list(inputs), list(tangents)
+    if len(tangents) != len(inputs):
+        raise ValueError(f"autograd.hvp of {fn_name}: {len(tangents)} tangents for {len(inputs)} inputs "
+                         "(pass None for the inputs without one)")
+    tangent_of: dict[int, tuple[Array, Array]] = {}
+    for position, (value, tangent) in enumerate(zip(inputs, tangents)):
+        if tangent is None:
+            continue
+        what = f"autograd.hvp of {fn_name}: the tangent of input {position}"
+        if not (isinstance(value, Array) and is_differentiable(value.dtype)):
+            raise TypeError(f"{what}: the input is {_describe(value)}, which has no tangent; pass None for it")
+        given = array_tangent(what, value, tangent)
+        _track(tangent_of, value, array(given.numpy().copy(), dtype=value.dtype, device=value.device), fn_name)
+
+    # The inputs' gradients are set aside: the reverse pass accumulates into
+    # fresh ones, which are returned.
+    differentiable = {id(a): a for a in inputs if isinstance(a, Array) and is_differentiable(a.dtype)}
+    saved = {key: (a.requires_grad, a.grad) for key, a in differentiable.items()}
+    try:
+        for a in differentiable.values():
+            a.requires_grad = False
+            a.requires_grad = True
+        tape = Tape()
+        with tape:
+            loss = fn(*inputs)
+        if not isinstance(loss, Array) or loss.grad is None:
+            raise TypeError(f"autograd.hvp of {fn_name}: fn must return the loss, an adjit array with a gradient "
+                            f"(requires_grad=True), got {_describe(loss)}")
+        steps = tape.launch_steps()
+        step_tangents = _forward_tangents(steps, tangent_of, fn_name)
+
+        # Reverse: the loss's gradient seeded with ones, its tangent zero.
+        loss.grad.numpy()[...] = 1
+        grad_tangent_of: dict[int, Array] = {}
+
+        def grad_tangent(g: Array) -> Array:
+            if id(g) not in grad_tangent_of:
+                grad_tangent_of[id(g)] = zeros_like(g, requires_grad=False)
+            return grad_tangent_of[id(g)]
+
+        for step, step_tangent_args in zip(reversed(steps), reversed(step_tangents)):
+            kernel = step.kernel
+            grads = [grad_or_scratch(a) for a, t in zip(step.grads_of, kernel.arg_types)
+                     if isinstance(t, T.ArrayType)]
+            float_grads = [g for g, t in zip(grads, [t for t in kernel.arg_types if isinstance(t, T.ArrayType)])
+                           if is_differentiable(t)]
+            launch_adjoint_tangent(kernel, step.dim, step.captured, grads, step_tangent_args,
+                                   [grad_tangent(g) for g in float_grads])
+        gradients, hvps = [], []
+        for a in inputs:
+            if id(a) not in differentiable:
+                gradients.append(None)
+                hvps.append(None)
+                continue
+            gradients.append(a.grad.numpy().copy())
+            product = grad_tangent_of.get(id(a.grad))
+            hvps.append(product.numpy().copy() if product is not None else np.zeros_like(a.grad.numpy()))
+    finally:
+        for key, a in differentiable.items():
+            requires, grad = saved[key]
+            a.requires_grad = requires
+            a.grad = grad
+    return loss, gradients, hvps
+
+
+def _forward_tangents(steps: list, tangent_of: dict, fn_name: str) -> list[list]:
+    """Runs the recorded launches forward as tangent kernels, on the values
+    each read, and returns each launch's tangent arguments as they were when
+    it ran (a tangent array that a launch or a later one overwrites is copied
+    first)."""
+    written_later: set[int] = set()
+    written_from = []  # for each step, ids of the arrays it or a later step writes
+    for step in reversed(steps):
+        written_later |= {id(a) for a, w in zip(step.grads_of, step.writes) if isinstance(a, Array) and w}
+        written_from.append(set(written_later))
+    written_from.reverse()
+    out = []
+    for step, overwritten in zip(steps, written_from):
+        kernel = step.kernel
+        run_args, keep = [], []
+        for param, t, value in zip(kernel.arg_names, kernel.arg_types, step.grads_of):
+            if not is_differentiable(t):
+                continue
+            if not isinstance(t, T.ArrayType):
+                zero = value_tangent(f"kernel '{kernel.__name__}' argument '{param}'", t, None)
+                run_args.append(zero)
+                keep.append(zero)
+                continue
+            known = tangent_of.get(id(value))
+            tangent = known[1] if known else _track(tangent_of, value, zeros_like(value, requires_grad=False),
+                                                    fn_name)
+            run_args.append(tangent)
+            keep.append(_copy(tangent) if id(value) in overwritten else tangent)
+        primal = [_copy(a) if isinstance(a, Array) and w else a for a, w in zip(step.captured, step.writes)]
+        launch_tangent(kernel, step.dim, primal, run_args, record=False)
+        out.append(keep)
+    return out
+
+
+def _copy(a: Array) -> Array:
+    return array(a.numpy().copy(), dtype=a.dtype, device=a.device)
 
 
 def _track(tangent_of: dict, value: Array, tangent: Array, fn_name: str) -> Array:

@@ -43,6 +43,49 @@ def jvp(kernel: Kernel, dim, inputs, tangents, outputs=(), output_tangents=None)
     name = kernel.__name__
     inputs = _as_list(inputs, name, "inputs")
     outputs = _as_list(outputs, name, "outputs")
+    args = _checked_arguments(kernel, inputs, outputs)
+    given = _by_position(kernel, tangents, len(inputs), "tangents", 0)
+    given.update(_by_position(kernel, output_tangents, len(outputs), "output_tangents", len(inputs)))
+    tangent_args, tangent_of_array = _tangent_arguments(kernel, args, given)
+    launch_tangent(kernel, dim, args, tangent_args)  # (bad primal arguments: a LaunchError, as in launch)
+    return _output_tangents(kernel, inputs, outputs, tangent_of_array)
+
+
+#: The most seed directions one tangent launch carries (``jvp_batch``).
+MAX_LANES = 16
+
+
+def jvp_batch(kernel: Kernel, dim, inputs, tangent_batch, outputs=()) -> list[list]:
+    """Batched seeds: the tangents of the outputs along several directions
+    from one launch. ``tangent_batch``: a list of up to ``MAX_LANES`` (16)
+    tangent lists, each as ``jvp``'s ``tangents``. The tangent kernel carries
+    one tangent per direction (lane) beside every float value and runs the
+    primal once, so K directions cost one launch, not K.
+
+    Returns one list per direction, each as ``jvp`` returns. The launch is
+    recorded on the active tapes like a launch."""
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"jvp_batch() needs an @adjit.kernel, got {kernel!r}")
+    name = kernel.__name__
+    inputs = _as_list(inputs, name, "inputs")
+    outputs = _as_list(outputs, name, "outputs")
+    batch = _as_list(tangent_batch, name, "tangent_batch")
+    if not 1 <= len(batch) <= MAX_LANES:
+        raise ValueError(f"jvp_batch of kernel '{name}': tangent_batch must hold 1 to {MAX_LANES} tangent lists, "
+                         f"got {len(batch)}")
+    args = _checked_arguments(kernel, inputs, outputs)
+    flat, maps = [], []
+    for tangents in batch:
+        tangent_args, tangent_of_array = _tangent_arguments(
+            kernel, args, _by_position(kernel, tangents, len(inputs), "tangents", 0))
+        flat += tangent_args
+        maps.append(tangent_of_array)
+    launch_tangent(kernel, dim, args, flat, lanes=len(batch))
+    return [_output_tangents(kernel, inputs, outputs, m) for m in maps]
+
+
+def _checked_arguments(kernel: Kernel, inputs: list, outputs: list) -> list:
+    name = kernel.__name__
     args = inputs + outputs
     if len(kernel.param_names) != len(kernel.arg_names):
         raise TypeError(f"jvp of kernel '{name}': its struct parameters are not supported by jvp yet (use "
@@ -50,9 +93,14 @@ def jvp(kernel: Kernel, dim, inputs, tangents, outputs=(), output_tangents=None)
     if len(args) != len(kernel.arg_names):
         raise ValueError(f"jvp of kernel '{name}': it takes {len(kernel.arg_names)} arguments "
                          f"({', '.join(kernel.arg_names)}), got {len(inputs)} inputs and {len(outputs)} outputs")
-    given = _by_position(kernel, tangents, len(inputs), "tangents", 0)
-    given.update(_by_position(kernel, output_tangents, len(outputs), "output_tangents", len(inputs)))
+    return args
 
+
+def _tangent_arguments(kernel: Kernel, args: list, given: dict) -> tuple[list, dict]:
+    """The tangent kernel's tangent arguments for the tangents ``given`` by
+    argument position (zeros for the others), and {id(array): its tangent
+    array}."""
+    name = kernel.__name__
     tangent_of_array: dict[int, Array] = {}  # id(array) -> its tangent array (an array passed twice has one)
     tangent_args = []
     for position, (param, t, value) in enumerate(zip(kernel.arg_names, kernel.arg_types, args)):
@@ -79,7 +127,10 @@ def jvp(kernel: Kernel, dim, inputs, tangents, outputs=(), output_tangents=None)
                                  "parameter too, with a different tangent; give it one tangent")
         tangent_of_array[id(value)] = tangent
         tangent_args.append(tangent)
-    launch_tangent(kernel, dim, args, tangent_args)  # (bad primal arguments: a LaunchError, as in launch)
+    return tangent_args, tangent_of_array
+
+
+def _output_tangents(kernel: Kernel, inputs: list, outputs: list, tangent_of_array: dict) -> list:
     return [tangent_of_array.get(id(o)) if isinstance(o, Array) and is_differentiable(t) else None
             for o, t in zip(outputs, kernel.arg_types[len(inputs):])]
 

@@ -1663,6 +1663,286 @@ for _name, _op, _infer, _doc, _diff in [
                 domain=_OPERATOR_DOMAINS.get(_name))
 
 
+# --- matrix decompositions: svd3, svd2, eig3, qr3 --------------------------------------------------
+#
+# Each is a fixed number of plane rotations built from arith/math ops, so its
+# derivatives (reverse and forward) are those of the rotations the C++ passes
+# differentiate: exact at convergence for distinct singular values /
+# eigenvalues. Matrices are lists of rows of scalar SSA values here.
+
+#: Jacobi sweeps (each rotates the pairs (0, 1), (0, 2), (1, 2) of a 3x3
+#: matrix once) by bit width. The off-diagonal part falls quadratically: over
+#: random, ill-conditioned and nearly repeated spectra, at most 2.4e-6 of the
+#: matrix's size is left after 3 sweeps and rounding level after 4; float64
+#: takes a fifth as margin (its rounding level is lower), float16 needs 3.
+_JACOBI_SWEEPS = {16: 3, 32: 4, 64: 5}
+_PAIRS3 = ((0, 1), (0, 2), (1, 2))
+
+
+class _Scalar:
+    """Scalar float arithmetic of one dtype on SSA values."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def c(self, v):
+        return values.constant(self.dtype, v)
+
+    def add(self, a, b):
+        return arith.AddFOp(a, b).result
+
+    def sub(self, a, b):
+        return arith.SubFOp(a, b).result
+
+    def mul(self, a, b):
+        return arith.MulFOp(a, b).result
+
+    def div(self, a, b):
+        return arith.DivFOp(a, b).result
+
+    def neg(self, a):
+        return arith.NegFOp(a).result
+
+    def abs(self, a):
+        return math.AbsFOp(a).result
+
+    def max(self, a, b):
+        return arith.MaximumFOp(a, b).result
+
+    def sqrt(self, a):
+        return math.SqrtOp(a).result
+
+    def select(self, cond, a, b):
+        return arith.SelectOp(cond, a, b).result
+
+    def less(self, a, b):
+        return arith.CmpFOp(arith.CmpFPredicate.OLT, a, b).result
+
+    def dot(self, a, b):
+        total = self.mul(a[0], b[0])
+        for x, y in zip(a[1:], b[1:]):
+            total = self.add(total, self.mul(x, y))
+        return total
+
+
+def _hypot_parts(s: _Scalar, a, b):
+    """(a / r, b / r, r) for r = hypot(a, b), scaled by max(|a|, |b|) so that
+    no square overflows or underflows; (1, 0, 0) where a = b = 0, with finite
+    derivatives there (the divisions see 1 where the guard is taken)."""
+    m = s.max(s.abs(a), s.abs(b))
+    zero = arith.CmpFOp(arith.CmpFPredicate.OEQ, m, s.c(0.0)).result
+    inv = s.div(s.c(1.0), s.select(zero, s.c(1.0), m))
+    an, bn = s.mul(a, inv), s.mul(b, inv)
+    # in [1, sqrt 2]; sqrt sees 1 where guarded, so its derivative stays finite
+    rn = s.sqrt(s.select(zero, s.c(1.0), s.add(s.mul(an, an), s.mul(bn, bn))))
+    cos, sin = s.div(an, rn), s.div(bn, rn)
+    return s.select(zero, s.c(1.0), cos), s.select(zero, s.c(0.0), sin), s.mul(m, rn)
+
+
+def _jacobi_rotation(s: _Scalar, app, aqq, apq):
+    """(c, s) of the rotation J (J_pp = J_qq = c, J_pq = s, J_qp = -s) with
+    (J^T S J)_pq = 0 for the symmetric S = [[app, apq], [apq, aqq]], of angle
+    t in [-pi/4, pi/4]: cos 2t = |d| / r, sin 2t = sign(d) h / r for
+    d = aqq - app, h = 2 apq, r = hypot(d, h) (no rotation where d = h = 0);
+    c = sqrt((1 + cos 2t) / 2) >= sqrt(1/2), s = sin 2t / (2 c)."""
+    d, h = s.sub(aqq, app), s.mul(s.c(2.0), apq)
+    cos2, sin2, _ = _hypot_parts(s, s.abs(d), h)
+    sin2 = s.select(s.less(d, s.c(0.0)), s.neg(sin2), sin2)
+    c = s.sqrt(s.mul(s.add(s.c(1.0), cos2), s.c(0.5)))
+    return c, s.div(sin2, s.mul(s.c(2.0), c))
+
+
+def _rotate_columns(s: _Scalar, m, p, q, c, sn):
+    """M J for the Jacobi rotation J of the pair (p, q): column p becomes
+    c m_p - s m_q, column q becomes s m_p + c m_q."""
+    m = [list(row) for row in m]
+    for row in m:
+        x, y = row[p], row[q]
+        row[p] = s.sub(s.mul(c, x), s.mul(sn, y))
+        row[q] = s.add(s.mul(sn, x), s.mul(c, y))
+    return m
+
+
+def _transposed_rows(m):
+    return [list(col) for col in zip(*m)]
+
+
+def _identity_rows(s: _Scalar, n):
+    return [[s.c(1.0 if r == c else 0.0) for c in range(n)] for r in range(n)]
+
+
+def _jacobi_loop(s: _Scalar, mats, types, sweep):
+    """``sweep`` (lists of rows -> lists of rows) run _JACOBI_SWEEPS times in
+    an scf.for carrying the 3x3 matrices ``mats``."""
+    mlir_mats = [_matrix_from(m, t) for m, t in zip(mats, types)]
+    index = ir.IndexType.get()
+    bound = lambda v: arith.ConstantOp(index, v).result  # noqa: E731
+    loop = scf.ForOp(bound(0), bound(_JACOBI_SWEEPS[s.dtype.bits]), bound(1), mlir_mats)
+    with ir.InsertionPoint(loop.body):
+        inner = [_elements(v, t.rows, t.cols) for v, t in zip(loop.inner_iter_args, types)]
+        scf.YieldOp([_matrix_from(m, t) for m, t in zip(sweep(*inner), types)])
+    return [_elements(v, t.rows, t.cols) for v, t in zip(loop.results, types)]
+
+
+def _swap_columns_if(s: _Scalar, cond, mats, i, j):
+    """Where ``cond``: column i of each matrix becomes column j, and column j
+    minus column i (a rotation by pi/2, keeping the determinant's sign)."""
+    out = []
+    for m in mats:
+        m = [list(row) for row in m]
+        for row in m:
+            x, y = row[i], row[j]
+            row[i] = s.select(cond, y, x)
+            row[j] = s.select(cond, s.neg(x), y)
+        out.append(m)
+    return out
+
+
+def _one_sided_jacobi(s: _Scalar, a, n, mt):
+    """(B, V) with B = A V, V a rotation and the columns of B orthogonal
+    (Hestenes: each rotation is the Jacobi rotation of the Gram matrix of
+    two columns), B's columns sorted by decreasing length."""
+    pairs = _PAIRS3 if n == 3 else ((0, 1),)
+
+    def sweep(b, v):
+        for p, q in pairs:
+            bt = _transposed_rows(b)
+            c, sn = _jacobi_rotation(s, s.dot(bt[p], bt[p]), s.dot(bt[q], bt[q]), s.dot(bt[p], bt[q]))
+            b, v = _rotate_columns(s, b, p, q, c, sn), _rotate_columns(s, v, p, q, c, sn)
+        return b, v
+
+    if n == 3:
+        b, v = _jacobi_loop(s, [a, _identity_rows(s, 3)], [mt, mt], sweep)
+    else:  # one rotation diagonalizes a 2x2 Gram matrix; the second mops up rounding
+        b, v = sweep(*sweep(a, _identity_rows(s, 2)))
+    for i, j in (((0, 1), (1, 2), (0, 1)) if n == 3 else ((0, 1),)):
+        bt = _transposed_rows(b)
+        b, v = _swap_columns_if(s, s.less(s.dot(bt[i], bt[i]), s.dot(bt[j], bt[j])), [b, v], i, j)
+    return b, v
+
+
+def _givens_qr(s: _Scalar, a, n):
+    """(Q, R) with A = Q R, Q a rotation (a product of Givens rotations) and
+    R upper triangular with R_kk >= 0 for k < n - 1 (R's last diagonal entry
+    has the sign of det A)."""
+    r, q = [list(row) for row in a], _identity_rows(s, n)
+    for k, i in (_PAIRS3 if n == 3 else ((0, 1),)):
+        c, sn, _ = _hypot_parts(s, r[k][k], r[i][k])
+        rk, ri = r[k], r[i]
+        r[k] = [s.add(s.mul(c, x), s.mul(sn, y)) for x, y in zip(rk, ri)]
+        r[i] = [s.sub(s.mul(c, y), s.mul(sn, x)) for x, y in zip(rk, ri)]
+        for row in q:
+            x, y = row[k], row[i]
+            row[k] = s.add(s.mul(c, x), s.mul(sn, y))
+            row[i] = s.sub(s.mul(c, y), s.mul(sn, x))
+    # Below the diagonal: -s r_kk + c r_ik = 0, exactly, and so is its derivative.
+    return q, [[s.c(0.0) if col < k else x for col, x in enumerate(row)] for k, row in enumerate(r)]
+
+
+def _svd(vals, n, mt):
+    """(U, sigma, V) of an n x n matrix: one-sided Jacobi gives A V = B with
+    orthogonal columns sorted by length, and the Givens QR of B gives U and
+    sigma = diag(R)."""
+    s = _Scalar(mt.dtype)
+    b, v = _one_sided_jacobi(s, _elements(vals[0], n, n), n, mt)
+    u, r = _givens_qr(s, b, n)
+    sigma = [r[k][k] for k in range(n)]
+    if n == 2:  # both nonnegative: U takes the sign of det A
+        negative = s.less(sigma[1], s.c(0.0))
+        sigma[1] = s.select(negative, s.neg(sigma[1]), sigma[1])
+        for row in u:
+            row[1] = s.select(negative, s.neg(row[1]), row[1])
+    return (_matrix_from(u, mt), vector_d.FromElementsOp(T.vector(n, mt.dtype).mlir(), sigma).result,
+            _matrix_from(v, mt))
+
+
+def _emit_eig3(vals, types, result):
+    """Cyclic Jacobi on (A + A^T) / 2: S <- J^T S J, Q <- Q J, then the
+    eigenvalues diag(S) sorted ascending with Q's columns."""
+    mt = types[0]
+    s = _Scalar(mt.dtype)
+    e = _elements(vals[0], 3, 3)
+    sym = [[s.mul(s.c(0.5), s.add(e[r][c], e[c][r])) for c in range(3)] for r in range(3)]
+
+    def sweep(a, q):
+        for p, r in _PAIRS3:
+            c, sn = _jacobi_rotation(s, a[p][p], a[r][r], a[p][r])
+            a = _transposed_rows(_rotate_columns(s, _transposed_rows(_rotate_columns(s, a, p, r, c, sn)),
+                                                 p, r, c, sn))
+            q = _rotate_columns(s, q, p, r, c, sn)
+        return a, q
+
+    a, q = _jacobi_loop(s, [sym, _identity_rows(s, 3)], [mt, mt], sweep)
+    d = [a[k][k] for k in range(3)]
+    for i, j in ((0, 1), (1, 2), (0, 1)):
+        swap = s.less(d[j], d[i])
+        d[i], d[j] = s.select(swap, d[j], d[i]), s.select(swap, d[i], d[j])
+        (q,) = _swap_columns_if(s, swap, [q], i, j)
+    out = (_matrix_from(q, mt), vector_d.FromElementsOp(T.vector(3, mt.dtype).mlir(), d).result)
+    return (out, []) if len(vals) == 1 else (None, list(out))
+
+
+def _emit_svd(n):
+    def emit(vals, types, result):
+        out = _svd(vals, n, types[0])
+        return (out, []) if len(vals) == 1 else (None, list(out))
+    return emit
+
+
+def _emit_qr3(vals, types, result):
+    mt = types[0]
+    q, r = _givens_qr(_Scalar(mt.dtype), _elements(vals[0], 3, 3), 3)
+    out = (_matrix_from(q, mt), _matrix_from(r, mt))
+    return (out, []) if len(vals) == 1 else (None, list(out))
+
+
+def _infer_decomposition(name, n, parts, names):
+    """``name(A)`` returns the parts (of A's scalar type); ``name(A, *outs)``
+    writes them (Warp's two forms)."""
+    def infer(args):
+        a = args[0] if args else None
+        if isinstance(a, T.MatrixType) and a.shape == (n, n) and a.dtype.is_float:
+            want = tuple(part(a.dtype) for part in parts)
+            if len(args) == 1:
+                return want
+            if tuple(args[1:]) == want:
+                return None
+        outs = [f"{out} ({part(T.float32)})" for out, part in zip(names, parts)]
+        raise TypeError(f"{name}() takes a float {n}x{n} matrix: {', '.join(names)} = {name}(A), or "
+                        f"{name}(A, {', '.join(names)}) writing {', '.join(outs[:-1])} and {outs[-1]} of A's "
+                        f"scalar type; got {', '.join(map(str, args)) or 'no arguments'}")
+    return infer
+
+
+_M33, _V3 = (lambda d: T.matrix((3, 3), d)), (lambda d: T.vector(3, d))
+_M22, _V2 = (lambda d: T.matrix((2, 2), d)), (lambda d: T.vector(2, d))
+
+add_builtin("svd3", "U, sigma, V = svd3(A): the singular value decomposition A = U diag(sigma) V^T of a 3x3 "
+            "matrix; svd3(A, U, sigma, V) writes them (as Warp). U and V are rotations (determinant +1); sigma is "
+            "sorted by decreasing magnitude, sigma[0] and sigma[1] are >= 0 and sigma[2] has the sign of "
+            "det A (Warp's convention). One-sided Jacobi (4 sweeps in float32, 5 in float64), then a Givens "
+            "QR. Column pairs of U and V are determined up to a common sign; derivatives need distinct "
+            "singular values.",
+            _infer_decomposition("svd3", 3, (_M33, _V3, _M33), ("U", "sigma", "V")), _emit_svd(3),
+            rebinds=(1, 2, 3))
+add_builtin("svd2", "U, sigma, V = svd2(A): the singular value decomposition A = U diag(sigma) V^T of a 2x2 "
+            "matrix; svd2(A, U, sigma, V) writes them (as Warp). sigma >= 0, sorted decreasing; V is a rotation "
+            "and U has the sign of det A as its determinant (as Warp). Column pairs of U and V are determined "
+            "up to a common sign; derivatives need distinct singular values.",
+            _infer_decomposition("svd2", 2, (_M22, _V2, _M22), ("U", "sigma", "V")), _emit_svd(2),
+            rebinds=(1, 2, 3))
+add_builtin("eig3", "Q, d = eig3(A): the eigen-decomposition A = Q diag(d) Q^T of a symmetric 3x3 matrix; "
+            "eig3(A, Q, d) writes them (as Warp). Of (A + A^T) / 2 for a nonsymmetric A. d is sorted ascending "
+            "(Warp leaves the order unspecified) and Q is a rotation (determinant +1) whose columns are the "
+            "eigenvectors, each determined up to sign (with its partner column's). Cyclic Jacobi (4 sweeps in "
+            "float32, 5 in float64); derivatives of Q need distinct eigenvalues.",
+            _infer_decomposition("eig3", 3, (_M33, _V3), ("Q", "d")), _emit_eig3, rebinds=(1, 2))
+add_builtin("qr3", "Q, R = qr3(A): the QR decomposition A = Q R of a 3x3 matrix; qr3(A, Q, R) writes them (as "
+            "Warp). Q is a rotation (determinant +1, Warp's convention), R upper triangular with R[0, 0], "
+            "R[1, 1] >= 0 and R[2, 2] of the sign of det A. Givens rotations; derivatives need a full-rank A.",
+            _infer_decomposition("qr3", 3, (_M33, _M33), ("Q", "R")), _emit_qr3, rebinds=(1, 2))
+
+
 # --- more quaternions: slerp, roll/pitch/yaw, swing-twist ------------------------------------------
 
 def _scalar_ops(dtype):
@@ -2073,3 +2353,21 @@ from .random_builtins import ENTRIES as _RANDOM  # noqa: E402
 
 for _name, _doc, _infer, _emit, _options in _RANDOM:
     add_builtin(_name, _doc, _infer, _emit, **_options)
+
+# Perlin noise (a module of its own).
+from .noise_builtins import ENTRIES as _NOISE  # noqa: E402
+
+for _name, _doc, _infer, _emit, _options in _NOISE:
+    add_builtin(_name, _doc, _infer, _emit, **_options)
+
+
+def _infer_block_dim(args):
+    if args:
+        raise TypeError(f"block_dim() takes no arguments, got {len(args)}")
+    return T.int32
+
+
+add_builtin("block_dim", "block_dim(): the number of threads in the calling thread's block. adjit runs kernels on "
+            "the CPU, where a launch has no thread blocks (each thread runs alone): 1, as Warp's CPU launches "
+            "return (whatever block_dim the launch or module names).", _infer_block_dim,
+            lambda v, t, r: values.constant(T.int32, 1), differentiable=False)

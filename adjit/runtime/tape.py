@@ -4,7 +4,8 @@
 ``tape.backward(loss=...)`` (or ``grads={array: seed}``) then runs the
 recorded steps' adjoints in reverse order, accumulating into ``.grad``.
 ``tape.replay_forward(...)`` runs the recorded launches again in order, for
-forward mode (``adjit.autograd.jvp``).
+forward mode (``adjit.autograd.jvp``); ``launch_steps()`` hands them to
+forward over reverse (``adjit.autograd.hvp``).
 
 Gradient slots of outputs are consumed: the adjoint of a store reads the
 stored element's gradient, passes it on and zeroes it, because the value
@@ -229,6 +230,19 @@ class Tape:
                 primal = [_snapshot(a) if isinstance(a, Array) and writes else a
                           for a, writes in zip(step.captured, step.writes)]
                 run_tangent(step.kernel, step.dim, primal, step.grads_of)
+
+    def launch_steps(self) -> list:
+        """The recorded launches in the order they ran, each checked to still
+        see the values it read (forward-over-reverse replays them both ways).
+        A recorded step other than a launch: GradientError naming it."""
+        with self._lock:
+            for step in self._steps:
+                if not isinstance(step, _LaunchStep):
+                    raise GradientError(
+                        f"second-order differentiation replays kernel launches only, and the tape recorded "
+                        f"the step '{step.label}'; compute it with a kernel instead")
+                step.check_unchanged()
+            return list(self._steps)
 
     def visualize(self, filename: str | None = None, simplify_graph: bool = True,
                   hide_readonly_arrays: bool = False, array_labels: dict | None = None,
