@@ -56,3 +56,25 @@ def test_autodiff_doc_forward_mode_example_runs(tmp_path):
     np.testing.assert_allclose(namespace["y2"].numpy(), np.sin(3.0 * y1) * y1, rtol=1e-12)
     np.testing.assert_allclose(namespace["dy2"].numpy(),
                                (np.cos(3.0 * y1) * 3.0 * y1 + np.sin(3.0 * y1)) * dy1, rtol=1e-12)
+
+
+def _autodiff_examples() -> str:
+    """docs/autodiff.md's Python examples, in order, as one script (each
+    section's example builds on the ones before)."""
+    return "\n".join(re.findall(r"```python\n(.*?)```", AUTODIFF.read_text(), re.S))
+
+
+def test_autodiff_doc_examples_run_in_order(tmp_path):
+    code = _autodiff_examples()
+    script = tmp_path / "autodiff_doc.py"
+    script.write_text(code)
+    namespace = {"__name__": "autodiff_doc", "__file__": str(script)}
+    exec(compile(code, str(script), "exec"), namespace)  # the asserts check gradients, Jacobians and H v
+    xs = namespace["xs"]
+    # the Hessian-vector product against central differences of the gradient
+    v, h = namespace["v"], 1e-6
+    grad = lambda z: np.cos(z) * z + np.sin(z)
+    np.testing.assert_allclose(namespace["hv"], (grad(xs + h * v) - grad(xs - h * v)) / (2 * h),
+                               rtol=1e-6, atol=1e-9)
+    t = np.arange(1000) * 0.01
+    np.testing.assert_allclose(namespace["J"][:, 0], np.exp(-0.5 * t) * np.cos(3.0 * t), rtol=1e-12)
