@@ -2369,5 +2369,6 @@ def _infer_block_dim(args):
 
 add_builtin("block_dim", "block_dim(): the number of threads in the calling thread's block. adjit runs kernels on "
             "the CPU, where a launch has no thread blocks (each thread runs alone): 1, as Warp's CPU launches "
-            "return (whatever block_dim the launch or module names).", _infer_block_dim,
+            "return (whatever block_dim the launch or module names). (The PTX of adjit.compile(target=\"cuda\") "
+            "says 1 too: adjit does not launch it.)", _infer_block_dim,
             lambda v, t, r: values.constant(T.int32, 1), differentiable=False)

@@ -1352,6 +1352,7 @@ TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "wh
                        "svd3", "svd2", "eig3", "qr3",
                        # test_atomics_more.py:
                        "atomic_cas", "atomic_exch", "atomic_and", "atomic_or", "atomic_xor"}  # (the last: test_rounding_interpolation_...)
+TESTED |= {"noise", "pnoise", "curlnoise", "block_dim"}  # test_noise.py
 
 
 @adjit.kernel
