@@ -242,6 +242,17 @@ def test_noise_is_zero_on_the_lattice_bounded_and_centered():
     np.testing.assert_array_equal(values[:, 4], 0.0)
 
 
+def test_coordinates_beyond_int32_are_defined():
+    """Warp leaves a floor outside int32 undefined; adjit takes cell 0 there:
+    NaN for inf and NaN, and for huge finite x (no fraction left) 0."""
+    pts = np.array([[np.inf, 0.5, 0.5, 0.5], [np.nan, 0.5, 0.5, 0.5], [-np.inf, 0.5, 0.5, 0.5],
+                    [3e9, 0.5, 0.5, 0.5], [-1e20, 0.5, 0.5, 0.5]], np.float32)
+    out = noise_columns(9, pts)
+    assert np.isnan(out[:3, :4]).all()
+    np.testing.assert_array_equal(out[3:, 0], 0.0)
+    assert np.isfinite(out[3:, :4]).all()
+
+
 def test_the_state_selects_the_field_and_launches_repeat_it():
     pts = np.random.default_rng(5).uniform(-10, 10, (256, 4))
     a, again, b = noise_columns(1, pts), noise_columns(1, pts), noise_columns(2, pts)
