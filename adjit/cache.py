@@ -125,6 +125,8 @@ def _dependencies(pyfunc, seen: dict) -> None:
                 funcs.append(overload.pyfunc)
                 if overload.custom_grad is not None:
                     funcs.append(overload.custom_grad)
+                if overload.custom_jvp is not None:
+                    funcs.append(overload.custom_jvp)
     # What static(...) expressions read is compiled in whatever its type (a
     # list of funcs, a dict of constants): the key holds all of it.
     for node in ast.walk(info.tree):

@@ -77,6 +77,8 @@ class Function:
         self.__doc__ = pyfunc.__doc__
         self.differentiable = differentiable
         self.custom_grad = None
+        #: A hand-written tangent rule (``@adjit.func_jvp(f)``).
+        self.custom_jvp = None
         #: The functions of this name a call chooses from by argument types
         #: (Warp's overloading: a module defines the same @func name again
         #: with other parameter types), this one included.
@@ -445,6 +447,30 @@ def func_grad(f: Function):
     def attach(grad_fn):
         f.custom_grad = grad_fn
         return grad_fn
+    return attach
+
+
+def func_jvp(f: Function):
+    """Decorator: a hand-written forward-mode (tangent) rule for device
+    function ``f``, the counterpart of ``func_grad``. It takes f's parameters
+    followed by one tangent per float parameter (same types, in order) and
+    returns the tangent of each float result of ``f``::
+
+        @adjit.func_jvp(my_func)
+        def my_func_jvp(x: float, y: float, dx: float, dy: float):
+            return dx * y + x * dy
+
+    Forward mode (``jvp``, ``jvp_batch``, forward Jacobians) calls it in place
+    of differentiating f's body; reverse mode is unchanged (f's body, or its
+    ``func_grad``). A kernel calling a function that has a ``func_grad`` but
+    no ``func_jvp`` cannot be differentiated in forward mode (a
+    ``GradientError`` naming it)."""
+    if not isinstance(f, Function):
+        raise TypeError("func_jvp(f) needs an @adjit.func")
+
+    def attach(jvp_fn):
+        f.custom_jvp = jvp_fn
+        return jvp_fn
     return attach
 
 

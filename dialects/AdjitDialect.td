@@ -43,6 +43,12 @@ def Adjit_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getCustomAdjointAttrName() {
       return ::llvm::StringLiteral("adjit.custom_adjoint");
     }
+    /// A device function's hand-written tangent rule (`func_jvp`): takes the
+    /// function's arguments followed by the tangents of its float arguments
+    /// and returns the tangents of its float results.
+    static constexpr ::llvm::StringLiteral getCustomTangentAttrName() {
+      return ::llvm::StringLiteral("adjit.custom_tangent");
+    }
     /// The array access analysis's summary of a kernel (adjit-array-access).
     static constexpr ::llvm::StringLiteral getArgAccessAttrName() {
       return ::llvm::StringLiteral("adjit.arg_access");

@@ -50,9 +50,10 @@ def new_context() -> ir.Context:
     return context
 
 
-def build_module(kernel: Kernel, context: ir.Context) -> ir.Module:
-    """The kernel (and the device functions it calls) in the adjit dialect."""
-    mb = ModuleBuilder(context)
+def build_module(kernel: Kernel, context: ir.Context, tangent_rules: bool = False) -> ir.Module:
+    """The kernel (and the device functions it calls) in the adjit dialect;
+    ``tangent_rules``: for its tangent kernel (``func_jvp`` rules kept)."""
+    mb = ModuleBuilder(context, tangent_rules)
     try:
         mb.add_kernel(kernel.pyfunc, kernel.param_types, kernel.mlir_name, kernel.no_grad)
     except RecursionError:
@@ -106,7 +107,7 @@ def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: 
     through the runtime, which can apply them in thread order; else they are
     inline atomics (for launches that need not be deterministic)."""
     context = new_context()
-    module = build_module(kernel, context)
+    module = build_module(kernel, context, tangent_rules=bool(tangent) and not adjoint)
     access = []
     sites, ranged = [], []
     atomic_order = []
@@ -155,7 +156,7 @@ def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80", adjoint: bool =
     if target not in ("cpu", "cuda"):
         raise ValueError(f"unknown target '{target}' (expected 'cpu' or 'cuda')")
     context = new_context()
-    module = build_module(k, context)
+    module = build_module(k, context, tangent_rules=bool(tangent) and not adjoint)
     if target == "cuda":
         S.run_stages(module, S.cuda_stages(arch, adjoint, bounds_check, verify_fp, tangent), k.mlir_name)
         return ptx_of(module)

@@ -41,8 +41,12 @@ class _ArrayShape:
 class ModuleBuilder:
     """Builds one MLIR module: a kernel and the device functions it calls."""
 
-    def __init__(self, context: ir.Context):
+    def __init__(self, context: ir.Context, tangent_rules: bool = False):
+        """``tangent_rules``: for a tangent kernel (forward mode only): device
+        functions with a ``func_jvp`` stay calls, for adjit-tangent to call
+        their rule (otherwise they are inlined like any function)."""
         self.context = context
+        self.tangent_rules = tangent_rules
         self.module = ir.Module.create(loc=ir.Location.unknown(context))
         self.functions: dict[tuple, tuple[str, list[T.Type]]] = {}
         self.used_functions: list = []
@@ -74,6 +78,26 @@ class ModuleBuilder:
         callee.attributes["no_inline"] = ir.UnitAttr.get()
         callee.attributes[_ATTRIBUTE["custom_adjoint"]] = ir.FlatSymbolRefAttr.get(grad_name)
 
+    def _add_custom_tangent(self, fn, name, arg_types, result_types) -> None:
+        """Emits ``fn``'s hand-written tangent rule (``@adjit.func_jvp``) and
+        links the callee to it; the callee is kept a call."""
+        rule = fn.custom_jvp
+        rule_name = f"{name}_custom_tangent"
+        floats = [t for t in arg_types if _has_tangent(t)]
+        builder = FunctionBuilder(self, rule, SourceInfo.of(rule), list(arg_types) + floats, rule_name,
+                                  is_kernel=False)
+        returned = builder.build()
+        expected = [t for t in result_types if _has_tangent(t)]
+        if list(returned) != expected:
+            raise builder.error(
+                f"a func_jvp of '{fn.pyfunc.__name__}' returns the tangents of its float results "
+                f"({', '.join(map(str, expected)) or 'none'}), got {', '.join(map(str, returned)) or 'none'}",
+                builder.src.tree, KernelTypeError)
+        callee = next(op for op in self.module.body.operations
+                      if "sym_name" in op.attributes and ir.StringAttr(op.attributes["sym_name"]).value == name)
+        callee.attributes["no_inline"] = ir.UnitAttr.get()
+        callee.attributes[_ATTRIBUTE["custom_tangent"]] = ir.FlatSymbolRefAttr.get(rule_name)
+
     def device_function(self, fn, arg_types: list[T.Type], node, caller) -> tuple[str, list[T.Type]]:
         """Emits (once per argument types) the func.func for device function ``fn``."""
         key = (fn.pyfunc, tuple(arg_types))
@@ -93,7 +117,16 @@ class ModuleBuilder:
                 self._building.discard(key)
             if getattr(fn, "custom_grad", None) is not None:
                 self._add_custom_adjoint(fn, name, arg_types, self.functions[key][1], node, caller)
+            if self.tangent_rules and getattr(fn, "custom_jvp", None) is not None:
+                self._add_custom_tangent(fn, name, arg_types, self.functions[key][1])
         return self.functions[key]
+
+
+def _has_tangent(t) -> bool:
+    """Float scalars, vectors and matrices carry tangents (as adjit-tangent's
+    active types)."""
+    scalar = T.scalar_of(t)
+    return scalar is not None and scalar.is_float
 
 
 #: Bitwise operators (integers; & | ^ also bools).

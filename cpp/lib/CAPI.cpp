@@ -66,6 +66,8 @@ const char *adjitAttributeName(enum AdjitAttribute attribute) {
     return AdjitDialect::getArgNamesAttrName().data();
   case AdjitAttributeCustomAdjoint:
     return AdjitDialect::getCustomAdjointAttrName().data();
+  case AdjitAttributeCustomTangent:
+    return AdjitDialect::getCustomTangentAttrName().data();
   case AdjitAttributeCheckSites:
     return AdjitDialect::getCheckSitesAttrName().data();
   case AdjitAttributeRangedArgs:

@@ -126,6 +126,7 @@ NB_MODULE(_adjit, m) {
       {"kernel", adjitAttributeName(AdjitAttributeKernel)},
       {"arg_names", adjitAttributeName(AdjitAttributeArgNames)},
       {"custom_adjoint", adjitAttributeName(AdjitAttributeCustomAdjoint)},
+      {"custom_tangent", adjitAttributeName(AdjitAttributeCustomTangent)},
       {"check_sites", adjitAttributeName(AdjitAttributeCheckSites)},
       {"ranged_args", adjitAttributeName(AdjitAttributeRangedArgs)},
       {"atomic_order", adjitAttributeName(AdjitAttributeAtomicOrder)}};

@@ -45,6 +45,7 @@ enum AdjitAttribute {
   AdjitAttributeKernel,        ///< marks a kernel
   AdjitAttributeArgNames,      ///< a kernel's parameter names
   AdjitAttributeCustomAdjoint, ///< a device function's hand-written adjoint
+  AdjitAttributeCustomTangent, ///< a device function's hand-written tangent
   AdjitAttributeCheckSites,    ///< a kernel's checked accesses
   AdjitAttributeRangedArgs,    ///< a kernel's index arrays with value ranges
   AdjitAttributeAtomicOrder    ///< how a CPU launch orders float atomics

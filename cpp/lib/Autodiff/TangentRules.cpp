@@ -535,14 +535,43 @@ LogicalResult orderDependentAtomicRule(OpT op, OpBuilder &, TangentState &) {
             "defined";
 }
 
-/// A call to a device function that was not inlined: only a function with a
-/// forward-mode rule could be differentiated, and none has one yet.
-LogicalResult callRule(CallOp op, OpBuilder &, TangentState &s) {
+/// A call to a device function that was not inlined: one with a
+/// hand-written tangent rule (`func_jvp`: `@f` carries
+/// `adjit.custom_tangent = @f_jvp`, which takes f's arguments followed by the
+/// tangents of its float arguments and returns the tangents of its float
+/// results) calls it; any other is an error.
+LogicalResult callRule(CallOp op, OpBuilder &b, TangentState &s) {
   bool active = llvm::any_of(op.getResultTypes(), TangentState::isActive);
   if (!active)
     return success();
   auto callee = dyn_cast_or_null<func::FuncOp>(
       SymbolTable::lookupSymbolIn(s.getModule(), op.getCalleeAttr()));
+  auto rule = callee ? callee->getAttrOfType<FlatSymbolRefAttr>(
+                           AdjitDialect::getCustomTangentAttrName())
+                     : FlatSymbolRefAttr();
+  if (rule) {
+    auto ruleFn = dyn_cast_or_null<func::FuncOp>(
+        SymbolTable::lookupSymbolIn(s.getModule(), rule));
+    if (!ruleFn)
+      return op.emitOpError() << "custom tangent " << rule << " not found";
+    Location loc = op.getLoc();
+    SmallVector<Value> args = mapped(s, op.getOperands());
+    for (Value operand : op.getOperands())
+      if (TangentState::isActive(operand.getType()))
+        args.push_back(s.tangentOrZero(b, loc, operand));
+    auto call = CallOp::create(b, loc, ruleFn, args);
+    unsigned next = 0;
+    for (Value result : op.getResults()) {
+      if (!TangentState::isActive(result.getType()))
+        continue;
+      if (next >= call.getNumResults())
+        return op.emitOpError() << "custom tangent " << rule
+                                << " returns fewer tangents than the call has "
+                                   "float results";
+      s.setTangent(result, call.getResult(next++));
+    }
+    return success();
+  }
   auto grad = callee ? callee->getAttrOfType<FlatSymbolRefAttr>(
                            AdjitDialect::getCustomAdjointAttrName())
                      : FlatSymbolRefAttr();
@@ -550,8 +579,8 @@ LogicalResult callRule(CallOp op, OpBuilder &, TangentState &s) {
     return op.emitOpError()
            << "calls " << op.getCalleeAttr()
            << ", which has a custom adjoint (" << grad
-           << ") but no forward-mode rule; forward mode cannot differentiate "
-              "through it";
+           << ") but no forward-mode rule (give it one with @func_jvp); "
+              "forward mode cannot differentiate through it";
   return op.emitOpError() << "calls " << op.getCalleeAttr()
                           << ", which must be inlined before adjit-tangent "
                              "(run the 'inline' pass first)";

@@ -16,7 +16,7 @@ func.func private @f_grad(%v: f32, %dr: f32) -> f32 {
 func.func @custom(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
   %i = adjit.tid : index
   %a = adjit.load %x[%i] : !adjit.array<f32, 1>
-  // expected-error @below {{'adjit.call' op calls @f, which has a custom adjoint (@f_grad) but no forward-mode rule; forward mode cannot differentiate through it}}
+  // expected-error @below {{'adjit.call' op calls @f, which has a custom adjoint (@f_grad) but no forward-mode rule (give it one with @func_jvp); forward mode cannot differentiate through it}}
   %r = adjit.call @f(%a) : (f32) -> f32
   adjit.store %r, %y[%i] : !adjit.array<f32, 1>
   return
