@@ -181,6 +181,40 @@ class MatrixType(Type):
         return np.array(values, dtype=self.dtype.np_dtype).reshape(self.rows, self.cols)
 
 
+#: The most scalars a fixed-size local array holds (its value is one SSA
+#: vector, kept in registers: a bigger buffer belongs in an array argument).
+MAX_LOCAL_ARRAY_SCALARS = 256
+
+
+class LocalArrayType(Type):
+    """A per-thread fixed-size array, ``zeros(shape, dtype)`` in a kernel: a
+    value (``b = a`` copies it, as in Warp), held as one
+    ``vector<N x scalar>`` with the elements flattened row-major and a vector
+    or matrix element's components inline (N = prod(shape) * components)."""
+
+    def __init__(self, shape: tuple[int, ...], dtype):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.scalar = dtype if isinstance(dtype, ScalarType) else dtype.dtype
+        self.width = int(np.prod(dtype.shape)) if isinstance(dtype, (VectorType, MatrixType)) else 1
+        self.size = int(np.prod(self.shape)) * self.width
+        dims = ", ".join(map(str, self.shape)) + ("," if len(self.shape) == 1 else "")
+        self.name = f"zeros(({dims}), {dtype})"
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def mlir(self) -> ir.Type:
+        return ir.VectorType.get([self.size], self.scalar.mlir())
+
+    def __eq__(self, other):
+        return isinstance(other, LocalArrayType) and (other.shape, other.dtype) == (self.shape, self.dtype)
+
+    def __hash__(self):
+        return hash(("zeros", self.shape, self.dtype))
+
+
 _VECTORS: dict[tuple[int, str], VectorType] = {}
 _MATRICES: dict[tuple[int, int, str], MatrixType] = {}
 

@@ -25,6 +25,7 @@ from ..dialects import adjit as adjit_d
 from ..errors import KernelError, KernelNameError, KernelSyntaxError, KernelTypeError
 from ..source import Scope, SourceInfo, Unresolved, parameter_types
 from . import builtins as B
+from . import local_arrays as LA
 from .desugar import (always_returns, assigned_names, has_jump, lower_loop_jumps, lower_loop_returns,
                       normalize_returns)
 from .values import (StructRef, Val, constant, constant_array, from_index, integer_divide, literal, splat,
@@ -645,6 +646,13 @@ class FunctionBuilder:
                 raise self.error(f"cannot rebind the array '{target.id}'", target)
             self.env[target.id] = value
             return
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and \
+                LA.is_local_array(self.env.get(target.value.id)):
+            # A local array element write: the whole array rebound, as a vector component write.
+            local = self.env[target.value.id]
+            element = self.concrete(self.coerce(value, local.type.dtype, target))
+            self.env[target.value.id] = LA.write(self, local, target, element)
+            return
         array_target = self.array_element_target(target)
         if array_target is not None:
             array, indices, position, elem_t = array_target
@@ -740,6 +748,10 @@ class FunctionBuilder:
             if node.attr == "shape":
                 return _ArrayShape(base)
             raise self.error(f"arrays have no attribute '{node.attr}' in kernels", node)
+        if LA.is_local_array(base):
+            if node.attr == "shape":
+                return tuple(literal(n) for n in base.type.shape)
+            raise self.error(f"local arrays have no attribute '{node.attr}' in kernels", node)
         if isinstance(base, StructRef):
             return self.struct_field(base, node.attr, node)
         if isinstance(base, Val) and isinstance(base.type, T.TransformType) and node.attr in ("p", "q"):
@@ -760,7 +772,14 @@ class FunctionBuilder:
                 dim = adjit_d.DimOp(ir.IndexType.get(), shape.array.value,
                                     ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)).result
                 return Val(T.int32, from_index(dim))
+            if isinstance(shape, tuple):  # a local array's shape: constants
+                k = self.static_int(node.slice)
+                if not 0 <= k < len(shape):
+                    raise self.error(f"shape index {k} is out of range for a {len(shape)}-d local array", node)
+                return shape[k]
         base = self.expr(node.value)
+        if LA.is_local_array(base):
+            return LA.read(self, base, node)
         if isinstance(base, Val) and isinstance(base.type, T.ArrayType):
             indices = self.array_indices(base, node.slice, node)
             if base.type.dtype == T.bool_:  # stored as a byte
@@ -952,6 +971,8 @@ class FunctionBuilder:
             return self.emit_print(node)
         if callee is language.printf:
             return self.emit_printf(node)
+        if callee is _host_zeros():
+            return LA.make_zeros(self, node)
         if callee in (language.expect_eq, language.expect_neq, language.expect_near):
             return self.emit_expect(callee.__name__, node)
         if node.keywords and not isinstance(callee, language.Function):
@@ -980,6 +1001,10 @@ class FunctionBuilder:
             if any(k.arg is None for k in node.keywords):
                 raise self.error("**kwargs unpacking is not supported in kernels", node, KernelSyntaxError)
             kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+            if any(map(LA.is_local_array, [*args, *kwargs.values()])):
+                raise self.error(f"a local array (zeros() in a kernel) cannot be passed to "
+                                 f"'{ast.unparse(node.func)}': it is a value here, while Warp passes it by "
+                                 "reference; pass its elements, or use an array argument", node, KernelTypeError)
             return self.call_function(callee, args, node, kwargs)
         if isinstance(callee, language.Kernel):
             raise self.error("kernels cannot be called from kernels; use a @adjit.func", node)
@@ -1341,7 +1366,7 @@ class FunctionBuilder:
         t = args[0].type
         if isinstance(t, T.VectorType):
             return literal(t.length)
-        if isinstance(t, T.MatrixType):
+        if isinstance(t, (T.MatrixType, T.LocalArrayType)):
             return literal(t.shape[0])
         if isinstance(t, T.ArrayType):
             dim = adjit_d.DimOp(ir.IndexType.get(), args[0].value,
@@ -1493,7 +1518,7 @@ class FunctionBuilder:
     def binop(self, op, a, b, node):
         if not isinstance(a, Val) or not isinstance(b, Val):
             raise self.error(f"unsupported operands {self.describe(a)} and {self.describe(b)}", node)
-        if isinstance(a.type, T.ArrayType) or isinstance(b.type, T.ArrayType):
+        if isinstance(a.type, (T.ArrayType, T.LocalArrayType)) or isinstance(b.type, (T.ArrayType, T.LocalArrayType)):
             raise self.error(f"unsupported operand types for {self.op_name(op)}: {a.type} and {b.type} "
                              "(index arrays to get their elements)", node)
         if a.is_literal and b.is_literal:
@@ -1960,6 +1985,13 @@ _PRINTF_CONVERSION = re.compile(r"%(?P<flags>[-+ #0]*\d*(?:\.\d+)?)(?:hh|h|ll|l|
 def _is_transform_part(t, node) -> bool:
     """Whether ``node`` is ``x.p`` or ``x.q`` of a transform ``x`` of type ``t``."""
     return isinstance(t, T.TransformType) and isinstance(node, ast.Attribute) and node.attr in ("p", "q")
+
+
+def _host_zeros():
+    """adjit.zeros, which in a kernel makes a fixed-size local array (Warp's
+    zeros builtin); imported late (the runtime imports the compiler)."""
+    from ..runtime.array import zeros
+    return zeros
 
 
 def all_components(mask: ir.Value, t) -> ir.Value:
