@@ -36,6 +36,8 @@ def adjit_status(name: str) -> tuple[str, str]:
         return "supported (type)", "yes" if T.scalar_of(value).is_float else "-"
     if value is not None and name in ("tid", "static", "printf", "expect_eq", "expect_neq", "expect_near"):
         return "supported (language)", "-"
+    if name == "zeros":  # a fixed-size local array in kernels (adjit/compiler/local_arrays.py)
+        return "supported (language)", "yes (its elements)"
     return "not yet", ""
 
 
