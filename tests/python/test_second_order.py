@@ -245,3 +245,44 @@ def test_hvp_needs_a_loss_with_a_gradient():
         wp.autograd.hvp(no_grad, [f64([1.0, 2.0, 3.0])], [np.ones(3)])
     with pytest.raises(ValueError, match="2 tangents for 1 inputs"):
         wp.autograd.hvp(no_grad, [f64([1.0, 2.0, 3.0])], [None, None])
+
+
+@wp.func
+def softplus(x: wp.float64, k: wp.float64):
+    return wp.log(wp.float64(1.0) + wp.exp(k * x)) / k
+
+
+@wp.func_grad(softplus)
+def adj_softplus(x: wp.float64, k: wp.float64, adj_ret: wp.float64):
+    wp.adjoint[x] += adj_ret / (wp.float64(1.0) + wp.exp(-k * x))
+
+
+@wp.kernel
+def softplus_loss(x: wp.array(dtype=wp.float64), loss: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    wp.atomic_add(loss, 0, softplus(x[i], wp.float64(3.0)) * x[i])
+
+
+def softplus_energy(x):
+    loss = wp.zeros(1, dtype=wp.float64, requires_grad=True)
+    wp.launch(softplus_loss, x.shape[0], inputs=[x], outputs=[loss])
+    return loss
+
+
+def test_hvp_through_a_func_grad_needs_its_func_jvp():
+    # forward over reverse differentiates the hand-written adjoint (inlined)
+    # and the primal call, which needs a forward rule
+    with pytest.raises(GradientError, match=r"softplus.*custom adjoint.*@func_jvp"):
+        wp.autograd.hvp(softplus_energy, [f64([0.2, -0.5])], [np.ones(2)])
+
+    @wp.func_jvp(softplus)
+    def softplus_jvp(x: wp.float64, k: wp.float64, dx: wp.float64, dk: wp.float64):
+        return dx / (wp.float64(1.0) + wp.exp(-k * x))
+
+    try:
+        x0, v = np.array([0.2, -0.5, 1.3]), np.array([1.0, 0.5, -2.0])
+        hv = _check_hvp(softplus_energy, x0, v)
+        s = 1 / (1 + np.exp(-3 * x0))
+        np.testing.assert_allclose(hv, (3 * s * (1 - s) * x0 + 2 * s) * v, rtol=1e-12)
+    finally:
+        softplus.custom_jvp = None
