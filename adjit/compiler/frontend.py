@@ -26,6 +26,7 @@ from ..errors import KernelError, KernelNameError, KernelSyntaxError, KernelType
 from ..source import Scope, SourceInfo, Unresolved, parameter_types
 from . import builtins as B
 from . import local_arrays as LA
+from . import views as V
 from .desugar import (always_returns, assigned_names, has_jump, lower_loop_jumps, lower_loop_returns,
                       normalize_returns)
 from .values import (StructRef, Val, constant, constant_array, from_index, integer_divide, literal, splat,
@@ -237,7 +238,7 @@ class FunctionBuilder:
         # once the returns are known. A struct parameter is one per field.
         leaves = []
         for name, t in zip(params, self.arg_types):
-            leaves += t.leaves(name) if isinstance(t, T.StructType) else [(name, t)]
+            leaves += t.leaves(name) if isinstance(t, (T.StructType, V.RowViewType)) else [(name, t)]
         fn_type = ir.FunctionType.get([t.mlir() for _, t in leaves], [])
         with ir.InsertionPoint(self.mb.module.body):
             fn = func.FuncOp(self.name, fn_type)
@@ -248,6 +249,7 @@ class FunctionBuilder:
         for name, t in zip(params, self.arg_types):
             if isinstance(t, T.StructType):
                 self.declare_struct(StructRef(t, name))
+        V.bind_parameters(self, params, self.arg_types)  # rows given to this specialization
         with ir.InsertionPoint(block):
             returned = self.visit_block(body) or []
             if self.primal_params is not None:
@@ -410,6 +412,7 @@ class FunctionBuilder:
         else:
             merged = []
             structs = []  # struct locals bound on both paths: their fields merge
+            views = {}  # row views bound on both paths: their leading indices merge
             expanded = []
             for name in assigned:
                 t, e = then_env.get(name), else_env.get(name)
@@ -419,6 +422,8 @@ class FunctionBuilder:
                                          "the other", stmt)
                     structs.append(t)
                     expanded += [p for p, ft in t.type.leaves(name) if not isinstance(ft, T.ArrayType)]
+                elif V.is_view(t) or V.is_view(e):
+                    expanded += V.merge(self, name, t, e, stmt, views)
                 else:
                     expanded.append(name)
             for name in expanded:
@@ -462,6 +467,7 @@ class FunctionBuilder:
             self.env[name] = Val(t, r)
         for ref in structs:
             self.declare_struct(ref)
+        self.env.update(views)
         return None
 
     def unrolled_loop(self, stmt):
@@ -636,6 +642,9 @@ class FunctionBuilder:
             return
         if isinstance(value, tuple):
             raise self.error("cannot assign several values to one name", target)
+        if isinstance(target, ast.Name) and V.is_view(value):
+            V.bind(self, target.id, value)  # row = a[i]: a view of a's memory
+            return
         if isinstance(target, ast.Name) and isinstance(value, StructRef):
             self.copy_struct(value, target.id)  # a struct is a value: b = a copies
             return
@@ -697,9 +706,10 @@ class FunctionBuilder:
         while isinstance(node, (ast.Attribute, ast.Subscript)):
             base = node.value
             local = self.lookup_local(base)  # a name, or a struct's field (s.arr)
-            if isinstance(local, Val) and isinstance(local.type, T.ArrayType) and isinstance(node, ast.Subscript):
-                array = local
-                indices = self.array_indices(array, node.slice, node)
+            access = V.element_access(self, node)  # row[j], a[i][j]: an element through a row view
+            if access is not None or (isinstance(local, Val) and isinstance(local.type, T.ArrayType)
+                                      and isinstance(node, ast.Subscript)):
+                array, indices = access or (local, self.array_indices(local, node.slice, node))
                 elem_t = array.type.dtype
                 for comp in reversed(comps):
                     if _is_transform_part(self.component_type(elem_t, position), comp):
@@ -744,6 +754,8 @@ class FunctionBuilder:
         if self.is_static(node.value):
             return self.static_value(self.resolve_static(node), node)
         base = self.expr(node.value)
+        if V.is_view(base):
+            return V.attribute(self, base, node)  # row.shape
         if isinstance(base, Val) and isinstance(base.type, T.ArrayType):
             if node.attr == "shape":
                 return _ArrayShape(base)
@@ -780,6 +792,8 @@ class FunctionBuilder:
         base = self.expr(node.value)
         if LA.is_local_array(base):
             return LA.read(self, base, node)
+        if V.takes(base, node):  # row[j], and a[i] of an n-d array (a view)
+            return V.subscript(self, base, node)
         if isinstance(base, Val) and isinstance(base.type, T.ArrayType):
             indices = self.array_indices(base, node.slice, node)
             if base.type.dtype == T.bool_:  # stored as a byte
@@ -1203,6 +1217,7 @@ class FunctionBuilder:
 
     def apply_builtin(self, builtin: B.Builtin, args, node, static):
         """Type-checks a builtin call with its ``infer`` and emits it."""
+        args = V.builtin_args(self, builtin, args, node)  # atomic_add(row, j, v): the array's a[i, j]
         if builtin.literal_types is not None:
             wanted = builtin.literal_types([a.type if isinstance(a, Val) else None for a in args])
             args = [self.coerce(a, t, node) if t is not None and isinstance(a, Val) and a.is_literal
@@ -1327,6 +1342,11 @@ class FunctionBuilder:
         arg_types = []
         vals = []
         for i, (want, a) in enumerate(zip(declared, args)):
+            if V.is_view(a):  # a row: the callee is specialized to it (its array and leading indices)
+                param_t, param_vals = V.parameter(self, fn, a, want, i, node)
+                arg_types.append(param_t)
+                vals += param_vals
+                continue
             if isinstance(a, StructRef) and (want is None or want is a.type):
                 # a struct travels as its fields (as a kernel's struct parameter)
                 arg_types.append(a.type)
@@ -1361,6 +1381,8 @@ class FunctionBuilder:
     def length(self, args, node) -> Val:
         """``len(v)``: a vector's length or a matrix's rows (constants);
         ``len(a)``: an array's first extent (as Python and Warp), an int32."""
+        if len(args) == 1 and V.is_view(args[0]):
+            return V.length(args[0])
         if len(args) != 1 or not isinstance(args[0], Val):
             raise self.error("len() takes one vector, matrix or array", node)
         t = args[0].type
@@ -1846,6 +1868,8 @@ class FunctionBuilder:
             value = self.env.get(name)
             if isinstance(value, StructRef):
                 out += [p for p, t in value.type.leaves(name) if not isinstance(t, T.ArrayType) and p in self.env]
+            elif V.is_view(value):
+                out += V.leaves(value)  # its leading indices (the array stays bound)
             elif value is not None:
                 out.append(name)
         return out
