@@ -17,7 +17,7 @@ import numpy as np
 from . import types as T
 from .forward import MAX_LANES, array_tangent, jvp as kernel_jvp, jvp_batch as kernel_jvp_batch, value_tangent
 from .language import Kernel
-from .launch import is_differentiable, launch, launch_adjoint_tangent, launch_tangent
+from .launch import is_differentiable, launch, launch_adjoint_batch, launch_adjoint_tangent, launch_tangent
 from .loader import written_arguments
 from .errors import GradientError
 from .runtime.array import Array, array, grad_or_scratch, zeros_like
@@ -109,8 +109,10 @@ def jacobian(kernel: Kernel, dim, inputs, outputs, input_output_mask=None, mode:
 
     Returns ``{(i, o): J}`` with ``J`` of shape (output size, input size)
     (vector/matrix components flattened). ``mode="reverse"``: the launch
-    runs once, then each row is one backward pass seeded with a unit
-    gradient on one output element. ``mode="forward"``: one launch of the
+    runs once, then one launch of the adjoint kernel per ``batch`` rows
+    (batched seeds: up to 16 adjoints share one replay of the primal), each
+    row seeded with a unit gradient on one output element; ``batch=1`` is one
+    backward pass of the tape per row. ``mode="forward"``: one launch of the
     tangent kernel per ``batch`` columns (``adjit.jvp_batch``: up to 16
     seed directions share one run of the primal), each column seeded with a
     unit tangent on one input element, the arrays the kernel writes restored
@@ -131,6 +133,9 @@ def jacobian(kernel: Kernel, dim, inputs, outputs, input_output_mask=None, mode:
     if mode == "forward":
         return _jacobian_forward(kernel, dim, list(inputs), list(outputs), pairs, names_in, names_out,
                                  int(batch))
+    if batch > 1:
+        return _jacobian_reverse_batched(kernel, dim, list(inputs), list(outputs), pairs, names_in, names_out,
+                                         int(batch))
     undo = _with_grads(list(inputs) + list(outputs))
     try:
         tape = Tape()
@@ -158,6 +163,47 @@ def jacobian(kernel: Kernel, dim, inputs, outputs, input_output_mask=None, mode:
         return result
     finally:
         undo()
+
+
+def _jacobian_reverse_batched(kernel: Kernel, dim, inputs: list, outputs: list, pairs, names_in,
+                              names_out, batch: int) -> JacobianDict:
+    """Reverse mode with batched seeds: the launch runs once (recorded, so
+    that its adjoints see the values it read), then one launch of the
+    ``lanes``-lane adjoint kernel per ``lanes`` rows, each lane seeded with a
+    unit gradient on one output element (the last batch padded with zero
+    seeds)."""
+    tape = Tape()
+    tape._warned_gradient_stops = True  # (no .grad arrays here: the seeds are passed in)
+    with tape:
+        launch(kernel, dim, inputs=inputs, outputs=outputs)
+    (step,) = tape.launch_steps()
+    args = inputs + outputs
+    array_args = [a for a, t in zip(args, kernel.arg_types) if isinstance(t, T.ArrayType)]
+    result = JacobianDict(names_in, names_out)
+    for o in sorted({o for _, o in pairs}):
+        out = outputs[o]
+        ins = [i for i, oo in pairs if oo == o]
+        rows = out.numpy().size
+        jac = {i: np.zeros((rows, inputs[i].numpy().size)) for i in ins}
+        lanes = max(1, min(batch, rows))
+        for first in range(0, rows, lanes):
+            chosen = range(first, min(first + lanes, rows))
+            batch_grads, grad_of = [], []
+            for lane in range(lanes):
+                # one gradient array per distinct array (an array passed twice
+                # has one gradient, as with .grad)
+                by_id = {id(a): zeros_like(a, requires_grad=False) for a in array_args}
+                if lane < len(chosen):
+                    by_id[id(out)].numpy().reshape(-1)[chosen[lane]] = 1
+                batch_grads.append([by_id[id(a)] for a in array_args])
+                grad_of.append(by_id)
+            launch_adjoint_batch(kernel, dim, step.captured, batch_grads)
+            for lane, row in enumerate(chosen):
+                for i in ins:
+                    jac[i][row] = grad_of[lane][id(inputs[i])].numpy().reshape(-1)
+        for i in ins:
+            result[(i, o)] = jac[i]
+    return result
 
 
 def _jacobian_forward(kernel: Kernel, dim, inputs: list, outputs: list, pairs, names_in,

@@ -222,7 +222,8 @@ def _valid_site(site) -> bool:
 
 def _options(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, bool],
              all_checked: bool, ordered_atomics: bool, tangent: int = 0) -> dict:
-    return {"target": "cpu", "opt_level": CPU_OPT_LEVEL, "adjoint": adjoint, "tangent": int(tangent),
+    lanes = {"adjoint_lanes": int(adjoint)} if int(adjoint) > 1 else {}
+    return {"target": "cpu", "opt_level": CPU_OPT_LEVEL, "adjoint": bool(adjoint), **lanes, "tangent": int(tangent),
             "noalias": noalias,
             "bounds_check": checked[0], "verify_fp": checked[1], "all_checked": all_checked,
             "ordered_atomics": ordered_atomics, "no_grad": list(kernel.no_grad)}

@@ -283,12 +283,22 @@ def AdjitAdjoint : Pass<"adjit-adjoint", "::mlir::ModuleOp"> {
     exact alternative: the min/max launched off the tape, then a kernel that
     reads it and selects the values equal to it (ties then explicit: every
     selected value gets the adjoint).
+
+    Batched seeds: with `lanes=K`, every float value carries K adjoints
+    (seeds) beside one replay of the primal, the gradient arrays are repeated
+    once per lane (`adj0_x, adj0_y, adj1_x, ...`), each rule runs once per
+    lane, branches yield and loops carry every lane's adjoints; the loop
+    reversal's checkpoints and kept values are shared. One launch gives K rows
+    of the Jacobian.
   }];
   let options = [
     Option<"keepPrimal", "keep-primal", "bool", /*default=*/"true",
            "Keep the primal kernels next to the adjoints">,
     Option<"maxUnroll", "max-unroll", "int64_t", /*default=*/"64",
            "Largest constant trip count of an scf.for that is unrolled">,
+    Option<"lanes", "lanes", "unsigned", /*default=*/"1",
+           "Adjoints carried per float value (seeds sharing one replay of "
+           "the primal): the gradient arrays repeat once per lane">,
     Option<"checkpointBytes", "checkpoint-bytes", "int64_t", /*default=*/"0",
            "Bytes of loop states per thread a loop reversal may keep beyond "
            "its 2 ceil(sqrt n) checkpoints: segments grow up to what fits, "

@@ -41,13 +41,15 @@ class Stage:
 CPU_CHECKPOINT_BYTES = 256 * 1024
 
 
-def _front(adjoint: bool, checkpoint_bytes: int = 0, tangent: int = 0) -> list[Stage]:
-    """``tangent``: the lanes (seed directions) of the tangent kernel, 0 for
-    none; with ``adjoint`` too, the tangent kernel of the adjoint kernel
-    (forward over reverse: Hessian-vector products)."""
+def _front(adjoint: int, checkpoint_bytes: int = 0, tangent: int = 0) -> list[Stage]:
+    """``adjoint``: the lanes (seeds) of the adjoint kernel, 0 (or False) for
+    none, True for one. ``tangent``: the lanes (seed directions) of the
+    tangent kernel, 0 for none; with ``adjoint`` too, the tangent kernel of
+    the adjoint kernel (forward over reverse: Hessian-vector products)."""
     stages = [Stage("adjit"), Stage("optimized", "adjit-optimize")]
     if adjoint:
-        stages.append(Stage("adjoint", f"adjit-differentiate{{checkpoint-bytes={checkpoint_bytes}}}"))
+        stages.append(Stage("adjoint", f"adjit-differentiate{{checkpoint-bytes={checkpoint_bytes} "
+                                       f"lanes={int(adjoint)}}}"))
     if tangent:
         stages.append(Stage("tangent", f"adjit-differentiate-forward{{lanes={int(tangent)}}}"))
     return stages

@@ -64,6 +64,10 @@ struct DifferentiateOptions : public PassPipelineOptions<DifferentiateOptions> {
       llvm::cl::desc("Per-thread bytes of loop states a loop reversal may "
                      "keep (see adjit-adjoint)"),
       llvm::cl::init(0)};
+  Option<unsigned> lanes{*this, "lanes",
+                         llvm::cl::desc("Adjoints (seeds) per float value "
+                                        "(see adjit-adjoint)"),
+                         llvm::cl::init(1)};
 };
 
 struct DifferentiateForwardOptions
@@ -111,6 +115,7 @@ void registerPipelines() {
         appendPipeline(pm, "inline,adjit-adjoint{keep-primal=false "
                            "checkpoint-bytes=" +
                                std::to_string(options.checkpointBytes) +
+                               " lanes=" + std::to_string(options.lanes) +
                                "},canonicalize,cse");
       });
   PassPipelineRegistration<DifferentiateForwardOptions>(

@@ -8,6 +8,8 @@
 #include "mlir/IR/OpDefinition.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 
 namespace mlir {
 class DialectRegistry;
@@ -16,10 +18,16 @@ namespace adjit {
 /// What the derivative rules see while the adjoint pass walks a kernel
 /// backwards: the replayed primal values, the adjoints accumulated so far and
 /// the gradient arrays.
+///
+/// A kernel with `lanes` > 1 carries that many independent adjoints (seeds)
+/// beside one replay of the primal: each rule runs once per lane, and
+/// `adjoint`, `accumulate`, `getAdjoints` and `gradArray` are the current
+/// lane's.
 class AdjointState {
 public:
-  AdjointState(IRMapping *primal, DenseMap<Value, Value> gradArrays)
-      : primalMap(primal), gradArrays(std::move(gradArrays)) {}
+  AdjointState(IRMapping *primal, SmallVector<DenseMap<Value, Value>> gradArrays)
+      : primalMap(primal), gradArrays(std::move(gradArrays)),
+        adjoints(this->gradArrays.size()) {}
 
   /// Whether values of `type` carry adjoints (float scalars and vectors).
   static bool isActive(Type type);
@@ -27,8 +35,14 @@ public:
   /// The value `v` of the primal kernel, as replayed in the adjoint kernel.
   Value primal(Value v) const { return primalMap->lookupOrDefault(v); }
 
-  /// The adjoint accumulated for `v` so far, or null if none (zero).
-  Value adjoint(Value v) const { return adjoints.lookup(v); }
+  /// The adjoint accumulated for `v` so far in the current lane, or null if
+  /// none (zero).
+  Value adjoint(Value v) const { return adjoints[lane].lookup(v); }
+
+  /// Whether `v` has an adjoint in any lane.
+  bool hasAdjoint(Value v) const {
+    return llvm::any_of(adjoints, [&](auto &map) { return map.count(v); });
+  }
 
   /// The adjoint of `v`, materializing a zero when none was accumulated.
   Value adjointOrZero(OpBuilder &b, Location loc, Value v);
@@ -36,9 +50,9 @@ public:
   /// adjoint(v) += contribution, for active `v`; a no-op for inactive values.
   void accumulate(OpBuilder &b, Location loc, Value v, Value contribution);
 
-  /// The gradient array of a primal kernel's array argument.
+  /// The current lane's gradient array of a primal kernel's array argument.
   Value gradArray(Value primalArray) const {
-    return gradArrays.lookup(primalArray);
+    return gradArrays[lane].lookup(primalArray);
   }
 
   /// Whether every access of the kernel to `primalArray` is to the calling
@@ -60,15 +74,21 @@ public:
   int64_t getCheckpointBytes() const { return checkpointBytes; }
   void setCheckpointBytes(int64_t bytes) { checkpointBytes = bytes; }
 
+  unsigned getLanes() const { return adjoints.size(); }
+  void setLane(unsigned l) { lane = l; }
+
   // Used by the pass to reverse regions.
   IRMapping *getPrimalMap() { return primalMap; }
   void setPrimalMap(IRMapping *map) { primalMap = map; }
-  DenseMap<Value, Value> &getAdjoints() { return adjoints; }
+  DenseMap<Value, Value> &getAdjoints() { return adjoints[lane]; }
+  /// Every lane's adjoints (saved and restored around a region).
+  SmallVector<DenseMap<Value, Value>> &getAllAdjoints() { return adjoints; }
 
 private:
   IRMapping *primalMap;
-  DenseMap<Value, Value> gradArrays;
-  DenseMap<Value, Value> adjoints;
+  SmallVector<DenseMap<Value, Value>> gradArrays;
+  SmallVector<DenseMap<Value, Value>> adjoints;
+  unsigned lane = 0;
   llvm::SmallDenseSet<Value> ownElementArrays;
   Operation *module = nullptr;
   int64_t checkpointBytes = 0;

@@ -716,13 +716,15 @@ LogicalResult reverseIf(scf::IfOp ifOp, OpBuilder &b, AdjointState &s) {
   Location loc = ifOp.getLoc();
   // Outer active values the branches use: their adjoints may change.
   llvm::SetVector<Value> captured = capturedActiveValues(ifOp);
+  unsigned lanes = s.getLanes();
   SmallVector<Type> types;
-  for (Value v : captured)
-    types.push_back(v.getType());
+  for (unsigned lane = 0; lane < lanes; ++lane)
+    for (Value v : captured)
+      types.push_back(v.getType());
 
   auto reversed = scf::IfOp::create(b, loc, types, s.primal(ifOp.getCondition()),
                                     /*addThenBlock=*/true, /*addElseBlock=*/true);
-  DenseMap<Value, Value> saved = s.getAdjoints();
+  SmallVector<DenseMap<Value, Value>> saved = s.getAllAdjoints();
   IRMapping *outerMap = s.getPrimalMap();
   for (auto [primalRegion, newRegion] :
        llvm::zip(ifOp->getRegions(), reversed->getRegions())) {
@@ -737,22 +739,32 @@ LogicalResult reverseIf(scf::IfOp ifOp, OpBuilder &b, AdjointState &s) {
         return failure();
       // Seed: the if's results are what the branch yields.
       auto yield = cast<scf::YieldOp>(primalBlock.getTerminator());
-      for (auto [result, yielded] :
-           llvm::zip(ifOp.getResults(), yield.getOperands()))
-        if (Value adj = saved.lookup(result))
-          s.accumulate(b, loc, yielded, adj);
+      for (unsigned lane = 0; lane < lanes; ++lane) {
+        s.setLane(lane);
+        for (auto [result, yielded] :
+             llvm::zip(ifOp.getResults(), yield.getOperands()))
+          if (Value adj = saved[lane].lookup(result))
+            s.accumulate(b, loc, yielded, adj);
+      }
       if (failed(reverseBlock(primalBlock, b, s)))
         return failure();
     }
     SmallVector<Value> outs;
-    for (Value v : captured)
-      outs.push_back(s.adjointOrZero(b, loc, v));
+    for (unsigned lane = 0; lane < lanes; ++lane) {
+      s.setLane(lane);
+      for (Value v : captured)
+        outs.push_back(s.adjointOrZero(b, loc, v));
+    }
     scf::YieldOp::create(b, loc, outs);
     s.setPrimalMap(outerMap);
-    s.getAdjoints() = saved;
+    s.getAllAdjoints() = saved;
   }
-  for (auto [v, result] : llvm::zip(captured, reversed.getResults()))
-    s.getAdjoints()[v] = result;
+  unsigned next = 0;
+  for (unsigned lane = 0; lane < lanes; ++lane) {
+    s.setLane(lane);
+    for (Value v : captured)
+      s.getAdjoints()[v] = reversed.getResult(next++);
+  }
   return success();
 }
 
@@ -987,6 +999,9 @@ LogicalResult reverseLoop(
   for (auto [i, arg] : llvm::enumerate(carriedArgs))
     if (AdjointState::isActive(arg.getType()))
       active.push_back(i);
+  // Adjoints carried per lane: the active values', then the captured ones'.
+  unsigned lanes = s.getLanes();
+  unsigned perLane = active.size() + captured.size();
   SmallVector<Value> replayedInits;
   for (Value init : primalInits)
     replayedInits.push_back(s.primal(init));
@@ -1054,30 +1069,40 @@ LogicalResult reverseLoop(
     FailureOr<IRMapping> iteration = replayIteration(*state, k, readKept);
     if (failed(iteration))
       return failure();
-    DenseMap<Value, Value> saved = s.getAdjoints();
+    SmallVector<DenseMap<Value, Value>> saved = s.getAllAdjoints();
     s.setPrimalMap(&*iteration);
-    for (auto [j, v] : llvm::enumerate(captured))
-      s.getAdjoints()[v] = adjArgs[active.size() + j];
-    for (auto [n, i] : llvm::enumerate(active))
-      s.accumulate(b, loc, yield.getOperand(i), adjArgs[n]);
+    for (unsigned lane = 0; lane < lanes; ++lane) {
+      s.setLane(lane);
+      ValueRange laneArgs = adjArgs.slice(lane * perLane, perLane);
+      for (auto [j, v] : llvm::enumerate(captured))
+        s.getAdjoints()[v] = laneArgs[active.size() + j];
+      for (auto [n, i] : llvm::enumerate(active))
+        s.accumulate(b, loc, yield.getOperand(i), laneArgs[n]);
+    }
     if (failed(reverseBlock(body, b, s)))
       return failure();
     SmallVector<Value> outs;
-    for (unsigned i : active)
-      outs.push_back(s.adjointOrZero(b, loc, carriedArgs[i]));
-    for (Value v : captured)
-      outs.push_back(s.adjointOrZero(b, loc, v));
+    for (unsigned lane = 0; lane < lanes; ++lane) {
+      s.setLane(lane);
+      for (unsigned i : active)
+        outs.push_back(s.adjointOrZero(b, loc, carriedArgs[i]));
+      for (Value v : captured)
+        outs.push_back(s.adjointOrZero(b, loc, v));
+    }
     scf::YieldOp::create(b, loc, outs);
     s.setPrimalMap(outerMap);
-    s.getAdjoints() = saved;
+    s.getAllAdjoints() = saved;
     return reversed;
   };
 
   SmallVector<Value> adjInits;
-  for (unsigned i : active)
-    adjInits.push_back(s.adjointOrZero(b, loc, loop->getResult(i)));
-  for (Value v : captured)
-    adjInits.push_back(s.adjointOrZero(b, loc, v));
+  for (unsigned lane = 0; lane < lanes; ++lane) {
+    s.setLane(lane);
+    for (unsigned i : active)
+      adjInits.push_back(s.adjointOrZero(b, loc, loop->getResult(i)));
+    for (Value v : captured)
+      adjInits.push_back(s.adjointOrZero(b, loc, v));
+  }
 
   SmallVector<Value> results;
   if (StateBuffer::canStore(ValueRange(carriedArgs).getTypes())) {
@@ -1213,10 +1238,14 @@ LogicalResult reverseLoop(
 
   // Captured adjoints first: they replace the adjoints that entered the loop,
   // while an init may itself be a captured value (z = a; loop uses a and z).
-  for (auto [j, v] : llvm::enumerate(captured))
-    s.getAdjoints()[v] = results[active.size() + j];
-  for (auto [n, i] : llvm::enumerate(active))
-    s.accumulate(b, loc, primalInits[i], results[n]);
+  for (unsigned lane = 0; lane < lanes; ++lane) {
+    s.setLane(lane);
+    ArrayRef<Value> laneResults = ArrayRef<Value>(results).slice(lane * perLane, perLane);
+    for (auto [j, v] : llvm::enumerate(captured))
+      s.getAdjoints()[v] = laneResults[active.size() + j];
+    for (auto [n, i] : llvm::enumerate(active))
+      s.accumulate(b, loc, primalInits[i], laneResults[n]);
+  }
   return success();
 }
 
@@ -1316,8 +1345,11 @@ LogicalResult reverseBlock(Block &block, OpBuilder &b, AdjointState &s) {
       continue;
     }
     if (auto rule = dyn_cast<AdjointOpInterface>(op)) {
-      if (failed(rule.emitAdjoint(b, s)))
-        return failure();
+      for (unsigned lane = 0; lane < s.getLanes(); ++lane) {
+        s.setLane(lane);
+        if (failed(rule.emitAdjoint(b, s)))
+          return failure();
+      }
       continue;
     }
     if (op.getNumRegions() != 0 && hasActiveWork(&op))
@@ -1331,7 +1363,7 @@ LogicalResult reverseBlock(Block &block, OpBuilder &b, AdjointState &s) {
     });
     bool needsRule = (hasActiveOperand &&
                       llvm::any_of(op.getResults(),
-                                   [&](Value r) { return s.adjoint(r); })) ||
+                                   [&](Value r) { return s.hasAdjoint(r); })) ||
                      writesActiveValue(&op);
     if (needsRule)
       return op.emitOpError("has no derivative rule, so the kernel cannot be "
@@ -1341,20 +1373,22 @@ LogicalResult reverseBlock(Block &block, OpBuilder &b, AdjointState &s) {
 }
 
 LogicalResult differentiate(func::FuncOp kernel, int64_t maxUnroll,
-                            int64_t checkpointBytes) {
+                            int64_t checkpointBytes, unsigned lanes) {
   auto work = cast<func::FuncOp>(kernel->clone());
   auto cleanup = llvm::make_scope_exit([&] { work->destroy(); });
   if (failed(prepare(work, kernel, maxUnroll)))
     return failure();
 
-  // @k_adjoint(args..., grads...): one gradient array per array argument.
+  // @k_adjoint(args..., grads...): one gradient array per array argument
+  // and lane, lane after lane.
   SmallVector<Type> inputs(kernel.getArgumentTypes());
   SmallVector<unsigned> arrayArgs;
   for (auto [i, type] : llvm::enumerate(kernel.getArgumentTypes()))
-    if (isa<ArrayType>(type)) {
+    if (isa<ArrayType>(type))
       arrayArgs.push_back(i);
-      inputs.push_back(type);
-    }
+  for (unsigned lane = 0; lane < lanes; ++lane)
+    for (unsigned i : arrayArgs)
+      inputs.push_back(kernel.getArgumentTypes()[i]);
   OpBuilder b(kernel);
   b.setInsertionPointAfter(kernel);
   auto adjoint = func::FuncOp::create(
@@ -1364,19 +1398,24 @@ LogicalResult differentiate(func::FuncOp kernel, int64_t maxUnroll,
   adjoint->setAttr(kAdjointOfAttr, SymbolRefAttr::get(kernel));
   if (auto names = kernel->getAttrOfType<ArrayAttr>(AdjitDialect::getArgNamesAttrName())) {
     SmallVector<Attribute> all(names.begin(), names.end());
-    for (unsigned i : arrayArgs)
-      all.push_back(b.getStringAttr("adj_" + cast<StringAttr>(names[i]).str()));
+    for (unsigned lane = 0; lane < lanes; ++lane) {
+      std::string prefix = lanes == 1 ? "adj_" : "adj" + std::to_string(lane) + "_";
+      for (unsigned i : arrayArgs)
+        all.push_back(b.getStringAttr(prefix + cast<StringAttr>(names[i]).str()));
+    }
     adjoint->setAttr(AdjitDialect::getArgNamesAttrName(), b.getArrayAttr(all));
   }
   Block *entry = adjoint.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
   IRMapping map;
-  DenseMap<Value, Value> grads;
+  SmallVector<DenseMap<Value, Value>> grads(lanes);
   for (auto [i, arg] : llvm::enumerate(work.getArguments()))
     map.map(arg, entry->getArgument(i));
-  for (auto [k, i] : llvm::enumerate(arrayArgs))
-    grads[work.getArgument(i)] = entry->getArgument(kernel.getNumArguments() + k);
+  unsigned next = kernel.getNumArguments();
+  for (unsigned lane = 0; lane < lanes; ++lane)
+    for (unsigned i : arrayArgs)
+      grads[lane][work.getArgument(i)] = entry->getArgument(next++);
 
   Block &body = work.getBody().front();
   if (failed(replay(body, b, map)))
@@ -1409,7 +1448,7 @@ struct AdjitAdjointPass : adjit::impl::AdjitAdjointBase<AdjitAdjointPass> {
         kernel.emitOpError("kernel has no body to differentiate");
         return signalPassFailure();
       }
-      if (failed(differentiate(kernel, maxUnroll, checkpointBytes)))
+      if (failed(differentiate(kernel, maxUnroll, checkpointBytes, lanes)))
         return signalPassFailure();
     }
     if (!keepPrimal) {

@@ -44,7 +44,7 @@ void AdjointState::accumulate(OpBuilder &b, Location loc, Value v,
                               Value contribution) {
   if (!isActive(v.getType()) || !contribution)
     return;
-  Value &slot = adjoints[v];
+  Value &slot = getAdjoints()[v];
   slot = slot ? arith::AddFOp::create(b, loc, slot, contribution).getResult()
               : contribution;
 }
