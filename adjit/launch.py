@@ -294,6 +294,36 @@ def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None) -> 
         _after_failure(k, variant, failure, dim, total, shape, all_args, adjoint=True, noalias=noalias)
 
 
+def launch_adjoint_batch(k: Kernel, dim, args: list, grad_batch: list[list]) -> None:
+    """Batched seeds in reverse mode: the adjoint of a launch of ``k`` with
+    the primal values ``args`` for several seeds at once. ``grad_batch``: one
+    list per seed (lane) of gradient arrays, one per array parameter; the
+    adjoint kernel is compiled with that many lanes (adjit-adjoint{lanes}),
+    replays the primal once and carries one adjoint per lane beside every
+    float value."""
+    if not k.enable_backward:
+        raise GradientError(f"kernel '{k.__name__}' ({k.source.filename}:{k.source.first_line}) was declared "
+                            "with enable_backward=False, so it has no adjoint")
+    lanes = len(grad_batch)
+    total, shape = _launch_shape(dim)
+    packed = [_pack_argument(k, n, t, v) for n, t, v in zip(k.arg_names, k.arg_types, args)]
+    array_names = [n for n, t in zip(k.arg_names, k.arg_types) if isinstance(t, T.ArrayType)]
+    grads = []
+    for lane_grads in grad_batch:
+        if len(lane_grads) != len(array_names):
+            raise LaunchError(f"kernel '{k.__name__}': each seed needs {len(array_names)} gradient arrays, got "
+                              f"{len(lane_grads)}")
+        grads += list(lane_grads)
+    all_args = packed + [_check_buffer(k, n, g._buffer) for n, g in zip(array_names * lanes, grads)]
+    noalias = not _runtime.arrays_overlap(all_args)
+    variant = loader.cpu_variant(k, adjoint=lanes if lanes > 1 else True, noalias=noalias)
+    ranges = _index_ranges(variant, list(args) + grads, not noalias) if variant.ranged else []
+    failure = _run(variant, total, shape, all_args, ranges, noalias)
+    if failure is not None:
+        _after_failure(k, variant, failure, dim, total, shape, all_args, adjoint=lanes if lanes > 1 else True,
+                       noalias=noalias)
+
+
 def is_differentiable(t) -> bool:
     """Whether a kernel parameter of type ``t`` has a tangent (and a
     gradient): floats, float vectors and matrices, and arrays of them."""
@@ -411,10 +441,11 @@ def _check_failed(k: Kernel, variant, failure, dim, adjoint: bool,
     rank = site["rank"]
     array = site["array"]
     lane = re.match(r"tan\d*_", array) if tangent else None
+    seed = re.match(r"adj\d*_", array) if adjoint else None
     if lane and array[lane.end():] in k.arg_names:
         array = f"'{array[lane.end():]}' (its tangent, in the tangent kernel)"
-    elif adjoint and array.startswith("adj_") and array[4:] in k.arg_names:
-        array = f"'{array[4:]}' (its gradient, in the adjoint)"
+    elif seed and array[seed.end():] in k.arg_names:
+        array = f"'{array[seed.end():]}' (its gradient, in the adjoint)"
     elif array in k.arg_names:
         array = f"'{array}'"
     extents = (dim,) if np.ndim(dim) == 0 else tuple(dim)
