@@ -303,7 +303,7 @@ class Kernel:
     def _flatten_signature(self) -> None:
         names, types = [], []
         for name, t in zip(self.param_names, self.param_types):
-            leaves = t.leaves(name) if isinstance(t, T.StructType) else [(name, t)]
+            leaves = t.leaves(name) if isinstance(t, (T.StructType, T.StructArrayType)) else [(name, t)]
             names += [n for n, _ in leaves]
             types += [lt for _, lt in leaves]
         self._arg_names, self._arg_types = names, types
@@ -311,29 +311,39 @@ class Kernel:
     @property
     def arg_names(self) -> list:
         """The kernel's argument names: the parameters, a struct's fields as
-        ``s.field``."""
+        ``s.field`` (an array of structs': the array of each field, ``a.field``)."""
         if self._arg_names is None:
             self._flatten_signature()
         return self._arg_names
 
     @property
     def arg_types(self) -> list:
-        """The types of ``arg_names`` (no structs: they are flattened)."""
+        """The types of ``arg_names`` (no structs nor arrays of structs: they are flattened)."""
         if self._arg_types is None:
             self._flatten_signature()
         return self._arg_types
 
     @property
     def has_struct_params(self) -> bool:
-        return any(isinstance(t, T.StructType) for t in self.param_types)
+        return any(isinstance(t, (T.StructType, T.StructArrayType)) for t in self.param_types)
 
     def flatten_arguments(self, args: list) -> list:
         """Launch arguments in parameter order -> kernel arguments (struct
-        values expanded into their fields)."""
+        values expanded into their fields, arrays of structs into the arrays
+        of their fields)."""
         if not self.has_struct_params:
             return list(args)
         out = []
         for name, t, value in zip(self.param_names, self.param_types, args):
+            if isinstance(t, T.StructArrayType):
+                if getattr(value, "dtype", None) is not t.dtype or not hasattr(value, "leaf_arrays"):
+                    raise TypeError(f"kernel '{self.__name__}' argument '{name}' must be an array of {t.dtype.name}"
+                                    f", got {_describe_argument(value)}")
+                if value.ndim != t.ndim:
+                    raise TypeError(f"kernel '{self.__name__}' argument '{name}' must be a {t.ndim}-d array, got "
+                                    f"{value.ndim}-d")
+                out += value.leaf_arrays()
+                continue
             if not isinstance(t, T.StructType):
                 out.append(value)
                 continue
@@ -368,6 +378,13 @@ class Kernel:
 
     def __call__(self, *args):
         raise RuntimeError(f"kernel '{self.__name__}' must be launched with adjit.launch()")
+
+
+def _describe_argument(value) -> str:
+    dtype = getattr(value, "dtype", None)
+    if hasattr(value, "shape") and dtype is not None:
+        return f"an array of {getattr(dtype, 'name', dtype)}"
+    return repr(value)
 
 
 def kernel(fn=None, *, no_grad=(), bounds_check: bool | None = None, enable_backward: bool | None = None,

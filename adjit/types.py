@@ -367,6 +367,9 @@ class StructType(Type):
         for field, ann in getattr(cls, "__annotations__", {}).items():
             if isinstance(ann, str):
                 ann = eval(ann, dict(namespace))
+            if isinstance(ann, StructArrayType):
+                raise TypeError(f"struct {self.name} field '{field}': an array of structs ({ann.dtype.name}) "
+                                "cannot be a struct field yet; pass it as its own kernel parameter")
             if isinstance(ann, (ArrayType, StructType)):
                 self.fields[field] = ann
                 continue
@@ -392,6 +395,21 @@ class StructType(Type):
 
     def mlir(self):
         raise TypeError(f"struct {self.name} has no single MLIR type (it is flattened into its fields)")
+
+    def numpy_dtype(self) -> np.dtype:
+        """The numpy structured dtype of one element of an array of this
+        struct (fields in order, packed, nested structs nested), as Warp's
+        ``array.numpy()`` of a struct array; TypeError if a field is an array."""
+        fields = []
+        for field, t in self.fields.items():
+            if isinstance(t, StructType):
+                fields.append((field, t.numpy_dtype()))
+            elif isinstance(t, ArrayType):
+                raise TypeError(f"struct {self.name} has an array field '{field}', so there are no arrays of "
+                                f"{self.name}")
+            else:
+                fields.append((field, scalar_of(t).np_dtype, getattr(t, "shape", ())))
+        return np.dtype(fields)
 
     def __call__(self, **fields) -> "StructValue":
         return StructValue(self, **fields)
@@ -469,7 +487,13 @@ def struct(cls) -> StructType:
 
 
 class ArrayType(Type):
-    """An array annotation: ``adjit.array(dtype=vec3, ndim=2)``."""
+    """An array annotation: ``adjit.array(dtype=vec3, ndim=2)`` (with a
+    struct dtype, a StructArrayType)."""
+
+    def __new__(cls, dtype=None, ndim: int = 1):
+        if cls is ArrayType and isinstance(dtype, StructType):
+            cls = StructArrayType
+        return super().__new__(cls)
 
     def __init__(self, dtype, ndim: int = 1):
         import typing
@@ -479,9 +503,6 @@ class ArrayType(Type):
             self.dtype, self.ndim = None, ndim
             self.name = f"array(dtype=Any, ndim={ndim})"
             return
-        if isinstance(dtype, StructType):
-            raise TypeError(f"arrays of structs ({dtype.name}) are not supported yet: put arrays in the struct "
-                            "instead (a struct of arrays), or pass the fields as arrays")
         self.dtype = value_type_of(dtype)
         if not 1 <= ndim <= 4:
             raise TypeError(f"array ndim must be 1 to 4, got {ndim}")
@@ -502,6 +523,47 @@ class ArrayType(Type):
         # bools are stored as bytes (0 or 1): memory holds nothing narrower
         element = ir.IntegerType.get_signless(8) if self.dtype == bool_ else self.dtype.mlir()
         return ir.Type.parse(f"!adjit.array<{element}, {self.ndim}>")
+
+
+class StructArrayType(ArrayType):
+    """An array of structs, ``adjit.array(dtype=MyStruct, ndim=1)``: stored
+    as one array per leaf field of the struct (a structure of arrays), all
+    of the array's shape, so a kernel parameter of this type is one array
+    argument per leaf (``a.x``, ``a.inner.y``), as a struct parameter is one
+    argument per field. The struct may not hold arrays."""
+
+    def __init__(self, dtype: StructType, ndim: int = 1):
+        if not 1 <= ndim <= 4:
+            raise TypeError(f"array ndim must be 1 to 4, got {ndim}")
+        for path, t in dtype.leaves(dtype.name):
+            if isinstance(t, ArrayType):
+                raise TypeError(f"arrays of structs ({dtype.name}) whose struct holds an array ({path}) are not "
+                                "supported: pass that array as its own parameter")
+        self.dtype = dtype
+        self.ndim = ndim
+        self.name = f"array(dtype={dtype.name}, ndim={ndim})"
+
+    def __repr__(self) -> str:
+        # The compile cache keys on it: the struct's layout too.
+        return f"array(dtype={self.dtype!r}, ndim={self.ndim})"
+
+    def __eq__(self, other):
+        return isinstance(other, StructArrayType) and other.dtype is self.dtype and other.ndim == self.ndim
+
+    def __hash__(self):
+        return hash(("struct array", id(self.dtype), self.ndim))
+
+    @property
+    def component_shape(self) -> tuple[int, ...]:
+        return ()
+
+    def leaves(self, prefix: str) -> list[tuple[str, ArrayType]]:
+        """(``prefix.field`` path, array type) of every leaf field, in
+        ``StructType.leaves`` order: the arrays that hold the values."""
+        return [(path, ArrayType(t, self.ndim)) for path, t in self.dtype.leaves(prefix)]
+
+    def mlir(self):
+        raise TypeError(f"an {self.name} has no single MLIR type (it is one array per field)")
 
 
 def scalar_type_of(t) -> ScalarType:

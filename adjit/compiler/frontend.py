@@ -26,6 +26,7 @@ from ..errors import KernelError, KernelNameError, KernelSyntaxError, KernelType
 from ..source import Scope, SourceInfo, Unresolved, parameter_types
 from . import builtins as B
 from . import local_arrays as LA
+from . import struct_arrays as SA
 from . import views as V
 from .desugar import (always_returns, assigned_names, has_jump, lower_loop_jumps, lower_loop_returns,
                       normalize_returns)
@@ -207,10 +208,11 @@ class FunctionBuilder:
             return self._build_device_function(params, body)
 
     def _build_kernel(self, params, body):
-        # A struct parameter is one argument per field ("s.x"), as Kernel.arg_names.
+        # A struct parameter is one argument per field ("s.x"), as Kernel.arg_names
+        # (an array of structs: one array per field, "a.x").
         leaves = []
         for name, t in zip(params, self.arg_types):
-            leaves += t.leaves(name) if isinstance(t, T.StructType) else [(name, t)]
+            leaves += t.leaves(name) if isinstance(t, (T.StructType, T.StructArrayType)) else [(name, t)]
         fn_type = ir.FunctionType.get([t.mlir() for _, t in leaves], [])
         with ir.InsertionPoint(self.mb.module.body):
             fn = func.FuncOp(self.name, fn_type)
@@ -222,6 +224,7 @@ class FunctionBuilder:
         for name, t in zip(params, self.arg_types):
             if isinstance(t, T.StructType):
                 self.declare_struct(StructRef(t, name))
+        body = SA.bind_parameters(self, params, body)  # a[i].x -> the field array a.x, element i
         with ir.InsertionPoint(block):
             returned = self.visit_block(body)
             if returned:
@@ -662,6 +665,9 @@ class FunctionBuilder:
             element = self.concrete(self.coerce(value, local.type.dtype, target))
             self.env[target.value.id] = LA.write(self, local, target, element)
             return
+        if isinstance(target, ast.Subscript) and isinstance(self.lookup_local(target.value), SA.StructArrayRef):
+            SA.store(self, self.lookup_local(target.value), target, value)  # a[i] = s: every field
+            return
         array_target = self.array_element_target(target)
         if array_target is not None:
             array, indices, position, elem_t = array_target
@@ -792,6 +798,8 @@ class FunctionBuilder:
         base = self.expr(node.value)
         if LA.is_local_array(base):
             return LA.read(self, base, node)
+        if isinstance(base, SA.StructArrayRef):
+            return SA.load(self, base, node)  # s = a[i]: every field
         if V.takes(base, node):  # row[j], and a[i] of an n-d array (a view)
             return V.subscript(self, base, node)
         if isinstance(base, Val) and isinstance(base.type, T.ArrayType):

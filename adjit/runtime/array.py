@@ -437,6 +437,12 @@ def array(data=None, dtype=None, shape=None, ndim=None, requires_grad: bool = Fa
         return T.ArrayType(dtype if dtype is not None else T.float32, ndim or 1)
     if data is None:
         return empty(shape, dtype or T.float32, requires_grad=requires_grad, device=device)
+    if isinstance(dtype, T.StructType):  # an array of structs: one array per field
+        from .struct_array import struct_array
+        a = struct_array(data, dtype, shape, requires_grad, _device(device))
+        if ndim is not None and a.ndim != ndim:
+            raise ValueError(f"array: ndim={ndim} but the data makes a {a.ndim}-d array of {dtype.name}")
+        return a
     if isinstance(data, Array):
         data = data.numpy()
     t = T.value_type_of(dtype) if dtype is not None else None
@@ -510,7 +516,11 @@ def _device(device) -> str:
 
 
 def full(shape, value=0, dtype=float, device=None, requires_grad: bool = False, pinned: bool = False) -> Array:
-    """An array of ``shape`` with every element ``value`` (as Warp's full)."""
+    """An array of ``shape`` with every element ``value`` (as Warp's full);
+    for a struct ``dtype``, ``value`` is a struct value (or 0)."""
+    if isinstance(dtype, T.StructType):
+        from .struct_array import struct_full
+        return struct_full(shape, value, dtype, _device(device), requires_grad)
     t = T.value_type_of(dtype)
     scalar = T.scalar_of(t)
     buffer = np.empty(_shape_tuple(shape) + _component_shape(t), dtype=scalar.np_dtype)
@@ -525,11 +535,17 @@ def zeros(shape, dtype=float, device=None, requires_grad: bool = False, pinned: 
 
 def ones(shape, dtype=float, device=None, requires_grad: bool = False, pinned: bool = False) -> Array:
     """An array of ones (as Warp's ones)."""
+    if isinstance(dtype, T.StructType):
+        raise TypeError(f"ones: an array of structs ({dtype.name}) has no 'one'; use full(shape, value, "
+                        f"{dtype.name}) with a struct value")
     return full(shape, 1, dtype, device, requires_grad)
 
 
 def empty(shape, dtype=float, device=None, requires_grad: bool = False, pinned: bool = False) -> Array:
     """An array whose values are undefined until written (as Warp's empty)."""
+    if isinstance(dtype, T.StructType):
+        from .struct_array import struct_full
+        return struct_full(shape, None, dtype, _device(device), requires_grad)
     t = T.value_type_of(dtype)
     scalar = T.scalar_of(t)
     buffer = np.empty(_shape_tuple(shape) + _component_shape(t), dtype=scalar.np_dtype)
@@ -591,7 +607,8 @@ class _ArrayName:
         return T.ArrayType(dtype, self._ndim or 1)
 
     def __instancecheck__(self, obj) -> bool:
-        return isinstance(obj, Array) and (self._ndim is None or obj.ndim == self._ndim)
+        from .struct_array import StructArray
+        return isinstance(obj, (Array, StructArray)) and (self._ndim is None or obj.ndim == self._ndim)
 
     def __repr__(self) -> str:
         return f"<adjit {self.__name__}>"
@@ -658,7 +675,12 @@ def copy(dest: Array, src: Array, dest_offset: int = 0, src_offset: int = 0, cou
     Recorded on an active tape when ``dest`` has a gradient: the adjoint adds
     the copied range of ``dest.grad`` into the same range of ``src.grad``
     and zeroes that range of ``dest.grad`` (the values there were
-    overwritten); the rest of ``dest`` keeps its gradient."""
+    overwritten); the rest of ``dest`` keeps its gradient. Arrays of
+    structs are copied field by field."""
+    if type(dest) is not Array or type(src) is not Array:
+        from .struct_array import StructArray, copy as copy_structs
+        if isinstance(dest, StructArray) or isinstance(src, StructArray):
+            return copy_structs(dest, src, dest_offset, src_offset, count)
     if not isinstance(dest, Array) or not isinstance(src, Array):
         raise TypeError(f"copy(dest, src) takes two adjit arrays, got {type(dest).__name__} and "
                         f"{type(src).__name__}")
@@ -714,7 +736,12 @@ def _copy_elements(dest: Array, src: Array, dest_offset: int, src_offset: int, c
 
 def clone(src: Array, requires_grad: bool | None = None) -> Array:
     """A copy of ``src``, recorded on an active tape: the adjoint adds the
-    clone's gradient into ``src.grad``."""
+    clone's gradient into ``src.grad`` (an array of structs: field by
+    field)."""
+    if type(src) is not Array:
+        from .struct_array import StructArray, clone as clone_structs
+        if isinstance(src, StructArray):
+            return clone_structs(src, requires_grad)
     if requires_grad is None:
         requires_grad = src.requires_grad
     out = Array(src._buffer.copy(), src.dtype, requires_grad, src.device)
