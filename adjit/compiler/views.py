@@ -247,9 +247,12 @@ def bind(fb, name: str, view: RowView) -> None:
     old = fb.env.get(name)
     if old is not None:
         same = is_view(old) and old.count == view.count and old.base.value == view.base.value
+        if not same and is_view(old):
+            raise fb.error(f"'{name}' is a row of one array; rebinding it to a row of another array, or to one "
+                           "with another number of indices, is not supported (use another name)", fb.node,
+                           KernelTypeError)
         if not same:
-            what = (f"a row of another array ({old!r})" if is_view(old) else fb.describe(old))
-            raise fb.error(f"'{name}' holds {what}; rebinding it to {view!r} is not supported (use another "
+            raise fb.error(f"'{name}' holds {fb.describe(old)}; it cannot be rebound to {view!r} (use another "
                            "name)", fb.node, KernelTypeError)
     lead = indices(fb, view)
     for k, v in enumerate(lead):

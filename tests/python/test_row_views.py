@@ -187,6 +187,61 @@ def test_four_dimensional_rows():
     np.testing.assert_array_equal(a.numpy(), want)
 
 
+@adjit.struct
+class Grid:
+    cells: adjit.array(dtype=float, ndim=2)
+    scale: float
+
+
+@adjit.kernel
+def struct_rows_and_break(g: Grid, out: adjit.array(dtype=float)):
+    i = adjit.tid()
+    row = g.cells[i]  # a row of a struct's array field
+    out[i] = row[1] * g.scale
+    r = g.cells[0]
+    j = 0
+    while j < g.cells.shape[0]:  # a row chosen in a loop left by break
+        if g.cells[j, 0] > 2.5:
+            r = g.cells[j]
+            break
+        j += 1
+    out[i] += r[0] * 100.0
+
+
+def test_rows_of_struct_fields_and_rows_chosen_before_a_break():
+    g = Grid()
+    g.cells = adjit.array(np.arange(6, dtype=np.float32).reshape(3, 2))
+    g.scale = 2.0
+    out = adjit.zeros(3, dtype=float)
+    adjit.launch(struct_rows_and_break, 3, [g, out])
+    np.testing.assert_array_equal(out.numpy(), [402.0, 406.0, 410.0])
+
+
+@adjit.func
+def put_square(r: adjit.array(dtype=adjit.float64), j: int, v: adjit.float64):
+    r[j] = v * v
+
+
+@adjit.kernel
+def writes_in_funcs(x: adjit.array(dtype=adjit.float64, ndim=2), y: adjit.array(dtype=adjit.float64, ndim=2)):
+    i = adjit.tid()
+    put_square(y[i], 0, x[i, 0] * adjit.float64(3.0))
+    put_square(y[i], 1, adjit.sin(x[i][1]))
+
+
+def test_gradients_of_writes_through_a_row_in_a_func():
+    x = rng.normal(size=(2, 2))
+    xa = adjit.array(x, dtype=adjit.float64, requires_grad=True)
+    y = adjit.zeros((2, 2), dtype=adjit.float64, requires_grad=True)
+    tape = adjit.Tape()
+    with tape:
+        adjit.launch(writes_in_funcs, 2, [xa, y])
+    np.testing.assert_allclose(y.numpy(), np.stack([9 * x[:, 0] ** 2, np.sin(x[:, 1]) ** 2], 1), rtol=1e-12)
+    tape.backward(grads={y: adjit.array(np.ones((2, 2)), dtype=adjit.float64)})
+    want = np.stack([18 * x[:, 0], 2 * np.sin(x[:, 1]) * np.cos(x[:, 1])], 1)
+    np.testing.assert_allclose(xa.grad.numpy(), want, rtol=1e-12)
+
+
 # --- bounds ---------------------------------------------------------------------------------------
 
 def _line_of(kernel, text):
@@ -404,8 +459,16 @@ def _different_arrays_in_branches(x: adjit.array(dtype=float), a: adjit.array(dt
     x[0] = row[0]
 
 
+def _value_rebound_to_row(x: adjit.array(dtype=float), a: adjit.array(dtype=float, ndim=2),
+                          b: adjit.array(dtype=float, ndim=2)):
+    v = x[0]
+    v = a[0]  # bad
+    x[0] = v[0]
+
+
 @pytest.mark.parametrize("fn, words", [
-    (_rebind_in_branch, ["'row' holds a row of another array", "not supported (use another name)"]),
+    (_rebind_in_branch, ["'row' is a row of one array", "not supported (use another name)"]),
+    (_value_rebound_to_row, ["'v' holds a float32 value; it cannot be rebound to a row of an array"]),
     (_different_arrays_in_branches, ["a row view must be a row of the same array on both paths"]),
 ])
 def test_rows_of_different_arrays_under_one_name_are_refused(fn, words):
