@@ -23,8 +23,10 @@ def jvp(kernel: Kernel, dim, inputs, tangents, outputs=(), output_tangents=None)
     ``tangents``: a list parallel to ``inputs`` (shorter is fine), or a dict
     by parameter name. For a float array input, an adjit array of the same
     dtype and shape (or a numpy array of that shape); for a float scalar,
-    vector or matrix, a value of its type; missing or None means zero.
-    Non-float inputs take no tangent.
+    vector or matrix, a value of its type; for a struct, a struct value of
+    its type or a dict by field name (of its fields' tangents); for an array
+    of structs, an array of structs or a dict by field name of arrays;
+    missing or None means zero. Non-float inputs take no tangent.
 
     ``output_tangents``: optional tangent arrays for the outputs (a list
     parallel to ``outputs``); the others are allocated zeroed. A kernel that
@@ -32,7 +34,8 @@ def jvp(kernel: Kernel, dim, inputs, tangents, outputs=(), output_tangents=None)
     the given tangent array likewise.
 
     Returns a list parallel to ``outputs``: the tangent array of each float
-    array output, None for the other outputs. Tangent arrays travel with
+    array output, a dict by field name of tangent arrays for a struct or an
+    array of structs, None for the other outputs. Tangent arrays travel with
     their arrays: an input array the kernel writes has its tangent array
     updated in place too. The launch is recorded on the active tapes like a
     launch. Wrong tangents raise ``TypeError``/``ValueError`` naming the
@@ -46,7 +49,7 @@ def jvp(kernel: Kernel, dim, inputs, tangents, outputs=(), output_tangents=None)
     args = _checked_arguments(kernel, inputs, outputs)
     given = _by_position(kernel, tangents, len(inputs), "tangents", 0)
     given.update(_by_position(kernel, output_tangents, len(outputs), "output_tangents", len(inputs)))
-    tangent_args, tangent_of_array = _tangent_arguments(kernel, args, given)
+    tangent_args, tangent_of_array = _tangent_arguments(kernel, args, _flat_tangents(kernel, given))
     launch_tangent(kernel, dim, args, tangent_args)  # (bad primal arguments: a LaunchError, as in launch)
     return _output_tangents(kernel, inputs, outputs, tangent_of_array)
 
@@ -77,7 +80,7 @@ def jvp_batch(kernel: Kernel, dim, inputs, tangent_batch, outputs=()) -> list[li
     flat, maps = [], []
     for tangents in batch:
         tangent_args, tangent_of_array = _tangent_arguments(
-            kernel, args, _by_position(kernel, tangents, len(inputs), "tangents", 0))
+            kernel, args, _flat_tangents(kernel, _by_position(kernel, tangents, len(inputs), "tangents", 0)))
         flat += tangent_args
         maps.append(tangent_of_array)
     launch_tangent(kernel, dim, args, flat, lanes=len(batch))
@@ -85,15 +88,56 @@ def jvp_batch(kernel: Kernel, dim, inputs, tangent_batch, outputs=()) -> list[li
 
 
 def _checked_arguments(kernel: Kernel, inputs: list, outputs: list) -> list:
+    """The kernel's (flattened) arguments: struct values and arrays of
+    structs expanded into their fields."""
     name = kernel.__name__
     args = inputs + outputs
-    if len(kernel.param_names) != len(kernel.arg_names):
-        raise TypeError(f"jvp of kernel '{name}': its struct parameters are not supported by jvp yet (use "
-                        "adjit.autograd.jvp with a function that launches it)")
-    if len(args) != len(kernel.arg_names):
-        raise ValueError(f"jvp of kernel '{name}': it takes {len(kernel.arg_names)} arguments "
-                         f"({', '.join(kernel.arg_names)}), got {len(inputs)} inputs and {len(outputs)} outputs")
-    return args
+    if len(args) != len(kernel.param_names):
+        raise ValueError(f"jvp of kernel '{name}': it takes {len(kernel.param_names)} arguments "
+                         f"({', '.join(kernel.param_names)}), got {len(inputs)} inputs and {len(outputs)} outputs")
+    return kernel.flatten_arguments(args)
+
+
+def _leaves(name: str, t) -> list[tuple[str, object]]:
+    """(argument name, type) of the kernel arguments parameter ``name`` of
+    type ``t`` becomes: its fields for a struct or an array of structs."""
+    if isinstance(t, (T.StructType, T.StructArrayType)):
+        return t.leaves(name)
+    return [(name, t)]
+
+
+def _flat_tangents(kernel: Kernel, given: dict) -> dict:
+    """{parameter position: tangent} -> {argument position: tangent}. The
+    tangent of a struct parameter is a struct value of its type (its float
+    fields' tangents), a dict by field name, or None; of an array of structs,
+    an array of structs of its dtype, or a dict by field name of arrays."""
+    flat, position = {}, 0
+    for index, (param, t) in enumerate(zip(kernel.param_names, kernel.param_types)):
+        leaves = _leaves(param, t)
+        tangent = given.get(index)
+        if tangent is not None and len(leaves) == 1 and leaves[0][0] == param:
+            flat[position] = tangent
+        elif tangent is not None:
+            fields = [path[len(param) + 1:] for path, _ in leaves]
+            if isinstance(tangent, dict):
+                unknown = [key for key in tangent if key not in fields]
+                if unknown:
+                    raise ValueError(f"jvp of kernel '{kernel.__name__}': the tangent of '{param}' names "
+                                     f"{unknown!r}, which are not among its fields {fields}")
+                values = [tangent.get(field) for field in fields]
+            elif hasattr(tangent, "leaf_values") and getattr(tangent, "_type", None) is t:
+                values = tangent.leaf_values()
+            elif hasattr(tangent, "leaf_arrays") and getattr(tangent, "dtype", None) is getattr(t, "dtype", None):
+                values = tangent.leaf_arrays()
+            else:
+                raise TypeError(f"jvp of kernel '{kernel.__name__}': the tangent of '{param}' must be "
+                                f"{'an array of ' + t.dtype.name if isinstance(t, T.StructArrayType) else 'a ' + t.name}"
+                                f" (its fields' tangents) or a dict by field name, got {type(tangent).__name__}")
+            for k, ((_, leaf_type), value) in enumerate(zip(leaves, values)):
+                if value is not None and is_differentiable(leaf_type):
+                    flat[position + k] = value
+        position += len(leaves)
+    return flat
 
 
 def _tangent_arguments(kernel: Kernel, args: list, given: dict) -> tuple[list, dict]:
@@ -131,8 +175,22 @@ def _tangent_arguments(kernel: Kernel, args: list, given: dict) -> tuple[list, d
 
 
 def _output_tangents(kernel: Kernel, inputs: list, outputs: list, tangent_of_array: dict) -> list:
-    return [tangent_of_array.get(id(o)) if isinstance(o, Array) and is_differentiable(t) else None
-            for o, t in zip(outputs, kernel.arg_types[len(inputs):])]
+    """Parallel to ``outputs``: a float array's tangent array; for a struct
+    or an array of structs, a dict by field name of its float arrays'
+    tangent arrays; None for the others."""
+    out = []
+    for param, t, value in zip(kernel.param_names[len(inputs):], kernel.param_types[len(inputs):], outputs):
+        if isinstance(t, (T.StructType, T.StructArrayType)):
+            leaves = _leaves(param, t)
+            arrays = value.leaf_arrays() if isinstance(t, T.StructArrayType) else value.leaf_values()
+            out.append({path[len(param) + 1:]: tangent_of_array.get(id(a))
+                        for (path, leaf_type), a in zip(leaves, arrays)
+                        if isinstance(a, Array) and is_differentiable(leaf_type)})
+        else:
+            out.append(tangent_of_array.get(id(value)) if isinstance(value, Array) and is_differentiable(t)
+                       else None)
+    return out
+
 
 
 def _as_list(value, kernel_name: str, what: str) -> list:
@@ -149,7 +207,7 @@ def _by_position(kernel: Kernel, tangents, count: int, what: str, first: int) ->
     if tangents is None:
         return {}
     if isinstance(tangents, dict):
-        names = kernel.arg_names[first:first + count]
+        names = kernel.param_names[first:first + count]
         unknown = [key for key in tangents if key not in names]
         if unknown:
             raise ValueError(f"jvp of kernel '{name}': {what} names {unknown!r}, which are not among its "
