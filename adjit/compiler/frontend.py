@@ -241,7 +241,8 @@ class FunctionBuilder:
         # once the returns are known. A struct parameter is one per field.
         leaves = []
         for name, t in zip(params, self.arg_types):
-            leaves += t.leaves(name) if isinstance(t, (T.StructType, V.RowViewType)) else [(name, t)]
+            leaves += t.leaves(name) if isinstance(t, (T.StructType, V.RowViewType, T.StructArrayType)) \
+                else [(name, t)]
         fn_type = ir.FunctionType.get([t.mlir() for _, t in leaves], [])
         with ir.InsertionPoint(self.mb.module.body):
             fn = func.FuncOp(self.name, fn_type)
@@ -253,6 +254,7 @@ class FunctionBuilder:
             if isinstance(t, T.StructType):
                 self.declare_struct(StructRef(t, name))
         V.bind_parameters(self, params, self.arg_types)  # rows given to this specialization
+        body = SA.bind_parameters(self, params, body)  # a[i].x -> the field array a.x, element i
         with ir.InsertionPoint(block):
             returned = self.visit_block(body) or []
             if self.primal_params is not None:
@@ -1354,6 +1356,10 @@ class FunctionBuilder:
                 param_t, param_vals = V.parameter(self, fn, a, want, i, node)
                 arg_types.append(param_t)
                 vals += param_vals
+                continue
+            if isinstance(a, SA.StructArrayRef) and (want is None or want == a.type):
+                arg_types.append(a.type)  # an array of structs travels as its field arrays
+                vals += [leaf.value for _, leaf in SA.leaves(self, a)]
                 continue
             if isinstance(a, StructRef) and (want is None or want is a.type):
                 # a struct travels as its fields (as a kernel's struct parameter)

@@ -119,7 +119,7 @@ class _Rewriter(ast.NodeTransformer):
         return node
 
 
-def _leaves(fe, ref: StructArrayRef) -> list[tuple[str, Val]]:
+def leaves(fe, ref: StructArrayRef) -> list[tuple[str, Val]]:
     """(path below the array, field array) of each leaf field."""
     return [(path[len(ref.prefix):], fe.env[path]) for path, _ in ref.type.leaves(ref.prefix)]
 
@@ -127,12 +127,12 @@ def _leaves(fe, ref: StructArrayRef) -> list[tuple[str, Val]]:
 def load(fe, ref: StructArrayRef, node: ast.Subscript) -> StructRef:
     """``a[i]`` as a value: every field of element ``i`` (the indices
     evaluated once), in a struct local under a hidden name."""
-    leaves = _leaves(fe, ref)
-    indices = fe.array_indices(leaves[0][1], node.slice, node)
+    fields = leaves(fe, ref)
+    indices = fe.array_indices(fields[0][1], node.slice, node)
     struct = ref.type.dtype
     fe.structs_made = getattr(fe, "structs_made", 0) + 1
     prefix = f"%{struct.name}{fe.structs_made}"
-    for suffix, array in leaves:
+    for suffix, array in fields:
         dtype = array.type.dtype
         if dtype == T.bool_:  # stored as a byte
             i8 = ir.IntegerType.get_signless(8)
@@ -151,11 +151,11 @@ def store(fe, ref: StructArrayRef, target: ast.Subscript, value) -> None:
     """``a[i] = s``: every field of ``s`` into element ``i``."""
     struct = ref.type.dtype
     if not (isinstance(value, StructRef) and value.type is struct):
-        raise fe.error(f"an element of {ref.prefix} is a {struct.name}; got {fe.describe(value)}", target,
-                       KernelTypeError)
-    leaves = _leaves(fe, ref)
-    indices = fe.array_indices(leaves[0][1], target.slice, target)
-    for suffix, array in leaves:
+        raise fe.error(f"the elements of '{ref.prefix}' are {struct.name} structs; got {fe.describe(value)}",
+                       target, KernelTypeError)
+    fields = leaves(fe, ref)
+    indices = fe.array_indices(fields[0][1], target.slice, target)
+    for suffix, array in fields:
         dtype = array.type.dtype
         v = fe.materialize(fe.env[value.prefix + suffix], dtype)
         if dtype == T.bool_:  # stored as a byte

@@ -161,6 +161,27 @@ class StructArray:
         return f"adjit.array(shape={self.shape}, dtype={self.dtype.name})"
 
 
+def field_seeds(array: StructArray, seed) -> list[tuple[Array, object]]:
+    """``tape.backward(grads={a: seed})`` for an array of structs ``a``:
+    (field array, its seed) for each float field. ``seed``: an array of the
+    same struct and shape, or a numpy structured array with its fields."""
+    if isinstance(seed, StructArray):
+        if seed.dtype is not array.dtype or seed.shape != array.shape:
+            raise ValueError(f"backward(grads=...): the seed of an array of {array.dtype.name} of shape "
+                             f"{array.shape} is an array of {seed.dtype.name} of shape {seed.shape}")
+        values = [leaf._buffer for leaf in seed._leaves]
+    elif isinstance(seed, np.ndarray) and seed.dtype.names is not None:
+        try:
+            values = [_field_view(seed, path) for path in array._paths]
+        except (KeyError, ValueError, IndexError):
+            raise ValueError(f"backward(grads=...): the seed (fields {seed.dtype.names}) lacks fields of "
+                             f"{array.dtype.name} ({', '.join(array._paths)})") from None
+    else:
+        raise TypeError(f"backward(grads=...): the seed of an array of {array.dtype.name} must be an array of "
+                        f"{array.dtype.name} or a numpy structured array, got {_describe(seed)}")
+    return [(leaf, value) for leaf, value in zip(array._leaves, values) if T.scalar_of(leaf.dtype).is_float]
+
+
 def _paths(dtype: T.StructType) -> list[str]:
     """The leaf fields' paths relative to the struct (``x``, ``inner.y``)."""
     return [path[1:] for path, _ in dtype.leaves("")]
@@ -196,6 +217,7 @@ def struct_array(data, dtype: T.StructType, shape=None, requires_grad: bool = Fa
     array whose fields have the struct's names (nested for nested structs;
     extra fields are ignored), a (nested) list of struct values, or an array
     of structs (copied)."""
+    T.StructArrayType(dtype)  # (a struct holding arrays has no arrays: TypeError)
     leaf_types = [t for _, t in dtype.leaves("")]
     paths = _paths(dtype)
     if isinstance(data, StructArray):
@@ -264,6 +286,8 @@ def _object_array(data) -> np.ndarray:
             if not isinstance(v, (list, tuple)) or len(v) != shape[len(shape) - len(index)]:
                 raise ValueError("array: the list of struct values is ragged")
             v = v[k]
+        if isinstance(v, (list, tuple)):
+            raise ValueError("array: the list of struct values is ragged")
         out[index] = v
     return out
 
@@ -271,6 +295,7 @@ def _object_array(data) -> np.ndarray:
 def struct_full(shape, value, dtype: T.StructType, device, requires_grad: bool) -> StructArray:
     """``adjit.zeros/empty/full(shape, dtype=MyStruct)``: ``value`` None for
     empty, 0 for zeros, else a struct value every element takes."""
+    T.StructArrayType(dtype)  # (a struct holding arrays has no arrays: TypeError)
     leaves = []
     values = None if value is None or (isinstance(value, (int, float)) and value == 0) else \
         _leaf_values(dtype, value, "full")

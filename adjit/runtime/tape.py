@@ -37,6 +37,7 @@ from ..errors import GradientError
 from . import recording
 from .access import Access
 from .array import Array
+from .struct_array import StructArray, field_seeds
 
 #: Runs the adjoint of a recorded launch:
 #: ``run_adjoint(kernel, dim, primal_args, grads_of)`` (see ``adjit.launch``).
@@ -197,7 +198,9 @@ class Tape:
 
         ``loss``: an array whose gradient is seeded with ones (a one-element
         loss, or the sum of its elements). ``grads``: ``{array: seed}`` to seed
-        any outputs' gradients explicitly. Gradients accumulate into ``.grad``.
+        any outputs' gradients explicitly (an array of structs: its float
+        fields', from an array of structs or a numpy structured array).
+        Gradients accumulate into ``.grad``.
         """
         with self._lock:
             self._backward(loss, grads)
@@ -206,7 +209,10 @@ class Tape:
         if loss is not None:
             _require_grad(loss, "loss")
             loss.grad._buffer[...] = 1
+        seeds = []
         for array, seed in (grads or {}).items():
+            seeds += field_seeds(array, seed) if isinstance(array, StructArray) else [(array, seed)]
+        for array, seed in seeds:
             _require_grad(array, "grads")
             array.grad._buffer[...] = seed._buffer if isinstance(seed, Array) else seed
         for step in reversed(self._steps):

@@ -163,8 +163,9 @@ def test_launch_errors_name_the_struct():
         wp.launch(use_params, dim=2, inputs=[p], outputs=[out])
 
 
-def test_arrays_of_structs_are_a_clear_error():
-    with pytest.raises(TypeError, match="arrays of structs"):
+def test_arrays_of_structs_holding_arrays_are_a_clear_error():
+    # (arrays of structs of values: tests/python/test_struct_arrays.py)
+    with pytest.raises(TypeError, match=r"arrays of structs \(Params\) whose struct holds an array \(Params.pos\)"):
         wp.array(dtype=Params)
 
 
