@@ -66,7 +66,7 @@ def _declare(fe, arrays: dict, prefix: str, t: T.StructArrayType) -> None:
 
 
 class _Rewriter(ast.NodeTransformer):
-    """``a[i].x`` -> ``<a.x>[i]`` (nested: ``a[i].s.y`` -> ``<a.s.y>[i]``),
+    """``a[i].x`` -> ``<a.x>[i]`` (nested: ``a[i].s.y`` -> ``<a.s.y>[i]``; ``a[i][j]`` -> ``a[i, j]``),
     ``a.shape`` and ``len(a)`` -> those of the first field's array; other
     uses of a field without an index are errors."""
 
@@ -100,6 +100,18 @@ class _Rewriter(ast.NodeTransformer):
             raise self.fe.error(f"'{name}' is an array of {self.arrays[name].dtype.name}: index it to reach a "
                                 f"field ({name}[i].{node.attr}); arrays of structs have no attribute "
                                 f"'{node.attr}'", node)
+        return node
+
+    def visit_Subscript(self, node):
+        """``a[i][j]`` of an n-d array of structs -> ``a[i, j]``."""
+        self.generic_visit(node)
+        inner = node.value
+        if isinstance(inner, ast.Subscript) and self._array_name(inner.value):
+            first = inner.slice.elts if isinstance(inner.slice, ast.Tuple) else [inner.slice]
+            rest = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if len(first) < self.arrays[inner.value.id].ndim:
+                indices = ast.copy_location(ast.Tuple(elts=first + rest, ctx=ast.Load()), inner.slice)
+                return ast.copy_location(ast.Subscript(value=inner.value, slice=indices, ctx=node.ctx), node)
         return node
 
     def visit_Call(self, node):

@@ -217,8 +217,8 @@ def test_a_struct_made_in_the_kernel_is_stored_whole():
 @wp.kernel
 def grid_of_structs(a: wp.array2d(dtype=S), out: wp.array2d(dtype=float)):
     i, j = wp.tid()
-    out[i, j] = a[i, j].x + a[i, j].v[2] + float(a.shape[1])
-    s = a[i, j]
+    out[i, j] = a[i, j].x + a[i][j].v[2] + float(a.shape[1])   # a[i][j] is a[i, j]
+    s = a[i][j]
     s.x = float(i * 10 + j)
     a[i, j] = s
 
