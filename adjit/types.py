@@ -398,8 +398,9 @@ class StructType(Type):
 
     def numpy_dtype(self) -> np.dtype:
         """The numpy structured dtype of one element of an array of this
-        struct (fields in order, packed, nested structs nested), as Warp's
-        ``array.numpy()`` of a struct array; TypeError if a field is an array."""
+        struct (fields in order, nested structs nested, aligned as C aligns a
+        struct), the dtype of Warp's ``array.numpy()`` of a struct array;
+        TypeError if a field is an array."""
         fields = []
         for field, t in self.fields.items():
             if isinstance(t, StructType):
@@ -409,7 +410,7 @@ class StructType(Type):
                                 f"{self.name}")
             else:
                 fields.append((field, scalar_of(t).np_dtype, getattr(t, "shape", ())))
-        return np.dtype(fields)
+        return np.dtype(fields, align=True)
 
     def __call__(self, **fields) -> "StructValue":
         return StructValue(self, **fields)

@@ -27,9 +27,11 @@ class S:
     inner: Inner
 
 
-#: What Warp 1.19's ``wp.zeros(3, dtype=S).numpy().dtype`` is for S.
-S_NUMPY = np.dtype([("x", "<f4"), ("v", "<f4", (3,)), ("n", "<i4"), ("b", "?"),
-                    ("inner", [("w", "<f4", (2,)), ("k", "<i4")])])
+#: What Warp 1.19's ``wp.zeros(3, dtype=S).numpy().dtype`` is for S (C
+#: alignment: ``inner`` at 24 after the bool at 20, 36 bytes).
+S_NUMPY = np.dtype({"names": ["x", "v", "n", "b", "inner"],
+                    "formats": ["<f4", ("<f4", (3,)), "<i4", "?", [("w", "<f4", (2,)), ("k", "<i4")]],
+                    "offsets": [0, 4, 16, 20, 24], "itemsize": 36})
 
 
 def _values(n: int) -> list:
@@ -57,7 +59,10 @@ def _structured(n: int) -> np.ndarray:
 def test_zeros_numpy_is_a_structured_array_of_warps_layout():
     a = wp.zeros(3, dtype=S)
     values = a.numpy()
-    assert values.dtype == S_NUMPY and values.shape == (3,)
+    assert values.dtype == S_NUMPY and values.dtype.itemsize == 36 and values.shape == (3,)
+    # the compile cache keys on the layout
+    assert repr(wp.array(dtype=S, ndim=2)) == ("array(dtype=S{x: float32, v: vec3, n: int32, b: bool, "
+                                               "inner: Inner{w: vec2, k: int32}}, ndim=2)")
     assert not any(values[name].any() for name in ("x", "v", "n", "b"))
     assert (a.shape, a.ndim, a.size, len(a), a.dtype) == ((3,), 1, 3, 3, S)
     assert isinstance(a, wp.array) and isinstance(a, wp.StructArray)
