@@ -327,13 +327,18 @@ def jvp(fn, inputs, tangents):
     return (result, result_tangents[0]) if single else (result, type(results)(result_tangents))
 
 
-def hvp(fn, inputs, tangents):
+def hvp(fn, inputs, tangents, output_grads=None):
     """Hessian-vector products by forward over reverse, through a Python
     function of launches: runs ``loss = fn(*inputs)`` and returns
     ``(loss, gradients, hvps)``, lists parallel to ``inputs``: the gradient
     of the sum of ``loss``'s elements with respect to each float array input
     and its directional derivative along ``tangents`` (H v, the Hessian of
     the loss times v; None for the other inputs).
+
+    ``output_grads``: instead of a loss, ``fn`` returns an array or a tuple
+    of arrays (each with a gradient) and ``output_grads`` gives their seeds
+    (arrays or numpy arrays of their shapes, parallel): the result is then the
+    Hessian of ``sum_k <output_grads[k], outputs[k]>`` times v.
 
     ``tangents``: as for ``jvp``, parallel to ``inputs``. The launches ``fn``
     makes are recorded on a tape (arrays it creates need
@@ -372,14 +377,21 @@ def hvp(fn, inputs, tangents):
         tape = Tape()
         with tape:
             loss = fn(*inputs)
-        if not isinstance(loss, Array) or loss.grad is None:
-            raise TypeError(f"autograd.hvp of {fn_name}: fn must return the loss, an adjit array with a gradient "
-                            f"(requires_grad=True), got {_describe(loss)}")
+        results = [loss] if output_grads is None or isinstance(loss, Array) else loss
+        if not isinstance(results, (list, tuple)) or not all(
+                isinstance(r, Array) and r.grad is not None for r in results):
+            raise TypeError(f"autograd.hvp of {fn_name}: fn must return the loss (or, with output_grads, its "
+                            "outputs), adjit arrays with a gradient (requires_grad=True), got "
+                            f"{_describe(loss)}")
+        seeds = [1.0] if output_grads is None else list(output_grads)
+        if len(seeds) != len(results):
+            raise ValueError(f"autograd.hvp of {fn_name}: {len(seeds)} output_grads for {len(results)} outputs")
         steps = tape.launch_steps()
         step_tangents = _forward_tangents(steps, tangent_of, fn_name)
 
-        # Reverse: the loss's gradient seeded with ones, its tangent zero.
-        loss.grad.numpy()[...] = 1
+        # Reverse: the outputs' gradients seeded, their tangents zero.
+        for r, seed in zip(results, seeds):
+            r.grad.numpy()[...] = seed.numpy() if isinstance(seed, Array) else seed
         grad_tangent_of: dict[int, Array] = {}
 
         def grad_tangent(g: Array) -> Array:

@@ -23,10 +23,12 @@ See docs/testing.md. The strategies need Hypothesis (``pip install
 hypothesis``); the checks do not.
 """
 from ._check import (ATOL, DOT_RTOL, EPS, RTOL, DotProductMismatch, ForwardModeUnsupported, GradientMismatch,
-                     check_dot_product, check_gradients, check_tape_gradients)
+                     HessianAsymmetry, check_dot_product, check_gradients, check_hessian_symmetry,
+                     check_tape_gradients)
 
 __all__ = ["ATOL", "DOT_RTOL", "EPS", "RTOL", "DotProductMismatch", "ForwardModeUnsupported", "GradientMismatch",
-           "check_dot_product", "check_gradients", "check_tape_gradients", "arrays",
+           "HessianAsymmetry", "check_dot_product", "check_gradients", "check_hessian_symmetry",
+           "check_tape_gradients", "arrays",
            "programs", "check_program", "GenConfig", "Tolerances", "module_source", "fuzz_settings"]
 
 _LAZY = {

@@ -284,3 +284,62 @@ def check_dot_product(run, inputs, rtol: float = DOT_RTOL, seed: int = 0, names=
                  "  at the inputs:"]
         lines += [f"    {names[k]} = {_values(inputs[k])}" for k in diff]
         raise DotProductMismatch("\n".join(lines))
+
+
+class HessianAsymmetry(AssertionError):
+    """Forward over reverse gives a Hessian that is not symmetric: v2 . H v1 != v1 . H v2."""
+
+
+def check_hessian_symmetry(run, inputs, rtol: float = DOT_RTOL, seed: int = 0, names=None) -> None:
+    """Checks second order (forward over reverse, ``adjit.autograd.hvp``)
+    over the launches of ``run``: for random seeds ``u`` over the outputs and
+    directions ``v1``, ``v2`` over the float input arrays (uniform in
+    [-1, 1], from ``seed``), the Hessian H of ``<u, run(inputs)>`` must be
+    symmetric as the products give it:
+
+        v2 . (H v1)  ==  v1 . (H v2)
+
+    within ``rtol * (scale + unit)``, where ``scale`` is the sum of both
+    sums' terms' magnitudes and ``unit`` is ``sum|u| sum|v1| sum|v2|`` (the
+    largest such product of second derivatives at most 1), as in
+    ``check_dot_product``. Each side is one run of the tangent kernels of the
+    adjoint kernels, so a wrong second-order rule (a tangent rule applied to
+    an adjoint's ops, a tangent buffer of a loop reversal) breaks the
+    symmetry. Raises HessianAsymmetry, or ForwardModeUnsupported (a skip)
+    when a kernel has no forward-mode derivative."""
+    inputs = list(inputs)
+    names = list(names) if names is not None else [f"inputs[{k}]" for k in range(len(inputs))]
+    diff = [k for k, a in enumerate(inputs) if _is_float_array(a)]
+    if not diff:
+        raise ValueError("check_hessian_symmetry: no float input array to differentiate with respect to")
+    rng = np.random.default_rng(seed)
+    v1 = {k: rng.uniform(-1.0, 1.0, inputs[k].numpy().shape) for k in diff}
+    v2 = {k: rng.uniform(-1.0, 1.0, inputs[k].numpy().shape) for k in diff}
+    shapes = [o.numpy().shape for o in run(*inputs)]
+    u = [rng.uniform(-1.0, 1.0, shape) for shape in shapes]
+
+    def product(v):
+        try:
+            _, _, hvps = autograd.hvp(run, inputs, [v.get(k) for k in range(len(inputs))], output_grads=u)
+        except GradientError as e:
+            if "in forward mode" in str(e):
+                raise ForwardModeUnsupported(f"the tangent pass rejects a kernel: {e}") from None
+            raise
+        return hvps
+
+    h1, h2 = product(v1), product(v2)
+    terms_a = [v2[k] * np.asarray(h1[k], np.float64) for k in diff]
+    terms_b = [v1[k] * np.asarray(h2[k], np.float64) for k in diff]
+    a, b = float(sum(np.sum(t) for t in terms_a)), float(sum(np.sum(t) for t in terms_b))
+    scale = float(sum(np.sum(np.abs(t)) for t in terms_a + terms_b))
+    unit = float(sum(np.sum(np.abs(x)) for x in u) * sum(np.sum(np.abs(x)) for x in v1.values())
+                 * sum(np.sum(np.abs(x)) for x in v2.values()))
+    error = abs(a - b)
+    if not error <= rtol * (scale + unit):  # (a NaN fails)
+        lines = [f"launches of {getattr(run, '__qualname__', 'run')}: the Hessian from forward over reverse is not "
+                 f"symmetric (seed={seed}):",
+                 f"  v2 . H v1 = {a!r}", f"  v1 . H v2 = {b!r}",
+                 f"  |difference| {error:.3g} > allowed {rtol:g} * ({scale:.6g} + {unit:.6g})",
+                 "  at the inputs:"]
+        lines += [f"    {names[k]} = {_values(inputs[k])}" for k in diff]
+        raise HessianAsymmetry("\n".join(lines))

@@ -35,7 +35,7 @@ f64 = wp.float64
 # --- the fuzzer --------------------------------------------------------------------------
 
 #: Valid examples per fuzz test in the CI profile (see docs/testing.md for the timing).
-CI_EXAMPLES = {"one_launch": 300, "several_launches": 170, "scalars": 130, "each_builtin": 3}
+CI_EXAMPLES = {"one_launch": 300, "several_launches": 170, "scalars": 130, "each_builtin": 3, "second_order": 40}
 #: Programs generated (not checked) by the coverage test.
 COVERAGE_EXAMPLES = 250
 
@@ -67,6 +67,15 @@ def test_fuzz_several_launches_on_one_tape(program):
 @given(programs(GenConfig(types=(R.F,), max_kernels=1, max_depth=4)))
 def test_fuzz_scalar_programs(program):
     _fuzz("scalars", program)
+
+
+@fuzz_settings(CI_EXAMPLES["second_order"])
+@given(programs(GenConfig(min_kernels=1, max_kernels=2, max_top_statements=3)))
+def test_fuzz_second_order(program):
+    # forward over reverse (the tangent kernels of the adjoint kernels) on
+    # one or two launches: the Hessian they give must be symmetric
+    SEEN.setdefault("second_order", Counter()).update(P.features(program))
+    FORWARD_MODE_SKIPS.update(check_program(program, second_order=True).skipped.values())
 
 
 FUZZED_BUILTINS = sorted({s.name for s in R.signatures()})
@@ -189,7 +198,7 @@ def test_a_correct_program_passes_and_its_reproducer_is_a_passing_test_file(tmp_
     path.write_text(module_source(program))
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
                           capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0 and "3 passed" in proc.stdout, proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "4 passed" in proc.stdout, proc.stdout + proc.stderr
 
 
 def test_a_wrong_forward_formula_is_caught_with_a_reproducer(monkeypatch):
@@ -203,6 +212,25 @@ def test_a_wrong_forward_formula_is_caught_with_a_reproducer(monkeypatch):
     text = str(info.value)
     assert "failed test_forward" in text and "Mismatched elements" in text
     assert "----- reproducer" in text and "def k0(x0: wp.array(dtype=wp.float64)" in text
+
+
+def test_an_asymmetric_second_order_is_caught_with_a_reproducer(monkeypatch):
+    # H v off by 1e-9 times a shift of v (not symmetric): far below what
+    # finite differences of the gradient could see, not below the symmetry test.
+    from adjit import autograd
+    real = autograd.hvp
+
+    def skewed(fn, inputs, tangents, output_grads=None):
+        loss, gradients, hvps = real(fn, inputs, tangents, output_grads)
+        return loss, gradients, [h if t is None else h + 1e-9 * np.roll(np.asarray(t), 1)
+                                 for h, t in zip(hvps, tangents)]
+    monkeypatch.setattr(autograd, "hvp", skewed)
+    check_program(_sin_program())  # the first-order checks do not run it
+    with pytest.raises(AssertionError) as info:
+        check_program(_sin_program(), second_order=True)
+    text = str(info.value)
+    assert "failed test_second_order" in text and "not symmetric" in text
+    assert "----- reproducer" in text and "check_hessian_symmetry(run, inputs(), rtol=1e-12" in text
 
 
 def test_a_wrong_tangent_is_caught_with_a_reproducer(monkeypatch):
