@@ -44,12 +44,16 @@ mat22f, mat33f, mat44f = mat22, mat33, mat44
 bool = bool_  # noqa: A001 (Warp's name; Python's bool is unaffected outside this module's namespace)
 
 
-def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80", adjoint: bool = False) -> str:
-    """Compiles a kernel (or, with ``adjoint=True``, its adjoint) and returns
-    its final IR as text: PTX for ``target="cuda"`` (for ``arch``), the LLVM
-    dialect module for ``target="cpu"``. Needs the compiler."""
+def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80", adjoint: int = False,
+            tangent: int = False) -> str:
+    """Compiles a kernel (or, with ``adjoint=True``, its adjoint; with
+    ``tangent=True``, its forward-mode tangent kernel, or with both the
+    tangent kernel of its adjoint) and returns its final IR as text: PTX for
+    ``target="cuda"`` (for ``arch``), the LLVM dialect module for
+    ``target="cpu"``. An int K > 1 for ``adjoint`` or ``tangent`` gives the
+    batched kernel with K lanes (seeds). Needs the compiler."""
     from .compiler import driver
-    return driver.compile(k, target, arch, adjoint)
+    return driver.compile(k, target, arch, adjoint, tangent=tangent)
 
 
 def init() -> None:

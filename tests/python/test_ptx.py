@@ -113,3 +113,30 @@ _SUITE_KERNELS = _kernels_of("test_control_flow") + _kernels_of("test_arrays")
 @pytest.mark.parametrize("name,kernel", _SUITE_KERNELS, ids=[n for n, _ in _SUITE_KERNELS])
 def test_suite_kernels_assemble_for_sm80(tmp_path, name, kernel):
     _ptxas(tmp_path, adjit.compile(kernel, target="cuda", arch="sm_80"), "sm_80")
+
+
+@adjit.kernel
+def looped_sine(x: adjit.array(dtype=float), n: int, y: adjit.array(dtype=float)):
+    i = adjit.tid()
+    acc = float(0.0)
+    for k in range(n):
+        acc = adjit.sin(acc + x[i]) * 0.9
+    y[i] = acc * x[i]
+
+
+@requires_ptxas
+@pytest.mark.parametrize("variant", [dict(tangent=True), dict(tangent=4), dict(adjoint=True), dict(adjoint=8),
+                                     dict(adjoint=True, tangent=True)],
+                         ids=["tangent", "tangent-4-lanes", "adjoint", "adjoint-8-lanes", "adjoint-tangent"])
+def test_differentiated_kernels_assemble(tmp_path, variant):
+    # forward mode, batched seeds and forward over reverse also give PTX
+    # (the GPU runtime does not launch kernels yet: issue 10)
+    ptx = adjit.compile(looped_sine, target="cuda", arch="sm_80", **variant)
+    symbol = "looped_sine" + ("_adjoint" if variant.get("adjoint") else "") + (
+        "_tangent" if variant.get("tangent") else "")
+    assert re.search(rf"\.entry\s+{symbol}\s*\(", ptx)
+    lanes = variant.get("adjoint", variant.get("tangent"))
+    if lanes not in (None, True):  # one parameter per lane's array (4 words each: a memref descriptor's pointer...)
+        params = re.search(rf"\.entry\s+{symbol}\s*\((.*?)\)", ptx, re.S).group(1)
+        assert params.count(".param") > lanes
+    _ptxas(tmp_path, ptx, "sm_80")
