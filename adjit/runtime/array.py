@@ -17,6 +17,17 @@ from ..errors import GradientError
 from . import recording
 from .recording import active_tapes
 
+#: adjit.runtime.struct_array, which registers itself when imported (it
+#: builds on this module, so this one does not import it).
+_struct_arrays = None
+
+
+def _structs():
+    """The arrays-of-structs module (adjit.runtime.struct_array)."""
+    if _struct_arrays is None:
+        raise RuntimeError("adjit.runtime.struct_array is not loaded (import adjit)")
+    return _struct_arrays
+
 
 #: DLPack's device type of host memory (``DLDeviceType.kDLCPU``).
 _DL_CPU = 1
@@ -438,8 +449,7 @@ def array(data=None, dtype=None, shape=None, ndim=None, requires_grad: bool = Fa
     if data is None:
         return empty(shape, dtype or T.float32, requires_grad=requires_grad, device=device)
     if isinstance(dtype, T.StructType):  # an array of structs: one array per field
-        from .struct_array import struct_array
-        a = struct_array(data, dtype, shape, requires_grad, _device(device))
+        a = _structs().struct_array(data, dtype, shape, requires_grad, _device(device))
         if ndim is not None and a.ndim != ndim:
             raise ValueError(f"array: ndim={ndim} but the data makes a {a.ndim}-d array of {dtype.name}")
         return a
@@ -519,8 +529,7 @@ def full(shape, value=0, dtype=float, device=None, requires_grad: bool = False, 
     """An array of ``shape`` with every element ``value`` (as Warp's full);
     for a struct ``dtype``, ``value`` is a struct value (or 0)."""
     if isinstance(dtype, T.StructType):
-        from .struct_array import struct_full
-        return struct_full(shape, value, dtype, _device(device), requires_grad)
+        return _structs().struct_full(shape, value, dtype, _device(device), requires_grad)
     t = T.value_type_of(dtype)
     scalar = T.scalar_of(t)
     buffer = np.empty(_shape_tuple(shape) + _component_shape(t), dtype=scalar.np_dtype)
@@ -544,8 +553,7 @@ def ones(shape, dtype=float, device=None, requires_grad: bool = False, pinned: b
 def empty(shape, dtype=float, device=None, requires_grad: bool = False, pinned: bool = False) -> Array:
     """An array whose values are undefined until written (as Warp's empty)."""
     if isinstance(dtype, T.StructType):
-        from .struct_array import struct_full
-        return struct_full(shape, None, dtype, _device(device), requires_grad)
+        return _structs().struct_full(shape, None, dtype, _device(device), requires_grad)
     t = T.value_type_of(dtype)
     scalar = T.scalar_of(t)
     buffer = np.empty(_shape_tuple(shape) + _component_shape(t), dtype=scalar.np_dtype)
@@ -607,8 +615,7 @@ class _ArrayName:
         return T.ArrayType(dtype, self._ndim or 1)
 
     def __instancecheck__(self, obj) -> bool:
-        from .struct_array import StructArray
-        return isinstance(obj, (Array, StructArray)) and (self._ndim is None or obj.ndim == self._ndim)
+        return isinstance(obj, (Array, _structs().StructArray)) and (self._ndim is None or obj.ndim == self._ndim)
 
     def __repr__(self) -> str:
         return f"<adjit {self.__name__}>"
@@ -678,9 +685,9 @@ def copy(dest: Array, src: Array, dest_offset: int = 0, src_offset: int = 0, cou
     overwritten); the rest of ``dest`` keeps its gradient. Arrays of
     structs are copied field by field."""
     if type(dest) is not Array or type(src) is not Array:
-        from .struct_array import StructArray, copy as copy_structs
-        if isinstance(dest, StructArray) or isinstance(src, StructArray):
-            return copy_structs(dest, src, dest_offset, src_offset, count)
+        structs = _structs()
+        if isinstance(dest, structs.StructArray) or isinstance(src, structs.StructArray):
+            return structs.copy(dest, src, dest_offset, src_offset, count)
     if not isinstance(dest, Array) or not isinstance(src, Array):
         raise TypeError(f"copy(dest, src) takes two adjit arrays, got {type(dest).__name__} and "
                         f"{type(src).__name__}")
@@ -739,9 +746,9 @@ def clone(src: Array, requires_grad: bool | None = None) -> Array:
     clone's gradient into ``src.grad`` (an array of structs: field by
     field)."""
     if type(src) is not Array:
-        from .struct_array import StructArray, clone as clone_structs
-        if isinstance(src, StructArray):
-            return clone_structs(src, requires_grad)
+        structs = _structs()
+        if isinstance(src, structs.StructArray):
+            return structs.clone(src, requires_grad)
     if requires_grad is None:
         requires_grad = src.requires_grad
     out = Array(src._buffer.copy(), src.dtype, requires_grad, src.device)

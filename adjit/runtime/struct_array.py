@@ -12,6 +12,8 @@ an array of structs).
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .. import types as T
@@ -324,3 +326,10 @@ def clone(src: StructArray, requires_grad: bool | None = None) -> StructArray:
     """``adjit.clone`` of an array of structs: each field cloned."""
     return StructArray(src.dtype, [clone_array(leaf, requires_grad and T.scalar_of(leaf.dtype).is_float
                                                if requires_grad is not None else None) for leaf in src._leaves])
+
+
+# array() / zeros() / copy() / clone() of adjit.runtime.array hand arrays of
+# structs to this module.
+from . import array as _array_module  # noqa: E402
+
+_array_module._struct_arrays = sys.modules[__name__]
