@@ -3,6 +3,9 @@ builds IR from, and the small AST analyses the frontend asks of it.
 
 - ``normalize_returns``: early returns in branches become if/else.
 - ``lower_loop_jumps``: ``break``/``continue`` become flags and guarded code.
+- ``lower_loop_returns``: returns inside loops become flags, ``break``s and a
+  return after the loop (a value through result locals, typed by the frontend
+  with ``build_returning_loop``).
 - ``assigned_names``, ``always_returns``, ``has_jump``: what a statement list
   (re)binds, whether it returns on every path, whether it jumps.
 """
@@ -11,7 +14,12 @@ from __future__ import annotations
 import ast
 import copy
 
+from mlir import ir
+from mlir.dialects import arith, scf
+
+from .. import types as T
 from . import builtins as B
+from .values import StructRef, Val, constant
 
 
 def assigned_names(stmts) -> set[str]:
@@ -34,6 +42,8 @@ def assigned_names(stmts) -> set[str]:
                             names.add(root.id)
             elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
                 names.add(node.target.id)
+            elif isinstance(node, LoopReturn):
+                names.update(_result_of(node).names)
             elif isinstance(node, ast.Call):
                 for index in _written_arguments(node):
                     if index < len(node.args) and isinstance(node.args[index], ast.Name):
@@ -186,24 +196,78 @@ def lower_loop_jumps(loop: ast.For | ast.While, uid: int) -> list[ast.stmt]:
     return stmts
 
 
-def _returns_inside(loop) -> bool:
-    """Whether a bare ``return`` occurs in ``loop`` (not in a nested def)."""
+def _returns_inside(loop, valued: bool | None = False) -> bool:
+    """Whether ``loop`` holds a ``return`` (not in a nested def): a bare one
+    (``valued=False``), one with a value (``True``) or either (``None``)."""
     def visit(node) -> bool:
         if isinstance(node, ast.Return):
-            return node.value is None
+            return valued is None or (node.value is not None) == valued
         if isinstance(node, (ast.FunctionDef, ast.Lambda)):
             return False
         return any(visit(child) for child in ast.iter_child_nodes(node))
     return any(visit(s) for s in loop.body)
 
 
+class LoopResult:
+    """What the nodes of one loop that returns a value share: the result's
+    locals (``_adjit_result<k>_<j>``, one per returned value), their types
+    (known once the frontend has probed the loop) and, while it probes, the
+    returns it has met."""
+
+    def __init__(self, uid: int):
+        self.key = f"_adjit_result{uid}"
+        self.types = None  # list of kernel types, set by build_returning_loop
+        self.is_tuple = False
+        self.probing = False
+        self.seen: list = []  # (return node, values) met while probing
+
+    @property
+    def names(self) -> list[str]:
+        return [f"{self.key}_{j}" for j in range(len(self.types or ()))]
+
+
+class ReturningLoop(ast.stmt):
+    """``flag = False; <loop>`` of an outermost loop with a ``return value``
+    inside: the frontend first builds ``body`` into a throwaway op to learn
+    the returned types, binds the result locals to zeros of them, then
+    builds ``body`` for real (``build_returning_loop``)."""
+    _fields = ("body",)
+
+
+class LoopReturn(ast.stmt):
+    """``return value`` inside a loop, as an assignment of the loop's result
+    locals (``build_loop_return``); a flag and ``break``s follow it."""
+    _fields = ("value",)
+
+
+class LoopResultValue(ast.expr):
+    """The loop's result locals, as the value of the ``return`` after the loop."""
+    _fields = ()
+
+
+def _result_of(node) -> LoopResult:
+    return node.adjit_result
+
+
 def lower_loop_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
-    """Rewrites a bare ``return`` inside loops (a kernel thread or a device
-    function without a result leaving early) into a flag and ``break``s: each
+    """Rewrites a ``return`` inside loops into a flag and ``break``s: each
     enclosing loop breaks when the flag is set, and after the outermost one
     ``if flag: return``. The statements are copied, never changed in place.
-    Returns with a value inside loops are left alone (the frontend refuses
-    them)."""
+
+    A ``return value`` also assigns the loop's result locals (``LoopReturn``),
+    the outermost loop is wrapped in a ``ReturningLoop`` (which types and
+    binds them before the loop) and the return after it returns them
+    (``LoopResultValue``)::
+
+        for i in range(n):             ReturningLoop: r = 0 (typed by a probe); f = False
+            if c(i):                     for i in range(n):
+                return g(i)                  if c(i): r = g(i); f = True; break
+        return h()                     if f: return r
+                                       return h()
+
+    After ``while True`` without a ``break`` of its own, only a return leaves
+    the loop: the return after it is unconditional.
+    """
     counter = iter(range(1 << 30))
 
     def at(node, like):
@@ -216,33 +280,53 @@ def lower_loop_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
     def flag_set(flag, value, like):
         return at(ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(value)), like)
 
-    def in_loop(body, flag):
+    def in_loop(body, flag, result):
         out = []
         for stmt in body:
-            if isinstance(stmt, ast.Return) and stmt.value is None:
+            if isinstance(stmt, ast.Return):
+                if stmt.value is not None:
+                    set_result = LoopReturn(value=stmt.value)
+                    set_result.adjit_result = result
+                    out.append(at(set_result, stmt))
                 out += [flag_set(flag, True, stmt), at(ast.Break(), stmt)]
                 return out  # the rest is unreachable
             if isinstance(stmt, ast.If):
-                out.append(at(ast.If(stmt.test, in_loop(stmt.body, flag), in_loop(stmt.orelse, flag)), stmt))
-            elif isinstance(stmt, (ast.For, ast.While)) and _returns_inside(stmt):
-                out.append(loop_copy(stmt, flag))
+                out.append(at(ast.If(stmt.test, in_loop(stmt.body, flag, result),
+                                     in_loop(stmt.orelse, flag, result)), stmt))
+            elif isinstance(stmt, (ast.For, ast.While)) and _returns_inside(stmt, None):
+                out.append(loop_copy(stmt, flag, result))
                 out.append(at(ast.If(ast.Name(flag, ast.Load()), [at(ast.Break(), stmt)], []), stmt))
             else:
                 out.append(stmt)
         return out
 
-    def loop_copy(loop, flag):
+    def loop_copy(loop, flag, result):
         new = copy.copy(loop)
-        new.body = in_loop(loop.body, flag)
+        new.body = in_loop(loop.body, flag, result)
         return new
 
     def block(body):
         out = []
         for stmt in body:
-            if isinstance(stmt, (ast.For, ast.While)) and _returns_inside(stmt):
-                flag = f"_adjit_returned{next(counter)}"
-                out += [flag_set(flag, False, stmt), loop_copy(stmt, flag),
-                        at(ast.If(ast.Name(flag, ast.Load()), [at(ast.Return(None), stmt)], []), stmt)]
+            if isinstance(stmt, (ast.For, ast.While)) and _returns_inside(stmt, None):
+                uid = next(counter)
+                flag = f"_adjit_returned{uid}"
+                if not _returns_inside(stmt, True):
+                    out += [flag_set(flag, False, stmt), loop_copy(stmt, flag, None),
+                            at(ast.If(ast.Name(flag, ast.Load()), [at(ast.Return(None), stmt)], []), stmt)]
+                    continue
+                result = LoopResult(uid)
+                wrapped = ReturningLoop(body=[flag_set(flag, False, stmt), loop_copy(stmt, flag, result)])
+                wrapped.adjit_result = result
+                value = LoopResultValue()
+                value.adjit_result = result
+                ret = at(ast.Return(value), stmt)
+                endless = (isinstance(stmt, ast.While) and isinstance(stmt.test, ast.Constant)
+                           and stmt.test.value is True and not has_jump(stmt.body))
+                out += [at(wrapped, stmt),
+                        ret if endless else at(ast.If(ast.Name(flag, ast.Load()), [ret], []), stmt)]
+                if endless:
+                    return out  # the rest is unreachable
             elif isinstance(stmt, ast.If):
                 out.append(at(ast.If(stmt.test, block(stmt.body), block(stmt.orelse)), stmt))
             else:
@@ -250,3 +334,80 @@ def lower_loop_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
         return out
 
     return block(stmts)
+
+
+# --- frontend hooks for the nodes above --------------------------------------------------------
+# They build IR through the frontend ``fe`` (a FunctionBuilder): the only
+# place this module does; the types of a loop's returns are known only by
+# building the loop.
+
+def build_returning_loop(fe, stmt: ReturningLoop) -> None:
+    """Builds ``stmt.body`` into a throwaway ``scf.if`` to learn what its
+    returns give (their types must agree; a literal takes the others' type),
+    binds the result locals to zeros of those types, then builds the body."""
+    result = _result_of(stmt)
+    before = dict(fe.env)
+    result.probing, result.seen, result.types = True, [], None
+    cond = arith.ConstantOp(ir.IntegerType.get_signless(1), 1)
+    probe = scf.IfOp(cond.result, [], has_else=False)
+    try:
+        with ir.InsertionPoint(probe.then_block):
+            fe.visit_block(stmt.body)
+    finally:
+        result.probing = False
+        probe.operation.erase()
+        cond.operation.erase()
+        fe.env = before
+
+    if not result.seen:
+        raise fe.error("the return inside this loop is never reached", stmt)
+    first_node, first = result.seen[0]
+    types = []
+    for j in range(len(first)):
+        typed = [(node, vals[j]) for node, vals in result.seen if j < len(vals) and not vals[j].is_literal]
+        types.append(typed[0][1].type if typed else first[j].type)
+    where = f"{fe.src.filename}:{fe.src.line_of(first_node)}"
+    for node, vals in result.seen:
+        if len(vals) != len(first):
+            raise fe.error(f"this return gives {len(vals)} value(s), the return at {where} gives "
+                           f"{len(first)}", node)
+        for v, t in zip(vals, types):
+            if not v.is_literal and v.type != t:
+                raise fe.error(f"the returns inside this loop give different types: {v.type} here, "
+                               f"{t} at {where}", node)
+            fe.coerce(v, t, node)  # a literal must fit the type
+    for node, t in zip([first_node] * len(types), types):
+        if not isinstance(t, (T.ScalarType, T.VectorType, T.MatrixType)):
+            raise fe.error(f"returning a {t} from inside a loop is not supported", node)
+    result.types = types
+    for name, t in zip(result.names, types):
+        fe.env[name] = Val(t, constant(t, 0))
+    if fe.visit_block(stmt.body) is not None:
+        raise fe.error("return inside a loop is not supported", stmt)
+
+
+def build_loop_return(fe, stmt: LoopReturn) -> None:
+    """``return value`` inside a loop: while probing, notes the values; else
+    assigns them to the loop's result locals."""
+    result = _result_of(stmt)
+    value = fe.expr(stmt.value)
+    items = list(value) if isinstance(value, tuple) else [value]
+    if any(isinstance(v, StructRef) for v in items):
+        raise fe.error("returning a struct from a function is not supported yet (return its fields, "
+                       "or pass the struct in and read it)", stmt)
+    for v in items:
+        if not isinstance(v, Val):
+            raise fe.error(f"cannot return {fe.describe(v)}", stmt.value)
+    if result.probing:
+        result.seen.append((stmt, items))
+        result.is_tuple = isinstance(value, tuple)
+        return
+    for name, t, v in zip(result.names, result.types, items):
+        fe.env[name] = fe.concrete(fe.coerce(v, t, stmt.value))
+
+
+def loop_result_value(fe, node: LoopResultValue):
+    """The loop's result locals, as the value the return after it returns."""
+    result = _result_of(node)
+    values = tuple(fe.env[name] for name in result.names)
+    return values if result.is_tuple else values[0]

@@ -28,8 +28,8 @@ from . import builtins as B
 from . import local_arrays as LA
 from . import struct_arrays as SA
 from . import views as V
-from .desugar import (always_returns, assigned_names, has_jump, lower_loop_jumps, lower_loop_returns,
-                      normalize_returns)
+from .desugar import (always_returns, assigned_names, build_loop_return, build_returning_loop, has_jump,
+                      loop_result_value, lower_loop_jumps, lower_loop_returns, normalize_returns)
 from .values import (StructRef, Val, constant, constant_array, from_index, integer_divide, literal, splat,
                      to_index)
 
@@ -197,11 +197,9 @@ class FunctionBuilder:
         if len(params) != len(self.arg_types):
             raise self.error(f"expects {len(params)} arguments, got {len(self.arg_types)}", tree)
         with self.mb.context, self.loc(tree):
-            for loop in ast.walk(tree):
-                if isinstance(loop, (ast.For, ast.While)) and any(
-                        isinstance(n, ast.Return) and n.value is not None for n in ast.walk(loop)):
-                    raise self.error("return with a value inside a loop is not supported yet (a bare return "
-                                     "is); assign the result to a variable and break", loop, KernelSyntaxError)
+            for node in ast.walk(tree) if self.is_kernel else ():
+                if isinstance(node, ast.Return) and node.value is not None:
+                    raise self.error("a kernel cannot return a value", node, KernelSyntaxError)
             body = normalize_returns(lower_loop_returns(tree.body))
             if self.is_kernel:
                 return self._build_kernel(params, body)
@@ -235,8 +233,8 @@ class FunctionBuilder:
     def _build_device_function(self, params, body):
         if not always_returns(body) and any(isinstance(n, ast.Return) and n.value is not None
                                              for s in body for n in ast.walk(s)):
-            raise self.error("a device function that returns a value must return it on every path "
-                             "(returns inside loops are not supported)", self.src.tree, KernelSyntaxError)
+            raise self.error("a device function that returns a value must return it on every path",
+                             self.src.tree, KernelSyntaxError)
         # Build into a function of placeholder result type, then fix the type
         # once the returns are known. A struct parameter is one per field.
         leaves = []
@@ -300,6 +298,11 @@ class FunctionBuilder:
                                      stmt, KernelSyntaxError)
                 method(stmt)
         return None
+
+    # A return inside a loop, lowered by desugar.lower_loop_returns.
+    stmt_ReturningLoop = build_returning_loop
+    stmt_LoopReturn = build_loop_return
+    expr_LoopResultValue = loop_result_value
 
     def stmt_Pass(self, stmt):
         pass
