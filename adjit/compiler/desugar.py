@@ -196,6 +196,26 @@ def lower_loop_jumps(loop: ast.For | ast.While, uid: int) -> list[ast.stmt]:
     return stmts
 
 
+def unrolled_jumps(loop: ast.For, uid: int) -> tuple[list[ast.stmt], list[ast.stmt]]:
+    """For a loop over ``range(static(n))`` with break/continue: the
+    statements to run before its copies (``brk = False``) and one copy of
+    its body, ``cont = False; if not brk: <body, jumps guarded>``."""
+    brk, cont = f"_adjit_break{uid}", f"_adjit_continue{uid}"
+
+    def assign(n, value):
+        return ast.Assign([ast.Name(n, ast.Store())], ast.Constant(value))
+
+    before = [assign(brk, False)]
+    body = [assign(cont, False),
+            ast.If(ast.UnaryOp(ast.Not(), ast.Name(brk, ast.Load())), _guard_jumps(loop.body, brk, cont), [])]
+    for s in before + body:
+        ast.copy_location(s, loop)
+    for node in ast.walk(ast.Module(before + body, [])):
+        if not hasattr(node, "lineno") or node.lineno is None:
+            ast.copy_location(node, loop)
+    return before, body
+
+
 def _returns_inside(loop, valued: bool | None = False) -> bool:
     """Whether ``loop`` holds a ``return`` (not in a nested def): a bare one
     (``valued=False``), one with a value (``True``) or either (``None``)."""

@@ -29,7 +29,8 @@ from . import local_arrays as LA
 from . import struct_arrays as SA
 from . import views as V
 from .desugar import (always_returns, assigned_names, build_loop_return, build_returning_loop, has_jump,
-                      loop_result_value, lower_loop_jumps, lower_loop_returns, normalize_returns)
+                      loop_result_value, lower_loop_jumps, lower_loop_returns, normalize_returns,
+                      unrolled_jumps)
 from .values import (StructRef, Val, constant, constant_array, from_index, integer_divide, literal, splat,
                      to_index)
 
@@ -494,12 +495,14 @@ class FunctionBuilder:
         if len(values) > 1024:
             raise self.error(f"range(static(...)) unrolls to {len(values)} copies of the body; at most 1024",
                              stmt.iter)
-        if has_jump(stmt.body):
-            raise self.error("break/continue in a loop over range(static(...)) are not supported", stmt,
-                             KernelSyntaxError)
+        body = stmt.body
+        if has_jump(body):  # each copy runs while no break was met
+            self.loops_lowered += 1
+            before, body = unrolled_jumps(stmt, self.loops_lowered)
+            self.visit_block(before)
         for value in values:
             self.env[stmt.target.id] = literal(value)
-            if self.visit_block(stmt.body) is not None:
+            if self.visit_block(body) is not None:
                 raise self.error("return inside a loop is not supported", stmt, KernelSyntaxError)
 
     def stmt_For(self, stmt):

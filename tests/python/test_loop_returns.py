@@ -185,6 +185,131 @@ def test_returns_inside_loops_match_python():
     np.testing.assert_allclose(vecs.numpy(), want_vecs, rtol=1e-5, atol=1e-6)
 
 
+@adjit.func
+def two_loops(x: f64, n: int):
+    for i in range(n):
+        if x < f64(i):
+            return 0.0  # a literal: takes the type of the other return
+        if x > f64(100.0):
+            return x * f64(2.0)
+    k = int(0)
+    while k < n:
+        k = k + 1
+        if k > 2:
+            return x + f64(k)
+    return -x
+
+
+@adjit.func
+def int_root(n: int):
+    for i in range(n):
+        if i * i > n:
+            return i
+    return 0
+
+
+@adjit.func
+def any_below(x: float):
+    for i in range(3):
+        if x > float(i):
+            return True
+    return False
+
+
+@adjit.func
+def doubling(x: float):
+    m = adjit.mat22(1.0, 0.0, 0.0, 1.0)
+    for i in range(5):
+        m = m * 2.0
+        if m[0, 0] > x:
+            return m
+    return m * 0.0
+
+
+@adjit.func
+def with_break(x: float):
+    # the inner loop has a break of its own
+    for i in range(4):
+        for j in range(4):
+            if j > i:
+                break
+            if float(i * j) > x:
+                return float(i * 100 + j)
+    return -1.0
+
+
+@adjit.func
+def unrolled(x: float):
+    for i in range(adjit.static(4)):
+        if x < float(i):
+            return float(i) * 10.0
+        if x > 100.0:
+            continue
+        x = x - 0.25
+    return x
+
+
+@adjit.kernel
+def more_values(x: adjit.array(dtype=float), o64: adjit.array(dtype=f64), oi: adjit.array(dtype=int, ndim=2),
+                of: adjit.array(dtype=float, ndim=2)):
+    i = adjit.tid()
+    o64[i] = two_loops(f64(x[i]), 5)
+    oi[i, 0] = int_root(int(x[i]))
+    oi[i, 1] = int(any_below(x[i]))
+    of[i, 0] = doubling(x[i])[0, 0]
+    of[i, 1] = with_break(x[i])
+    of[i, 2] = unrolled(x[i])
+
+
+@adjit.kernel
+def unrolled_bare_return(x: adjit.array(dtype=float), out: adjit.array(dtype=float)):
+    i = adjit.tid()
+    out[i] = -1.0
+    for j in range(adjit.static(4)):
+        if x[i] < float(j):
+            out[i] = float(j)
+            return
+        if j == 1:
+            continue
+        out[i] = out[i] - 1.0
+
+
+def _unrolled(x):
+    for i in range(4):
+        if x < i:
+            return i * 10.0
+        if x > 100.0:
+            continue
+        x -= 0.25
+    return x
+
+
+def _unrolled_bare_return(x):
+    out = -1.0
+    for j in range(4):
+        if x < j:
+            return float(j)
+        if j == 1:
+            continue
+        out -= 1.0
+    return out
+
+
+def test_more_returns_inside_loops_match_python():
+    xs = np.array([-1.0, 0.5, 2.5, 7.0, 150.0, 20.0, 1.1], np.float32)
+    n = len(xs)
+    o64, oi, of = adjit.zeros(n, dtype=f64), adjit.zeros((n, 2), dtype=int), adjit.zeros((n, 3))
+    adjit.launch(more_values, dim=n, inputs=[adjit.array(xs), o64, oi, of])
+    np.testing.assert_allclose(o64.numpy(), [0, 0, 0, 10, 300, 23, 0], rtol=1e-6)
+    assert oi.numpy().tolist() == [[0, 0], [0, 1], [0, 1], [3, 1], [13, 1], [5, 1], [0, 1]]
+    np.testing.assert_allclose(of.numpy()[:, 0], [2, 2, 4, 8, 0, 32, 2])
+    np.testing.assert_allclose(of.numpy()[:, 1], [0, 101, 202, 303, -1, -1, 201])
+    np.testing.assert_allclose(of.numpy()[:, 2], [_unrolled(float(x)) for x in xs], rtol=1e-6)
+    out = adjit.zeros(n)
+    adjit.launch(unrolled_bare_return, dim=n, inputs=[adjit.array(xs), out])
+    np.testing.assert_allclose(out.numpy(), [_unrolled_bare_return(float(x)) for x in xs])
+
+
 # --- gradients --------------------------------------------------------------------------------------
 
 @adjit.func
