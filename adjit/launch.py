@@ -144,10 +144,17 @@ def _pack_argument(k: Kernel, name: str, t, value):
     return packed.tobytes()
 
 
+def _strided(packed: list) -> bool:
+    """Whether an array argument is a strided view (not C-contiguous): the
+    launch then runs the variant whose arrays have dynamic strides."""
+    return any(isinstance(a, np.ndarray) and not a.flags.c_contiguous for a in packed)
+
+
 def _check_buffer(k: Kernel, name: str, buffer) -> np.ndarray:
     """The buffer of an array argument, if the runtime can take it: a
-    writable, C-contiguous host ndarray (else the runtime would fail with a
-    C++ cast error, or run on a temporary copy and write nothing)."""
+    writable host ndarray whose strides are whole, non-negative numbers of
+    elements (else the runtime would fail with a C++ cast error, or run on a
+    temporary copy and write nothing)."""
     if not isinstance(buffer, np.ndarray):
         raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}': the array's buffer is a "
                             f"{type(buffer).__name__}, not a numpy array", name)
@@ -155,10 +162,11 @@ def _check_buffer(k: Kernel, name: str, buffer) -> np.ndarray:
         raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}': the array's buffer is read-only "
                             "(numpy writeable=False), and kernels take only writable buffers; pass a copy "
                             "(adjit.clone(a)) or make the buffer writable", name)
-    if not buffer.flags.c_contiguous:
-        raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}': the array's buffer is not "
-                            f"C-contiguous (strides {buffer.strides}), and kernels take only C-contiguous "
-                            "buffers; pass adjit.clone(a) (a contiguous copy)", name)
+    if not buffer.flags.c_contiguous and any(
+            s < 0 or s % buffer.itemsize for s in buffer.strides):
+        raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}': the array's strides {buffer.strides} "
+                            "are not whole, non-negative numbers of elements (a reversed or byte-offset view); "
+                            "pass adjit.clone(a) (a contiguous copy)", name)
     return buffer
 
 
@@ -188,7 +196,7 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device=None) -> None:
     # Arrays that overlap (the same array twice, or views of one buffer) get
     # the variant compiled without the no-overlap promise.
     overlap = k.array_args > 1 and _runtime.arrays_overlap(packed)
-    variant = loader.cpu_variant(k, noalias=not overlap)
+    variant = loader.cpu_variant(k, noalias=not overlap, strided=_strided(packed))
     ranges = _index_ranges(variant, args, overlap) if variant.ranged else []
     tapes = active_tapes()
     if not tapes:
@@ -290,7 +298,7 @@ def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None) -> 
              if isinstance(t, T.ArrayType)]
     all_args = packed + [_check_buffer(k, n, g._buffer) for n, g in grads]
     noalias = not _runtime.arrays_overlap(all_args)
-    variant = loader.cpu_variant(k, adjoint=True, noalias=noalias)
+    variant = loader.cpu_variant(k, adjoint=True, noalias=noalias, strided=_strided(all_args))
     ranges = _index_ranges(variant, args + [g for _, g in grads], not noalias) if variant.ranged else []
     failure = _run(variant, total, shape, all_args, ranges, noalias)
     if failure is not None:
@@ -319,7 +327,8 @@ def launch_adjoint_batch(k: Kernel, dim, args: list, grad_batch: list[list]) -> 
         grads += list(lane_grads)
     all_args = packed + [_check_buffer(k, n, g._buffer) for n, g in zip(array_names * lanes, grads)]
     noalias = not _runtime.arrays_overlap(all_args)
-    variant = loader.cpu_variant(k, adjoint=lanes if lanes > 1 else True, noalias=noalias)
+    variant = loader.cpu_variant(k, adjoint=lanes if lanes > 1 else True, noalias=noalias,
+                                 strided=_strided(all_args))
     ranges = _index_ranges(variant, list(args) + grads, not noalias) if variant.ranged else []
     failure = _run(variant, total, shape, all_args, ranges, noalias)
     if failure is not None:
@@ -355,7 +364,7 @@ def launch_tangent(k: Kernel, dim, args: list, tangents: list, record: bool = Tr
     packed += [_check_buffer(k, n, tangent._buffer) if isinstance(t, T.ArrayType)
                else _pack_argument(k, n, t, tangent) for (n, t), tangent in zip(floats * lanes, tangents)]
     noalias = not _runtime.arrays_overlap(packed)
-    variant = loader.cpu_variant(k, noalias=noalias, tangent=lanes)
+    variant = loader.cpu_variant(k, noalias=noalias, tangent=lanes, strided=_strided(packed))
     ranges = _index_ranges(variant, list(args) + list(tangents), not noalias) if variant.ranged else []
     written = loader.written_arguments(k)
     # The tangent arrays of each written float array are written too.
@@ -402,7 +411,7 @@ def launch_adjoint_tangent(k: Kernel, dim, args: list, grads: list, tangents: li
                else _pack_argument(k, n, t, tangent) for (n, t), tangent in zip(floats, tangents)]
     packed += [_check_buffer(k, n, g._buffer) for (n, _), g in zip(float_arrays, grad_tangents)]
     noalias = not _runtime.arrays_overlap(packed)
-    variant = loader.cpu_variant(k, adjoint=True, noalias=noalias, tangent=1)
+    variant = loader.cpu_variant(k, adjoint=True, noalias=noalias, tangent=1, strided=_strided(packed))
     every = list(args) + list(grads) + list(tangents) + list(grad_tangents)
     ranges = _index_ranges(variant, every, not noalias) if variant.ranged else []
     failure = _run(variant, total, shape, packed, ranges, noalias)
@@ -427,7 +436,8 @@ def _after_failure(k: Kernel, variant, failure, dim, total, shape, packed, adjoi
     does not hold (nothing ran) runs the kernel's all-checked variant instead;
     a failed check raises."""
     if failure == _runtime.LAUNCH_UNPROVEN:
-        variant = loader.cpu_variant(k, adjoint=adjoint, noalias=noalias, all_checked=True, tangent=tangent)
+        variant = loader.cpu_variant(k, adjoint=adjoint, noalias=noalias, all_checked=True, tangent=tangent,
+                                     strided=_strided(packed))
         failure = _run(variant, total, shape, packed, [], noalias)
         if failure is None:
             return

@@ -52,7 +52,7 @@ class _Loaded:
     """What is known of one kernel's compiled code in this process."""
 
     def __init__(self):
-        # (adjoint, noalias, checks, all_checked, ordered_atomics, tangent) -> CpuVariant
+        # (adjoint, noalias, checks, all_checked, ordered_atomics, tangent, strided) -> CpuVariant
         self.variants: dict[tuple[bool, bool, tuple[bool, bool], bool, bool, bool], CpuVariant] = {}
         self.access: list[Access] | None = None
         # Positions of the arguments the kernel writes (the launch's fast path).
@@ -73,8 +73,8 @@ def loaded_variants(kernel: Kernel) -> dict[tuple[bool, bool], CpuVariant]:
     """The variants of ``kernel`` loaded so far for its current bounds-check
     setting, by (adjoint, noalias) (tangent kernels not included)."""
     current = checks(kernel)
-    return {(a, n): v for (a, n, c, all_checked, ordered, tangent), v in _loaded(kernel).variants.items()
-            if c == current and not all_checked and ordered and not tangent}
+    return {(a, n): v for (a, n, c, all_checked, ordered, tangent, strided), v in _loaded(kernel).variants.items()
+            if c == current and not all_checked and ordered and not tangent and not strided}
 
 
 def checks(kernel: Kernel) -> tuple[bool, bool]:
@@ -104,35 +104,37 @@ def written_arguments(kernel: Kernel) -> tuple[int, ...]:
 
 
 def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True,
-                all_checked: bool = False, tangent: int = 0) -> CpuVariant:
+                all_checked: bool = False, tangent: int = 0, strided: bool = False) -> CpuVariant:
     """The kernel or its adjoint, or with ``tangent`` lanes the forward-mode
     tangent kernel (adjit-tangent) of either, loaded for the CPU: once per process, from
     the disk cache where it is there. ``noalias``: the variant for launches
-    whose arrays do not overlap (faster; the launch checks). ``all_checked``:
+    whose arrays do not overlap (faster; the launch checks). ``strided``: the
+    variant for launches with an array that is a strided view (dynamic
+    element strides). ``all_checked``:
     the variant for launches whose bounds checks could not be proved once
     for the launch (the launch asks for it: ``_runtime.LAUNCH_UNPROVEN``).
     With ``adjit.config.deterministic = False``, a kernel with float atomic
     adds gets the variant whose atomics are inline (not through the runtime,
     which orders them)."""
     tangent = int(tangent)
-    variant = _variant(kernel, adjoint, noalias, all_checked, True, tangent)
+    variant = _variant(kernel, adjoint, noalias, all_checked, True, tangent, strided)
     if config.deterministic or variant.atomic_order == _PARALLEL:
         return variant
-    return _variant(kernel, adjoint, noalias, all_checked, False, tangent)
+    return _variant(kernel, adjoint, noalias, all_checked, False, tangent, strided)
 
 
 _PARALLEL = _runtime.ATOMIC_ORDERS["parallel"]
 
 
 def _variant(kernel: Kernel, adjoint: bool, noalias: bool, all_checked: bool,
-             ordered_atomics: bool, tangent: int = 0) -> CpuVariant:
+             ordered_atomics: bool, tangent: int = 0, strided: bool = False) -> CpuVariant:
     state = _loaded(kernel)
     checked = checks(kernel)
-    key = (adjoint, noalias, checked, all_checked, ordered_atomics, tangent)
+    key = (adjoint, noalias, checked, all_checked, ordered_atomics, tangent, strided)
     variant = state.variants.get(key)
     if variant is not None:
         return variant
-    parts = _key_parts(kernel, adjoint, noalias, checked, all_checked, ordered_atomics, tangent)
+    parts = _key_parts(kernel, adjoint, noalias, checked, all_checked, ordered_atomics, tangent, strided)
     if os.environ.get("ADJIT_DUMP_DIR"):
         # The stages exist only while compiling: dumping them means compiling.
         log.info("compiling %s: ADJIT_DUMP_DIR is set", kernel.pyfunc.__qualname__)
@@ -150,7 +152,7 @@ def _variant(kernel: Kernel, adjoint: bool, noalias: bool, all_checked: bool,
             cache.discard(parts)
     if variant is None:
         compiled = _compiler(kernel).compile_cpu_object(kernel, adjoint, noalias, CPU_OPT_LEVEL, checked,
-                                                        all_checked, ordered_atomics, tangent)
+                                                        all_checked, ordered_atomics, tangent, strided)
         cache.store(kernel.pyfunc, parts, compiled.code, _entry_metadata(compiled))
         try:
             address = _load(kernel, compiled.code, compiled.entry)
@@ -221,8 +223,10 @@ def _valid_site(site) -> bool:
 
 
 def _options(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, bool],
-             all_checked: bool, ordered_atomics: bool, tangent: int = 0) -> dict:
+             all_checked: bool, ordered_atomics: bool, tangent: int = 0, strided: bool = False) -> dict:
     lanes = {"adjoint_lanes": int(adjoint)} if int(adjoint) > 1 else {}
+    if strided:
+        lanes["strided_arrays"] = True
     return {"target": "cpu", "opt_level": CPU_OPT_LEVEL, "adjoint": bool(adjoint), **lanes, "tangent": int(tangent),
             "noalias": noalias,
             "bounds_check": checked[0], "verify_fp": checked[1], "all_checked": all_checked,
@@ -231,12 +235,13 @@ def _options(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, 
 
 def _key_parts(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, bool],
                all_checked: bool = False, ordered_atomics: bool = True,
-               tangent: int = 0) -> cache.KeyParts:
+               tangent: int = 0, strided: bool = False) -> cache.KeyParts:
     """The cache key of one variant. The digest is recomputed for each: the
     globals a kernel reads may have changed since its other variants were
     compiled, and the key must describe what is compiled now."""
     return cache.key_parts(cache.kernel_digest(kernel.pyfunc, kernel.param_types),
-                           _options(kernel, adjoint, noalias, checked, all_checked, ordered_atomics, tangent))
+                           _options(kernel, adjoint, noalias, checked, all_checked, ordered_atomics, tangent,
+                                    strided))
 
 
 def _load(kernel: Kernel, code: bytes, symbol: str) -> int:

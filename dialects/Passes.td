@@ -27,7 +27,18 @@ def AdjitLowerToStd : Pass<"adjit-lower-to-std", "::mlir::ModuleOp"> {
     ...
     %v = vector.from_elements %c0, %c1, %c2 : vector<3xf32>
     ```
+
+    With `strided-arrays`, the array dimensions' strides are dynamic
+    (`memref<?x3xf32, strided<[?, 1]>>`): the kernel takes views whose
+    elements are not contiguous (`a[:, 1]`, a transpose; the launch passes
+    each dimension's stride in elements). Without it, the innermost array
+    dimension is contiguous (stride 1, or the element's size), which the
+    vectorizer relies on; the launch picks the variant.
   }];
+  let options = [
+    Option<"stridedArrays", "strided-arrays", "bool", /*default=*/"false",
+           "Arrays may have any element strides (views)">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
                            "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];

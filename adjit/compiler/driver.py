@@ -97,7 +97,7 @@ def kernel_symbol(kernel: Kernel, adjoint: bool, tangent: int = 0) -> str:
 
 def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: int,
                        checks: tuple[bool, bool] = (True, False), all_checked: bool = False,
-                       ordered_atomics: bool = True, tangent: int = 0) -> CpuObject:
+                       ordered_atomics: bool = True, tangent: int = 0, strided: bool = False) -> CpuObject:
     """Compiles the kernel (or its adjoint; with ``tangent`` lanes, the
     forward-mode tangent kernel of either) for this CPU at LLVM ``opt_level``.
     ``noalias``: the variant for launches whose arrays do not overlap (the
@@ -125,7 +125,7 @@ def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: 
         if stage == "cpu":
             atomic_order.append(S.atomic_order(module, entry))
 
-    S.run_stages(module, S.cpu_stages(adjoint, noalias, *checks, all_checked, ordered_atomics, tangent),
+    S.run_stages(module, S.cpu_stages(adjoint, noalias, *checks, all_checked, ordered_atomics, tangent, strided),
                  kernel.mlir_name, after_stage=record)
     try:
         code = _adjit.compile_to_object(module.operation, opt_level)

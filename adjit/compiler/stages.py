@@ -65,7 +65,7 @@ def _checked(bounds_check: bool, verify_fp: bool) -> list[Stage]:
 
 def cpu_stages(adjoint: bool = False, noalias: bool = False, bounds_check: bool = True,
                verify_fp: bool = False, all_checked: bool = False,
-               ordered_atomics: bool = True, tangent: int = 0) -> list[Stage]:
+               ordered_atomics: bool = True, tangent: int = 0, strided: bool = False) -> list[Stage]:
     """adjit -> optimized [-> adjoint | tangent] [-> checked] -> cpu -> llvm.
     ``noalias``: compile for launches whose arrays do not overlap (the runtime
     checks). ``bounds_check``: guard array accesses; ``verify_fp``: report
@@ -74,9 +74,10 @@ def cpu_stages(adjoint: bool = False, noalias: bool = False, bounds_check: bool 
     ``ordered_atomics``: float atomic adds go through the runtime, which
     keeps them in thread order (else they are inline atomics). ``tangent``:
     the forward-mode tangent kernel (adjit-tangent) with that many lanes
-    instead of the kernel (of the adjoint, with ``adjoint``)."""
+    instead of the kernel (of the adjoint, with ``adjoint``). ``strided``:
+    arrays may be views with any element strides (not C-contiguous)."""
     lower = (f"adjit-lower-cpu{{noalias={'true' if noalias else 'false'}"
-             + (" all-checked=true}" if all_checked else "}"))
+             + (" all-checked=true" if all_checked else "") + (" strided-arrays=true" if strided else "") + "}")
     return _front(adjoint, CPU_CHECKPOINT_BYTES, tangent) + _checked(bounds_check, verify_fp) + [
         Stage("cpu", lower),
         Stage("llvm", f"adjit-cpu-to-llvm{{ordered-atomics={'true' if ordered_atomics else 'false'}}}")]

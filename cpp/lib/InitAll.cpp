@@ -47,6 +47,10 @@ struct LowerCpuOptions : public PassPipelineOptions<LowerCpuOptions> {
       *this, "all-checked",
       llvm::cl::desc("Compile for launch conditions that do not hold"),
       llvm::cl::init(false)};
+  Option<bool> stridedArrays{
+      *this, "strided-arrays",
+      llvm::cl::desc("Arrays may have any element strides (views)"),
+      llvm::cl::init(false)};
 };
 
 struct CheckOptions : public PassPipelineOptions<CheckOptions> {
@@ -143,8 +147,10 @@ void registerPipelines() {
       "Stage optimized -> cpu: decide how each kernel's atomics are ordered, "
       "lower arrays to memrefs and wrap kernels in packed CPU entry points",
       [](OpPassManager &pm, const LowerCpuOptions &options) {
-        appendPipeline(pm, std::string("adjit-atomic-order,adjit-lower-to-std,"
-                                       "adjit-cpu-launch{noalias=") +
+        appendPipeline(pm, std::string("adjit-atomic-order,adjit-lower-to-std{"
+                                       "strided-arrays=") +
+                               (options.stridedArrays ? "true" : "false") +
+                               "},adjit-cpu-launch{noalias=" +
                                (options.noalias ? "true" : "false") +
                                " all-checked=" +
                                (options.allChecked ? "true" : "false") +

@@ -409,14 +409,28 @@ constexpr int64_t kMaxUnrolledReduction = 16;
 
 struct AdjitLowerToStdPass
     : adjit::impl::AdjitLowerToStdBase<AdjitLowerToStdPass> {
+  using Base::Base;
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     TypeConverter converter;
     converter.addConversion([](Type type) { return type; });
-    converter.addConversion([](ArrayType type) -> Type {
+    bool strided = stridedArrays;
+    converter.addConversion([strided](ArrayType type) -> Type {
       SmallVector<int64_t> shape(type.getRank(), ShapedType::kDynamic);
       llvm::append_range(shape, type.getComponentShape());
-      return MemRefType::get(shape, type.getScalarType());
+      if (!strided)
+        return MemRefType::get(shape, type.getScalarType());
+      // Dynamic strides for the array dimensions; an element's components
+      // stay row-major and contiguous.
+      SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+      ArrayRef<int64_t> components = type.getComponentShape();
+      SmallVector<int64_t> componentStrides(components.size(), 1);
+      for (int i = int(components.size()) - 2; i >= 0; --i)
+        componentStrides[i] = componentStrides[i + 1] * components[i + 1];
+      llvm::append_range(strides, componentStrides);
+      return MemRefType::get(
+          shape, type.getScalarType(),
+          StridedLayoutAttr::get(type.getContext(), /*offset=*/0, strides));
     });
 
     ConversionTarget target(*ctx);

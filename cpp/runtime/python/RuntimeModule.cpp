@@ -29,7 +29,9 @@ using namespace adjit::runtime;
 
 namespace {
 
-using CpuArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
+/// Any host ndarray, strided views included: never converted (a copy would
+/// take the kernel's writes); the launch passes each dimension's stride.
+using CpuArray = nb::ndarray<nb::device::cpu>;
 
 /// Launches a compiled CPU entry over `total` thread indices. Each element of
 /// `args` is either `bytes` (a scalar, vector or matrix value, packed) or a
@@ -98,8 +100,14 @@ bool arraysOverlap(nb::list args) {
     auto array = nb::cast<CpuArray>(arg);
     if (array.nbytes() == 0)
       continue;
+    // The bytes from the first element to the end of the last (a strided
+    // view spans more than its size; strides are not negative: the launch
+    // checks).
+    size_t span = array.itemsize();
+    for (size_t d = 0; d < array.ndim(); ++d)
+      span += size_t(array.shape(d) - 1) * size_t(array.stride(d)) * array.itemsize();
     auto begin = reinterpret_cast<uintptr_t>(array.data());
-    ranges.emplace_back(begin, begin + array.nbytes());
+    ranges.emplace_back(begin, begin + span);
   }
   for (size_t i = 0; i < ranges.size(); ++i)
     for (size_t j = i + 1; j < ranges.size(); ++j)
