@@ -15,7 +15,8 @@ import numpy as np
 
 from . import types as T
 from .runtime import recording
-from .runtime.array import Array, _before_write, _component_shape, _elements, _record_non_differentiable, empty
+from .runtime.array import (Array, _before_write, _component_shape, _elements, _record_non_differentiable,
+                            _write_elements, empty)
 from .runtime.recording import active_tapes
 from .timing import ScopedTimer  # noqa: F401 (Warp's warp.utils.ScopedTimer)
 
@@ -161,7 +162,7 @@ def array_scan(in_array: Array, out_array: Array, inclusive: bool = True) -> Non
         sums = np.concatenate([np.zeros_like(sums[:1]), sums[:-1]]) if len(sums) else sums
     with recording.locked(active_tapes()):
         _before_write(out_array)
-        _elements(out_array)[...] = sums
+        _write_elements(out_array, 0, out_array.size, sums)
         _record_non_differentiable(who, [out_array], [in_array])
 
 

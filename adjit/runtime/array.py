@@ -1,8 +1,11 @@
-"""adjit arrays: typed, contiguous, 1-4-D arrays of scalars, vectors or matrices.
+"""adjit arrays: typed 1-4-D arrays of scalars, vectors or matrices.
 
 On the CPU an array owns a C-contiguous numpy buffer whose shape is the
 array's shape followed by the element's component shape (a vec3 array of
 n elements is an (n, 3) float32 buffer, 12 bytes per element, as in Warp).
+A view (``a[1:3]``, ``a[:, 1]``, ``a.transpose()``, ``a.view(dtype)``) holds
+a numpy view of its base's buffer, strided where its elements are not
+contiguous; each element's components stay contiguous.
 """
 from __future__ import annotations
 
@@ -115,7 +118,7 @@ class Array:
             raise TypeError(f"requires_grad must be True or False, got {value!r}")
         value = bool(value)
         if value and self.grad is None:
-            self.grad = Array(np.zeros(self._buffer.shape, self._buffer.dtype), self.dtype, False, self.device)
+            self.grad = Array(_zeros_in_layout(self._buffer), self.dtype, False, self.device)
         elif not value:
             self.grad = None
         self._requires_grad = value
@@ -203,8 +206,16 @@ class Array:
 
     @property
     def is_contiguous(self) -> bool:
-        """Always True: adjit arrays and their views are C-contiguous."""
-        return True
+        """Whether the elements lie C-contiguously in memory: False for a
+        strided view (``a[:, 1]``, ``a[::2]``, ``a.transpose()``). As numpy's
+        ``c_contiguous`` (and kernel launches), the stride of an extent-1
+        dimension does not count (Warp compares every stride)."""
+        return bool(self._buffer.flags.c_contiguous)
+
+    def contiguous(self) -> "Array":
+        """This array if it is contiguous, else a contiguous copy (``clone``,
+        recorded on an active tape), as Warp's."""
+        return self if self.is_contiguous else clone(self)
 
     @property
     def ptr(self) -> int:
@@ -226,12 +237,17 @@ class Array:
         raise TypeError("adjit arrays are not iterable (as in Warp); use a.numpy() or a.list()")
 
     def flatten(self) -> "Array":
-        """A 1-D view of the elements (no copy)."""
-        return self._make_view(self._buffer.reshape((self.size,) + _component_shape(self.dtype)))
+        """A 1-D view of the elements (no copy). As in Warp, a non-contiguous
+        array of 2 or more dimensions cannot be flattened (ValueError: use
+        ``a.contiguous().flatten()``, a copy)."""
+        if self.ndim > 1:
+            self._require_contiguous("flatten")
+        return self._make_view(lambda b: b.reshape((self.size,) + _component_shape(self.dtype)))
 
     def reshape(self, shape) -> "Array":
         """A view of the elements with another shape of the same size (no
-        copy); one extent may be -1 (inferred)."""
+        copy); one extent may be -1 (inferred). As in Warp, only a contiguous
+        array can be reshaped (ValueError otherwise)."""
         try:
             new_shape = _shape_tuple(shape)
         except (TypeError, ValueError):
@@ -248,7 +264,39 @@ class Array:
         if int(np.prod(new_shape)) != self.size:
             raise ValueError(f"reshape: cannot reshape an array of shape {self.shape} (size {self.size}) into "
                              f"shape {new_shape} (size {int(np.prod(new_shape))})")
-        return self._make_view(self._buffer.reshape(new_shape + _component_shape(self.dtype)))
+        self._require_contiguous("reshape")
+        return self._make_view(lambda b: b.reshape(new_shape + _component_shape(self.dtype)))
+
+    def _require_contiguous(self, what: str) -> None:
+        if not self.is_contiguous:
+            raise ValueError(f"{what}: the array is a strided view (shape {self.shape}, strides {self.strides}), "
+                             f"and as in Warp only contiguous arrays {what} without a copy; use "
+                             f"a.contiguous().{what}({'' if what == 'flatten' else 'shape'}) (a copy)")
+
+    def transpose(self, axes=None) -> "Array":
+        """A view with the dimensions permuted (as Warp's and numpy's):
+        dimension k of the result is dimension ``axes[k]`` of this array
+        (None: reversed). The view is strided (not contiguous) unless at most
+        one permuted dimension has an extent above 1. A 1-D array is returned
+        as is (as in Warp)."""
+        if self.ndim == 1 and axes is None:
+            return self
+        if axes is None:
+            axes = tuple(range(self.ndim))[::-1]
+        try:
+            axes = tuple(axes)
+        except TypeError:
+            raise TypeError(f"transpose: axes must be a sequence of ints, got {axes!r}") from None
+        if not all(isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)) for k in axes):
+            raise TypeError(f"transpose: axes must be ints, got {axes!r}")
+        axes = tuple(int(k) + self.ndim if k < 0 else int(k) for k in axes)
+        if sorted(axes) != list(range(self.ndim)):
+            raise ValueError(f"transpose: axes {axes!r} are not a permutation of the {self.ndim} dimensions "
+                             f"of an array of shape {self.shape}")
+        if self.ndim == 1:
+            return self
+        full = axes + tuple(range(self.ndim, self._buffer.ndim))  # the component dimensions stay last
+        return self._make_view(lambda b: b.transpose(full))
 
     def view(self, dtype) -> "Array":
         """The same memory seen as elements of ``dtype`` (no copy, values
@@ -274,43 +322,104 @@ class Array:
         else:
             raise TypeError(f"view: cannot view an array of {self.dtype} ({old_bytes} bytes per element) as "
                             f"{t} ({new_bytes} bytes)")
-        buffer = self._buffer.reshape(-1).view(new_scalar).reshape(shape + new_comp)
-        return self._make_view(buffer, t)
+        ndim = self.ndim
+
+        def retype(b: np.ndarray) -> np.ndarray:
+            # The leading strides are kept; the element's components are
+            # contiguous in both types (checked for a scalar -> vector view).
+            inner = _c_strides(shape[ndim:] + new_comp, new_scalar.itemsize)
+            if new_bytes == old_bytes or not new_comp:
+                strides = b.strides[:ndim] + inner
+            else:
+                inner = _c_strides(new_comp, new_scalar.itemsize)
+                k = len(new_comp)
+                if b.strides[ndim - k:ndim] != inner:
+                    raise ValueError(f"view: the last {k} dimensions of a strided view (strides {b.strides[:ndim]}) "
+                                     f"are not the contiguous components of {t}; view a contiguous copy "
+                                     "(a.contiguous())")
+                strides = (b.strides[:ndim - k] or (new_bytes,)) + inner
+            return _strided(b, new_scalar, shape + new_comp, strides)
+        return self._make_view(retype, t)
 
     def __getitem__(self, key) -> "Array":
-        """``a[i:j]``: a view of rows i..j-1 of the leading dimension (step 1;
-        out-of-range bounds are an IndexError, as in Warp); ``a[i]`` of an
-        array of 2 or more dimensions: a view of row i. Other indexing (a
-        strided or inner-dimension slice, an element of a 1-D array) is
-        not supported: use ``a.numpy()``."""
-        if isinstance(key, tuple) and len(key) == 1:
-            key = key[0]
-        n = self.shape[0]
-        if isinstance(key, slice):
-            if key.step not in (None, 1):
-                raise IndexError(f"a[{_slice_text(key)}]: adjit arrays are contiguous, so slices take step 1 "
-                                 "(use a.numpy() for strided access)")
-            start = _slice_bound(key.start, 0, n)
-            stop = _slice_bound(key.stop, n, n)
-            if not 0 <= start <= stop <= n:
-                raise IndexError(f"a[{_slice_text(key)}] is out of range for a leading extent of {n}")
-            return self._make_view(self._buffer[start:stop])
-        if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
+        """A view (no copy) by numpy's basic indexing of the array's
+        dimensions, as Warp's: ``a[i:j]``, ``a[i]`` (a row of an array of 2
+        or more dimensions), ``a[:, 1]``, ``a[1:5:2]``, ``a[::2, 1:3]``, and
+        (beyond Warp) ``a[..., 0]``. Steps are positive; bounds out of range
+        are an IndexError (as in Warp, which raises; numpy clips). Views with
+        steps or inner indices are strided (``is_contiguous`` False).
+
+        Refused with an IndexError: one element (``a[i]`` of a 1-D array,
+        ``a[i, j]`` of a 2-D one: read ``a.numpy()``), more indices than the
+        array has dimensions (vector/matrix components are not dimensions:
+        ``a.view(float)`` makes them ones), ``None``, index arrays and lists
+        (Warp's indexedarray is not supported yet), negative steps."""
+        items = self._index_items(key)
+        if all(not isinstance(k, slice) for k in items):
             if self.ndim == 1:
                 raise IndexError("a[i] of a 1-D array is not supported (as in Warp): read a.numpy()[i], or "
                                  "take a[i:i + 1]")
-            i = int(key) + n if key < 0 else int(key)
-            if not 0 <= i < n:
-                raise IndexError(f"a[{key}] is out of range for a leading extent of {n}")
-            return self._make_view(self._buffer[i])
-        raise IndexError(f"a[{key!r}]: adjit arrays support leading-dimension slices a[i:j] and rows a[i] of "
-                         "2-D and higher arrays (views stay contiguous); use a.numpy() for other indexing")
+            raise IndexError(f"a[{_key_text(key)}] picks one element, which is not supported (as in Warp): read "
+                             f"a.numpy()[{_key_text(key)}]")
+        return self._make_view(lambda b: b[items])
 
-    def _make_view(self, buffer: np.ndarray, dtype=None) -> "Array":
-        """An array over ``buffer`` (a view of this array's buffer) sharing
-        this array's write bookkeeping; its gradient is the same view of
-        this array's gradient."""
+    def _index_items(self, key) -> tuple:
+        """``key`` as one int or normalized slice per dimension of the array."""
+        text = _key_text(key)
+        keys = key if isinstance(key, tuple) else (key,)
+        for k in keys:
+            if isinstance(k, Array) or (_structs_loaded() and isinstance(k, _struct_arrays.StructArray)) or \
+                    isinstance(k, (list, np.ndarray)):
+                raise IndexError(f"a[{text}]: indexing by an array of indices (Warp's indexedarray) is not "
+                                 "supported yet; gather with a kernel, or index a.numpy()")
+            if k is None:
+                raise IndexError(f"a[{text}]: None (numpy's newaxis) is not supported; use a.reshape(...)")
+            if not (k is Ellipsis or isinstance(k, slice) or _is_int(k)):
+                raise IndexError(f"a[{text}]: indices must be ints, slices or '...', got {k!r}")
+        ellipses = [n for n, k in enumerate(keys) if k is Ellipsis]
+        if len(ellipses) > 1:
+            raise IndexError(f"a[{text}]: at most one '...' is allowed")
+        count = len(keys) - len(ellipses)
+        if count > self.ndim:
+            comp = _component_shape(self.dtype)
+            hint = (f"; the components of its {self.dtype} elements are not dimensions: "
+                    f"a.view({T.scalar_of(self.dtype)}) is an array of shape {self.shape + comp} whose last "
+                    f"{len(comp)} dimension(s) are them" if comp else "")
+            raise IndexError(f"a[{text}] has {count} indices, but the array has {self.ndim} dimension(s) "
+                             f"(shape {self.shape}){hint}")
+        if ellipses:
+            n = ellipses[0]
+            keys = keys[:n] + (slice(None),) * (self.ndim - count) + keys[n + 1:]
+        keys = keys + (slice(None),) * (self.ndim - len(keys))
+        items = []
+        for dim, (k, n) in enumerate(zip(keys, self.shape)):
+            if isinstance(k, slice):
+                step = 1 if k.step is None else k.step
+                if not _is_int(step):
+                    raise IndexError(f"a[{text}]: slice steps must be integers, got {step!r}")
+                if step == 0:
+                    raise ValueError(f"a[{text}]: slice step cannot be zero")
+                if step < 0:
+                    raise IndexError(f"a[{text}]: negative slice steps are not supported (as in Warp); index "
+                                     "a.numpy() for a reversed copy")
+                start = _slice_bound(k.start, 0, n)
+                stop = _slice_bound(k.stop, n, n)
+                if not 0 <= start <= stop <= n:
+                    raise IndexError(f"a[{text}] is out of range for an extent of {n} (dimension {dim})")
+                items.append(slice(start, stop, int(step)))
+            else:
+                i = int(k) + n if k < 0 else int(k)
+                if not 0 <= i < n:
+                    raise IndexError(f"a[{text}]: index {k} is out of range for an extent of {n} (dimension {dim})")
+                items.append(i)
+        return tuple(items)
+
+    def _make_view(self, view_of, dtype=None) -> "Array":
+        """An array over ``view_of(self._buffer)`` (a numpy view of it), sharing
+        this array's write bookkeeping; its gradient is ``view_of`` of this
+        array's gradient (the same view of the same elements)."""
         t = self.dtype if dtype is None else dtype
+        buffer = view_of(self._buffer)
         ndim = buffer.ndim - len(_component_shape(t))
         if not 1 <= ndim <= 4:
             raise ValueError(f"arrays have 1 to 4 dimensions; this view would have {ndim}")
@@ -323,10 +432,7 @@ class Array:
         storage.arrays.add(view)
         view._storage = storage
         if self.grad is not None:
-            offset = _byte_offset(buffer, self._buffer)
-            grad_bytes = self.grad._buffer.reshape(-1).view(np.uint8)
-            grad_buffer = np.ndarray(buffer.shape, buffer.dtype, grad_bytes, offset, buffer.strides)
-            view.grad = self.grad._make_view(grad_buffer, t)
+            view.grad = self.grad._make_view(view_of, t)
             view.requires_grad = True
         return view
 
@@ -338,7 +444,8 @@ class Array:
     @property
     def __array_interface__(self) -> dict:
         """numpy's array interface (v3) of the buffer: the array's shape
-        followed by the element's component shape, C-contiguous, writable.
+        followed by the element's component shape, writable, with the strides
+        of a strided view (None when C-contiguous).
         Its users hold the memory without a view adjit can track, so the
         array counts as shared from then on (see ``numpy()``)."""
         self._may_be_written_outside()
@@ -497,8 +604,55 @@ def _slice_text(key: slice) -> str:
     return text if key.step is None else f"{text}:{key.step}"
 
 
-def _byte_offset(view: np.ndarray, base: np.ndarray) -> int:
-    return view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+def _key_text(key) -> str:
+    keys = key if isinstance(key, tuple) else (key,)
+    return ", ".join("..." if k is Ellipsis else _slice_text(k) if isinstance(k, slice) else repr(k) for k in keys)
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _structs_loaded() -> bool:
+    return _struct_arrays is not None
+
+
+def _c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    """The strides of a C-contiguous block of ``shape``."""
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+class _Memory:
+    """Memory of ``base`` described by a numpy array interface (keeps ``base``
+    alive for the array made from it)."""
+
+    def __init__(self, base: np.ndarray, interface: dict):
+        self.base = base
+        self.__array_interface__ = interface
+
+
+def _strided(base: np.ndarray, dtype: np.dtype, shape: tuple, strides: tuple) -> np.ndarray:
+    """A numpy view of ``base``'s memory from its first element, as ``shape``
+    elements of ``dtype`` ``strides`` bytes apart (numpy's ``view`` cannot
+    change the item size of a strided array)."""
+    address = base.__array_interface__["data"][0]
+    interface = {"version": 3, "shape": tuple(shape), "typestr": np.dtype(dtype).str,
+                 "data": (address, not base.flags.writeable), "strides": tuple(strides)}
+    return np.asarray(_Memory(base, interface))
+
+
+def _zeros_in_layout(buffer: np.ndarray) -> np.ndarray:
+    """Zeros of ``buffer``'s shape and dtype, with its strides (as Warp gives
+    a strided view's gradient): C-contiguous unless ``buffer`` is not."""
+    if buffer.flags.c_contiguous or buffer.size == 0:
+        return np.zeros(buffer.shape, buffer.dtype)
+    span = sum((n - 1) * s for n, s in zip(buffer.shape, buffer.strides)) + buffer.itemsize
+    memory = np.zeros(-(-span // buffer.itemsize), buffer.dtype)
+    return np.lib.stride_tricks.as_strided(memory, buffer.shape, buffer.strides)
 
 
 def _shape_tuple(shape) -> tuple[int, ...]:
@@ -717,26 +871,56 @@ def copy(dest: Array, src: Array, dest_offset: int = 0, src_offset: int = 0, cou
 
 
 def _elements(a: Array) -> np.ndarray:
-    """The buffer as a 1-D sequence of elements (a view: writes go through)."""
-    return a._buffer.reshape((a.size,) + _component_shape(a.dtype))
+    """The elements as a 1-D sequence: a view if ``a`` is contiguous, else a
+    copy (write through ``_write_elements``)."""
+    return _read_elements(a, 0, a.size)
+
+
+def _read_elements(a: Array, offset: int, count: int) -> np.ndarray:
+    """Elements ``offset .. offset + count - 1`` of the flattened array, as a
+    (count,) + component-shape array (a view if ``a`` is contiguous, else a
+    copy: read it before writing ``a``)."""
+    comp = _component_shape(a.dtype)
+    buffer = a._buffer
+    if buffer.flags.c_contiguous:
+        return buffer.reshape((a.size,) + comp)[offset:offset + count]
+    k = int(np.prod(comp))
+    return buffer.flat[offset * k:(offset + count) * k].reshape((count,) + comp)
+
+
+def _write_elements(a: Array, offset: int, count: int, values: np.ndarray) -> None:
+    """Writes ``values`` into elements ``offset .. offset + count - 1`` of the
+    flattened array (through the strides of a strided view)."""
+    comp = _component_shape(a.dtype)
+    buffer = a._buffer
+    if buffer.flags.c_contiguous:
+        # (numpy copies through a temporary when the ranges overlap)
+        buffer.reshape((a.size,) + comp)[offset:offset + count] = values
+    elif offset == 0 and count == a.size:
+        buffer[...] = np.reshape(values, buffer.shape)
+    else:
+        k = int(np.prod(comp))
+        if np.may_share_memory(values, buffer):
+            values = values.copy()
+        buffer.flat[offset * k:(offset + count) * k] = np.ravel(values)
 
 
 def _copy_elements(dest: Array, src: Array, dest_offset: int, src_offset: int, count: int) -> None:
     tapes = active_tapes()
     with recording.locked(tapes):
         _before_write(dest)
-        # (numpy copies through a temporary when the ranges overlap)
-        _elements(dest)[dest_offset:dest_offset + count] = _elements(src)[src_offset:src_offset + count]
+        _write_elements(dest, dest_offset, count, _read_elements(src, src_offset, count))
         if tapes and dest.grad is not None:
             dest_grad, src_grad = dest.grad, src.grad
 
             def backward():
                 # The copied range's gradient is taken before it is zeroed, so
                 # a copy within one array (overlapping ranges) is right too.
-                arriving = _elements(dest_grad)[dest_offset:dest_offset + count].copy()
-                _elements(dest_grad)[dest_offset:dest_offset + count] = 0
+                arriving = _read_elements(dest_grad, dest_offset, count).copy()
+                _write_elements(dest_grad, dest_offset, count, 0 * arriving)
                 if src_grad is not None:
-                    _elements(src_grad)[src_offset:src_offset + count] += arriving
+                    _write_elements(src_grad, src_offset, count,
+                                    _read_elements(src_grad, src_offset, count) + arriving)
             for tape in tapes:
                 tape.record(backward, [dest, src], name="copy", inputs=[src], outputs=[dest])
 

@@ -150,8 +150,13 @@ class StructArray:
     # --- views ------------------------------------------------------------------
 
     def __getitem__(self, key) -> "StructArray":
-        """``a[i:j]`` and rows of 2-D and higher arrays, as ``Array``: views."""
+        """Views by basic indexing of the dimensions, as ``Array`` (field by
+        field: ``a[i:j]``, rows, ``a[:, 1]``, ``a[::2]``)."""
         return StructArray(self.dtype, [leaf[key] for leaf in self._leaves])
+
+    def transpose(self, axes=None) -> "StructArray":
+        """A view with the dimensions permuted, as ``Array.transpose``."""
+        return StructArray(self.dtype, [leaf.transpose(axes) for leaf in self._leaves])
 
     def flatten(self) -> "StructArray":
         return StructArray(self.dtype, [leaf.flatten() for leaf in self._leaves])

@@ -242,7 +242,7 @@ def test_numpy_writes_through_a_view_save_the_base_first():
 
 def test_bad_indexing_and_reshapes():
     a = wp.zeros((3, 4))
-    for key in (slice(None, None, 2), (slice(None), 1), slice(0, 4), slice(2, 1), 3, -4, 1.0):
+    for key in (slice(0, 4), slice(2, 1), 3, -4, 1.0):  # strided views: test_strided_views.py
         with pytest.raises(IndexError):
             a[key]
     with pytest.raises(IndexError, match="1-D array is not supported"):
