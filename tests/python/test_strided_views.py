@@ -385,3 +385,15 @@ def test_a_launch_on_a_strided_view_with_its_own_gradient():
     np.testing.assert_array_equal(y.numpy(), f32([2, 8]) ** 2)
     tape.backward(grads={y: f32([1, 10])})
     np.testing.assert_array_equal(x.grad.numpy(), [4, 160])
+
+
+def test_a_saved_strided_input_keeps_its_strided_gradient():
+    x = wp.array(ramp((3, 4)) + 1, requires_grad=True)
+    y = wp.zeros(3, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(square, dim=3, inputs=[x[:, 1], y])
+        x.fill_(0.0)  # the launch's input is saved (a contiguous copy); its gradient stays the strided view
+    tape.backward(grads={y: np.ones(3, np.float32)})
+    expected = np.zeros((3, 4), np.float32)
+    expected[:, 1] = [4, 12, 20]
+    np.testing.assert_array_equal(x.grad.numpy(), expected)
