@@ -197,7 +197,7 @@ def _jacobian_reverse_batched(kernel: Kernel, dim, inputs: list, outputs: list, 
                     by_id[id(out)].numpy().reshape(-1)[chosen[lane]] = 1
                 batch_grads.append([by_id[id(a)] for a in array_args])
                 grad_of.append(by_id)
-            launch_adjoint_batch(kernel, dim, step.captured, batch_grads)
+            launch_adjoint_batch(kernel, dim, step.captured, batch_grads, step.finals)
             for lane, row in enumerate(chosen):
                 for i in ins:
                     jac[i][row] = grad_of[lane][id(inputs[i])].numpy().reshape(-1)
@@ -406,7 +406,7 @@ def hvp(fn, inputs, tangents, output_grads=None):
             float_grads = [g for g, t in zip(grads, [t for t in kernel.arg_types if isinstance(t, T.ArrayType)])
                            if is_differentiable(t)]
             launch_adjoint_tangent(kernel, step.dim, step.captured, grads, step_tangent_args,
-                                   [grad_tangent(g) for g in float_grads])
+                                   [grad_tangent(g) for g in float_grads], step.finals)
         gradients, hvps = [], []
         for a in inputs:
             if id(a) not in differentiable:

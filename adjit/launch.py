@@ -211,13 +211,45 @@ def launch(k: Kernel, dim, inputs=(), outputs=(), device=None) -> None:
     # and run while holding their locks (threads sharing a tape record in the
     # order their launches run).
     with recording.locked(tapes):
-        for tape in tapes:
-            tape.record_launch(k, dim, args, access, launch_adjoint)
+        steps = [tape.record_launch(k, dim, args, access, launch_adjoint) for tape in tapes]
         for i in loader.written_arguments(k):
             args[i]._version += 1
         failure = _run(variant, total, shape, packed, ranges, noalias=not overlap)
         if failure is not None:
             _after_failure(k, variant, failure, dim, total, shape, packed, adjoint=False, noalias=not overlap)
+        _keep_finals(steps, args, access)
+
+
+def _keep_finals(steps: list, args: list, access: list) -> None:
+    """Gives the recorded steps of a launch the arrays its float atomic
+    min/max wrote, as it left them (their adjoint compares against them)."""
+    positions = [i for i, acc in enumerate(access) if acc.float_min_max]
+    if positions:
+        finals = [Array(args[i]._buffer.copy(), args[i].dtype, False, args[i].device) for i in positions]
+        for step in steps:
+            step.finals = finals
+
+
+def _min_max_arrays(k: Kernel, finals) -> list[int]:
+    """The positions of the arrays a float atomic min/max of ``k`` writes,
+    checking that their final values were kept (``finals``)."""
+    positions = [i for i, acc in enumerate(loader.argument_access(k)) if acc.float_min_max]
+    if positions and (finals is None or len(finals) != len(positions)):
+        raise GradientError(
+            f"kernel '{k.__name__}' writes {', '.join(repr(k.arg_names[i]) for i in positions)} with a float "
+            "atomic min/max, whose adjoint compares each value with the element as the launch left it; only a "
+            "launch recorded on a tape keeps those values")
+    return positions
+
+
+def _keep_unchanged_elements(args: list, grads_by_position: dict, positions: list[int], finals: list) -> None:
+    """After the adjoint of a float atomic min/max: an element's old value
+    passes its gradient on only where no thread changed the element (a
+    winner took it), so the gradient is zeroed where the launch changed it."""
+    for i, final in zip(positions, finals):
+        changed = args[i]._buffer != final._buffer
+        for grad in grads_by_position.get(i, ()):
+            grad._buffer[changed] = 0
 
 
 def _run(variant, total: int, shape, args: list, ranges: list, noalias: bool):
@@ -284,28 +316,36 @@ def _check_linear_tid(k: Kernel, dim, total: int) -> None:
                             f"{MAX_EXTENT}; take one index per dimension (i, j = tid()) or split the launch")
 
 
-def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None) -> None:
+def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None, finals: list | None = None) -> None:
     """Runs the adjoint of a launch of ``k`` with the primal values ``args``;
     its gradient arrays are the ``.grad`` of the arrays in ``grads_of``
-    (default ``args``; a scratch array where there is none)."""
+    (default ``args``; a scratch array where there is none). ``finals``: the
+    arrays its float atomic min/max wrote, as the launch left them (the
+    tape keeps them)."""
     if not k.enable_backward:
         raise GradientError(f"kernel '{k.__name__}' ({k.source.filename}:{k.source.first_line}) was declared "
                             "with enable_backward=False, so it has no adjoint: backward() cannot pass "
                             "gradients through its launch (remove the option, or launch it outside the tape)")
     total, shape = _launch_shape(dim)
     packed = [_pack_argument(k, n, t, v) for n, t, v in zip(k.arg_names, k.arg_types, args)]
+    positions = _min_max_arrays(k, finals)
     grads = [(n, grad_or_scratch(a)) for n, a, t in zip(k.arg_names, grads_of or args, k.arg_types)
              if isinstance(t, T.ArrayType)]
     all_args = packed + [_check_buffer(k, n, g._buffer) for n, g in grads]
+    all_args += [_check_buffer(k, k.arg_names[i], f._buffer) for i, f in zip(positions, finals or ())]
     noalias = not _runtime.arrays_overlap(all_args)
     variant = loader.cpu_variant(k, adjoint=True, noalias=noalias, strided=_strided(all_args))
     ranges = _index_ranges(variant, args + [g for _, g in grads], not noalias) if variant.ranged else []
     failure = _run(variant, total, shape, all_args, ranges, noalias)
     if failure is not None:
         _after_failure(k, variant, failure, dim, total, shape, all_args, adjoint=True, noalias=noalias)
+    if positions:
+        array_positions = [i for i, t in enumerate(k.arg_types) if isinstance(t, T.ArrayType)]
+        by_position = {p: [g] for p, (_, g) in zip(array_positions, grads)}
+        _keep_unchanged_elements(args, by_position, positions, finals)
 
 
-def launch_adjoint_batch(k: Kernel, dim, args: list, grad_batch: list[list]) -> None:
+def launch_adjoint_batch(k: Kernel, dim, args: list, grad_batch: list[list], finals: list | None = None) -> None:
     """Batched seeds in reverse mode: the adjoint of a launch of ``k`` with
     the primal values ``args`` for several seeds at once. ``grad_batch``: one
     list per seed (lane) of gradient arrays, one per array parameter; the
@@ -325,7 +365,9 @@ def launch_adjoint_batch(k: Kernel, dim, args: list, grad_batch: list[list]) -> 
             raise LaunchError(f"kernel '{k.__name__}': each seed needs {len(array_names)} gradient arrays, got "
                               f"{len(lane_grads)}")
         grads += list(lane_grads)
+    positions = _min_max_arrays(k, finals)
     all_args = packed + [_check_buffer(k, n, g._buffer) for n, g in zip(array_names * lanes, grads)]
+    all_args += [_check_buffer(k, k.arg_names[i], f._buffer) for i, f in zip(positions, finals or ())]
     noalias = not _runtime.arrays_overlap(all_args)
     variant = loader.cpu_variant(k, adjoint=lanes if lanes > 1 else True, noalias=noalias,
                                  strided=_strided(all_args))
@@ -334,6 +376,10 @@ def launch_adjoint_batch(k: Kernel, dim, args: list, grad_batch: list[list]) -> 
     if failure is not None:
         _after_failure(k, variant, failure, dim, total, shape, all_args, adjoint=lanes if lanes > 1 else True,
                        noalias=noalias)
+    if positions:
+        array_positions = [i for i, t in enumerate(k.arg_types) if isinstance(t, T.ArrayType)]
+        by_position = {p: [lane_grads[n] for lane_grads in grad_batch] for n, p in enumerate(array_positions)}
+        _keep_unchanged_elements(args, by_position, positions, finals)
 
 
 def is_differentiable(t) -> bool:
@@ -374,19 +420,22 @@ def launch_tangent(k: Kernel, dim, args: list, tangents: list, record: bool = Tr
                         if n in written_names and isinstance(tangent, Array)]
     tapes = active_tapes() if record else ()
     with recording.locked(tapes):
+        steps = []
         if tapes:
             access = loader.argument_access(k)
-            for tape in tapes:
-                tape.record_launch(k, dim, args, access, launch_adjoint)
+            steps = [tape.record_launch(k, dim, args, access, launch_adjoint) for tape in tapes]
         for array in [args[i] for i in written] + written_tangents:
             array._version += 1
         failure = _run(variant, total, shape, packed, ranges, noalias)
         if failure is not None:
             _after_failure(k, variant, failure, dim, total, shape, packed, adjoint=False, noalias=noalias,
                            tangent=lanes)
+        if steps:
+            _keep_finals(steps, args, access)
 
 
-def launch_adjoint_tangent(k: Kernel, dim, args: list, grads: list, tangents: list, grad_tangents: list) -> None:
+def launch_adjoint_tangent(k: Kernel, dim, args: list, grads: list, tangents: list, grad_tangents: list,
+                           finals: list | None = None) -> None:
     """Runs the tangent kernel of the adjoint of ``k`` (forward over reverse):
     the adjoint of a launch with the primal values ``args`` and the gradient
     arrays ``grads`` (one per array parameter), and, beside it, the tangents of
@@ -406,10 +455,14 @@ def launch_adjoint_tangent(k: Kernel, dim, args: list, grads: list, tangents: li
     if len(grads) != len(array_params) or len(tangents) != len(floats) or len(grad_tangents) != len(float_arrays):
         raise LaunchError(f"kernel '{k.__name__}': the adjoint's tangent kernel takes {len(array_params)} "
                           f"gradients, {len(floats)} tangents and {len(float_arrays)} gradient tangents")
+    positions = _min_max_arrays(k, finals)
     packed += [_check_buffer(k, n, g._buffer) for (n, _), g in zip(array_params, grads)]
+    packed += [_check_buffer(k, k.arg_names[i], f._buffer) for i, f in zip(positions, finals or ())]
     packed += [_check_buffer(k, n, tangent._buffer) if isinstance(t, T.ArrayType)
                else _pack_argument(k, n, t, tangent) for (n, t), tangent in zip(floats, tangents)]
     packed += [_check_buffer(k, n, g._buffer) for (n, _), g in zip(float_arrays, grad_tangents)]
+    # (the final arrays' tangents: zero, a comparison has none)
+    packed += [_check_buffer(k, k.arg_names[i], np.zeros_like(f._buffer)) for i, f in zip(positions, finals or ())]
     noalias = not _runtime.arrays_overlap(packed)
     variant = loader.cpu_variant(k, adjoint=True, noalias=noalias, tangent=1, strided=_strided(packed))
     every = list(args) + list(grads) + list(tangents) + list(grad_tangents)
@@ -417,6 +470,13 @@ def launch_adjoint_tangent(k: Kernel, dim, args: list, grads: list, tangents: li
     failure = _run(variant, total, shape, packed, ranges, noalias)
     if failure is not None:
         _after_failure(k, variant, failure, dim, total, shape, packed, adjoint=True, noalias=noalias, tangent=1)
+    if positions:
+        by_position = {}
+        for (n, t), g in zip(array_params, grads):
+            by_position.setdefault(k.arg_names.index(n), []).append(g)
+        for (n, t), g in zip(float_arrays, grad_tangents):
+            by_position.setdefault(k.arg_names.index(n), []).append(g)
+        _keep_unchanged_elements(args, by_position, positions, finals)
 
 
 def _index_ranges(variant, args: list, overlap: bool) -> list[int]:

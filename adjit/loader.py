@@ -167,7 +167,7 @@ def _variant(kernel: Kernel, adjoint: bool, noalias: bool, all_checked: bool,
     return variant
 
 
-_ALL_ACCESS = int(Access.READ | Access.WRITE | Access.OWN_ELEMENT)
+_ALL_ACCESS = int(Access.READ | Access.WRITE | Access.OWN_ELEMENT | Access.FLOAT_MIN_MAX)
 
 
 class _DamagedEntry(Exception):

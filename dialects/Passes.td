@@ -285,15 +285,16 @@ def AdjitAdjoint : Pass<"adjit-adjoint", "::mlir::ModuleOp"> {
 
     Atomics. `atomic_add` (and `atomic_sub`) adds the slot's gradient into
     the value's adjoint and keeps the slot. A float `atomic_min`/`atomic_max`
-    is rejected at the op (integer ones carry no gradient): as in Warp, its
-    gradient belongs to the value(s) equal to the element's final value, so
-    the adjoint would need the array as the forward launch left it, while the
-    tape keeps only the values launches read (snapshots before overwrites);
-    comparing against the array at backward time, as Warp does, could use
-    values written since and be silently wrong. The diagnostic gives the
-    exact alternative: the min/max launched off the tape, then a kernel that
-    reads it and selects the values equal to it (ties then explicit: every
-    selected value gets the adjoint).
+    (integer ones carry no gradient): its gradient belongs to the value(s)
+    equal to the element's final value, so the adjoint kernel takes, after
+    the gradient arrays, each array a float min/max writes as the launch left
+    it (`final_<name>`: the tape keeps a copy after the launch; comparing
+    against the array at backward time, as Warp does, could use values
+    written since and be silently wrong), and a value's adjoint is the
+    element's gradient where it equals the final value (ties: each tied
+    value). The element's old value keeps its gradient only where no thread
+    changed the element, which the launcher applies after the adjoint kernel
+    (a thread zeroing the slot would race with threads still reading it).
 
     Batched seeds: with `lanes=K`, every float value carries K adjoints
     (seeds) beside one replay of the primal, the gradient arrays are repeated

@@ -20,6 +20,13 @@ class Access(enum.IntFlag):
     WRITE = 2
     #: Every access is to the calling thread's own element.
     OWN_ELEMENT = 4
+    #: A float atomic min/max writes it: its adjoint reads the array as the
+    #: launch left it (the tape keeps a copy).
+    FLOAT_MIN_MAX = 8
+
+    @property
+    def float_min_max(self) -> bool:
+        return bool(self & Access.FLOAT_MIN_MAX)
 
     @property
     def reads(self) -> bool:

@@ -40,7 +40,9 @@ from .array import Array
 from .struct_array import StructArray, field_seeds
 
 #: Runs the adjoint of a recorded launch:
-#: ``run_adjoint(kernel, dim, primal_args, grads_of)`` (see ``adjit.launch``).
+#: ``run_adjoint(kernel, dim, primal_args, grads_of, finals)`` (see
+#: ``adjit.launch``; ``finals``: the arrays float atomic min/max wrote, as the
+#: launch left them, or None).
 RunAdjoint = Callable[[object, object, list, list], None]
 #: Runs the tangent kernel of a recorded launch:
 #: ``run_tangent(kernel, dim, primal_args, arrays)`` (see ``replay_forward``).
@@ -73,15 +75,16 @@ class Tape:
     # --- recording ------------------------------------------------------------
 
     def record_launch(self, kernel, dim, args: list, access: list[Access],
-                      run_adjoint: RunAdjoint) -> None:
+                      run_adjoint: RunAdjoint) -> "_LaunchStep":
         """Records a launch of ``kernel`` (whose array access analysis is
         ``access``); on backward(), ``run_adjoint`` runs its adjoint. The
         caller bumps the written arrays' versions (once, however many tapes
-        record the launch)."""
+        record the launch), and after the launch gives the step the arrays
+        float atomic min/max wrote (``step.finals``). Returns the step."""
         with self._lock:
-            self._record_launch(kernel, dim, args, access, run_adjoint)
+            return self._record_launch(kernel, dim, args, access, run_adjoint)
 
-    def _record_launch(self, kernel, dim, args, access, run_adjoint) -> None:
+    def _record_launch(self, kernel, dim, args, access, run_adjoint) -> "_LaunchStep":
         # Arrays passed to several parameters: fine while none of those is
         # written (their adjoints all add into the one .grad); a write through
         # one parameter would change what the others read.
@@ -103,7 +106,8 @@ class Tape:
         for a, acc in zip(args, access):
             if isinstance(a, Array) and acc.writes:
                 self.protect(a)
-        captured = [_snapshot(a) if isinstance(a, Array) and acc.reads and (acc.writes or a._writable_elsewhere)
+        captured = [_snapshot(a) if isinstance(a, Array) and (
+                        acc.reads and (acc.writes or a._writable_elsewhere) or acc.float_min_max)
                     else a for a, acc in zip(args, access)]
         # (An array read and overwritten by this very launch: its adjoint
         # needs the values from before it, kept in a snapshot; the compiler
@@ -120,6 +124,7 @@ class Tape:
                 self._readers.setdefault(id(args[k]), []).append((step, k))
                 args[k]._hold(self)
         self._steps.append(step)
+        return step
 
     def _warn_if_gradient_stops(self, kernel, arrays) -> None:
         written = [(name, a) for name, a, writes in arrays if writes]
@@ -365,6 +370,9 @@ class _LaunchStep:
         self.reads = reads
         self.writes = writes
         self.run_adjoint = run_adjoint
+        #: The arrays float atomic min/max wrote, as the launch left them
+        #: (the launcher sets them after the launch), else None.
+        self.finals = None
 
     @property
     def label(self) -> str:
@@ -377,7 +385,7 @@ class _LaunchStep:
 
     def __call__(self) -> None:
         self.check_unchanged()
-        self.run_adjoint(self.kernel, self.dim, self.captured, self.grads_of)
+        self.run_adjoint(self.kernel, self.dim, self.captured, self.grads_of, self.finals)
 
     def check_unchanged(self) -> None:
         """GradientError if an array it read was overwritten since, unsaved."""

@@ -121,7 +121,8 @@ NB_MODULE(_adjit, m) {
   m.attr("ACCESS_FLAGS") = std::map<std::string, int>{
       {"READ", AdjitAccessRead},
       {"WRITE", AdjitAccessWrite},
-      {"OWN_ELEMENT", AdjitAccessOwnElement}};
+      {"OWN_ELEMENT", AdjitAccessOwnElement},
+      {"FLOAT_MIN_MAX", AdjitAccessFloatMinMax}};
   m.attr("ATTRIBUTE_NAMES") = std::map<std::string, std::string>{
       {"kernel", adjitAttributeName(AdjitAttributeKernel)},
       {"arg_names", adjitAttributeName(AdjitAttributeArgNames)},

@@ -432,9 +432,10 @@ def test_nondeterministic_mode_uses_inline_tangent_atomics():
     wp.config.deterministic = False
     try:
         (t,) = wp.jvp(sum_into, 1000, [x], [v], [wp.zeros(1, dtype=wp.float64)])
-        # (adjoint, noalias, checks, all_checked, ordered_atomics, tangent): compiled with inline atomics
+        # (adjoint, noalias, checks, all_checked, ordered_atomics, tangent lanes, strided): compiled with
+        # inline atomics
         variants = loader._loaded(sum_into).variants
-        assert (False, True, loader.checks(sum_into), False, False, True) in variants
+        assert (False, True, loader.checks(sum_into), False, False, 1, False) in variants
     finally:
         wp.config.deterministic = True
     assert t.numpy()[0] == pytest.approx(v.sum(), rel=1e-12)

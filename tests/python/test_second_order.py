@@ -305,7 +305,8 @@ def test_reverse_jacobian_takes_one_adjoint_launch_per_batch(monkeypatch):
     launches = []
     real = autograd.launch_adjoint_batch
     monkeypatch.setattr(autograd, "launch_adjoint_batch",
-                        lambda k, dim, args, grads: (launches.append(len(grads)), real(k, dim, args, grads))[1])
+                        lambda k, dim, args, grads, finals=None: (launches.append(len(grads)),
+                                                                  real(k, dim, args, grads, finals))[1])
 
     def jac(mode, batch=16):
         y = f64(y0)
@@ -335,3 +336,36 @@ def test_batched_adjoint_lanes_against_finite_differences():
         wp.launch(looped, 7, inputs=[f64(x0 + h * e), 60], outputs=[yp])
         wp.launch(looped, 7, inputs=[f64(x0 - h * e), 60], outputs=[ym])
         np.testing.assert_allclose(rev[:, k], (yp.numpy() - ym.numpy()) / (2 * h), rtol=1e-6, atol=1e-8)
+
+
+@wp.kernel
+def lowest(x: wp.array(dtype=wp.float64), lo: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    wp.atomic_min(lo, i % 2, wp.sin(x[i]) * x[i] + x[i] * x[i] * x[i])
+
+
+@wp.kernel
+def squares_of(lo: wp.array(dtype=wp.float64), loss: wp.array(dtype=wp.float64)):
+    j = wp.tid()
+    wp.atomic_add(loss, 0, lo[j] * lo[j] * wp.float64(j + 1))
+
+
+def test_a_float_atomic_min_has_a_gradient_but_no_forward_mode():
+    # reverse mode compares with the minimum the launch left (kept by the
+    # tape); forward mode (and so forward over reverse) would need the
+    # winner's tangent during the launch: a located error
+    def fn(x):
+        lo = wp.full(2, 5.0, dtype=wp.float64, requires_grad=True)
+        loss = wp.zeros(1, dtype=wp.float64, requires_grad=True)
+        wp.launch(lowest, x.shape[0], inputs=[x], outputs=[lo])
+        wp.launch(squares_of, 2, inputs=[lo], outputs=[loss])
+        return loss
+    rng = np.random.default_rng(11)
+    x0 = rng.uniform(-1.5, 1.5, 7)
+    h, g = 1e-6, _gradient(fn, x0)
+    fd = [(fn(f64(x0 + h * e)).numpy()[0] - fn(f64(x0 - h * e)).numpy()[0]) / (2 * h) for e in np.eye(7)]
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+    assert np.count_nonzero(g) == 2  # the two minima
+    with pytest.raises(GradientError, match=r"(?s)in forward mode.*test_second_order.py:\d+: atomic_min of float "
+                                            r"values has no tangent"):
+        wp.autograd.hvp(fn, [f64(x0)], [np.ones(7)])

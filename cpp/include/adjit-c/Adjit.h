@@ -28,7 +28,9 @@ void adjitRegisterPassesAndPipelines(void);
 enum AdjitArgumentAccess {
   AdjitAccessRead = 1,      ///< a load, or an atomic whose old value is used
   AdjitAccessWrite = 2,     ///< a store, a component store, an atomic
-  AdjitAccessOwnElement = 4 ///< every access is to the thread's own element
+  AdjitAccessOwnElement = 4, ///< every access is to the thread's own element
+  AdjitAccessFloatMinMax = 8 ///< a float atomic min/max: its adjoint reads
+                             ///< the array as the launch left it
 };
 
 /// Runs the array access analysis on the kernel (the func.func marked

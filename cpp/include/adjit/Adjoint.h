@@ -55,6 +55,16 @@ public:
     return gradArrays[lane].lookup(primalArray);
   }
 
+  /// The array `primalArray` as the forward launch left it (an argument of
+  /// the adjoint kernel for each array a float atomic min/max writes), or
+  /// null.
+  Value finalArray(Value primalArray) const {
+    return finalArrays.lookup(primalArray);
+  }
+  void setFinalArray(Value primalArray, Value final) {
+    finalArrays[primalArray] = final;
+  }
+
   /// Whether every access of the kernel to `primalArray` is to the calling
   /// thread's own element (ArrayAccessAnalysis), so its gradient elements
   /// are private to threads and need no atomics.
@@ -88,6 +98,7 @@ private:
   IRMapping *primalMap;
   SmallVector<DenseMap<Value, Value>> gradArrays;
   SmallVector<DenseMap<Value, Value>> adjoints;
+  DenseMap<Value, Value> finalArrays;
   unsigned lane = 0;
   llvm::SmallDenseSet<Value> ownElementArrays;
   Operation *module = nullptr;

@@ -163,6 +163,11 @@ uint32_t ArrayAccessAnalysis::flags(const ArgumentAccess &access) {
     bits |= AdjitAccessWrite;
   if (access.ownElementOnly && (access.isRead() || access.isWritten()))
     bits |= AdjitAccessOwnElement;
+  if (llvm::any_of(access.writes, [](Operation *op) {
+        return isa<AtomicMinOp, AtomicMaxOp>(op) &&
+               isa<FloatType>(getElementTypeOrSelf(op->getOperand(0).getType()));
+      }))
+    bits |= AdjitAccessFloatMinMax;
   return bits;
 }
 

@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "adjit/Adjoint.h"
+#include "adjit-c/Adjit.h"
 #include "adjit/ArrayAccessAnalysis.h"
 #include "adjit/AdjitDialect.h"
 #include "adjit/Passes.h"
@@ -1389,6 +1390,15 @@ LogicalResult differentiate(func::FuncOp kernel, int64_t maxUnroll,
   for (unsigned lane = 0; lane < lanes; ++lane)
     for (unsigned i : arrayArgs)
       inputs.push_back(kernel.getArgumentTypes()[i]);
+  // Then the arrays a float atomic min/max writes, as the launch left them.
+  ArrayAccessAnalysis analysis(work);
+  SmallVector<unsigned> finalArgs;
+  for (unsigned i : arrayArgs)
+    if (const auto *access = analysis.lookup(work.getArgument(i)))
+      if (ArrayAccessAnalysis::flags(*access) & AdjitAccessFloatMinMax) {
+        finalArgs.push_back(i);
+        inputs.push_back(kernel.getArgumentTypes()[i]);
+      }
   OpBuilder b(kernel);
   b.setInsertionPointAfter(kernel);
   auto adjoint = func::FuncOp::create(
@@ -1403,6 +1413,8 @@ LogicalResult differentiate(func::FuncOp kernel, int64_t maxUnroll,
       for (unsigned i : arrayArgs)
         all.push_back(b.getStringAttr(prefix + cast<StringAttr>(names[i]).str()));
     }
+    for (unsigned i : finalArgs)
+      all.push_back(b.getStringAttr("final_" + cast<StringAttr>(names[i]).str()));
     adjoint->setAttr(AdjitDialect::getArgNamesAttrName(), b.getArrayAttr(all));
   }
   Block *entry = adjoint.addEntryBlock();
@@ -1423,7 +1435,8 @@ LogicalResult differentiate(func::FuncOp kernel, int64_t maxUnroll,
   AdjointState state(&map, std::move(grads));
   state.setModule(kernel->getParentOp());
   state.setCheckpointBytes(checkpointBytes);
-  ArrayAccessAnalysis analysis(work);
+  for (unsigned i : finalArgs)
+    state.setFinalArray(work.getArgument(i), entry->getArgument(next++));
   for (unsigned i : arrayArgs)
     if (const auto *access = analysis.lookup(work.getArgument(i)))
       if (access->ownElementOnly)

@@ -479,23 +479,42 @@ LogicalResult atomicAddRule(AtomicAddOp op, OpBuilder &b, AdjointState &s) {
   return storeRule(op, b, s, op.getPosition(), /*zeroSlot=*/false);
 }
 
-/// A float atomic min/max has no adjoint (integer ones carry no gradient).
-/// Its gradient belongs to the values equal to the element's final value,
-/// which the adjoint would need as the forward launch left the array; the
-/// tape keeps the values launches read, not those they leave, so comparing
-/// against the array at backward time could silently use later values.
+/// A float atomic min/max (integer ones carry no gradient): the element ends
+/// as the smallest (largest) of its old value and the values the threads
+/// gave, so each value's adjoint is the element's if it equals the element's
+/// final value (`final`, the array as the launch left it: an argument of the
+/// adjoint kernel), else zero. The old value's share (the element's
+/// gradient kept where no thread changed it, zeroed where one did) is for
+/// the launcher to apply after the adjoint kernel: a thread zeroing it here
+/// would race with the threads still reading it. Ties (where min/max has no
+/// derivative) give each tied value the element's adjoint.
 template <typename OpT>
-LogicalResult atomicMinMaxRule(OpT op, OpBuilder &, AdjointState &) {
+LogicalResult atomicMinMaxRule(OpT op, OpBuilder &b, AdjointState &s) {
   if (!AdjointState::isActive(op.getValue().getType()))
     return success();
-  return op.emitOpError()
-         << op->getName().stripDialect()
-         << " of float values has no adjoint: its gradient flows to the "
-            "value(s) equal to the element's final value and the tape does not keep the array as the forward "
-            "launch left it (it keeps only values that launches read), so "
-            "the comparison could not be made exactly; launch the atomic "
-            "min/max outside the tape, then differentiate a kernel that reads "
-            "its result and selects the values equal to it";
+  if (s.adjoint(op.getResult()))
+    return op.emitOpError("returns an old value that is used in a "
+                          "differentiated computation; that has no derivative "
+                          "rule yet");
+  Value final = s.finalArray(op.getArray());
+  Value grad = s.gradArray(op.getArray());
+  if (!final || !grad)
+    return op.emitOpError("writes an array that is not a kernel argument; "
+                          "its final values are unknown to the adjoint");
+  Location loc = op.getLoc();
+  Type type = op.getValue().getType();
+  SmallVector<Value> indices = mapped(s, op.getIndices());
+  auto read = [&](Value array) -> Value {
+    if (op.getPosition().empty())
+      return LoadOp::create(b, loc, type, array, indices);
+    return LoadComponentOp::create(b, loc, type, array, indices, op.getPosition());
+  };
+  Value won = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                    s.primal(op.getValue()), read(final));
+  Value contribution = arith::SelectOp::create(
+      b, loc, won, read(grad), splatConstant(b, loc, type, 0.0));
+  s.accumulate(b, loc, op.getValue(), contribution);
+  return success();
 }
 
 /// A call to a device function with a hand-written adjoint (`func_grad`):

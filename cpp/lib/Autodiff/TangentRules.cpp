@@ -535,6 +535,21 @@ LogicalResult orderDependentAtomicRule(OpT op, OpBuilder &, TangentState &) {
             "defined";
 }
 
+/// Float min/max: the element's tangent is the winning value's, known only
+/// once every thread has run (the adjoint gets it from the array the launch
+/// left); in one forward launch it is not known. Integer ones carry none.
+template <typename OpT>
+LogicalResult minMaxAtomicRule(OpT op, OpBuilder &, TangentState &) {
+  if (!TangentState::isActive(op.getValue().getType()))
+    return success();
+  return op.emitOpError()
+         << op->getName().stripDialect()
+         << " of float values has no tangent: the element's tangent is the "
+            "tangent of the value that ends up there, which is known only "
+            "once every thread has run; differentiate it in reverse mode "
+            "(Tape), which compares with the array the launch left";
+}
+
 /// A call to a device function that was not inlined: one with a
 /// hand-written tangent rule (`func_jvp`: `@f` carries
 /// `adjit.custom_tangent = @f_jvp`, which takes f's arguments followed by the
@@ -656,6 +671,8 @@ void mlir::adjit::registerTangentRules(DialectRegistry &registry) {
     attach<AtomicAddOp, atomicAddRule>(ctx);
     attach<AtomicExchOp, orderDependentAtomicRule<AtomicExchOp>>(ctx);
     attach<AtomicCasOp, orderDependentAtomicRule<AtomicCasOp>>(ctx);
+    attach<AtomicMinOp, minMaxAtomicRule<AtomicMinOp>>(ctx);
+    attach<AtomicMaxOp, minMaxAtomicRule<AtomicMaxOp>>(ctx);
     attach<StopGradientOp, zeroRule<StopGradientOp>>(ctx);
     attach<CallOp, callRule>(ctx);
   });

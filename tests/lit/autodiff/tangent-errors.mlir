@@ -63,13 +63,14 @@ func.func @no_rule_inactive(%y: !adjit.array<f32, 1>) attributes {adjit.kernel} 
 
 // -----
 
-/// An atomic max into a float array writes it without a tangent rule (the
-/// winner's tangent cannot be written atomically with it).
+/// An atomic max into a float array: the element's tangent is the winner's,
+/// known only once every thread ran (reverse mode compares with the array
+/// the launch left).
 func.func @atomic_max(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
   %i = adjit.tid : index
   %a = adjit.load %x[%i] : !adjit.array<f32, 1>
   %c0 = arith.constant 0 : index
-  // expected-error @below {{'adjit.atomic_max' op has no tangent rule, so the kernel cannot be differentiated in forward mode}}
+  // expected-error @below {{'adjit.atomic_max' op atomic_max of float values has no tangent: the element's tangent is the tangent of the value that ends up there, which is known only once every thread has run; differentiate it in reverse mode (Tape), which compares with the array the launch left}}
   %old = adjit.atomic_max %a, %y[%c0] [] : f32, !adjit.array<f32, 1>
   return
 }
