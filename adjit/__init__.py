@@ -26,6 +26,8 @@ from .loader import export  # noqa: F401
 from .runtime.array import (Array, array, array1d, array2d, array3d, array4d, clone, copy, empty,  # noqa: F401
                             empty_like, full, full_like, ones, ones_like, zeros, zeros_like)
 from .runtime.struct_array import StructArray  # noqa: F401
+from .runtime.indexed_array import (IndexedArray, indexedarray, indexedarray1d, indexedarray2d,  # noqa: F401
+                                     indexedarray3d, indexedarray4d)
 from .runtime.tape import Tape  # noqa: F401
 from .timing import ScopedTimer  # noqa: F401
 from .types import (float16, int8, int16, uint8, uint16, uint32, uint64, struct)  # noqa: F401

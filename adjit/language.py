@@ -303,7 +303,8 @@ class Kernel:
     def _flatten_signature(self) -> None:
         names, types = [], []
         for name, t in zip(self.param_names, self.param_types):
-            leaves = t.leaves(name) if isinstance(t, (T.StructType, T.StructArrayType)) else [(name, t)]
+            leaves = t.leaves(name) if isinstance(t, (T.StructType, T.StructArrayType, T.IndexedArrayType)) \
+                else [(name, t)]
             names += [n for n, _ in leaves]
             types += [lt for _, lt in leaves]
         self._arg_names, self._arg_types = names, types
@@ -325,7 +326,7 @@ class Kernel:
 
     @property
     def has_struct_params(self) -> bool:
-        return any(isinstance(t, (T.StructType, T.StructArrayType)) for t in self.param_types)
+        return any(isinstance(t, (T.StructType, T.StructArrayType, T.IndexedArrayType)) for t in self.param_types)
 
     def flatten_arguments(self, args: list) -> list:
         """Launch arguments in parameter order -> kernel arguments (struct
@@ -343,6 +344,10 @@ class Kernel:
                     raise TypeError(f"kernel '{self.__name__}' argument '{name}' must be a {t.ndim}-d array, got "
                                     f"{value.ndim}-d")
                 out += value.leaf_arrays()
+                continue
+            if isinstance(t, T.IndexedArrayType):
+                from .runtime.indexed_array import check_argument
+                out += check_argument(self.__name__, name, t, value)
                 continue
             if not isinstance(t, T.StructType):
                 out.append(value)

@@ -166,8 +166,12 @@ def parameter_types(pyfunc, source: SourceInfo, what: str) -> list[T.Type | None
         if ann is typing.Any:  # generic: each call's argument type (as Warp)
             result.append(None)
             continue
+        if isinstance(ann, T.IndexedArrayType) and what != "kernel":
+            raise source.error(KernelTypeError, f"{what} parameter '{arg.arg}': indexed arrays are kernel "
+                               "parameters only (pass the data array and the index arrays)", arg)
         try:
-            result.append(ann if isinstance(ann, (T.ArrayType, T.StructType)) else T.value_type_of(ann))
+            result.append(ann if isinstance(ann, (T.ArrayType, T.StructType, T.IndexedArrayType))
+                          else T.value_type_of(ann))
         except TypeError:
             raise source.error(KernelTypeError, f"the annotation {ann!r} of {what} parameter "
                                f"'{arg.arg}' is not a kernel type", arg) from None

@@ -25,6 +25,7 @@ from ..dialects import adjit as adjit_d
 from ..errors import KernelError, KernelNameError, KernelSyntaxError, KernelTypeError
 from ..source import Scope, SourceInfo, Unresolved, parameter_types
 from . import builtins as B
+from . import indexed_arrays as IA
 from . import local_arrays as LA
 from . import struct_arrays as SA
 from . import views as V
@@ -211,7 +212,8 @@ class FunctionBuilder:
         # (an array of structs: one array per field, "a.x").
         leaves = []
         for name, t in zip(params, self.arg_types):
-            leaves += t.leaves(name) if isinstance(t, (T.StructType, T.StructArrayType)) else [(name, t)]
+            leaves += t.leaves(name) if isinstance(t, (T.StructType, T.StructArrayType, T.IndexedArrayType)) \
+                else [(name, t)]
         fn_type = ir.FunctionType.get([t.mlir() for _, t in leaves], [])
         with ir.InsertionPoint(self.mb.module.body):
             fn = func.FuncOp(self.name, fn_type)
@@ -224,6 +226,7 @@ class FunctionBuilder:
             if isinstance(t, T.StructType):
                 self.declare_struct(StructRef(t, name))
         body = SA.bind_parameters(self, params, body)  # a[i].x -> the field array a.x, element i
+        body = IA.bind_parameters(self, params, body)  # ia[i] -> ia's data at ia.idx0[i]
         with ir.InsertionPoint(block):
             returned = self.visit_block(body)
             if returned:
