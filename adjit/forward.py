@@ -101,7 +101,7 @@ def _checked_arguments(kernel: Kernel, inputs: list, outputs: list) -> list:
 def _leaves(name: str, t) -> list[tuple[str, object]]:
     """(argument name, type) of the kernel arguments parameter ``name`` of
     type ``t`` becomes: its fields for a struct or an array of structs."""
-    if isinstance(t, (T.StructType, T.StructArrayType)):
+    if isinstance(t, (T.StructType, T.StructArrayType, T.IndexedArrayType)):
         return t.leaves(name)
     return [(name, t)]
 
@@ -117,6 +117,9 @@ def _flat_tangents(kernel: Kernel, given: dict) -> dict:
         tangent = given.get(index)
         if tangent is not None and len(leaves) == 1 and leaves[0][0] == param:
             flat[position] = tangent
+        elif tangent is not None and isinstance(t, T.IndexedArrayType):
+            # the tangent of its data array (of the data's shape); an indexed array: its data
+            flat[position] = getattr(tangent, "data", tangent)
         elif tangent is not None:
             fields = [path[len(param) + 1:] for path, _ in leaves]
             if isinstance(tangent, dict):
@@ -186,6 +189,8 @@ def _output_tangents(kernel: Kernel, inputs: list, outputs: list, tangent_of_arr
             out.append({path[len(param) + 1:]: tangent_of_array.get(id(a))
                         for (path, leaf_type), a in zip(leaves, arrays)
                         if isinstance(a, Array) and is_differentiable(leaf_type)})
+        elif isinstance(t, T.IndexedArrayType):  # the tangent of its data array
+            out.append(tangent_of_array.get(id(value.data)) if is_differentiable(t.data_type) else None)
         else:
             out.append(tangent_of_array.get(id(value)) if isinstance(value, Array) and is_differentiable(t)
                        else None)

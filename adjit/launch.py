@@ -23,6 +23,7 @@ from . import types as T
 from .errors import GradientError, LaunchError, NonFiniteError, OutOfBoundsError
 from .language import Kernel
 from .runtime.array import Array, grad_or_scratch
+from .runtime.indexed_array import IndexedArray
 from .runtime.struct_array import StructArray
 from .runtime import recording
 from .runtime.recording import active_tapes
@@ -84,6 +85,8 @@ def _argument_type(k: Kernel, name: str, value):
         return value._type
     if isinstance(value, StructArray):
         return T.ArrayType(value.dtype, value.ndim)
+    if isinstance(value, IndexedArray):
+        return T.IndexedArrayType(value.dtype, value.ndim)
     try:
         return T.host_type(value, f"kernel '{k.__name__}' argument '{name}'")
     except TypeError as e:

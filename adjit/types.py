@@ -567,6 +567,44 @@ class StructArrayType(ArrayType):
         raise TypeError(f"an {self.name} has no single MLIR type (it is one array per field)")
 
 
+class IndexedArrayType(Type):
+    """An indexed array annotation, ``adjit.indexedarray(dtype=float, ndim=2)``
+    (Warp's ``wp.indexedarray``): an array whose dimension ``d`` is gathered
+    through a 1-d int32 index array, ``ia[i, j] == data[idx0[i], idx1[j]]``.
+    A kernel parameter of this type is ``ndim + 1`` array arguments: the data
+    array (under the parameter's name) and one index array per dimension
+    (``ia.idx0``, ...; a dimension the host value does not index gets the
+    identity), so loads, stores, atomics, bounds checks, aliasing and
+    gradients are those of ``data[idx0[i], idx1[j]]``
+    (adjit.compiler.indexed_arrays)."""
+
+    def __init__(self, dtype, ndim: int = 1):
+        if isinstance(dtype, StructType):
+            raise TypeError("indexed arrays of structs are not supported yet")
+        if not isinstance(ndim, int) or not 1 <= ndim <= 4:
+            raise TypeError(f"indexedarray ndim must be 1 to 4, got {ndim!r}")
+        self.dtype = value_type_of(dtype)
+        self.ndim = ndim
+        self.name = f"indexedarray(dtype={self.dtype}, ndim={ndim})"
+
+    def __eq__(self, other):
+        return isinstance(other, IndexedArrayType) and (other.dtype, other.ndim) == (self.dtype, self.ndim)
+
+    def __hash__(self):
+        return hash(("indexedarray", self.dtype, self.ndim))
+
+    @property
+    def data_type(self) -> ArrayType:
+        return ArrayType(self.dtype, self.ndim)
+
+    def leaves(self, prefix: str) -> list[tuple[str, ArrayType]]:
+        """(argument name, array type): the data array, then the index arrays."""
+        return [(prefix, self.data_type)] + [(f"{prefix}.idx{d}", ArrayType(int32, 1)) for d in range(self.ndim)]
+
+    def mlir(self):
+        raise TypeError(f"an {self.name} has no single MLIR type (it is its data and index arrays)")
+
+
 def scalar_type_of(t) -> ScalarType:
     """Maps ``float``/``int``/``bool``/numpy dtypes/ScalarType to a ScalarType."""
     if isinstance(t, ScalarType):
@@ -637,44 +675,6 @@ def _named_matrix(n, dtype, name):
     t = matrix((n, n), dtype)
     t.name = name
     return t
-
-class IndexedArrayType(Type):
-    """An indexed array annotation, ``adjit.indexedarray(dtype=float, ndim=2)``
-    (Warp's ``wp.indexedarray``): an array whose dimension ``d`` is gathered
-    through a 1-d int32 index array, ``ia[i, j] == data[idx0[i], idx1[j]]``.
-    A kernel parameter of this type is ``ndim + 1`` array arguments: the data
-    array (under the parameter's name) and one index array per dimension
-    (``ia.idx0``, ...; a dimension the host value does not index gets the
-    identity), so loads, stores, atomics, bounds checks, aliasing and
-    gradients are those of ``data[idx0[i], idx1[j]]``
-    (adjit.compiler.indexed_arrays)."""
-
-    def __init__(self, dtype, ndim: int = 1):
-        if isinstance(dtype, StructType):
-            raise TypeError("indexed arrays of structs are not supported yet")
-        if not isinstance(ndim, int) or not 1 <= ndim <= 4:
-            raise TypeError(f"indexedarray ndim must be 1 to 4, got {ndim!r}")
-        self.dtype = value_type_of(dtype)
-        self.ndim = ndim
-        self.name = f"indexedarray(dtype={self.dtype}, ndim={ndim})"
-
-    def __eq__(self, other):
-        return isinstance(other, IndexedArrayType) and (other.dtype, other.ndim) == (self.dtype, self.ndim)
-
-    def __hash__(self):
-        return hash(("indexedarray", self.dtype, self.ndim))
-
-    @property
-    def data_type(self) -> ArrayType:
-        return ArrayType(self.dtype, self.ndim)
-
-    def leaves(self, prefix: str) -> list[tuple[str, ArrayType]]:
-        """(argument name, array type): the data array, then the index arrays."""
-        return [(prefix, self.data_type)] + [(f"{prefix}.idx{d}", ArrayType(int32, 1)) for d in range(self.ndim)]
-
-    def mlir(self):
-        raise TypeError(f"an {self.name} has no single MLIR type (it is its data and index arrays)")
-
 
 
 vec2 = _named_vector(2, float32, "vec2")

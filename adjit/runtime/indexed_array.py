@@ -169,9 +169,12 @@ class IndexedArray:
         elif isinstance(src, Array):
             src = src.numpy()
         values = np.asarray(_host_values(T.scalar_of(self.dtype), src), dtype=self.data._buffer.dtype)
-        comp = self.data._buffer.shape[self.ndim:]
-        if values.shape != self.shape + comp and (values.ndim > len(self.shape) + len(comp) or np.broadcast_shapes(
-                values.shape, self.shape + comp) != self.shape + comp):
+        target = self.shape + self.data._buffer.shape[self.ndim:]
+        try:
+            fits = values.ndim <= len(target) and np.broadcast_shapes(values.shape, target) == target
+        except ValueError:
+            fits = False
+        if not fits:
             raise ValueError(f"assign: src of shape {values.shape} does not match the indexed array's shape "
                              f"{self.shape} of {self.dtype}")
         self._write(values)
