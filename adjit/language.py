@@ -279,7 +279,7 @@ class Kernel:
             raise TypeError(f"kernel '{self.__name__}' takes {len(declared)} parameter types, got {len(types)}")
         concrete = []
         for name, want, given in zip(self.param_names, declared, types):
-            if given is not None and not isinstance(given, (T.ArrayType, T.StructType)):
+            if given is not None and not isinstance(given, (T.ArrayType, T.StructType, T.IndexedArrayType)):
                 given = T.value_type_of(given)
             if want is not None and given is not None and given != want:
                 raise TypeError(f"kernel '{self.__name__}' parameter '{name}' is {want}, not {given}")

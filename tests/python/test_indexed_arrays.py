@@ -4,6 +4,8 @@ them (1-D, 2-D with one or both dimensions indexed, vector elements),
 reverse (Tape) and forward (jvp) gradients into the data against float64
 central differences, out-of-range indices reported by the bounds checks,
 and bad inputs as errors naming the line."""
+import typing
+
 import numpy as np
 import pytest
 
@@ -166,6 +168,19 @@ def test_vector_elements():
     expected = values.copy()
     expected[idx] = values[idx][:, ::-1]
     np.testing.assert_array_equal(data.numpy(), expected)
+
+
+@wp.kernel
+def generic_copy(ia: typing.Any, out: typing.Any):
+    i = wp.tid()
+    out[i] = ia[i]
+
+
+def test_generic_kernel_takes_indexed_arrays():
+    data = wp.array(np.arange(5, dtype=np.float64), dtype=wp.float64)
+    out = wp.zeros(2, dtype=wp.float64)
+    wp.launch(generic_copy, 2, [wp.indexedarray(data, _idx([4, 2]))], [out])
+    np.testing.assert_array_equal(out.numpy(), [4, 2])
 
 
 # --- gradients ------------------------------------------------------------------------
