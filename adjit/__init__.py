@@ -30,7 +30,7 @@ from .runtime.indexed_array import (IndexedArray, indexedarray, indexedarray1d, 
                                      indexedarray3d, indexedarray4d)
 from .runtime.tape import Tape  # noqa: F401
 from .timing import ScopedTimer  # noqa: F401
-from .types import (float16, int8, int16, uint8, uint16, uint32, uint64, struct)  # noqa: F401
+from .types import (bfloat16, float16, int8, int16, uint8, uint16, uint32, uint64, struct)  # noqa: F401
 from .types import (bool_, dtype_from_numpy, dtype_to_numpy, float32, float64, int32, int64,  # noqa: F401
                     mat22, mat22d, mat33, mat33d, spatial_matrix, spatial_matrixd, spatial_matrixf,
                     spatial_vector, spatial_vectord, spatial_vectorf,

@@ -110,8 +110,8 @@ def _pack_argument(k: Kernel, name: str, t, value):
             and len(value.shape) == t.ndim:
         buffer = value._buffer
         flags = buffer.flags
-        if flags.c_contiguous and flags.writeable:
-            return buffer  # the fast path of the checks below
+        if flags.c_contiguous and flags.writeable and buffer.dtype.kind != "V":
+            return buffer  # the fast path of the checks below (not ml_dtypes' bfloat16)
         return _check_buffer(k, name, buffer)
     fmt = _SCALAR_FORMATS.get(t.name) if t.__class__ is T.ScalarType else None
     if fmt is not None and (type(value) is float and t.is_float or type(value) is int and not t.is_bool):
@@ -135,7 +135,7 @@ def _pack_argument(k: Kernel, name: str, t, value):
     try:
         if value is None:  # numpy would make it a NaN
             raise TypeError
-        packed = np.asarray(value, dtype=scalar.np_dtype)
+        packed = scalar.host(value)
     except (TypeError, ValueError, OverflowError):
         raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}' must be {t}, got {value!r}",
                             name) from None
@@ -170,6 +170,8 @@ def _check_buffer(k: Kernel, name: str, buffer) -> np.ndarray:
         raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}': the array's strides {buffer.strides} "
                             "are not whole, non-negative numbers of elements (a reversed or byte-offset view); "
                             "pass adjit.clone(a) (a contiguous copy)", name)
+    if buffer.dtype.kind == "V" and buffer.dtype == T.bfloat16.np_dtype:
+        return buffer.view(np.uint16)  # ml_dtypes.bfloat16: the runtime takes its bits
     return buffer
 
 

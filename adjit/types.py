@@ -69,6 +69,10 @@ class ScalarType(Type):
             return {16: ir.F16Type, 32: ir.F32Type, 64: ir.F64Type}[self.bits].get()
         return ir.IntegerType.get_signless(self.bits)
 
+    def host(self, values) -> np.ndarray:
+        """``values`` as a numpy array in this type's host storage."""
+        return np.asarray(values, dtype=self.np_dtype)
+
     def __call__(self, value=0):
         return self.np_dtype.type(value)
 
@@ -78,6 +82,71 @@ class ScalarType(Type):
 
 
 float16 = ScalarType("float16", np.float16, "float", 16)
+
+
+def _ml_dtypes_bfloat16():
+    """``ml_dtypes.bfloat16`` where the package is installed, else None."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return ml_dtypes.bfloat16
+
+
+def float32_to_bfloat16_bits(values) -> np.ndarray:
+    """The bfloat16 bit patterns (uint16) of ``values`` rounded to float32 and
+    then to bfloat16, to nearest even; a NaN stays a (quiet) NaN with its
+    sign, infinities and signed zeros are kept, subnormals round like any
+    other value (as Warp's float_to_bfloat16_bits)."""
+    f = np.asarray(values, dtype=np.float32)
+    bits = f.view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    nan = np.isnan(f)
+    result = np.where(nan, (bits >> 16) | 0x40, rounded)
+    return result.astype(np.uint16)
+
+
+def bfloat16_bits_to_float32(bits) -> np.ndarray:
+    """The float32 values of bfloat16 bit patterns (exact)."""
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+class BFloat16Type(ScalarType):
+    """bfloat16 (Warp's ``wp.bfloat16``): float32's sign and 8-bit exponent
+    with 7 stored mantissa bits, 2 bytes. Arithmetic is float32 rounded to
+    bfloat16 after each operation (to nearest even). numpy has no bfloat16:
+    on the host its arrays are ``ml_dtypes.bfloat16`` where ml_dtypes is
+    installed, else uint16 bit patterns (as Warp's ``array.numpy()``)."""
+
+    def __init__(self):
+        super().__init__("bfloat16", _ml_dtypes_bfloat16() or np.uint16, "float", 16)
+
+    def mlir(self) -> ir.Type:
+        return ir.BF16Type.get()
+
+    def host(self, values) -> np.ndarray:
+        """``values`` in this type's host storage: uint16 values (and
+        ml_dtypes.bfloat16 ones) are taken as bit patterns, anything else
+        is rounded to bfloat16 (through float32, to nearest even)."""
+        a = np.asarray(values)
+        if a.dtype == np.uint16 or a.dtype == self.np_dtype:
+            return a.view(self.np_dtype)
+        return float32_to_bfloat16_bits(a).view(self.np_dtype)
+
+    def to_float32(self, values) -> np.ndarray:
+        """Host values of this type (bits or ml_dtypes) as float32."""
+        return bfloat16_bits_to_float32(np.asarray(values).view(np.uint16))
+
+    def __call__(self, value=0):
+        # A bfloat16 scalar (ml_dtypes), else the float32 of the rounded value
+        # (uint16 would read as an integer where it is used as a number).
+        bits = float32_to_bfloat16_bits(float(value))
+        if self.np_dtype != np.uint16:
+            return bits.view(self.np_dtype)[()]
+        return bfloat16_bits_to_float32(bits)[()]
+
+
+bfloat16 = BFloat16Type()
 float32 = ScalarType("float32", np.float32, "float", 32)
 float64 = ScalarType("float64", np.float64, "float", 64)
 int8 = ScalarType("int8", np.int8, "int", 8)
@@ -89,7 +158,9 @@ uint16 = ScalarType("uint16", np.uint16, "int", 16, signed=False)
 uint32 = ScalarType("uint32", np.uint32, "int", 32, signed=False)
 uint64 = ScalarType("uint64", np.uint64, "int", 64, signed=False)
 bool_ = ScalarType("bool", np.bool_, "bool", 1)
-SCALAR_TYPES = (float32, float64, int32, int64, bool_, float16, int8, int16, uint8, uint16, uint32, uint64)
+#: bfloat16 comes last: without ml_dtypes its host dtype is uint16's.
+SCALAR_TYPES = (float32, float64, int32, int64, bool_, float16, int8, int16, uint8, uint16, uint32, uint64,
+                bfloat16)
 
 
 def _scalar_named(name: str) -> ScalarType:

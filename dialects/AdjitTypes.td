@@ -10,8 +10,8 @@ def Adjit_ArrayType : TypeDef<Adjit_Dialect, "Array"> {
   let summary = "a 1-4 dimensional array in memory";
   let description = [{
     A handle to a contiguous, row-major array of `rank` dimensions whose
-    extents are known only at launch. The element is a scalar (f32, f64, i32,
-    i64), a vector `vector<NxT>` (N in 2..4) or a matrix `vector<RxCxT>`
+    extents are known only at launch. The element is a scalar (f16, bf16,
+    f32, f64, i8, i16, i32, i64), a vector `vector<NxT>` (N in 2..4) or a matrix `vector<RxCxT>`
     (R, C in 2..4) of a float scalar; a vector or matrix element is stored as
     its packed components (a vec3 of f32 takes 12 bytes).
 

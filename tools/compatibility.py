@@ -34,7 +34,6 @@ LEFT_OUT = {
     **dict.fromkeys(("dense_gemm", "dense_gemm_batched", "dense_chol", "dense_chol_batched", "dense_solve",
                      "dense_solve_batched", "dense_subs"),
                     "undocumented or marked \"WIP\" in Warp 1.19; Warp's tile primitives (out of scope) do this work"),
-    "bfloat16": "not yet: needs bf16 storage in the dialect's array type (C++), then the conversions",
 }
 
 

@@ -365,6 +365,13 @@ def _infer_float_test(name):
     return infer
 
 
+def _float_max(scalar: T.ScalarType) -> float:
+    """The largest finite value of a float type."""
+    if isinstance(scalar, T.BFloat16Type):  # float32's exponent range, 8 significant bits
+        return float((2 - 2 ** -7) * 2.0 ** 127)
+    return float(np.finfo(scalar.np_dtype).max)
+
+
 def _float_test(predicate):
     def emit(vals, types, result):
         x, t = vals[0], types[0]
@@ -372,7 +379,7 @@ def _float_test(predicate):
         if predicate == "nan":
             hit = arith.CmpFOp(arith.CmpFPredicate.UNO, x, x).result
         else:
-            limit = values.constant(t, float(np.finfo(T.scalar_of(t).np_dtype).max))
+            limit = values.constant(t, _float_max(T.scalar_of(t)))
             hit = arith.CmpFOp(arith.CmpFPredicate.OLE if predicate == "finite" else arith.CmpFPredicate.OGT,
                                magnitude, limit).result
         if isinstance(t, T.ScalarType):
@@ -1073,11 +1080,21 @@ def _infer_atomic(name):
             raise TypeError(f"{name}() needs an array of integer or float scalars, got an array of {array.dtype}")
         if name in ("atomic_min", "atomic_max") and scalar.is_unsigned:
             raise TypeError(f"{name}() on unsigned integers is not supported yet (use a signed type)")
-        if scalar.bits < 32:
-            raise TypeError(f"{name}() on {scalar} is not supported (adjit's atomics take 32- and 64-bit "
-                            "elements)")
+        if scalar.bits < 32 and scalar not in _SMALL_ATOMICS.get(name, ()):
+            raise TypeError(f"{name}() on {scalar} is not supported (as in Warp, 8- and 16-bit atomics are "
+                            "atomic_add and atomic_sub on float16 and bfloat16, atomic_min and atomic_max "
+                            "on bfloat16)")
         return array.dtype
     return infer
+
+
+#: The 8- and 16-bit element types each atomic takes (Warp 1.19's: the
+#: others are refused there too). On the CPU LLVM expands them into
+#: compare-and-swap loops on the 16-bit word; a float16/bfloat16 kernel's
+#: adds stay in thread order by running the launch serially
+#: (adjit-atomic-order: the runtime's ordered adds take f32/f64 only).
+_SMALL_ATOMICS = {"atomic_add": (T.float16, T.bfloat16), "atomic_sub": (T.float16, T.bfloat16),
+                  "atomic_min": (T.bfloat16,), "atomic_max": (T.bfloat16,)}
 
 
 def _atomic_literal_types(types, nvalues=1):

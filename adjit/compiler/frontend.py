@@ -1539,6 +1539,8 @@ class FunctionBuilder:
         if s == t:
             return x
         if s.is_float and t.is_float:
+            if s.bits == t.bits:  # float16 <-> bfloat16: through float32 (exact), rounded once
+                x = arith.ExtFOp(T.float32.mlir(), x).result
             return (arith.ExtFOp if t.bits > s.bits else arith.TruncFOp)(t.mlir(), x).result
         if not s.is_float and t.is_float:
             if s.is_bool or s.is_unsigned:

@@ -78,7 +78,9 @@ def constant(t: T.Type, py_value) -> ir.Value:
 
 def constant_array(t: T.VectorType | T.MatrixType, value) -> ir.Value:
     """An arith.constant of vector/matrix type ``t`` holding the numpy array ``value``."""
-    data = np.ascontiguousarray(value, dtype=t.dtype.np_dtype).reshape(t.shape)
+    data = np.ascontiguousarray(t.dtype.host(value)).reshape(t.shape)
+    if isinstance(t.dtype, T.BFloat16Type):
+        data = data.view(np.uint16)  # the bindings take bfloat16 as its bits
     return arith.ConstantOp(t.mlir(), ir.DenseElementsAttr.get(data, type=t.mlir())).result
 
 

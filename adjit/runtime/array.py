@@ -484,7 +484,7 @@ class Array:
             copy(self, src)
         else:
             try:
-                values = np.asarray(src, dtype=self._buffer.dtype)
+                values = np.asarray(_host_values(T.scalar_of(self.dtype), src), dtype=self._buffer.dtype)
             except (TypeError, ValueError) as e:
                 raise ValueError(f"assign: cannot convert {type(src).__name__} to {self._buffer.dtype} "
                                  f"values: {e}") from None
@@ -515,7 +515,7 @@ class Array:
         """Sets every element to ``value`` (recorded: the old values get no gradient)."""
         with recording.locked(active_tapes()):
             _before_write(self)
-            self._buffer[...] = value
+            self._buffer[...] = _host_values(T.scalar_of(self.dtype), value)
             _record_overwrite(self)
         return self
 
@@ -539,6 +539,12 @@ class _Storage:
 
 def _component_shape(dtype) -> tuple[int, ...]:
     return () if isinstance(dtype, T.ScalarType) else dtype.shape
+
+
+def _host_values(scalar: T.ScalarType, values):
+    """``values`` ready to store in an array of ``scalar``: bfloat16's host
+    storage may be uint16 bit patterns, which numbers are rounded to."""
+    return scalar.host(values) if isinstance(scalar, T.BFloat16Type) else values
 
 
 def _infer_dtype(data: np.ndarray):
@@ -568,7 +574,7 @@ def array(data=None, dtype=None, shape=None, ndim=None, requires_grad: bool = Fa
         t = _infer_dtype(np_data)
     scalar = T.scalar_of(t)
     comp = _component_shape(t)
-    buffer = np.ascontiguousarray(np_data, dtype=scalar.np_dtype)
+    buffer = np.ascontiguousarray(_host_values(scalar, np_data), dtype=scalar.np_dtype)
     if buffer is np_data or np.may_share_memory(buffer, np_data):
         buffer = buffer.copy()  # adjit.array copies its data (from_numpy shares it)
     if shape is not None:
@@ -687,7 +693,7 @@ def full(shape, value=0, dtype=float, device=None, requires_grad: bool = False, 
     t = T.value_type_of(dtype)
     scalar = T.scalar_of(t)
     buffer = np.empty(_shape_tuple(shape) + _component_shape(t), dtype=scalar.np_dtype)
-    buffer[...] = value
+    buffer[...] = _host_values(scalar, value)
     return Array(buffer, t, requires_grad, _device(device))
 
 

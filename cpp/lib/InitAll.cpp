@@ -164,7 +164,17 @@ void registerPipelines() {
       [](OpPassManager &pm, const CpuToLlvmOptions &options) {
         // Math ops with an LLVM intrinsic become intrinsics (vectorizable);
         // the rest become libm calls, resolved from the process at load.
-        appendPipeline(pm, std::string("convert-scf-to-cf,convert-math-to-llvm,"
+        // bf16 math ops are done in f32, and each explicit conversion to
+        // bf16 is expanded into integer ops rounding to nearest even (the x86
+        // backend's f32 -> bf16 conversion flushes subnormals to zero). bf16
+        // + - * / stay bf16 ops the backend promotes one at a time (rounding
+        // after each, as Warp; arith-emulate-unsupported-floats would keep
+        // chains in f32).
+        appendPipeline(pm, std::string("convert-scf-to-cf,"
+                                       "math-extend-to-supported-types{"
+                                       "extra-types=f16 target-type=f32},"
+                                       "arith-expand{include-bf16=true},"
+                                       "convert-math-to-llvm,"
                                        "convert-math-to-libm,convert-vector-to-llvm,"
                                        "convert-to-llvm,reconcile-unrealized-casts,"
                                        "adjit-apply-noalias") +

@@ -84,7 +84,7 @@ FailureOr<Type> mlir::adjit::getComponentType(Type aggregate,
 static constexpr int64_t kMaxComponents = 8;
 
 static bool isArrayScalar(Type t) {
-  return t.isF16() || t.isF32() || t.isF64() || t.isInteger(8) ||
+  return t.isF16() || t.isBF16() || t.isF32() || t.isF64() || t.isInteger(8) ||
          t.isInteger(16) || t.isInteger(32) || t.isInteger(64);
 }
 
@@ -99,7 +99,7 @@ LogicalResult ArrayType::verify(function_ref<InFlightDiagnostic()> emitError,
       !isArrayScalar(vecTy.getElementType()) ||
       llvm::any_of(vecTy.getShape(),
                    [](int64_t n) { return n < 2 || n > kMaxComponents; }))
-    return emitError() << "array element must be f16, f32, f64, i8, i16, i32, i64, or a "
+    return emitError() << "array element must be f16, bf16, f32, f64, i8, i16, i32, i64, or a "
                           "vector<N x T> / matrix vector<R x C x T> of them "
                           "with extents 2 to "
                        << kMaxComponents << ", got " << elementType;

@@ -30,14 +30,14 @@ func.func private @rank_missing(!adjit.array<f32>)
 
 // -----
 
-/// bf16 is not an array scalar (f16 is).
-// expected-error @below {{array element must be f16, f32, f64, i8, i16, i32, i64, or a vector<N x T> / matrix vector<R x C x T> of them with extents 2 to 8, got 'bf16'}}
-func.func private @elem_bf16(!adjit.array<bf16, 1>)
+/// f8 is not an array scalar (f16 and bf16 are).
+// expected-error @below {{array element must be f16, bf16, f32, f64, i8, i16, i32, i64, or a vector<N x T> / matrix vector<R x C x T> of them with extents 2 to 8, got 'f8E4M3FN'}}
+func.func private @elem_f8(!adjit.array<f8E4M3FN, 1>)
 
 // -----
 
 /// Neither is index.
-// expected-error @below {{array element must be f16, f32, f64, i8, i16, i32, i64, or a vector<N x T> / matrix vector<R x C x T> of them with extents 2 to 8, got 'index'}}
+// expected-error @below {{array element must be f16, bf16, f32, f64, i8, i16, i32, i64, or a vector<N x T> / matrix vector<R x C x T> of them with extents 2 to 8, got 'index'}}
 func.func private @elem_index(!adjit.array<index, 1>)
 
 // -----
@@ -79,8 +79,8 @@ func.func private @elem_scalable(!adjit.array<vector<[4]xf32>, 1>)
 // -----
 
 /// Vector components must be array scalars too.
-// expected-error @below {{got 'vector<3xbf16>'}}
-func.func private @elem_vec_bf16(!adjit.array<vector<3xbf16>, 1>)
+// expected-error @below {{got 'vector<3xf8E5M2>'}}
+func.func private @elem_vec_f8(!adjit.array<vector<3xf8E5M2>, 1>)
 
 // -----
 
