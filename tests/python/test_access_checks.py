@@ -109,11 +109,11 @@ def test_a_launch_larger_than_its_arrays_with_its_own_guard_runs_clean():
     # version runs, and no access is out of range.
     x = wp.zeros(10)
     wp.launch(guarded, dim=10, inputs=[x, 10])
-    assert (False, True, loader.checks(guarded), True, True, False) not in loader._loaded(guarded).variants
+    assert (False, True, loader.checks(guarded), True, True, 0, False) not in loader._loaded(guarded).variants
     wp.launch(guarded, dim=16, inputs=[x, 10])
     np.testing.assert_array_equal(x.numpy(), np.ones(10))
     # The proved variant ran nothing and asked for the all-checked one.
-    assert (False, True, loader.checks(guarded), True, True, False) in loader._loaded(guarded).variants
+    assert (False, True, loader.checks(guarded), True, True, 0, False) in loader._loaded(guarded).variants
 
 
 @wp.kernel

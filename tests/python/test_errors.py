@@ -123,20 +123,6 @@ def lambda_expression(x: adjit.array(dtype=float)):
 
 
 
-@adjit.func
-def first_above(x: float):
-    for j in range(3):  # E:return_in_loop
-        if float(j) > x:
-            return j  # (a bare return in a loop is supported; one with a value is not yet)
-    return -1
-
-
-@adjit.kernel
-def return_in_loop(x: adjit.array(dtype=float)):
-    i = adjit.tid()
-    x[i] = float(first_above(x[i]))
-
-
 @adjit.kernel
 def kernel_returns_value(x: adjit.array(dtype=float)):
     i = adjit.tid()
@@ -156,7 +142,6 @@ def while_else(x: adjit.array(dtype=float)):
     (with_statement, "with", "with"),
     (list_comprehension, "listcomp", "[float(j)"),
     (lambda_expression, "lambda", "lambda"),
-    (return_in_loop, "return_in_loop", "for"),
     (kernel_returns_value, "kernel_return", "return"),
     (while_else, "while_else", "while"),
 ], ids=lambda v: v if isinstance(v, str) else getattr(v, "__name__", None))

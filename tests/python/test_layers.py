@@ -112,4 +112,4 @@ def test_import_adjit_loads_no_mlir():
 def test_access_flags_are_the_compilers():
     from adjit import _adjit
     assert _adjit.ACCESS_FLAGS == {"READ": Access.READ, "WRITE": Access.WRITE,
-                                   "OWN_ELEMENT": Access.OWN_ELEMENT}
+                                   "OWN_ELEMENT": Access.OWN_ELEMENT, "FLOAT_MIN_MAX": Access.FLOAT_MIN_MAX}
