@@ -35,7 +35,7 @@ from pathlib import Path
 from . import _runtime, config
 from . import types as T
 from .compiler.builtins import Builtin
-from .language import Function
+from .language import Function, GradWrapper
 from .language import static as language_static
 from .source import Scope, SourceInfo, Unresolved
 
@@ -101,6 +101,8 @@ def _static_key(value) -> str | None:
         return f"builtin:{value.name}"
     if isinstance(value, Function):
         return f"func:differentiable={value.differentiable}"
+    if isinstance(value, GradWrapper):
+        return f"grad:{_static_key(value.func)}"
     if value is float or value is int or value is bool:
         return f"pytype:{value.__name__}"
     return None
@@ -120,6 +122,8 @@ def _dependencies(pyfunc, seen: dict) -> None:
         key = _static_key(value)
         if key is not None:
             constants[path] = key
+        if isinstance(value, GradWrapper):  # grad(f) named at module level: f's sources are keyed
+            value = value.func
         if isinstance(value, Function):
             for overload in value.overloads:
                 funcs.append(overload.pyfunc)

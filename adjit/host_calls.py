@@ -100,8 +100,30 @@ def call_builtin(builtin, args, kwargs):
     return _run(kernel, args, arg_types, result_types)
 
 
+def call_grad(wrapper, args, kwargs):
+    """``grad(f)(*args)`` evaluated on the host: one gradient per argument,
+    of its type (a float is a float32, as in kernels)."""
+    if kwargs:
+        raise TypeError(f"{wrapper.__name__} called from Python takes positional arguments only")
+    arg_types = tuple(host_type(a, f"{wrapper.__name__} argument {k + 1}") for k, a in enumerate(args))
+    for k, t in enumerate(arg_types):
+        scalar = T.scalar_of(t)
+        if scalar is None or not scalar.is_float:
+            raise TypeError(f"{wrapper.__name__} argument {k + 1} is {t}; grad() differentiates with respect "
+                            "to float scalars, vectors and matrices only")
+    key = (wrapper.func, arg_types, "grad")
+    entry = _KERNELS.get(key)
+    if entry is None:
+        name = "grad_" + (getattr(wrapper.func, "__name__", None) or wrapper.func.name)
+        entry = _KERNELS[key] = (_kernel_for(wrapper, name, arg_types, arg_types, {}), arg_types)
+    kernel, result_types = entry
+    return _run(kernel, args, arg_types, result_types)
+
+
 def call_function(fn, args, kwargs):
     """``fn(*args)`` for an @adjit.func, evaluated on the host."""
+    if isinstance(fn, language.GradWrapper):
+        return call_grad(fn, args, kwargs)
     if kwargs:
         raise TypeError(f"@adjit.func '{fn.__name__}' called from Python takes positional arguments only")
     arg_types = tuple(host_type(a, f"{fn.__name__}() argument {k + 1}") for k, a in enumerate(args))

@@ -496,6 +496,52 @@ def func_jvp(f: Function):
     return attach
 
 
+class GradWrapper:
+    """``adjit.grad(f)``: the gradient of ``f`` (an ``@adjit.func`` or a
+    builtin with one float scalar result), called with ``f``'s arguments.
+    It returns the derivative of the result with respect to each argument (a
+    float scalar, vector or matrix: one gradient of the argument's type), one
+    value for one argument and a tuple for several::
+
+        @adjit.kernel
+        def k(x: adjit.array(dtype=float), g: adjit.array(dtype=float)):
+            i = adjit.tid()
+            g[i] = adjit.grad(square)(x[i])
+
+    A function with a ``func_grad`` gets it called; otherwise its body is
+    differentiated in forward mode (one tangent lane per argument component),
+    into ordinary ops that reverse and forward mode differentiate again:
+    unlike Warp, where a ``grad()`` in a kernel is a constant to the backward
+    pass, a kernel using it has exact gradients (second derivatives of f).
+    Called from Python, it runs as a kernel of one thread."""
+
+    def __init__(self, func):
+        self.func = func
+        self.__name__ = f"grad({getattr(func, '__name__', None) or func.name})"
+
+    def __repr__(self) -> str:
+        return f"adjit.{self.__name__}"
+
+    def __call__(self, *args, **kwargs):
+        if host_call is None:
+            raise RuntimeError(f"{self!r} can only be called inside kernels here (import adjit to evaluate "
+                               "it on the host)")
+        return host_call(self, args, kwargs)
+
+
+def grad(func) -> GradWrapper:
+    """The gradient of a device function or builtin (Warp's ``wp.grad``);
+    see ``GradWrapper``."""
+    from .compiler.builtins import Builtin
+    if not isinstance(func, (Function, Builtin)):
+        raise TypeError(f"grad(func) needs an @adjit.func or a builtin, got {func!r}")
+    if isinstance(func, Function) and not func.differentiable:
+        raise TypeError(f"grad({func.__name__}): the function is declared differentiable=False")
+    if isinstance(func, Builtin) and not func.differentiable:
+        raise TypeError(f"grad({func.name}): the builtin is not differentiable")
+    return GradWrapper(func)
+
+
 def static(value):
     """``adjit.static(expr)`` in a kernel or func: ``expr`` is evaluated once,
     when the kernel is compiled, in the kernel's Python scope (its module's

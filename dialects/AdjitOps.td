@@ -434,4 +434,27 @@ def Adjit_CallOp : Adjit_Op<"call", [
   }];
 }
 
+def Adjit_GradCallOp : Adjit_Op<"grad_call", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "the gradient of a device function at its arguments";
+  let description = [{
+    `wp.grad(f)(x, y)` in Python: the derivatives of `f`'s float scalar
+    result with respect to each of its (float scalar, vector or matrix)
+    arguments, at the given arguments, one result per argument of the same
+    type. adjit-expand-grad-calls replaces it by the forward-mode derivative
+    of `f`'s body (one tangent lane per argument component), so it is made
+    of ordinary ops that both autodiff passes differentiate again.
+
+    ```mlir
+    %gx, %gv = adjit.grad_call @f(%x, %v) : (f32, vector<3xf32>) -> (f32, vector<3xf32>)
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee, Variadic<AnyType>:$operands);
+  let results = (outs Variadic<AnyType>:$results);
+  let assemblyFormat = [{
+    $callee `(` $operands `)` attr-dict `:` functional-type($operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // ADJIT_OPS_TD

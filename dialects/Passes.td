@@ -323,6 +323,23 @@ def AdjitAdjoint : Pass<"adjit-adjoint", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
 }
 
+def AdjitExpandGradCalls : Pass<"adjit-expand-grad-calls", "::mlir::ModuleOp"> {
+  let summary = "Replace each adjit.grad_call by the derivative of its callee";
+  let description = [{
+    `adjit.grad_call @f(%x, %v)` (`wp.grad(f)(x, v)`) becomes a copy of f's
+    body, with f's arguments bound to the call's, differentiated in forward
+    mode by the tangent rules (adjit-tangent's) with one lane per argument
+    component seeded with a unit tangent: lane k's tangent of f's result is
+    the derivative along component k, and the lanes of each argument are
+    gathered into its gradient. The result is made of ordinary ops, which
+    the adjoint and tangent passes differentiate again (second order in a
+    kernel). f's body must not call other device functions (run `inline`
+    first); an op of it without a tangent rule is an error at the op.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
+}
+
 def AdjitTangent : Pass<"adjit-tangent", "::mlir::ModuleOp"> {
   let summary = "Generate the forward-mode (JVP) tangent kernel of each kernel";
   let description = [{

@@ -103,6 +103,25 @@ class ModuleBuilder:
         callee.attributes["no_inline"] = ir.UnitAttr.get()
         callee.attributes[_ATTRIBUTE["custom_tangent"]] = ir.FlatSymbolRefAttr.get(rule_name)
 
+    def builtin_function(self, builtin, arg_types: list[T.Type], node, caller) -> tuple[str, list[T.Type]]:
+        """A private func.func that applies ``builtin`` to its arguments (for
+        ``grad(builtin)``), emitted once per argument types."""
+        key = ("builtin", builtin.name, tuple(arg_types))
+        if key not in self.functions:
+            name = f"{builtin.name}_{len(self.functions) + len(self._building)}"
+            with ir.InsertionPoint(self.module.body):
+                fn = func.FuncOp(name, ir.FunctionType.get([t.mlir() for t in arg_types], []))
+            fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
+            block = fn.add_entry_block()
+            with ir.InsertionPoint(block):
+                value = caller.call_builtin(builtin, [Val(t, a) for t, a in zip(arg_types, block.arguments)], node)
+                results = [] if value is None else list(value) if isinstance(value, tuple) else [value]
+                func.ReturnOp([caller.materialize(v, v.type) for v in results])
+            fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+                [t.mlir() for t in arg_types], [v.type.mlir() for v in results]))
+            self.functions[key] = (name, [v.type for v in results])
+        return self.functions[key]
+
     def device_function(self, fn, arg_types: list[T.Type], node, caller) -> tuple[str, list[T.Type]]:
         """Emits (once per argument types) the func.func for device function ``fn``."""
         key = (fn.pyfunc, tuple(arg_types))
@@ -122,7 +141,9 @@ class ModuleBuilder:
                 self._building.discard(key)
             if getattr(fn, "custom_grad", None) is not None:
                 self._add_custom_adjoint(fn, name, arg_types, self.functions[key][1], node, caller)
-            if self.tangent_rules and getattr(fn, "custom_jvp", None) is not None:
+            # A func kept a call for its func_grad also carries its func_jvp
+            # (grad(f) differentiates f's body in forward mode).
+            if getattr(fn, "custom_jvp", None) is not None and (self.tangent_rules or fn.custom_grad is not None):
                 self._add_custom_tangent(fn, name, arg_types, self.functions[key][1])
         return self.functions[key]
 
@@ -993,10 +1014,15 @@ class FunctionBuilder:
             return self.static_value(self.eval_static(node), node)
         if self.is_static_call(node.func):  # static(table[k])(x): the callee chosen at compile time
             callee = self.eval_static(node.func)
+        elif isinstance(node.func, ast.Call) and self.is_static(node.func.func) and \
+                self.resolve_static(node.func.func) is language.grad:
+            callee = self.grad_of(node.func)  # grad(f)(x)
         else:
             callee = self.resolve_static(node.func) if self.is_static(node.func) else None
         if callee is None:
             raise self.error(f"'{ast.unparse(node.func)}' is not callable", node)
+        if isinstance(callee, language.GradWrapper):
+            return self.emit_grad(callee.func, node)
         if isinstance(callee, B.Builtin):
             value_nodes, static = self.bind_static_params(callee, node)
             return self.call_builtin(callee, [self.expr(a) for a in value_nodes], node, static)
@@ -1399,6 +1425,76 @@ class FunctionBuilder:
             outs = tuple(Val(v.type, adjit_d.StopGradientOp(v.value.type, v.value).result) for v in outs)
         if not outs:
             return None
+        return outs[0] if len(outs) == 1 else outs
+
+    # --- grad(f) -------------------------------------------------------------
+
+    def grad_of(self, node: ast.Call) -> language.GradWrapper:
+        """``grad(f)``: f must name an @func or a builtin outside the kernel."""
+        if len(node.args) != 1 or node.keywords or not self.is_static(node.args[0]):
+            raise self.error("grad() takes one @adjit.func or builtin, by name", node, KernelSyntaxError)
+        target = self.resolve_static(node.args[0])
+        try:
+            return language.grad(target)
+        except TypeError as e:
+            raise self.error(str(e), node) from None
+
+    def emit_grad(self, target, node: ast.Call):
+        """``grad(f)(args)``: the derivative of f's float scalar result with
+        respect to each (float) argument. A func with a func_grad gets it
+        called with a unit adjoint; otherwise adjit.grad_call, which
+        adjit-expand-grad-calls replaces by f's forward-mode derivative."""
+        label = f"grad({getattr(target, '__name__', None) or target.name})"
+        if any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
+            raise self.error(f"{label}() takes its arguments written out (no * or ** unpacking)", node,
+                             KernelSyntaxError)
+        args = [self.expr(a) for a in node.args]
+        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        if isinstance(target, B.Builtin):
+            if kwargs:
+                raise self.error(f"{label}() takes positional arguments only", node, KernelSyntaxError)
+            if target.array_args or target.rebinds or target.static_params or target.operator is not None:
+                raise self.error(f"{label}: grad() differentiates builtins of values only; "
+                                 f"{target.name}() is not one", node)
+            declared = [None] * len(args)
+        else:
+            fn = target
+            if len(fn.overloads) > 1:
+                fn, args = self.choose_overload(fn, args, kwargs, node)
+            else:
+                args = self.bind_arguments(fn, args, kwargs, node, report=True)
+            declared = parameter_types(fn.pyfunc, SourceInfo.of(fn.pyfunc), "device function")
+            if len(declared) != len(args):
+                raise self.error(f"{fn.pyfunc.__name__}() takes {len(declared)} arguments, got {len(args)}", node)
+        anchor = next((a.type for a in args if isinstance(a, Val) and not a.is_literal
+                       and _has_tangent(a.type)), T.float32)
+        vals, types = [], []
+        for k, (want, a) in enumerate(zip(declared, args)):
+            if not isinstance(a, Val):
+                raise self.error(f"{label}: argument {k + 1} is not a value", node)
+            t = want or (T.scalar_of(anchor) if a.is_literal and isinstance(a.type, T.ScalarType) else a.type)
+            if not (isinstance(t, (T.ScalarType, T.VectorType, T.MatrixType)) and _has_tangent(t)):
+                raise self.error(f"{label}: argument {k + 1} is {t}; grad() differentiates with respect to "
+                                 "float scalars, vectors and matrices only", node)
+            if not a.is_literal and a.type != t:
+                raise self.error(f"{label}: argument {k + 1} must be {t}, got {a.type}", node)
+            types.append(t)
+            vals.append(self.materialize(self.coerce(a, t, node), t))
+        if isinstance(target, B.Builtin):
+            name, results = self.mb.builtin_function(target, types, node, self)
+        else:
+            name, results = self.mb.device_function(fn, types, node, self)
+        if len(results) != 1 or not isinstance(results[0], T.ScalarType) or not results[0].is_float:
+            got = ", ".join(map(str, results)) or "nothing"
+            raise self.error(f"{label}: grad() needs a function of one float scalar result, this one returns "
+                             f"{got}", node)
+        if not isinstance(target, B.Builtin) and fn.custom_grad is not None:
+            one = self.materialize(literal(1.0), results[0])
+            call = adjit_d.CallOp([t.mlir() for t in types], ir.FlatSymbolRefAttr.get(f"{name}_custom_adjoint"),
+                                  vals + [one])
+        else:
+            call = adjit_d.GradCallOp([t.mlir() for t in types], ir.FlatSymbolRefAttr.get(name), vals)
+        outs = tuple(Val(t, r) for t, r in zip(types, call.results))
         return outs[0] if len(outs) == 1 else outs
 
     def length(self, args, node) -> Val:

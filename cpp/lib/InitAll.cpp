@@ -106,10 +106,12 @@ void registerPipelines() {
   PassPipelineRegistration<>(
       "adjit-optimize",
       "Stage adjit -> optimized: inline device functions (all but those "
-      "with a custom adjoint), simplify (canonicalize, cse) and record the "
-      "array access analysis on kernels",
+      "with a custom adjoint), expand gradients of device functions "
+      "(wp.grad), simplify (canonicalize, cse) and record the array access "
+      "analysis on kernels",
       [](OpPassManager &pm) {
-        appendPipeline(pm, "inline,canonicalize,cse,adjit-array-access");
+        appendPipeline(pm, "inline,adjit-expand-grad-calls,inline,canonicalize,"
+                           "cse,adjit-array-access");
       });
   PassPipelineRegistration<DifferentiateOptions>(
       "adjit-differentiate",

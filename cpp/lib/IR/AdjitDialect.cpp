@@ -299,6 +299,35 @@ LogicalResult InsertOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// GradCallOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GradCallOp::verify() {
+  if (getOperandTypes() != getResultTypes())
+    return emitOpError("gives one gradient per argument, of the argument's "
+                       "type");
+  for (Type t : getOperandTypes())
+    if (!isa<FloatType>(getElementTypeOrSelf(t)))
+      return emitOpError("differentiates float arguments only, got ") << t;
+  return success();
+}
+
+LogicalResult GradCallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto fn =
+      symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, getCalleeAttr());
+  if (!fn || isKernel(fn))
+    return emitOpError() << "'" << getCallee()
+                         << "' does not reference a device function";
+  FunctionType type = fn.getFunctionType();
+  if (TypeRange(type.getInputs()) != getOperandTypes())
+    return emitOpError() << "arguments do not match the callee type " << type;
+  if (type.getNumResults() != 1 || !isa<FloatType>(type.getResult(0)))
+    return emitOpError() << "callee must return one float scalar, not "
+                         << type;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // CallOp
 //===----------------------------------------------------------------------===//
 
