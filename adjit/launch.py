@@ -175,15 +175,139 @@ def _check_buffer(k: Kernel, name: str, buffer) -> np.ndarray:
     return buffer
 
 
-def launch(k: Kernel, dim, inputs=(), outputs=(), device=None) -> None:
-    """Runs kernel ``k`` once per index of ``dim`` (an int or a 1-4-tuple) on
-    ``device`` (None: the default device, see ``adjit.ScopedDevice``)."""
+def launch(kernel: Kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), device=None, stream=None,
+           adjoint: bool = False, record_tape: bool = True, record_cmd: bool = False, max_blocks: int = 0,
+           block_dim: int = 256):
+    """Runs ``kernel`` once per index of ``dim`` (an int or a 1-4-tuple) on
+    ``device`` (None: the default device, see ``adjit.ScopedDevice``), with
+    the arguments ``inputs`` followed by ``outputs`` (Warp's signature).
+
+    ``adjoint=True`` runs the adjoint kernel instead: ``adj_inputs`` and
+    ``adj_outputs`` (one entry per argument; None, or any value for a
+    non-array parameter) are the gradient arrays of the array arguments, the
+    outputs' holding the incoming gradients, into which the inputs'
+    accumulate; left empty, each array's ``.grad`` is used (a zeroed scratch
+    array where there is none). ``record_tape=False``: no open ``Tape``
+    records the launch. ``record_cmd=True`` returns a ``Launch`` to run
+    later instead of launching. ``stream`` (CUDA only) must be None on the
+    CPU; ``max_blocks`` and ``block_dim`` are checked and do not change a CPU
+    launch (``block_dim()`` is 1 there)."""
+    k = kernel
     if not isinstance(k, Kernel):
         raise LaunchError(f"launch() needs an @adjit.kernel, got {k!r}")
     try:
         device_alias(device)
     except ValueError as e:
         raise LaunchError(f"kernel '{k.__name__}': {e}") from None
+    _check_launch_options(k, stream, max_blocks, block_dim)
+    if record_cmd:
+        return Launch(k, dim, list(inputs), list(outputs), list(adj_inputs), list(adj_outputs), device=device,
+                      adjoint=adjoint, record_tape=record_tape, max_blocks=max_blocks, block_dim=block_dim)
+    if adjoint:
+        return _launch_adjoint_with(k, dim, inputs, outputs, adj_inputs, adj_outputs)
+    if not record_tape:
+        with recording.paused():
+            return _launch(k, dim, inputs, outputs)
+    return _launch(k, dim, inputs, outputs)
+
+
+def _check_launch_options(k: Kernel, stream, max_blocks, block_dim) -> None:
+    if stream is not None:
+        raise LaunchError(f"launch of kernel '{k.__name__}': stream= is for CUDA launches; adjit launches on the "
+                          "CPU here, which has no streams (pass stream=None)")
+    for name, value, low in (("max_blocks", max_blocks, None), ("block_dim", block_dim, 1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or (low is not None and value < low):
+            raise LaunchError(f"launch of kernel '{k.__name__}': {name} must be an int"
+                              + (f" >= {low}" if low is not None else "") + f", got {value!r}")
+
+
+def _launch_adjoint_with(k: Kernel, dim, inputs, outputs, adj_inputs, adj_outputs) -> None:
+    """``launch(..., adjoint=True)``: the adjoint kernel with explicit
+    gradient arrays (Warp's adj_inputs/adj_outputs) or the arrays' .grad."""
+    args = _argument_list(k, "inputs", inputs) + _argument_list(k, "outputs", outputs)
+    adj = _argument_list(k, "adj_inputs", adj_inputs) + _argument_list(k, "adj_outputs", adj_outputs)
+    if len(args) != len(k.param_names):
+        raise _launch_error(k, f"kernel '{k.__name__}' takes {len(k.param_names)} arguments "
+                            f"({', '.join(k.param_names)}), got {len(args)}")
+    if adj and len(adj) != len(args):
+        raise _launch_error(k, f"an adjoint launch of kernel '{k.__name__}' takes one adjoint per argument "
+                            f"({len(args)}) in adj_inputs + adj_outputs, got {len(adj)}")
+    if k.is_generic:
+        k = k.overload([_argument_type(k, name, v) for name, v in zip(k.param_names, args)])
+    if len(k.arg_names) != len(k.param_names):
+        raise _launch_error(k, f"an adjoint launch of kernel '{k.__name__}' with struct parameters: record the "
+                            "launch on an adjit.Tape and call backward() instead")
+    holders = []
+    for n, (name, t, a) in enumerate(zip(k.param_names, k.arg_types, args)):
+        g = adj[n] if adj else (a.grad if isinstance(a, Array) else None)
+        if isinstance(t, T.ArrayType) and g is not None:
+            if not isinstance(g, Array) or not isinstance(a, Array) or g.shape != a.shape or g.dtype != a.dtype:
+                raise _launch_error(k, f"the adjoint of argument '{name}' of kernel '{k.__name__}' must be an "
+                                    f"array of its shape and dtype ({getattr(a, 'shape', None)}, "
+                                    f"{getattr(a, 'dtype', None)}), got {g!r}")
+        holders.append(_GradOf(g if isinstance(t, T.ArrayType) else None, a))
+    launch_adjoint(k, dim, args, holders)
+
+
+class _GradOf:
+    """Stands for an argument in launch_adjoint's ``grads_of``: its ``.grad``
+    is the gradient array given for it."""
+
+    def __init__(self, grad, array):
+        self.grad = grad
+        self._array = array
+
+    def __getattr__(self, name):  # zeros_like(...) of a missing gradient reads the array's shape and dtype
+        return getattr(self._array, name)
+
+
+class Launch:
+    """A launch recorded with ``launch(..., record_cmd=True)`` (Warp's
+    ``Launch``): ``launch()`` runs it; ``set_dim`` and ``set_param_*``
+    change it first."""
+
+    def __init__(self, kernel: Kernel, dim, inputs: list, outputs: list, adj_inputs: list, adj_outputs: list,
+                 device=None, adjoint: bool = False, record_tape: bool = True, max_blocks: int = 0,
+                 block_dim: int = 256):
+        self.kernel, self.dim = kernel, dim
+        self.params = inputs + outputs
+        self.adj_params = adj_inputs + adj_outputs
+        self._split = len(inputs)
+        self.device, self.adjoint, self.record_tape = device, adjoint, record_tape
+        self.max_blocks, self.block_dim = max_blocks, block_dim
+
+    def set_dim(self, dim) -> None:
+        _launch_shape(dim)  # checked now
+        self.dim = dim
+
+    def set_param_at_index(self, index: int, value, adjoint: bool = False) -> None:
+        params = self.adj_params if adjoint else self.params
+        if not -len(params) <= index < len(params):
+            raise LaunchError(f"Launch of kernel '{self.kernel.__name__}': no parameter at index {index} (it has "
+                              f"{len(params)})")
+        params[index] = value
+
+    def set_param_by_name(self, name: str, value, adjoint: bool = False) -> None:
+        if name not in self.kernel.param_names:
+            raise LaunchError(f"Launch of kernel '{self.kernel.__name__}': no parameter '{name}' (its parameters: "
+                              f"{', '.join(self.kernel.param_names)})")
+        self.set_param_at_index(self.kernel.param_names.index(name), value, adjoint)
+
+    def set_params(self, values) -> None:
+        values = list(values)
+        if len(values) != len(self.params):
+            raise LaunchError(f"Launch of kernel '{self.kernel.__name__}': set_params takes {len(self.params)} "
+                              f"values, got {len(values)}")
+        self.params = values
+
+    def launch(self, stream=None) -> None:
+        split = self._split
+        launch(self.kernel, self.dim, self.params[:split], self.params[split:], self.adj_params[:split],
+               self.adj_params[split:], device=self.device, stream=stream, adjoint=self.adjoint,
+               record_tape=self.record_tape, max_blocks=self.max_blocks, block_dim=self.block_dim)
+
+
+def _launch(k: Kernel, dim, inputs, outputs) -> None:
     args = _argument_list(k, "inputs", inputs) + _argument_list(k, "outputs", outputs)
     if len(args) != len(k.param_names):
         raise _launch_error(k, f"kernel '{k.__name__}' takes {len(k.param_names)} arguments "
