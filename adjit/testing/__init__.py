@@ -4,7 +4,8 @@ For kernel authors:
 
 - ``check_gradients(kernel, dim, inputs, outputs, eps=, rtol=, atol=)``: the
   adjoint Jacobians against central finite differences; raises an
-  AssertionError with a readable report.
+  AssertionError with a readable report. The step and tolerances default by
+  the arrays' least precise float dtype (``TOLERANCES_BY_DTYPE``).
 - ``check_tape_gradients(run, inputs, ...)``: the same for several launches
   recorded on one tape.
 - ``check_dot_product(run, inputs, ...)``: forward mode against reverse mode,
@@ -22,11 +23,11 @@ For adjit's own tests, the gradient fuzzer:
 See docs/testing.md. The strategies need Hypothesis (``pip install
 hypothesis``); the checks do not.
 """
-from ._check import (ATOL, DOT_RTOL, EPS, RTOL, DotProductMismatch, ForwardModeUnsupported, GradientMismatch,
-                     HessianAsymmetry, check_dot_product, check_gradients, check_hessian_symmetry,
-                     check_tape_gradients)
+from ._check import (ATOL, DOT_RTOL, EPS, RTOL, TOLERANCES_BY_DTYPE, DotProductMismatch, ForwardModeUnsupported,
+                     GradientMismatch, HessianAsymmetry, check_dot_product, check_gradients, check_hessian_symmetry,
+                     check_tape_gradients, default_tolerances)
 
-__all__ = ["ATOL", "DOT_RTOL", "EPS", "RTOL", "DotProductMismatch", "ForwardModeUnsupported", "GradientMismatch",
+__all__ = ["ATOL", "DOT_RTOL", "EPS", "RTOL", "TOLERANCES_BY_DTYPE", "default_tolerances", "DotProductMismatch", "ForwardModeUnsupported", "GradientMismatch",
            "HessianAsymmetry", "check_dot_product", "check_gradients", "check_hessian_symmetry",
            "check_tape_gradients", "arrays",
            "programs", "check_program", "GenConfig", "Tolerances", "module_source", "fuzz_settings"]

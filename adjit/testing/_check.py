@@ -17,6 +17,32 @@ from ..runtime.tape import Tape
 #: Defaults for float64 kernels (see docs/testing.md for the reasoning).
 EPS, RTOL, ATOL = 1e-6, 1e-5, 1e-7
 
+#: Default (eps, rtol, atol) by the least precise float type among a check's
+#: arrays: the step balances truncation (eps**2 times the third derivative
+#: / 6) against rounding (a few ulp(f) / eps), and the tolerances cover what
+#: is left (docs/testing.md, "Tolerances").
+TOLERANCES_BY_DTYPE = {
+    "float64": (EPS, RTOL, ATOL),
+    "float32": (1e-3, 1e-2, 1e-3),
+    "float16": (1e-1, 5e-2, 5e-2),
+    "bfloat16": (2.5e-1, 1e-1, 1e-1),
+}
+_PRECISION_ORDER = ("bfloat16", "float16", "float32", "float64")
+
+
+def default_tolerances(arrays) -> tuple[float, float, float]:
+    """(eps, rtol, atol) for the least precise float dtype of ``arrays``."""
+    names = {T.scalar_of(a.dtype).name for a in arrays if _is_float_array(a)}
+    for name in _PRECISION_ORDER:
+        if name in names:
+            return TOLERANCES_BY_DTYPE[name]
+    return TOLERANCES_BY_DTYPE["float64"]
+
+
+def _resolve(arrays, eps, rtol, atol) -> tuple[float, float, float]:
+    d_eps, d_rtol, d_atol = default_tolerances(arrays)
+    return (d_eps if eps is None else eps, d_rtol if rtol is None else rtol, d_atol if atol is None else atol)
+
 
 #: The dot-product test's relative tolerance for float64 (see check_dot_product).
 DOT_RTOL = 1e-12
@@ -89,8 +115,8 @@ def _mismatch_report(title: str, comparisons, names_in, names_out, arrays_in, ar
     return "\n".join(header + lines)
 
 
-def check_gradients(kernel, dim, inputs, outputs, eps: float = EPS, rtol: float = RTOL, atol: float = ATOL,
-                    input_output_mask=None, max_entries: int = 8) -> None:
+def check_gradients(kernel, dim, inputs, outputs, eps: float | None = None, rtol: float | None = None,
+                    atol: float | None = None, input_output_mask=None, max_entries: int = 8) -> None:
     """Checks a kernel's adjoint against central finite differences.
 
     For every (float input array, float output array) pair (or those in
@@ -100,12 +126,14 @@ def check_gradients(kernel, dim, inputs, outputs, eps: float = EPS, rtol: float 
     elementwise: ``|J - J_fd| <= atol + rtol * |J_fd|``. Raises an
     AssertionError (``GradientMismatch``) naming the worst entries otherwise.
 
-    The defaults (eps=1e-6, rtol=1e-5, atol=1e-7) are for float64 kernels; a
-    float32 kernel needs eps around 1e-3 and tolerances around 1e-2. Keep the
-    inputs away from kinks (``abs``, ``min``/``max``, branch conditions):
-    finite differences across a kink are meaningless.
+    ``eps``, ``rtol`` and ``atol`` left None are chosen by the least precise
+    float dtype among the arrays (``TOLERANCES_BY_DTYPE``: float64 1e-6,
+    1e-5, 1e-7; float32 1e-3, 1e-2, 1e-3). Keep the inputs away from kinks
+    (``abs``, ``min``/``max``, branch conditions): finite differences across
+    a kink are meaningless.
     """
     inputs, outputs = list(inputs), list(outputs)
+    eps, rtol, atol = _resolve(inputs + outputs, eps, rtol, atol)
     snapshot = [o.numpy().copy() if isinstance(o, Array) else None for o in outputs]
     analytic = autograd.jacobian(kernel, dim, inputs, outputs, input_output_mask)
     for o, s in zip(outputs, snapshot):  # jacobian() leaves the outputs as one launch does
@@ -122,8 +150,8 @@ def check_gradients(kernel, dim, inputs, outputs, eps: float = EPS, rtol: float 
         raise GradientMismatch(report)
 
 
-def check_tape_gradients(run, inputs, eps: float = EPS, rtol: float = RTOL, atol: float = ATOL,
-                         names=None, output_names=None, max_entries: int = 8) -> None:
+def check_tape_gradients(run, inputs, eps: float | None = None, rtol: float | None = None,
+                         atol: float | None = None, names=None, output_names=None, max_entries: int = 8) -> None:
     """Checks the gradients of several launches recorded on one tape.
 
     ``run(*inputs)`` launches kernels (any number, in any order) and returns
@@ -153,6 +181,7 @@ def check_tape_gradients(run, inputs, eps: float = EPS, rtol: float = RTOL, atol
             if not isinstance(o, Array) or o.grad is None:
                 raise ValueError(f"check_tape_gradients: output {n} of run() is not an array created with "
                                  "requires_grad=True (the tape needs its gradient to seed it)")
+        eps, rtol, atol = _resolve(inputs + outs, eps, rtol, atol)
         out_names = (list(output_names) if output_names is not None
                      else [f"outputs[{n}]" for n in range(len(outs))])
         analytic = {(k, o): np.zeros((outs[o].numpy().size, inputs[k].numpy().size))
