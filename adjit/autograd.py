@@ -10,6 +10,7 @@ function of launches. Masks name (input, output) pairs either by parameter name,
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,9 +104,53 @@ def _with_grads(arrays):
 JACOBIAN_MODES = ("reverse", "forward", "auto")
 
 
-def jacobian(kernel: Kernel, dim, inputs, outputs, input_output_mask=None, mode: str = "reverse",
+def jacobian(function, dim=None, inputs=None, outputs=None, input_output_mask=None, device=None,
+             max_blocks: int = 0, block_dim: int = 256, max_outputs_per_var: int = -1,
+             plot_jacobians: bool = False, metadata=None, *, mode: str = "reverse",
              batch: int = MAX_LANES) -> JacobianDict:
-    """The Jacobians d outputs[o] / d inputs[i] of one launch.
+    """The Jacobians d outputs[o] / d inputs[i] of one launch of a kernel, or
+    of a Python function of launches (Warp's signature).
+
+    ``function``: a kernel, launched with ``dim``, ``inputs`` and
+    ``outputs`` (its parameters in that order); or a Python function called
+    as ``function(*inputs)`` that returns an array or a list of arrays (the
+    outputs; ``dim`` and ``outputs`` are then None). Returns ``{(i, o): J}``
+    with ``J`` a 2-D float64 ``adjit.array`` of shape (output size, input
+    size), vector/matrix components flattened (``J.numpy()`` for numpy);
+    keys also accept parameter names. Every float array takes part (Warp
+    takes those with ``requires_grad=True``; adjit gives the others a
+    gradient for the call). ``max_outputs_per_var`` > 0 computes only that
+    many rows of each output (the rest stay zero); ``plot_jacobians`` shows
+    them with ``jacobian_plot``. ``device``, ``max_blocks`` and
+    ``block_dim`` are checked as by ``launch``.
+
+    ``mode`` and ``batch`` are adjit's: ``mode="reverse"`` (the default)
+    uses adjoint kernels, ``"forward"`` tangent kernels, ``"auto"`` forward
+    when the inputs have fewer elements than the outputs; ``batch`` seeds
+    share one launch (see below for kernels; a function is differentiated
+    one seed at a time)."""
+    if metadata is not None:
+        raise TypeError("jacobian: metadata= (Warp's FunctionMetadata) is not supported; names come from the "
+                        "kernel's or the function's parameters")
+    if isinstance(function, Kernel):
+        _check_kernel_call("jacobian", function, dim, inputs, outputs, device, max_blocks, block_dim)
+        numeric = _kernel_jacobian(function, dim, list(inputs or ()), list(outputs or ()), input_output_mask, mode,
+                                   batch, max_outputs_per_var)
+        names = (function.__name__, numeric._names_in, numeric._names_out)
+    else:
+        numeric, outputs = _function_jacobian(function, dim, inputs, outputs, input_output_mask, mode,
+                                              max_outputs_per_var)
+        names = (getattr(function, "__name__", "function"), numeric._names_in, numeric._names_out)
+    result = _as_arrays(numeric)
+    if plot_jacobians:
+        from ._gradcheck import jacobian_plot
+        jacobian_plot(result, names, inputs)
+    return result
+
+
+def _kernel_jacobian(kernel: Kernel, dim, inputs, outputs, input_output_mask=None, mode: str = "reverse",
+                     batch: int = MAX_LANES, max_outputs_per_var: int = -1) -> JacobianDict:
+    """The Jacobians d outputs[o] / d inputs[i] of one launch, as numpy arrays.
 
     Returns ``{(i, o): J}`` with ``J`` of shape (output size, input size)
     (vector/matrix components flattened). ``mode="reverse"``: the launch
@@ -126,6 +171,8 @@ def jacobian(kernel: Kernel, dim, inputs, outputs, input_output_mask=None, mode:
     if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or not 1 <= batch <= MAX_LANES:
         raise ValueError(f"jacobian: batch must be an int from 1 to {MAX_LANES}, got {batch!r}")
     pairs, names_in, names_out = _pairs(kernel, inputs, outputs, input_output_mask)
+    if max_outputs_per_var is not None and max_outputs_per_var > 0:
+        mode = "reverse"  # rows are what reverse mode computes one by one
     if mode == "auto":
         input_elements = sum(inputs[i].numpy().size for i in {i for i, _ in pairs})
         output_elements = sum(outputs[o].numpy().size for o in {o for _, o in pairs})
@@ -135,7 +182,7 @@ def jacobian(kernel: Kernel, dim, inputs, outputs, input_output_mask=None, mode:
                                  int(batch))
     if batch > 1:
         return _jacobian_reverse_batched(kernel, dim, list(inputs), list(outputs), pairs, names_in, names_out,
-                                         int(batch))
+                                         int(batch), _row_limit(max_outputs_per_var))
     undo = _with_grads(list(inputs) + list(outputs))
     try:
         tape = Tape()
@@ -146,7 +193,7 @@ def jacobian(kernel: Kernel, dim, inputs, outputs, input_output_mask=None, mode:
             out = outputs[o]
             ins = [i for i, oo in pairs if oo == o]
             jac = {i: np.zeros((out.numpy().size, inputs[i].numpy().size)) for i in ins}
-            for row in range(out.numpy().size):
+            for row in range(min(out.numpy().size, _row_limit(max_outputs_per_var))):
                 tape.zero()
                 for a in list(inputs) + list(outputs):
                     if isinstance(a, Array) and a.grad is not None:
@@ -165,8 +212,150 @@ def jacobian(kernel: Kernel, dim, inputs, outputs, input_output_mask=None, mode:
         undo()
 
 
+def _row_limit(max_per_var) -> int:
+    """Warp's max_outputs_per_var / max_inputs_per_var: -1 (or None) is all."""
+    if max_per_var is None or max_per_var < 0:
+        return np.iinfo(np.int64).max
+    if max_per_var == 0:
+        raise ValueError("max_outputs_per_var / max_inputs_per_var must be positive, or -1 for all")
+    return int(max_per_var)
+
+
+def _check_kernel_call(what: str, kernel: Kernel, dim, inputs, outputs, device, max_blocks, block_dim) -> None:
+    from .device import device_alias
+    from .launch import _check_launch_options
+    if dim is None:
+        raise TypeError(f"{what} of kernel '{kernel.__name__}': dim is required for a kernel")
+    try:
+        device_alias(device)
+    except ValueError as e:
+        raise TypeError(f"{what} of kernel '{kernel.__name__}': {e}") from None
+    _check_launch_options(kernel, None, max_blocks, block_dim)
+
+
+def _as_arrays(numeric: JacobianDict) -> JacobianDict:
+    result = JacobianDict(numeric._names_in, numeric._names_out)
+    for key, value in dict.items(numeric):
+        result[key] = array(np.ascontiguousarray(value, dtype=np.float64), dtype=T.float64)
+    return result
+
+
+def _function_call(what: str, function, dim, inputs, outputs):
+    """Checks a Python function of launches given to jacobian/jacobian_fd;
+    returns (inputs, input names)."""
+    if not callable(function):
+        raise TypeError(f"{what}: function must be a kernel or a Python function of launches, got "
+                        f"{_describe(function)}")
+    fn_name = getattr(function, "__name__", repr(function))
+    if dim is not None or outputs is not None:
+        raise TypeError(f"{what} of function '{fn_name}': dim and outputs are for kernels; the function's "
+                        "outputs are what it returns")
+    inputs = list(inputs or ())
+    try:
+        params = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        params = []
+    names = params if len(params) == len(inputs) else [f"inputs[{k}]" for k in range(len(inputs))]
+    return inputs, names
+
+
+def _function_outputs(what: str, fn_name: str, result) -> list:
+    outs = [result] if isinstance(result, Array) else result
+    if not isinstance(outs, (list, tuple)) or not outs or not all(isinstance(o, Array) for o in outs):
+        raise TypeError(f"{what} of function '{fn_name}': it must return an adjit array or a list of them, "
+                        f"got {_describe(result)}")
+    return list(outs)
+
+
+def _output_names(function, outs) -> list[str]:
+    names = getattr(function, "output_names", None)
+    return list(names) if names is not None and len(names) == len(outs) else \
+        [f"outputs[{o}]" for o in range(len(outs))]
+
+
+def _function_pairs(what, fn_name, inputs, outs, names_in, names_out, mask):
+    if mask is None:
+        pairs = [(i, o) for i, a in enumerate(inputs) if _differentiable(a)
+                 for o, b in enumerate(outs) if _differentiable(b)]
+    else:
+        pairs = [_normalize_pair(p, names_in, names_out) for p in mask]
+        for i, o in pairs:
+            if not (_differentiable(inputs[i]) and _differentiable(outs[o])):
+                raise GradientError(f"{what} of function '{fn_name}': ({names_in[i]}, {names_out[o]}) is not a "
+                                    "pair of float arrays, so it has no Jacobian")
+    if not pairs:
+        raise GradientError(f"{what} of function '{fn_name}': no (float input array, float output array) pair "
+                            "to differentiate")
+    return pairs
+
+
+def _function_jacobian(function, dim, inputs, outputs, mask, mode, max_outputs_per_var):
+    """The Jacobians of a Python function of launches: it runs once under a
+    tape, then one backward pass per output row (reverse) or one ``jvp``
+    per input column (forward); numpy values."""
+    inputs, names_in = _function_call("jacobian", function, dim, inputs, outputs)
+    fn_name = getattr(function, "__name__", repr(function))
+    if mode not in JACOBIAN_MODES:
+        raise ValueError(f"jacobian: mode must be one of {JACOBIAN_MODES}, got {mode!r}")
+    diff = [a for a in inputs if _differentiable(a)]
+    undo = _with_grads(diff)
+    try:
+        tape = Tape()
+        with tape:
+            outs = _function_outputs("jacobian", fn_name, function(*inputs))
+        names_out = _output_names(function, outs)
+        pairs = _function_pairs("jacobian", fn_name, inputs, outs, names_in, names_out, mask)
+        if mode == "auto":
+            mode = "forward" if sum(inputs[i].numpy().size for i in {i for i, _ in pairs}) < \
+                sum(outs[o].numpy().size for o in {o for _, o in pairs}) else "reverse"
+        if max_outputs_per_var is not None and max_outputs_per_var > 0:
+            mode = "reverse"
+        result = JacobianDict(names_in, names_out)
+        if mode == "forward":
+            for i in sorted({i for i, _ in pairs}):
+                size = inputs[i].numpy().size
+                jac = {o: np.zeros((outs[o].numpy().size, size)) for ii, o in pairs if ii == i}
+                for column in range(size):
+                    seeds = [None] * len(inputs)
+                    seeds[i] = np.zeros(inputs[i].numpy().shape)
+                    seeds[i].reshape(-1)[column] = 1
+                    _, out_tangents = jvp(lambda *xs: function(*xs), inputs, seeds)
+                    out_tangents = [out_tangents] if isinstance(out_tangents, Array) else out_tangents
+                    for o in jac:
+                        jac[o][:, column] = out_tangents[o].numpy().reshape(-1)
+                for o, value in jac.items():
+                    result[(i, o)] = value
+            return result, outs
+        added = [o for o in outs if o.grad is None]
+        for o in added:
+            o.grad = zeros_like(o, requires_grad=False)
+        try:
+            for o in sorted({o for _, o in pairs}):
+                ins = [i for i, oo in pairs if oo == o]
+                rows = outs[o].numpy().size
+                jac = {i: np.zeros((rows, inputs[i].numpy().size)) for i in ins}
+                for row in range(min(rows, _row_limit(max_outputs_per_var))):
+                    tape.zero()
+                    for a in diff + outs:
+                        a.grad.numpy()[...] = 0
+                    outs[o].grad.numpy().reshape(-1)[row] = 1
+                    tape.backward()
+                    for i in ins:
+                        jac[i][row] = inputs[i].grad.numpy().reshape(-1)
+                for i in ins:
+                    result[(i, o)] = jac[i]
+            tape.zero()
+            for a in diff + outs:
+                if a.grad is not None:
+                    a.grad.numpy()[...] = 0
+        finally:
+            for o in added:
+                o.grad = None
+        return result, outs
+    finally:
+        undo()
 def _jacobian_reverse_batched(kernel: Kernel, dim, inputs: list, outputs: list, pairs, names_in,
-                              names_out, batch: int) -> JacobianDict:
+                              names_out, batch: int, row_limit: int = np.iinfo(np.int64).max) -> JacobianDict:
     """Reverse mode with batched seeds: the launch runs once (recorded, so
     that its adjoints see the values it read), then one launch of the
     ``lanes``-lane adjoint kernel per ``lanes`` rows, each lane seeded with a
@@ -183,8 +372,9 @@ def _jacobian_reverse_batched(kernel: Kernel, dim, inputs: list, outputs: list, 
     for o in sorted({o for _, o in pairs}):
         out = outputs[o]
         ins = [i for i, oo in pairs if oo == o]
-        rows = out.numpy().size
-        jac = {i: np.zeros((rows, inputs[i].numpy().size)) for i in ins}
+        size = out.numpy().size
+        rows = min(size, row_limit)
+        jac = {i: np.zeros((size, inputs[i].numpy().size)) for i in ins}
         lanes = max(1, min(batch, rows))
         for first in range(0, rows, lanes):
             chosen = range(first, min(first + lanes, rows))
@@ -480,11 +670,67 @@ def _describe(value) -> str:
     return f"a {type(value).__name__}"
 
 
-def jacobian_fd(kernel: Kernel, dim, inputs, outputs, input_output_mask=None,
-                eps: float = 1e-4) -> JacobianDict:
-    """The same Jacobians by central finite differences (2 launches per input
-    element). Outputs are restored to their values before each launch, so
-    kernels that accumulate into outputs are handled."""
+def jacobian_fd(function, dim=None, inputs=None, outputs=None, input_output_mask=None, device=None,
+                max_blocks: int = 0, block_dim: int = 256, max_inputs_per_var: int = -1, eps: float = 1e-4,
+                plot_jacobians: bool = False, metadata=None) -> JacobianDict:
+    """The Jacobians of ``jacobian`` by central finite differences (2 runs per
+    input element), Warp's signature: ``function`` a kernel or a Python
+    function of launches, as for ``jacobian``; 2-D float64 arrays.
+    ``max_inputs_per_var`` > 0 differentiates only that many elements of each
+    input (the other columns stay zero). A kernel's outputs are restored
+    before each launch (kernels that accumulate into outputs are handled); a
+    function must make fresh outputs, or overwrite them, on every call."""
+    if metadata is not None:
+        raise TypeError("jacobian_fd: metadata= (Warp's FunctionMetadata) is not supported")
+    if isinstance(function, Kernel):
+        _check_kernel_call("jacobian_fd", function, dim, inputs, outputs, device, max_blocks, block_dim)
+        numeric = _kernel_jacobian_fd(function, dim, list(inputs or ()), list(outputs or ()), input_output_mask,
+                                      eps, max_inputs_per_var)
+        names = (function.__name__, numeric._names_in, numeric._names_out)
+    else:
+        numeric = _function_jacobian_fd(function, dim, inputs, outputs, input_output_mask, eps, max_inputs_per_var)
+        names = (getattr(function, "__name__", "function"), numeric._names_in, numeric._names_out)
+    result = _as_arrays(numeric)
+    if plot_jacobians:
+        from ._gradcheck import jacobian_plot
+        jacobian_plot(result, names, inputs)
+    return result
+
+
+def _function_jacobian_fd(function, dim, inputs, outputs, mask, eps, max_inputs_per_var) -> JacobianDict:
+    inputs, names_in = _function_call("jacobian_fd", function, dim, inputs, outputs)
+    fn_name = getattr(function, "__name__", repr(function))
+
+    def evaluate():
+        return [np.asarray(o.numpy(), np.float64).reshape(-1).copy()
+                for o in _function_outputs("jacobian_fd", fn_name, function(*inputs))]
+    base = _function_outputs("jacobian_fd", fn_name, function(*inputs))
+    names_out = _output_names(function, base)
+    pairs = _function_pairs("jacobian_fd", fn_name, inputs, base, names_in, names_out, mask)
+    result = JacobianDict(names_in, names_out)
+    for i in sorted({i for i, _ in pairs}):
+        flat = inputs[i].numpy().reshape(-1)
+        jac = {o: np.zeros((base[o].numpy().size, flat.size)) for ii, o in pairs if ii == i}
+        for col in range(min(flat.size, _row_limit(max_inputs_per_var))):
+            original = flat[col].copy()
+            flat[col] = original + eps
+            plus = evaluate()
+            flat[col] = original - eps
+            minus = evaluate()
+            flat[col] = original
+            for o in jac:
+                jac[o][:, col] = (plus[o] - minus[o]) / (2 * eps)
+        for o, value in jac.items():
+            result[(i, o)] = value
+    function(*inputs)  # leave what the function writes as at the original inputs
+    return result
+
+
+def _kernel_jacobian_fd(kernel: Kernel, dim, inputs, outputs, input_output_mask=None,
+                        eps: float = 1e-4, max_inputs_per_var: int = -1) -> JacobianDict:
+    """Central finite differences of one launch (numpy values). Outputs are
+    restored to their values before each launch, so kernels that accumulate
+    into outputs are handled."""
     pairs, names_in, names_out = _pairs(kernel, inputs, outputs, input_output_mask)
     initial = [o.numpy().copy() if isinstance(o, Array) else o for o in outputs]
 
@@ -501,7 +747,7 @@ def jacobian_fd(kernel: Kernel, dim, inputs, outputs, input_output_mask=None,
         flat = inputs[i].numpy().reshape(-1)
         outs = [o for ii, o in pairs if ii == i]
         jac = {o: np.zeros((outputs[o].numpy().size, flat.size)) for o in outs}
-        for col in range(flat.size):
+        for col in range(min(flat.size, _row_limit(max_inputs_per_var))):
             original = flat[col].copy()
             flat[col] = original + eps
             plus = evaluate()
@@ -571,31 +817,4 @@ def compare_jacobians(analytic, numeric, rtol: float, atol: float) -> list:
     return out
 
 
-def gradcheck(kernel: Kernel, dim, inputs, outputs, eps: float = 1e-4, atol: float = 1e-3,
-              rtol: float = 1e-2, input_output_mask=None) -> GradcheckResult:
-    """Compares ``jacobian`` with ``jacobian_fd`` elementwise:
-    ``|J - J_fd| <= atol + rtol * |J_fd|``.
-
-    Finite differences of float32 kernels are noisy (use eps around 1e-3 and
-    loose tolerances); for tight checks, compile the kernel for float64.
-    Returns a GradcheckResult (truthy when it passes) with a readable report.
-    """
-    analytic = jacobian(kernel, dim, inputs, outputs, input_output_mask, mode="reverse")
-    numeric = jacobian_fd(kernel, dim, inputs, outputs, input_output_mask, eps)
-    names_in, names_out = analytic._names_in, analytic._names_out
-    comparisons = compare_jacobians(dict(analytic), dict(numeric), rtol, atol)
-    lines = []
-    for c in comparisons:
-        i, o = c.pair
-        line = (f"{'ok  ' if c.passed else 'FAIL'} d {names_out[o]} / d {names_in[i]}: "
-                f"max |J - J_fd| = {c.max_error:.3g}")
-        if not c.passed:
-            worst = c.worst(1)[0]
-            line += (f", {int(c.failed.sum())} of {c.failed.size} entries out of tolerance; worst at "
-                     f"(output {worst[0]}, input {worst[1]}): adjoint {c.analytic[worst]:.6g} vs "
-                     f"finite difference {c.numeric[worst]:.6g}")
-        lines.append(line)
-    passed = all(c.passed for c in comparisons)
-    header = f"gradcheck of kernel '{kernel.__name__}': {'passed' if passed else 'FAILED'} " \
-             f"(eps={eps}, atol={atol}, rtol={rtol})"
-    return GradcheckResult(passed, "\n".join([header] + lines))
+from ._gradcheck import gradcheck, gradcheck_tape, jacobian_plot  # noqa: E402,F401  (Warp's checks)

@@ -309,6 +309,7 @@ class Launch:
 
 def _launch(k: Kernel, dim, inputs, outputs) -> None:
     args = _argument_list(k, "inputs", inputs) + _argument_list(k, "outputs", outputs)
+    n_inputs = len(inputs)
     if len(args) != len(k.param_names):
         raise _launch_error(k, f"kernel '{k.__name__}' takes {len(k.param_names)} arguments "
                             f"({', '.join(k.param_names)}), got {len(args)}")
@@ -341,6 +342,8 @@ def _launch(k: Kernel, dim, inputs, outputs) -> None:
     # order their launches run).
     with recording.locked(tapes):
         steps = [tape.record_launch(k, dim, args, access, launch_adjoint) for tape in tapes]
+        for step in steps:
+            step.n_inputs = n_inputs  # where the outputs start (autograd.gradcheck_tape)
         for i in loader.written_arguments(k):
             args[i]._version += 1
         failure = _run(variant, total, shape, packed, ranges, noalias=not overlap)

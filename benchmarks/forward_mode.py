@@ -188,8 +188,8 @@ def time_jacobian(quick: bool) -> dict:
 
     def jacobian(mode):
         if mode.endswith("_unbatched"):
-            return wp.autograd.jacobian(damped_wave, JAC_OUTPUTS, [p], [y], mode=mode.split("_")[0], batch=1)[0, 0]
-        return wp.autograd.jacobian(damped_wave, JAC_OUTPUTS, [p], [y], mode=mode)[0, 0]
+            return wp.autograd.jacobian(damped_wave, JAC_OUTPUTS, [p], [y], mode=mode.split("_")[0], batch=1)[0, 0].numpy()
+        return wp.autograd.jacobian(damped_wave, JAC_OUTPUTS, [p], [y], mode=mode)[0, 0].numpy()
 
     samples = {"forward": [], "forward_unbatched": [], "reverse": [], "reverse_unbatched": []}
     for mode in samples:
@@ -206,7 +206,7 @@ def time_jacobian(quick: bool) -> dict:
     assert forward_vs_reverse <= 1e-12 and forward_vs_exact <= 1e-12, (forward_vs_reverse, forward_vs_exact)
     assert np.array_equal(results["forward"], results["forward_unbatched"])  # lanes compute what single launches do
     assert np.array_equal(results["reverse"], results["reverse_unbatched"])
-    auto = wp.autograd.jacobian(damped_wave, JAC_OUTPUTS, [p], [y], mode="auto")[0, 0]
+    auto = wp.autograd.jacobian(damped_wave, JAC_OUTPUTS, [p], [y], mode="auto")[0, 0].numpy()
     assert np.array_equal(auto, results["forward"])  # auto picks forward for 3 inputs, 10,000 outputs
     out = {"inputs": JAC_INPUTS, "outputs": JAC_OUTPUTS, "launches_forward": 1,
            "launches_forward_unbatched": JAC_INPUTS, "launches_reverse": -(-JAC_OUTPUTS // 16),

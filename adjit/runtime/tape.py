@@ -373,6 +373,8 @@ class _LaunchStep:
         #: The arrays float atomic min/max wrote, as the launch left them
         #: (the launcher sets them after the launch), else None.
         self.finals = None
+        #: How many of the arguments were launch()'s inputs (the launcher sets it).
+        self.n_inputs = None
 
     @property
     def label(self) -> str:
