@@ -551,16 +551,107 @@ def _infer_dtype(data: np.ndarray):
     return T.scalar_type_of(data.dtype)
 
 
-def array(data=None, dtype=None, shape=None, ndim=None, requires_grad: bool = False, device=None):
-    """Creates an array from data, or (without data or shape) is an array annotation.
+def array(data=None, dtype=None, shape=None, strides=None, ptr=None, capacity=None, device=None,
+          pinned: bool = False, copy: bool = True, deleter=None, ndim=None, grad=None,
+          requires_grad: bool = False):
+    """Creates an array from data, or (without data or shape) is an array
+    annotation; Warp's signature.
 
     ``adjit.array(np_array)``, ``adjit.array([[1, 2, 3]], dtype=adjit.vec3)``;
     in a kernel signature, ``x: adjit.array(dtype=float, ndim=2)``.
+    ``copy=False`` shares the data's memory where it already has the
+    element's scalar dtype and a C-contiguous layout (else the data is
+    copied, as Warp does). ``ptr``: an array over memory at that address
+    (with ``shape``, ``dtype``, optional byte ``strides`` and ``capacity``
+    in bytes); the memory must stay valid while the array lives, and
+    ``deleter(ptr, capacity)`` is called when it is freed. ``grad``: the
+    gradient array (same shape and dtype). ``pinned`` changes nothing for
+    CPU memory.
     """
-    if data is None and shape is None:
+    if ptr is not None:
+        a = _array_at(ptr, dtype, shape, strides, capacity, deleter, requires_grad, device)
+    elif strides is not None or capacity is not None or deleter is not None:
+        raise ValueError("array: strides=, capacity= and deleter= describe memory given by ptr=")
+    elif data is None and shape is None:
+        if grad is not None or requires_grad:
+            raise ValueError("array: an annotation (no data or shape) takes no grad= or requires_grad=")
         return T.ArrayType(dtype if dtype is not None else T.float32, ndim or 1)
-    if data is None:
-        return empty(shape, dtype or T.float32, requires_grad=requires_grad, device=device)
+    elif data is None:
+        a = empty(shape, dtype or T.float32, requires_grad=requires_grad, device=device)
+    elif not copy and not isinstance(dtype, T.StructType) and _can_share(data, dtype, shape):
+        from ..interop import _wrap
+        a = _wrap(np.asarray(data), dtype, requires_grad, "array(copy=False)")
+        _device(device)
+    else:
+        a = _array_from_data(data, dtype, shape, ndim, requires_grad, device)
+    if ndim is not None and a.ndim != ndim:
+        raise ValueError(f"array: ndim={ndim} but this makes a {a.ndim}-d array")
+    if grad is not None:
+        if not isinstance(grad, Array) or grad.shape != a.shape or grad.dtype != a.dtype:
+            raise ValueError(f"array: grad= must be an array of the same shape and dtype ({a.shape}, {a.dtype}), "
+                             f"got {grad!r}")
+        a.requires_grad = True
+        a.grad = grad
+    return a
+
+
+def _can_share(data, dtype, shape) -> bool:
+    """Whether ``array(data, copy=False)`` can use the data's memory as it is."""
+    if shape is not None or not isinstance(data, np.ndarray) or not data.flags.c_contiguous \
+            or not data.flags.writeable:
+        return False
+    try:
+        scalar = T.scalar_of(T.value_type_of(dtype)) if dtype is not None else _infer_dtype(data)
+    except (TypeError, ValueError, KeyError):
+        return False
+    return scalar is not None and data.dtype == scalar.np_dtype
+
+
+def _array_at(ptr, dtype, shape, strides, capacity, deleter, requires_grad, device) -> "Array":
+    """An array over ``capacity`` bytes at address ``ptr`` (Warp's ``ptr=``)."""
+    import ctypes
+    if isinstance(ptr, bool) or not isinstance(ptr, (int, np.integer)) or ptr <= 0:
+        raise ValueError(f"array: ptr must be a positive int address, got {ptr!r}")
+    if shape is None or dtype is None:
+        raise ValueError("array: ptr= needs shape= and dtype=")
+    t = T.value_type_of(dtype)
+    scalar = T.scalar_of(t)
+    comp = _component_shape(t)
+    dims = _shape_tuple(shape)
+    itemsize = scalar.np_dtype.itemsize * int(np.prod(comp, dtype=np.int64))
+    if strides is None:
+        strides = _dense_strides(dims, itemsize)
+    strides = tuple(int(v) for v in strides)
+    if len(strides) != len(dims) or any(v < 0 for v in strides):
+        raise ValueError(f"array: strides must be {len(dims)} non-negative byte counts, got {strides!r}")
+    needed = (sum((d - 1) * v for d, v in zip(dims, strides)) + itemsize) if all(dims) else 0
+    capacity = needed if capacity is None else int(capacity)
+    if capacity < needed:
+        raise ValueError(f"array: shape {dims} with strides {strides} reaches {needed} bytes, past "
+                         f"capacity={capacity}")
+    _device(device)
+    raw = np.frombuffer((ctypes.c_byte * max(capacity, 1)).from_address(int(ptr)), dtype=np.uint8)
+    comp_strides = _dense_strides(comp, scalar.np_dtype.itemsize)
+    buffer = np.lib.stride_tricks.as_strided(raw.view(scalar.np_dtype) if capacity % scalar.np_dtype.itemsize == 0
+                                             else raw[:capacity - capacity % scalar.np_dtype.itemsize]
+                                             .view(scalar.np_dtype),
+                                             dims + comp, strides + comp_strides, writeable=True)
+    a = Array(buffer, t, requires_grad)
+    a._shared = True  # memory adjit does not own: a tape snapshots it when it records it
+    if deleter is not None:
+        weakref.finalize(a, deleter, int(ptr), capacity)
+    return a
+
+
+def _dense_strides(shape: tuple, itemsize: int) -> tuple[int, ...]:
+    strides, step = [], itemsize
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= max(extent, 1)
+    return tuple(reversed(strides))
+
+
+def _array_from_data(data, dtype, shape, ndim, requires_grad, device) -> "Array":
     if isinstance(dtype, T.StructType):  # an array of structs: one array per field
         a = _structs().struct_array(data, dtype, shape, requires_grad, _device(device))
         if ndim is not None and a.ndim != ndim:
