@@ -17,7 +17,7 @@ from .errors import (AdjitError, CompileError, GradientError, KernelError, Kerne
                      KernelSyntaxError, KernelTypeError, LaunchError, NonFiniteError, OutOfBoundsError)
 from .interop import from_dlpack, from_jax, from_numpy, from_torch, to_jax, to_torch  # noqa: F401
 from .language import (Function, Kernel, adjoint, constant, expect_eq, expect_near, expect_neq,  # noqa: F401
-                       func, func_grad, func_jvp, grad, kernel, printf, static, tid)
+                       func, func_grad, func_jvp, func_replay, grad, kernel, printf, static, tid)
 from .language import Module, get_module, get_module_options, overload, set_module_options  # noqa: F401
 from .launch import Launch, launch, synchronize  # noqa: F401
 from . import host_calls  # noqa: F401,E402  (builtins and funcs called from Python)

@@ -472,6 +472,24 @@ def func_grad(f: Function):
     return attach
 
 
+def func_replay(f: Function):
+    """Warp's ``@func_replay(f)``: a replacement for ``f`` in the forward
+    replay of the backward pass, for functions whose side effects (an atomic
+    counter handing out slots) would differ when replayed. adjit refuses it:
+    the values such a function returns depend on the order the threads run
+    in, so the gradient is defined only for one order, and adjit's race
+    analysis rejects those kernels (a GradientError naming the array) rather
+    than pair each thread with a replayed slot that may be another's. Give
+    each thread its slot deterministically instead, e.g. from an exclusive
+    prefix sum of the counts (``adjit.utils.array_scan``)."""
+    from .errors import GradientError
+    raise GradientError(
+        f"func_replay({getattr(f, '__name__', f)!r}): adjit does not replay device functions with a replacement; "
+        "what a function with side effects such as an atomic counter returns depends on the thread order, so "
+        "its gradient is not defined, and adjit rejects such kernels with a GradientError. Compute each "
+        "thread's slot deterministically instead (an exclusive prefix sum: adjit.utils.array_scan)")
+
+
 def func_jvp(f: Function):
     """Decorator: a hand-written forward-mode (tangent) rule for device
     function ``f``, the counterpart of ``func_grad``. It takes f's parameters

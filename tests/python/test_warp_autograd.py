@@ -198,3 +198,29 @@ def test_bad_calls_are_clear_errors():
         wp.autograd.jacobian(two_launches, inputs=[x], metadata=object())
     with pytest.raises(ValueError, match="must be positive"):
         wp.autograd.jacobian(scale_sin, 3, [x, 2.0], [wp.zeros(3, dtype=f64)], max_outputs_per_var=0)
+
+
+@wp.kernel
+def compact(x: wp.array(dtype=f64), counter: wp.array(dtype=int), out: wp.array(dtype=f64)):
+    i = wp.tid()
+    if x[i] > f64(0.0):
+        slot = wp.atomic_add(counter, 0, 1)
+        out[slot] = x[i]
+
+
+def test_func_replay_is_refused_and_the_kernels_it_serves_are_gradient_errors():
+    @wp.func
+    def next_slot(counter: wp.array(dtype=int)):
+        return wp.atomic_add(counter, 0, 1)
+
+    with pytest.raises(wp.GradientError, match="func_replay\\('next_slot'\\).*array_scan"):
+        @wp.func_replay(next_slot)
+        def replay(counter: wp.array(dtype=int)):
+            return counter[1]
+    x = wp.array(np.array([1.0, -1.0, 2.0]), requires_grad=True)
+    out = wp.zeros(3, dtype=f64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(compact, 3, inputs=[x, wp.zeros(1, dtype=int)], outputs=[out])
+    with pytest.raises(wp.GradientError, match="writes kernel argument 'counter'.*depend on the order the threads"):
+        tape.backward(grads={out: wp.array(np.ones(3))})
