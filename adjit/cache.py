@@ -37,7 +37,7 @@ from . import types as T
 from .compiler.builtins import Builtin
 from .language import Function, GradWrapper
 from .language import static as language_static
-from .source import Scope, SourceInfo, Unresolved
+from .source import OPERATOR_FUNCS as _OPERATOR_FUNCS, Scope, SourceInfo, Unresolved
 
 log = logging.getLogger("adjit.cache")
 
@@ -131,6 +131,20 @@ def _dependencies(pyfunc, seen: dict) -> None:
                     funcs.append(overload.custom_grad)
                 if overload.custom_jvp is not None:
                     funcs.append(overload.custom_jvp)
+    # Operators call user funcs named add, mul, ... where no builtin takes
+    # the operands (frontend.user_operator): their sources are keyed too.
+    operators = {type(n.op) for n in ast.walk(info.tree) if isinstance(n, (ast.BinOp, ast.AugAssign))}
+    for name in sorted({_OPERATOR_FUNCS[o] for o in operators if o in _OPERATOR_FUNCS}):
+        try:
+            value = scope.lookup(name)
+        except KeyError:
+            continue
+        if isinstance(value, Function):
+            constants[f"operator:{name}"] = _static_key(value)
+            for overload in value.overloads:
+                funcs.append(overload.pyfunc)
+                if overload.custom_grad is not None:
+                    funcs.append(overload.custom_grad)
     # What static(...) expressions read is compiled in whatever its type (a
     # list of funcs, a dict of constants): the key holds all of it.
     for node in ast.walk(info.tree):

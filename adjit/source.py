@@ -78,6 +78,13 @@ _SOURCE_INFOS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _TYPE_NAMES = {"float": float, "int": int, "bool": bool}
 
 
+#: The user @func a binary operator calls where no builtin rule takes its
+#: operands (Warp's operator overloading by function name; the frontend
+#: calls it, the cache keys its source).
+OPERATOR_FUNCS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
+                  ast.Mod: "mod", ast.BitAnd: "bit_and", ast.BitOr: "bit_or", ast.BitXor: "bit_xor",
+                  ast.LShift: "lshift", ast.RShift: "rshift"}
+
 class Unresolved(Exception):
     """A name or attribute that ``Scope.resolve`` could not find; ``node`` is
     the part of the expression that failed."""

@@ -23,7 +23,7 @@ from .. import _adjit, language
 from .. import types as T
 from ..dialects import adjit as adjit_d
 from ..errors import KernelError, KernelNameError, KernelSyntaxError, KernelTypeError
-from ..source import Scope, SourceInfo, Unresolved, parameter_types
+from ..source import OPERATOR_FUNCS as _OPERATOR_FUNCS, Scope, SourceInfo, Unresolved, parameter_types
 from . import builtins as B
 from . import indexed_arrays as IA
 from . import local_arrays as LA
@@ -148,6 +148,14 @@ class ModuleBuilder:
         return self.functions[key]
 
 
+def flat_types(types) -> list:
+    """Types as a function signature has them: a struct as its value fields."""
+    out = []
+    for t in types:
+        out += [ft for _, ft in t.leaves("")] if isinstance(t, T.StructType) else [t]
+    return out
+
+
 def _has_tangent(t) -> bool:
     """Float scalars, vectors and matrices carry tangents (as adjit-tangent's
     active types)."""
@@ -185,6 +193,8 @@ class FunctionBuilder:
         self.env: dict[str, Val] = {}
         self.node: ast.AST = source.tree
         self.return_types: list[T.Type] | None = None
+        #: The types a return gives, a struct as its StructType (it travels as its fields).
+        self.return_layout: list[T.Type] | None = None
         #: For a custom adjoint (func_grad): the primal function's parameter
         #: names; ``adjoint[p] += ...`` accumulates into them.
         self.primal_params: list[str] | None = None
@@ -290,14 +300,39 @@ class FunctionBuilder:
                     scalar = T.scalar_of(t)
                     if isinstance(scalar, T.ScalarType) and scalar.is_float:
                         returned.append(self.adjoint_acc.get(p) or Val(t, constant(t, 0)))
-            if any(isinstance(v, StructRef) for v in returned):
-                raise self.error("returning a struct from a function is not supported yet (return its fields, "
-                                 "or pass the struct in and read it)", self.src.tree, KernelTypeError)
-            self.return_types = [v.type for v in returned]
+            # A returned struct travels as its value fields (return_layout).
+            self.return_types = [v.type for v in returned] if self.return_layout is None or \
+                self.primal_params is not None else self.return_layout
             func.ReturnOp([self.materialize(v, v.type) for v in returned])
         fn.attributes["function_type"] = ir.TypeAttr.get(
-            ir.FunctionType.get([t.mlir() for _, t in leaves], [t.mlir() for t in self.return_types]))
+            ir.FunctionType.get([t.mlir() for _, t in leaves], [t.mlir() for t in flat_types(self.return_types)]))
         return self.return_types
+
+    def returned_values(self, items, node) -> list[Val]:
+        """The values a ``return`` gives, a struct as its value fields; the
+        layout (types, a struct as its StructType) is kept in return_layout,
+        the same for every return of the function."""
+        layout, flat = [], []
+        for v in items:
+            if isinstance(v, StructRef):
+                leaves = v.type.leaves(v.prefix)
+                if any(isinstance(ft, T.ArrayType) for _, ft in leaves):
+                    raise self.error(f"returning a {v.type.name} struct, which has array fields, is not supported "
+                                     "(return its value fields, or pass the struct in)", node, KernelTypeError)
+                layout.append(v.type)
+                flat += [self.concrete(self.env[path]) for path, _ in leaves]
+            else:
+                flat.append(self.concrete(v))
+                layout.append(flat[-1].type)
+        shape = [t if isinstance(t, T.StructType) else None for t in layout]
+        if self.return_layout is not None and shape != [t if isinstance(t, T.StructType) else None
+                                                        for t in self.return_layout]:
+            raise self.error("the returns of this function give different types: "
+                             f"{', '.join(map(str, layout))} here, {', '.join(map(str, self.return_layout))} "
+                             "before", node, KernelTypeError)
+        if self.return_layout is None:
+            self.return_layout = layout
+        return flat
 
     # --- statements ------------------------------------------------------------
 
@@ -310,8 +345,7 @@ class FunctionBuilder:
                     if stmt.value is None:
                         return []
                     value = self.expr(stmt.value)
-                    items = value if isinstance(value, tuple) else (value,)
-                    return [self.concrete(v) for v in items]
+                    return self.returned_values(value if isinstance(value, tuple) else (value,), stmt)
                 if isinstance(stmt, ast.If):
                     returned = self.stmt_If(stmt)
                     if returned is not None:
@@ -1419,13 +1453,22 @@ class FunctionBuilder:
             vals.append(self.materialize(self.coerce(a, want, node), want))
         # The callee is emitted at module level, outside the current insertion point.
         name, results = self.mb.device_function(fn, arg_types, node, self)
-        call = adjit_d.CallOp([t.mlir() for t in results], ir.FlatSymbolRefAttr.get(name), vals)
-        outs = tuple(Val(t, r) for t, r in zip(results, call.results))
+        call = adjit_d.CallOp([t.mlir() for t in flat_types(results)], ir.FlatSymbolRefAttr.get(name), vals)
+        values = list(call.results)
         if not getattr(fn, "differentiable", True):
-            outs = tuple(Val(v.type, adjit_d.StopGradientOp(v.value.type, v.value).result) for v in outs)
+            values = [adjit_d.StopGradientOp(v.type, v).result for v in values]
+        outs = []
+        for t in results:  # a returned struct: a new struct local holding its fields
+            if isinstance(t, T.StructType):
+                ref = self.new_struct(t, node)
+                for path, _ in t.leaves(ref.prefix):
+                    self.env[path] = Val(self.env[path].type, values.pop(0))
+                outs.append(ref)
+            else:
+                outs.append(Val(t, values.pop(0)))
         if not outs:
             return None
-        return outs[0] if len(outs) == 1 else outs
+        return outs[0] if len(outs) == 1 else tuple(outs)
 
     # --- grad(f) -------------------------------------------------------------
 
@@ -1658,8 +1701,24 @@ class FunctionBuilder:
 
     # --- arithmetic ------------------------------------------------------------
 
+    def user_operator(self, op, a, b, node):
+        """``a + b`` (- * / // % & | ^ << >>) where no builtin rule takes the
+        operands: a user ``@func`` named ``add`` (``sub``, ``mul``, ...) in
+        the kernel's scope, as Warp's operator overloads; else None."""
+        name = _OPERATOR_FUNCS.get(type(op))
+        try:
+            fn = self.scope.lookup(name) if name else None
+        except KeyError:
+            return None
+        if not isinstance(fn, language.Function):
+            return None
+        return self.call_function(fn, [a, b], node)
+
     def binop(self, op, a, b, node):
         if not isinstance(a, Val) or not isinstance(b, Val):
+            user = self.user_operator(op, a, b, node)
+            if user is not None:
+                return user
             raise self.error(f"unsupported operands {self.describe(a)} and {self.describe(b)}", node)
         if isinstance(a.type, (T.ArrayType, T.LocalArrayType)) or isinstance(b.type, (T.ArrayType, T.LocalArrayType)):
             raise self.error(f"unsupported operand types for {self.op_name(op)}: {a.type} and {b.type} "
@@ -1690,6 +1749,10 @@ class FunctionBuilder:
             sv = splat(vec.type, self.materialize(s, vec.type.dtype))
             lhs, rhs = (sv, vec.value) if scalar_a else (vec.value, sv)
             return self.elementwise(op, Val(vec.type, lhs), Val(vec.type, rhs), node)
+        if ta != tb or not isinstance(op, (ast.Add, ast.Sub)):
+            user = self.user_operator(op, a, b, node)
+            if user is not None:
+                return user
         if ta != tb:
             raise self.error(f"unsupported operand types for {self.op_name(op)}: {ta} and {tb}", node)
         if not isinstance(op, (ast.Add, ast.Sub)):
@@ -2013,6 +2076,9 @@ class FunctionBuilder:
         if b.is_literal and not a.is_literal:
             return a, self.coerce(b, a.type, node)
         if a.is_literal and b.is_literal:
+            if a.type.is_bool != b.type.is_bool:
+                raise self.error(f"operands have different types: {a.type} and {b.type} "
+                                 "(convert one explicitly, e.g. int(flag) or bool(n))", node)
             if a.type.is_float or b.type.is_float:
                 return self.coerce(a, T.float32, node), self.coerce(b, T.float32, node)
             return a, b
