@@ -146,8 +146,8 @@ def main():
     entries, errors = {}, {}
     for kernel in (spring_energy, spring_energy_buggy):
         inputs, outputs = [x, edges, rest, 3.0], [wp.zeros(5, dtype=wp.float64)]
-        adjoint = jacobian(kernel, 5, inputs, outputs)["x", "energy"]           # (5 springs) x (4 points * 3)
-        fd = jacobian_fd(kernel, 5, inputs, outputs, eps=1e-6)["x", "energy"]
+        adjoint = jacobian(kernel, 5, inputs, outputs)["x", "energy"].numpy()   # (5 springs) x (4 points * 3)
+        fd = jacobian_fd(kernel, 5, inputs, outputs, eps=1e-6)["x", "energy"].numpy()
         entries[kernel.__name__] = (fd.ravel(), adjoint.ravel())
         errors[kernel.__name__] = float(np.abs(adjoint - fd).max())
     print(f"test_my_kernel: pytest_status={status} max_abs_error={errors['spring_energy']:.3g} "

@@ -578,12 +578,9 @@ def array(data=None, dtype=None, shape=None, strides=None, ptr=None, capacity=No
         return T.ArrayType(dtype if dtype is not None else T.float32, ndim or 1)
     elif data is None:
         a = empty(shape, dtype or T.float32, requires_grad=requires_grad, device=device)
-    elif not copy and not isinstance(dtype, T.StructType) and _can_share(data, dtype, shape):
-        from ..interop import _wrap
-        a = _wrap(np.asarray(data), dtype, requires_grad, "array(copy=False)")
-        _device(device)
     else:
-        a = _array_from_data(data, dtype, shape, ndim, requires_grad, device)
+        share = not copy and not isinstance(dtype, T.StructType) and _can_share(data, dtype, shape)
+        a = _array_from_data(data, dtype, shape, ndim, requires_grad, device, share)
     if ndim is not None and a.ndim != ndim:
         raise ValueError(f"array: ndim={ndim} but this makes a {a.ndim}-d array")
     if grad is not None:
@@ -651,7 +648,7 @@ def _dense_strides(shape: tuple, itemsize: int) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def _array_from_data(data, dtype, shape, ndim, requires_grad, device) -> "Array":
+def _array_from_data(data, dtype, shape, ndim, requires_grad, device, share: bool = False) -> "Array":
     if isinstance(dtype, T.StructType):  # an array of structs: one array per field
         a = _structs().struct_array(data, dtype, shape, requires_grad, _device(device))
         if ndim is not None and a.ndim != ndim:
@@ -666,8 +663,8 @@ def _array_from_data(data, dtype, shape, ndim, requires_grad, device) -> "Array"
     scalar = T.scalar_of(t)
     comp = _component_shape(t)
     buffer = np.ascontiguousarray(_host_values(scalar, np_data), dtype=scalar.np_dtype)
-    if buffer is np_data or np.may_share_memory(buffer, np_data):
-        buffer = buffer.copy()  # adjit.array copies its data (from_numpy shares it)
+    if not share and (buffer is np_data or np.may_share_memory(buffer, np_data)):
+        buffer = buffer.copy()  # adjit.array copies its data unless copy=False (from_numpy shares it)
     if shape is not None:
         target = _shape_tuple(shape) + comp
         if any(d < 0 for d in target):
@@ -685,7 +682,10 @@ def _array_from_data(data, dtype, shape, ndim, requires_grad, device) -> "Array"
     if ndim is not None and buffer.ndim - len(comp) != ndim:
         raise ValueError(f"array: ndim={ndim} but the data makes a {buffer.ndim - len(comp)}-d array of {t} "
                          f"(data of shape {np_data.shape})")
-    return Array(buffer, t, requires_grad, _device(device))
+    a = Array(buffer, t, requires_grad, _device(device))
+    if share and np.may_share_memory(buffer, np_data):
+        a._shared = True  # the caller's numpy array keeps the memory: adjit cannot see its writes
+    return a
 
 
 def _slice_bound(bound, default: int, n: int) -> int:
