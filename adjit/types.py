@@ -42,6 +42,10 @@ class ScalarType(Type):
         self.signed = signed
 
     @property
+    def __name__(self) -> str:  # Warp's types are classes: wp.float32.__name__ == "float32"
+        return self.name
+
+    @property
     def is_unsigned(self) -> bool:
         return self.kind == "int" and not self.signed
 
@@ -177,6 +181,11 @@ def _scalar_named(name: str) -> ScalarType:
 MAX_COMPONENTS = 8
 
 
+#: The scalar suffix of Warp's type class names (vec3f, mat33d, vec2ui, ...).
+_WARP_SUFFIX = {"float16": "h", "float32": "f", "float64": "d", "int8": "b", "uint8": "ub", "int16": "s",
+                "uint16": "us", "int32": "i", "uint32": "ui", "int64": "l", "uint64": "ul"}
+
+
 class VectorType(Type):
     """A small vector of 2 to MAX_COMPONENTS scalars, a value (never shared)."""
 
@@ -192,6 +201,35 @@ class VectorType(Type):
     @property
     def shape(self) -> tuple[int, ...]:
         return (self.length,)
+
+    # Warp's vector types are classes; these are the attributes Warp code
+    # reads from them (``wp.vec3.__name__ == "vec3f"``, ``_length_``, ...).
+    _WARP_KIND = ("vec", "vec_t")
+
+    @property
+    def __name__(self) -> str:
+        base, _ = self._WARP_KIND
+        return f"{base}{self.length if base == 'vec' else ''}{_WARP_SUFFIX.get(self.dtype.name, self.dtype.name)}"
+
+    @property
+    def _length_(self) -> int:
+        return self.length
+
+    @property
+    def _shape_(self) -> tuple[int, ...]:
+        return self.shape
+
+    @property
+    def _wp_scalar_type_(self) -> "ScalarType":
+        return self.dtype
+
+    @property
+    def _wp_generic_type_str_(self) -> str:
+        return self._WARP_KIND[1]
+
+    @property
+    def _wp_type_params_(self) -> list:
+        return [self.length, self.dtype] if self._WARP_KIND[0] == "vec" else [self.dtype]
 
     def mlir(self) -> ir.Type:
         return ir.VectorType.get([self.length], self.dtype.mlir())
@@ -229,6 +267,28 @@ class MatrixType(Type):
     @property
     def shape(self) -> tuple[int, ...]:
         return (self.rows, self.cols)
+
+    @property
+    def __name__(self) -> str:  # as Warp's matrix classes: "mat33f"
+        return f"mat{self.rows}{self.cols}{_WARP_SUFFIX.get(self.dtype.name, self.dtype.name)}"
+
+    @property
+    def _length_(self) -> int:
+        return self.rows * self.cols
+
+    @property
+    def _shape_(self) -> tuple[int, ...]:
+        return self.shape
+
+    @property
+    def _wp_scalar_type_(self) -> ScalarType:
+        return self.dtype
+
+    _wp_generic_type_str_ = "mat_t"
+
+    @property
+    def _wp_type_params_(self) -> list:
+        return [self.rows, self.cols, self.dtype]
 
     def row_type(self) -> VectorType:
         return vector(self.cols, self.dtype)
@@ -327,6 +387,8 @@ class QuatType(VectorType):
     error, and a quat array or argument does not accept vec4 values.
     """
 
+    _WARP_KIND = ("quat", "quat_t")
+
     def __init__(self, dtype: ScalarType, name: str | None = None):
         if not dtype.is_float:
             raise TypeError(f"quaternions need a float type, got {dtype}")
@@ -379,6 +441,8 @@ class TransformType(VectorType):
     ``t.q`` read and write the parts, ``t1 * t2`` composes
     (transform_multiply), and a transform array or argument takes no
     7-vectors. ``transform()`` is the identity."""
+
+    _WARP_KIND = ("transform", "transform_t")
 
     def __init__(self, dtype: ScalarType, name: str | None = None):
         if not dtype.is_float:

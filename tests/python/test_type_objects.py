@@ -1,0 +1,31 @@
+"""Type objects answer what Warp code reads from Warp's type classes:
+``__name__`` (vec3f, mat33d, quatf, transformd, float32), ``_length_``,
+``_shape_``, ``_wp_scalar_type_``, ``_wp_generic_type_str_``,
+``_wp_type_params_``."""
+import pytest
+
+import adjit as wp
+
+
+@pytest.mark.parametrize("t, name, length, shape, generic, params", [
+    (wp.vec3, "vec3f", 3, (3,), "vec_t", [3, wp.float32]),
+    (wp.vec3d, "vec3d", 3, (3,), "vec_t", [3, wp.float64]),
+    (wp.vec2ui, "vec2ui", 2, (2,), "vec_t", [2, wp.uint32]),
+    (wp.types.vector(length=6, dtype=wp.float16), "vec6h", 6, (6,), "vec_t", [6, wp.float16]),
+    (wp.mat33, "mat33f", 9, (3, 3), "mat_t", [3, 3, wp.float32]),
+    (wp.types.matrix(shape=(2, 4), dtype=wp.float64), "mat24d", 8, (2, 4), "mat_t", [2, 4, wp.float64]),
+    (wp.quat, "quatf", 4, (4,), "quat_t", [wp.float32]),
+    (wp.transformd, "transformd", 7, (7,), "transform_t", [wp.float64]),
+])
+def test_vector_and_matrix_types_look_like_warps_classes(t, name, length, shape, generic, params):
+    assert t.__name__ == name
+    assert t._length_ == length and t._shape_ == shape
+    assert t._wp_scalar_type_ == params[-1]
+    assert t._wp_generic_type_str_ == generic and t._wp_type_params_ == params
+
+
+def test_scalar_types_are_named():
+    assert [t.__name__ for t in (wp.float32, wp.float64, wp.int8, wp.uint64, wp.bool)] == \
+        ["float32", "float64", "int8", "uint64", "bool"]
+    # the class of the type objects keeps its own name
+    assert type(wp.vec3).__name__ == "VectorType" and wp.types.VectorType.__name__ == "VectorType"
