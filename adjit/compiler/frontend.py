@@ -1059,7 +1059,7 @@ class FunctionBuilder:
             return self.emit_grad(callee.func, node)
         if isinstance(callee, B.Builtin):
             value_nodes, static = self.bind_static_params(callee, node)
-            return self.call_builtin(callee, [self.expr(a) for a in value_nodes], node, static)
+            return self.call_builtin(callee, self.call_arguments(value_nodes), node, static)
         if callee is builtins.print:
             return self.emit_print(node)
         if callee is language.printf:
@@ -1081,7 +1081,7 @@ class FunctionBuilder:
             idx = adjit_d.TidOp([ir.IndexType.get()] * count).results
             vals = tuple(Val(T.int32, from_index(i)) for i in idx)
             return vals[0] if count == 1 else vals
-        args = [self.expr(a) for a in node.args]
+        args = self.call_arguments(node.args)
         if callee is len:
             return self.length(args, node)
         if isinstance(callee, T.StructType):
@@ -1469,6 +1469,26 @@ class FunctionBuilder:
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def call_arguments(self, nodes) -> list:
+        """The values of a call's positional arguments; ``*t`` unpacks a
+        tuple (``f(*g())``, ``f(*(a, b))``) or a vector's components."""
+        args = []
+        for a in nodes:
+            if not isinstance(a, ast.Starred):
+                args.append(self.expr(a))
+                continue
+            value = self.expr(a.value)
+            if isinstance(value, tuple):
+                args += list(value)
+            elif isinstance(value, Val) and isinstance(value.type, T.VectorType):
+                v = self.materialize(value, value.type)
+                args += [Val(value.type.dtype, vector_d.ExtractOp(v, [], [k]).result)
+                         for k in range(value.type.length)]
+            else:
+                raise self.error(f"*{ast.unparse(a.value)} unpacks a tuple or a vector, not "
+                                 f"{self.describe(value)}", a, KernelTypeError)
+        return args
 
     # --- grad(f) -------------------------------------------------------------
 
