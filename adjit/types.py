@@ -257,8 +257,8 @@ class MatrixType(Type):
     """A small row-major matrix of 2 to MAX_COMPONENTS rows and columns, a value."""
 
     def __init__(self, rows: int, cols: int, dtype: ScalarType, name: str | None = None):
-        if not (2 <= rows <= MAX_COMPONENTS and 2 <= cols <= MAX_COMPONENTS) or not dtype.is_float:
-            raise TypeError(f"matrix shape must be 2 to {MAX_COMPONENTS} of a float type, got {rows}x{cols} {dtype}")
+        if not (2 <= rows <= MAX_COMPONENTS and 2 <= cols <= MAX_COMPONENTS) or dtype.is_bool:
+            raise TypeError(f"matrix shape must be 2 to {MAX_COMPONENTS} of a numeric type, got {rows}x{cols} {dtype}")
         self.rows = rows
         self.cols = cols
         self.dtype = dtype

@@ -188,8 +188,9 @@ def _emit_max(vals, types, result):
 
 
 def emit_dot(a: ir.Value, b: ir.Value, scalar: T.ScalarType) -> ir.Value:
-    """Sum of the component products of two float vectors."""
-    prod = arith.MulFOp(a, b).result
+    """Sum of the component products of two vectors (integer ones wrap, as
+    their other arithmetic)."""
+    prod = (arith.MulFOp if scalar.is_float else arith.MulIOp)(a, b).result
     return vector_d.ReductionOp(scalar.mlir(), vector_d.CombiningKind.ADD, prod).result
 
 
@@ -581,11 +582,15 @@ add_builtin("select", "select(cond, a, b): b if cond else a (Warp's argument ord
 
 # --- matrices -------------------------------------------------------------------
 
-def _matrix_arg(name, square=False):
+def _matrix_arg(name, square=False, ints=False):
+    """The infer of a builtin of one matrix: float matrices, or any (integer
+    ones too) with ``ints``."""
     def infer(args):
         if len(args) != 1 or not isinstance(args[0], T.MatrixType):
             raise TypeError(f"{name}() needs one matrix, got {', '.join(map(str, args))}")
         m = args[0]
+        if not ints and not m.dtype.is_float:
+            raise TypeError(f"{name}() needs a float matrix, got {m}")
         if square and m.rows != m.cols:
             raise TypeError(f"{name}() needs a square matrix, got {m}")
         return m
@@ -631,9 +636,10 @@ def _emit_transpose(vals, types, result):
 
 def _emit_trace(vals, types, result):
     m = types[0]
+    add = arith.AddFOp if m.dtype.is_float else arith.AddIOp
     acc = vector_d.ExtractOp(vals[0], [], [0, 0]).result
     for i in range(1, m.rows):
-        acc = arith.AddFOp(acc, vector_d.ExtractOp(vals[0], [], [i, i]).result).result
+        acc = add(acc, vector_d.ExtractOp(vals[0], [], [i, i]).result).result
     return acc
 
 
@@ -687,10 +693,11 @@ def _emit_diag(vals, types, result):
     return _matrix_from(rows, result)
 
 
-add_builtin("transpose", "The transpose of a matrix.", lambda a: _transpose_type(_matrix_arg("transpose")(a)),
+add_builtin("transpose", "The transpose of a matrix.",
+            lambda a: _transpose_type(_matrix_arg("transpose", ints=True)(a)),
             _emit_transpose)
 add_builtin("trace", "Sum of the diagonal of a square matrix.",
-            lambda a: _matrix_arg("trace", square=True)(a).dtype, _emit_trace)
+            lambda a: _matrix_arg("trace", square=True, ints=True)(a).dtype, _emit_trace)
 add_builtin("determinant", "Determinant of a square 2x2, 3x3 or 4x4 matrix.",
             lambda a: _matrix_arg("determinant", square=True)(a).dtype, _emit_determinant)
 add_builtin("inverse", "Inverse of a square 2x2, 3x3 or 4x4 matrix (adjugate over determinant).",
@@ -1278,7 +1285,7 @@ def _emit_skew(vals, types, result):
 
 
 def _infer_get_diag(args):
-    m = _matrix_arg("get_diag", square=True)(args)
+    m = _matrix_arg("get_diag", square=True, ints=True)(args)
     return T.vector(m.rows, m.dtype)
 
 
