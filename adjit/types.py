@@ -192,8 +192,8 @@ class VectorType(Type):
     COMPONENTS = "xyzw"
 
     def __init__(self, length: int, dtype: ScalarType, name: str | None = None):
-        if not 2 <= length <= MAX_COMPONENTS or dtype.is_bool:
-            raise TypeError(f"vector length must be 2 to {MAX_COMPONENTS} of a numeric type, got {length} x {dtype}")
+        if not 2 <= length <= MAX_COMPONENTS:
+            raise TypeError(f"vector length must be 2 to {MAX_COMPONENTS} of a scalar type, got {length} x {dtype}")
         self.length = length
         self.dtype = dtype
         self.name = name or f"vector({length}, {dtype})"
@@ -642,6 +642,10 @@ class ArrayType(Type):
         self.dtype = value_type_of(dtype)
         if not 1 <= ndim <= 4:
             raise TypeError(f"array ndim must be 1 to 4, got {ndim}")
+        if isinstance(self.dtype, VectorType) and self.dtype.dtype.is_bool:
+            raise TypeError(f"arrays of bool vectors ({self.dtype}) are not supported yet: bool vectors are "
+                            "kernel values; store them as uint8 vectors (wp.types.vector(length, dtype=wp.uint8)) "
+                            "or one bool array per component")
         self.ndim = ndim
         self.name = f"array(dtype={self.dtype}, ndim={ndim})"
 
@@ -787,7 +791,7 @@ def constant_type_of(value) -> ValueType | None:
     shape = np.shape(value)
     if len(shape) == 0:
         return dtype
-    if dtype.is_bool:
+    if dtype.is_bool and len(shape) != 1:  # bool vectors, not matrices
         return None
     if isinstance(value, QuatValue) and shape == (4,) and dtype.is_float:
         return quaternion(dtype)

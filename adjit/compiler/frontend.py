@@ -1119,6 +1119,8 @@ class FunctionBuilder:
             spec = _PRINTF_SPEC[t.dtype.name]
             if isinstance(t, T.VectorType):
                 comps = [vector_d.ExtractOp(v, [], [k]).result for k in range(t.length)]
+                if t.dtype.is_bool:  # printed as 1 and 0, as bool scalars
+                    comps = [arith.ExtUIOp(T.int32.mlir(), c).result for c in comps]
                 return "[" + " ".join([spec] * t.length) + "]", comps
             rows = ["[" + " ".join([spec] * t.cols) + "]" for _ in range(t.rows)]
             comps = [vector_d.ExtractOp(v, [], [r, c]).result for r in range(t.rows) for c in range(t.cols)]
@@ -1745,6 +1747,10 @@ class FunctionBuilder:
                              "(index arrays to get their elements)", node)
         if a.is_literal and b.is_literal:
             return literal(self.fold(op, a.literal, b.literal, node))
+        for v in (a, b):
+            if isinstance(v.type, T.VectorType) and v.type.dtype.is_bool:
+                raise self.error(f"arithmetic on bool vectors is not supported ({self.op_name(op)}); compare "
+                                 "them with == / !=, or read their components", node, KernelTypeError)
         ta, tb = a.type, b.type
         scalar_a, scalar_b = isinstance(ta, T.ScalarType), isinstance(tb, T.ScalarType)
         if isinstance(op, ast.Pow):

@@ -81,6 +81,9 @@ def constant_array(t: T.VectorType | T.MatrixType, value) -> ir.Value:
     data = np.ascontiguousarray(t.dtype.host(value)).reshape(t.shape)
     if isinstance(t.dtype, T.BFloat16Type):
         data = data.view(np.uint16)  # the bindings take bfloat16 as its bits
+    if t.dtype.is_bool:  # i1 elements: one attribute per component
+        elems = [ir.IntegerAttr.get(t.dtype.mlir(), int(bool(b))) for b in data.reshape(-1)]
+        return arith.ConstantOp(t.mlir(), ir.DenseElementsAttr.get(elems, type=t.mlir())).result
     return arith.ConstantOp(t.mlir(), ir.DenseElementsAttr.get(data, type=t.mlir())).result
 
 
