@@ -642,10 +642,6 @@ class ArrayType(Type):
         self.dtype = value_type_of(dtype)
         if not 1 <= ndim <= 4:
             raise TypeError(f"array ndim must be 1 to 4, got {ndim}")
-        if isinstance(self.dtype, VectorType) and self.dtype.dtype.is_bool:
-            raise TypeError(f"arrays of bool vectors ({self.dtype}) are not supported yet: bool vectors are "
-                            "kernel values; store them as uint8 vectors (wp.types.vector(length, dtype=wp.uint8)) "
-                            "or one bool array per component")
         self.ndim = ndim
         self.name = f"array(dtype={self.dtype}, ndim={ndim})"
 
@@ -661,7 +657,9 @@ class ArrayType(Type):
 
     def mlir(self) -> ir.Type:
         # bools are stored as bytes (0 or 1): memory holds nothing narrower
-        element = ir.IntegerType.get_signless(8) if self.dtype == bool_ else self.dtype.mlir()
+        i8 = ir.IntegerType.get_signless(8)
+        element = i8 if self.dtype == bool_ else ir.VectorType.get(list(self.dtype.shape), i8) \
+            if isinstance(self.dtype, VectorType) and self.dtype.dtype.is_bool else self.dtype.mlir()
         return ir.Type.parse(f"!adjit.array<{element}, {self.ndim}>")
 
 

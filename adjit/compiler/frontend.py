@@ -32,8 +32,8 @@ from . import views as V
 from .desugar import (always_returns, assigned_names, build_loop_return, build_returning_loop, has_jump,
                       loop_result_value, lower_loop_jumps, lower_loop_returns, normalize_returns,
                       unrolled_jumps)
-from .values import (StructRef, Val, constant, constant_array, from_index, integer_divide, literal, splat,
-                     to_index)
+from .values import (StructRef, Val, constant, constant_array, from_index, from_storage, integer_divide, literal,
+                     splat, storage_type, stored_as_bytes, to_index, to_storage)
 
 
 class _ArrayShape:
@@ -737,11 +737,9 @@ class FunctionBuilder:
         array_target = self.array_element_target(target)
         if array_target is not None:
             array, indices, position, elem_t = array_target
-            v = self.materialize(self.coerce(value, elem_t, target), elem_t)
+            v = to_storage(elem_t, self.materialize(self.coerce(value, elem_t, target), elem_t))  # bools: bytes
             if position:
                 adjit_d.StoreComponentOp(v, array.value, indices, ir.DenseI64ArrayAttr.get(position))
-            elif elem_t == T.bool_:  # stored as a byte
-                adjit_d.StoreOp(arith.ExtUIOp(ir.IntegerType.get_signless(8), v).result, array.value, indices)
             else:
                 adjit_d.StoreOp(v, array.value, indices)
             return
@@ -870,20 +868,20 @@ class FunctionBuilder:
             return V.subscript(self, base, node)
         if isinstance(base, Val) and isinstance(base.type, T.ArrayType):
             indices = self.array_indices(base, node.slice, node)
-            if base.type.dtype == T.bool_:  # stored as a byte
-                i8 = ir.IntegerType.get_signless(8)
-                byte = adjit_d.LoadOp(i8, base.value, indices).result
-                zero = arith.ConstantOp(i8, 0).result
-                return Val(T.bool_, arith.CmpIOp(_CMPI_PRED["ne"], byte, zero).result)
-            loaded = adjit_d.LoadOp(base.type.dtype.mlir(), base.value, indices).result
-            return Val(base.type.dtype, self.no_grad_guard(base, loaded))
+            dtype = base.type.dtype
+            loaded = adjit_d.LoadOp(storage_type(dtype), base.value, indices).result
+            if stored_as_bytes(dtype):  # bools: bytes
+                return Val(dtype, from_storage(dtype, loaded))
+            return Val(dtype, self.no_grad_guard(base, loaded))
         if isinstance(base, Val) and isinstance(base.type, (T.VectorType, T.MatrixType)):
             # Array element component read: a[i].x / a[i][k] -> load_component.
             arr = self.array_element_target(node)
             if arr is not None:
                 array, indices, position, comp_t = arr
-                loaded = adjit_d.LoadComponentOp(comp_t.mlir(), array.value, indices,
+                loaded = adjit_d.LoadComponentOp(storage_type(comp_t), array.value, indices,
                                                  ir.DenseI64ArrayAttr.get(position)).result
+                if stored_as_bytes(comp_t):
+                    return Val(comp_t, from_storage(comp_t, loaded))
                 return Val(comp_t, self.no_grad_guard(array, loaded))
             position = self.component_index(base.type, node)
             if any(isinstance(p, Val) for p in position):

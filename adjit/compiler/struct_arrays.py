@@ -23,6 +23,7 @@ from mlir.dialects import arith
 from .. import types as T
 from ..dialects import adjit as adjit_d
 from ..errors import KernelTypeError
+from . import values
 from .values import StructRef, Val
 
 
@@ -146,13 +147,9 @@ def load(fe, ref: StructArrayRef, node: ast.Subscript) -> StructRef:
     prefix = f"%{struct.name}{fe.structs_made}"
     for suffix, array in fields:
         dtype = array.type.dtype
-        if dtype == T.bool_:  # stored as a byte
-            i8 = ir.IntegerType.get_signless(8)
-            byte = adjit_d.LoadOp(i8, array.value, indices).result
-            zero = arith.ConstantOp(i8, 0).result
-            value = arith.CmpIOp(arith.CmpIPredicate.ne, byte, zero).result
-        else:
-            value = fe.no_grad_guard(array, adjit_d.LoadOp(dtype.mlir(), array.value, indices).result)
+        loaded = adjit_d.LoadOp(values.storage_type(dtype), array.value, indices).result
+        value = values.from_storage(dtype, loaded) if values.stored_as_bytes(dtype) else \
+            fe.no_grad_guard(array, loaded)  # bools: bytes
         fe.env[prefix + suffix] = Val(dtype, value)
     out = StructRef(struct, prefix)
     fe.declare_struct(out)
@@ -169,7 +166,5 @@ def store(fe, ref: StructArrayRef, target: ast.Subscript, value) -> None:
     indices = fe.array_indices(fields[0][1], target.slice, target)
     for suffix, array in fields:
         dtype = array.type.dtype
-        v = fe.materialize(fe.env[value.prefix + suffix], dtype)
-        if dtype == T.bool_:  # stored as a byte
-            v = arith.ExtUIOp(ir.IntegerType.get_signless(8), v).result
+        v = values.to_storage(dtype, fe.materialize(fe.env[value.prefix + suffix], dtype))  # bools: bytes
         adjit_d.StoreOp(v, array.value, indices)

@@ -87,6 +87,35 @@ def constant_array(t: T.VectorType | T.MatrixType, value) -> ir.Value:
     return arith.ConstantOp(t.mlir(), ir.DenseElementsAttr.get(data, type=t.mlir())).result
 
 
+def stored_as_bytes(t) -> bool:
+    """Whether values of ``t`` are bytes in memory (bools and bool vectors:
+    memory holds nothing narrower than a byte)."""
+    return T.scalar_of(t) == T.bool_
+
+
+def storage_type(t) -> ir.Type:
+    """The MLIR type of a ``t`` in memory (an array element): bools as i8."""
+    if not stored_as_bytes(t):
+        return t.mlir()
+    i8 = ir.IntegerType.get_signless(8)
+    return ir.VectorType.get(list(t.shape), i8) if isinstance(t, T.VectorType) else i8
+
+
+def from_storage(t, stored: ir.Value) -> ir.Value:
+    """A value of ``t`` from its memory form (a byte is true when nonzero)."""
+    if not stored_as_bytes(t):
+        return stored
+    zero = arith.ConstantOp(stored.type, ir.DenseElementsAttr.get_splat(
+        stored.type, ir.IntegerAttr.get(ir.IntegerType.get_signless(8), 0))
+        if isinstance(t, T.VectorType) else ir.IntegerAttr.get(stored.type, 0)).result
+    return arith.CmpIOp(arith.CmpIPredicate.ne, stored, zero).result
+
+
+def to_storage(t, value: ir.Value) -> ir.Value:
+    """A value of ``t`` in its memory form (bools as bytes 0 or 1)."""
+    return arith.ExtUIOp(storage_type(t), value).result if stored_as_bytes(t) else value
+
+
 def splat(t: T.VectorType | T.MatrixType, scalar: ir.Value) -> ir.Value:
     """Broadcasts a scalar SSA value to vector/matrix type ``t``."""
     return vector_d.BroadcastOp(t.mlir(), scalar).result

@@ -28,7 +28,7 @@ from mlir.dialects import arith
 from .. import types as T
 from ..dialects import adjit as adjit_d
 from ..errors import KernelTypeError
-from .values import Val, from_index, to_index
+from .values import Val, from_index, from_storage, storage_type, stored_as_bytes, to_index
 
 
 @dataclass(frozen=True, eq=False)
@@ -192,11 +192,9 @@ def subscript(fb, base, node):
 def load(fb, array: Val, idx: list[ir.Value]) -> Val:
     """The element ``array[idx]`` (as the frontend loads ``a[i, j]``)."""
     dtype = array.type.dtype
-    if dtype == T.bool_:  # stored as a byte
-        i8 = ir.IntegerType.get_signless(8)
-        byte = adjit_d.LoadOp(i8, array.value, idx).result
-        return Val(T.bool_, arith.CmpIOp(arith.CmpIPredicate.ne, byte, arith.ConstantOp(i8, 0).result).result)
-    loaded = adjit_d.LoadOp(dtype.mlir(), array.value, idx).result
+    loaded = adjit_d.LoadOp(storage_type(dtype), array.value, idx).result
+    if stored_as_bytes(dtype):  # bools: bytes
+        return Val(dtype, from_storage(dtype, loaded))
     return Val(dtype, fb.no_grad_guard(array, loaded))
 
 

@@ -43,8 +43,6 @@ class Array:
                  device: str = "cpu"):
         if device != "cpu":
             raise ValueError(f"device '{device}' is not supported yet (only 'cpu')")
-        if isinstance(dtype, T.VectorType) and dtype.dtype.is_bool:
-            T.ArrayType(dtype, 1)  # raises: arrays of bool vectors are not supported
         self._buffer = buffer
         self.dtype = dtype
         self.device = device

@@ -1,7 +1,8 @@
 """Bool vectors (``wp.types.vector(length, dtype=wp.bool)``) as Warp has
 them: construction, constants, kernel and func arguments and returns,
-component reads and writes, == and !=, print; arithmetic on them and arrays
-of them are clear errors."""
+component reads and writes, == and !=, print, arrays of them (bytes in
+memory, as bool arrays), struct fields and row views; arithmetic on them is
+a located type error."""
 import subprocess
 import sys
 import textwrap
@@ -86,8 +87,44 @@ def test_arithmetic_on_bool_vectors_is_a_type_error(tmp_path, expr, words):
     assert info.value.lineno == 8 and words in str(info.value)
 
 
-def test_arrays_of_bool_vectors_are_refused():
-    with pytest.raises(TypeError, match="arrays of bool vectors .* are not supported yet"):
-        wp.array(dtype=vec3b)
-    with pytest.raises(TypeError, match="arrays of bool vectors .* are not supported yet"):
-        wp.zeros(3, dtype=vec3b)
+@wp.struct
+class Flags:
+    on: vec3b
+    weight: float
+
+
+@wp.kernel
+def through_memory(x: wp.array(dtype=float), flags: wp.array(dtype=vec3b), grid: wp.array2d(dtype=vec3b),
+                   structs: wp.array(dtype=Flags), out: wp.array(dtype=int)):
+    i = wp.tid()
+    f = flags[i]
+    n = int(0)
+    for j in range(3):
+        if f[j]:
+            n += 1
+    if flags[i][2]:  # a component read from memory
+        n += 10
+    flags[i] = vec3b(x[i] > 0.0, True, f[0])
+    flags[i][1] = x[i] > 5.0  # a component write
+    row = grid[i]  # a row view of a 2-d array
+    if row[1][0]:
+        n += 100
+    s = structs[i]
+    if s.on[1]:
+        n += 1000
+    s.on = vec3b(True, x[i] > 5.0, False)
+    structs[i] = s
+    out[i] = n
+
+
+def test_arrays_of_bool_vectors_store_bytes():
+    flags = wp.array(np.array([[True, False, True], [False, False, False]]), dtype=vec3b)
+    grid = wp.array(np.array([[[0, 0, 0], [1, 0, 0]], [[0, 0, 0], [0, 1, 1]]], dtype=bool), dtype=vec3b)
+    structs = wp.zeros(2, dtype=Flags)
+    out = wp.zeros(2, dtype=int)
+    wp.launch(through_memory, 2, inputs=[wp.array(np.array([1.0, 7.0], np.float32)), flags, grid, structs],
+              outputs=[out])
+    assert out.numpy().tolist() == [2 + 10 + 100, 0]
+    np.testing.assert_array_equal(flags.numpy(), [[True, False, True], [True, True, False]])
+    np.testing.assert_array_equal(structs.numpy()["on"], [[True, False, False], [True, True, False]])
+    assert flags.numpy().dtype == np.bool_ and flags.numpy().view(np.uint8).max() == 1  # bytes 0 and 1
