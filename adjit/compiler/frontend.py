@@ -1066,6 +1066,8 @@ class FunctionBuilder:
             return LA.make_zeros(self, node)
         if callee in (language.expect_eq, language.expect_neq, language.expect_near):
             return self.emit_expect(callee.__name__, node)
+        if callee in (T.vector, T.matrix):
+            return self.construct_generic(callee, node)
         if node.keywords and not isinstance(callee, language.Function):
             raise self.error(f"keyword arguments are not supported in calls to '{ast.unparse(node.func)}'",
                              node, KernelSyntaxError)
@@ -1469,6 +1471,37 @@ class FunctionBuilder:
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def construct_generic(self, maker, node):
+        """Warp's ``vector(*values, length=, dtype=)`` and ``matrix(*values,
+        shape=, dtype=)`` in kernels: the type from the (compile-time)
+        keywords, else from the values (their count, and the scalar type of
+        the first one that is not a literal; float32 for literals only); no
+        values: zero."""
+        what = "vector" if maker is T.vector else "matrix"
+        allowed = ("length", "dtype") if maker is T.vector else ("shape", "dtype")
+        options = {}
+        for kw in node.keywords:
+            if kw.arg not in allowed:
+                raise self.error(f"{what}() takes the keywords {' and '.join(allowed)}, got {kw.arg or '**'}",
+                                 kw, KernelSyntaxError)
+            options[kw.arg] = self.eval_static(ast.Call(func=node.func, args=[kw.value], keywords=[]))
+        args = self.call_arguments(node.args)
+        dtype = options.get("dtype")
+        if dtype is None:
+            first = next((a.type for a in args if isinstance(a, Val) and not a.is_literal), None)
+            dtype = T.scalar_of(first) if first is not None else T.float32
+        try:
+            if maker is T.vector:
+                length = options.get("length", len(args))
+                t = T.vector(length, T.value_type_of(dtype))
+            else:
+                if "shape" not in options:
+                    raise TypeError("matrix() in a kernel needs shape=(rows, cols)")
+                t = T.matrix(tuple(options["shape"]), T.value_type_of(dtype))
+        except (TypeError, ValueError) as e:
+            raise self.error(f"{what}(): {e}", node, KernelTypeError) from None
+        return self.construct(t, args, node)
 
     def call_arguments(self, nodes) -> list:
         """The values of a call's positional arguments; ``*t`` unpacks a

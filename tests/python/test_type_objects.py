@@ -29,3 +29,19 @@ def test_scalar_types_are_named():
         ["float32", "float64", "int8", "uint64", "bool"]
     # the class of the type objects keeps its own name
     assert type(wp.vec3).__name__ == "VectorType" and wp.types.VectorType.__name__ == "VectorType"
+
+
+@wp.kernel
+def generic_constructors(x: wp.array(dtype=wp.float64), out: wp.array(dtype=wp.float64)):
+    zero = wp.vector(length=3, dtype=wp.float64)  # zeros of the given type
+    v = wp.vector(x[0], x[0] * wp.float64(2.0), wp.float64(5.0))  # a vec3d, from its values' type
+    ints = wp.vector(1, 2, 3, 4)  # literals only: int32
+    m = wp.matrix(shape=(2, 2), dtype=wp.float64)
+    n = wp.matrix(x[0], wp.float64(2.0), wp.float64(3.0), wp.float64(4.0), shape=(2, 2))
+    out[0] = zero[2] + v[1] + wp.float64(ints[3]) + m[1, 1] + n[0, 0] * n[1, 1]
+
+
+def test_vector_and_matrix_constructors_in_kernels():
+    out = wp.zeros(1, dtype=wp.float64)
+    wp.launch(generic_constructors, 1, inputs=[wp.array([1.5], dtype=wp.float64)], outputs=[out])
+    assert out.numpy()[0] == 0 + 3.0 + 4 + 0 + 1.5 * 4
