@@ -126,6 +126,11 @@ def check_gradients(kernel, dim, inputs, outputs, eps: float | None = None, rtol
     elementwise: ``|J - J_fd| <= atol + rtol * |J_fd|``. Raises an
     AssertionError (``GradientMismatch``) naming the worst entries otherwise.
 
+    The adjoint Jacobian takes one backward pass per output element with the
+    one-lane adjoint kernel: batched seeds would compile a 16-lane kernel,
+    which for a complex kernel takes far longer to compile (seconds) than a
+    test's small arrays take to run.
+
     ``eps``, ``rtol`` and ``atol`` left None are chosen by the least precise
     float dtype among the arrays (``TOLERANCES_BY_DTYPE``: float64 1e-6,
     1e-5, 1e-7; float32 1e-3, 1e-2, 1e-3). Keep the inputs away from kinks
@@ -135,7 +140,7 @@ def check_gradients(kernel, dim, inputs, outputs, eps: float | None = None, rtol
     inputs, outputs = list(inputs), list(outputs)
     eps, rtol, atol = _resolve(inputs + outputs, eps, rtol, atol)
     snapshot = [o.numpy().copy() if isinstance(o, Array) else None for o in outputs]
-    analytic = autograd._kernel_jacobian(kernel, dim, inputs, outputs, input_output_mask)
+    analytic = autograd._kernel_jacobian(kernel, dim, inputs, outputs, input_output_mask, batch=1)
     for o, s in zip(outputs, snapshot):  # jacobian() leaves the outputs as one launch does
         if s is not None:
             o.numpy()[...] = s
