@@ -257,8 +257,8 @@ class MatrixType(Type):
     """A small row-major matrix of 2 to MAX_COMPONENTS rows and columns, a value."""
 
     def __init__(self, rows: int, cols: int, dtype: ScalarType, name: str | None = None):
-        if not (2 <= rows <= MAX_COMPONENTS and 2 <= cols <= MAX_COMPONENTS) or dtype.is_bool:
-            raise TypeError(f"matrix shape must be 2 to {MAX_COMPONENTS} of a numeric type, got {rows}x{cols} {dtype}")
+        if not (2 <= rows <= MAX_COMPONENTS and 2 <= cols <= MAX_COMPONENTS):
+            raise TypeError(f"matrix shape must be 2 to {MAX_COMPONENTS} rows and columns, got {rows}x{cols} {dtype}")
         self.rows = rows
         self.cols = cols
         self.dtype = dtype
@@ -659,7 +659,7 @@ class ArrayType(Type):
         # bools are stored as bytes (0 or 1): memory holds nothing narrower
         i8 = ir.IntegerType.get_signless(8)
         element = i8 if self.dtype == bool_ else ir.VectorType.get(list(self.dtype.shape), i8) \
-            if isinstance(self.dtype, VectorType) and self.dtype.dtype.is_bool else self.dtype.mlir()
+            if isinstance(self.dtype, (VectorType, MatrixType)) and self.dtype.dtype.is_bool else self.dtype.mlir()
         return ir.Type.parse(f"!adjit.array<{element}, {self.ndim}>")
 
 
@@ -789,15 +789,14 @@ def constant_type_of(value) -> ValueType | None:
     shape = np.shape(value)
     if len(shape) == 0:
         return dtype
-    if dtype.is_bool and len(shape) != 1:  # bool vectors, not matrices
-        return None
+
     if isinstance(value, QuatValue) and shape == (4,) and dtype.is_float:
         return quaternion(dtype)
     if isinstance(value, TransformValue) and shape == (7,) and dtype.is_float:
         return transformation(dtype)
     if len(shape) == 1 and 2 <= shape[0] <= MAX_COMPONENTS:
         return vector(shape[0], dtype)
-    if len(shape) == 2 and 2 <= shape[0] <= MAX_COMPONENTS and 2 <= shape[1] <= MAX_COMPONENTS and dtype.is_float:
+    if len(shape) == 2 and 2 <= shape[0] <= MAX_COMPONENTS and 2 <= shape[1] <= MAX_COMPONENTS:
         return matrix(shape, dtype)
     return None
 

@@ -163,6 +163,11 @@ def _has_tangent(t) -> bool:
     return scalar is not None and scalar.is_float
 
 
+#: The builtins that take bool vectors and matrices (they move components
+#: around; the others compute with them, which bools do not support).
+_TAKE_BOOL_COMPOSITES = frozenset(("transpose", "get_diag", "stop_gradient", "where", "select", "matrix_from_rows",
+                                   "matrix_from_cols", "diag"))
+
 #: Bitwise operators (integers; & | ^ also bools).
 _BITWISE = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
 
@@ -1124,6 +1129,8 @@ class FunctionBuilder:
                 return "[" + " ".join([spec] * t.length) + "]", comps
             rows = ["[" + " ".join([spec] * t.cols) + "]" for _ in range(t.rows)]
             comps = [vector_d.ExtractOp(v, [], [r, c]).result for r in range(t.rows) for c in range(t.cols)]
+            if t.dtype.is_bool:
+                comps = [arith.ExtUIOp(T.int32.mlir(), c).result for c in comps]
             return "[" + " ".join(rows) + "]", comps
         raise self.error(f"print() takes numbers, vectors and matrices, got {t}", node)
 
@@ -1316,6 +1323,10 @@ class FunctionBuilder:
             if isinstance(a.type, T.ArrayType) and not builtin.array_args:
                 raise self.error(f"{builtin.name}() does not take arrays, got {a.type}", node)
         types = [a.type for a in args]
+        if builtin.name not in _TAKE_BOOL_COMPOSITES and any(
+                isinstance(t, (T.VectorType, T.MatrixType)) and t.dtype.is_bool for t in types):
+            raise self.error(f"{builtin.name}() does not take bool vectors or matrices, got "
+                             f"{', '.join(map(str, types))}", node)
         try:
             result = builtin.infer(types, **static)
         except TypeError as e:
@@ -1779,8 +1790,9 @@ class FunctionBuilder:
         if a.is_literal and b.is_literal:
             return literal(self.fold(op, a.literal, b.literal, node))
         for v in (a, b):
-            if isinstance(v.type, T.VectorType) and v.type.dtype.is_bool:
-                raise self.error(f"arithmetic on bool vectors is not supported ({self.op_name(op)}); compare "
+            if isinstance(v.type, (T.VectorType, T.MatrixType)) and v.type.dtype.is_bool:
+                kind = "vectors" if isinstance(v.type, T.VectorType) else "matrices"
+                raise self.error(f"arithmetic on bool {kind} is not supported ({self.op_name(op)}); compare "
                                  "them with == / !=, or read their components", node, KernelTypeError)
         ta, tb = a.type, b.type
         scalar_a, scalar_b = isinstance(ta, T.ScalarType), isinstance(tb, T.ScalarType)

@@ -98,7 +98,7 @@ def storage_type(t) -> ir.Type:
     if not stored_as_bytes(t):
         return t.mlir()
     i8 = ir.IntegerType.get_signless(8)
-    return ir.VectorType.get(list(t.shape), i8) if isinstance(t, T.VectorType) else i8
+    return ir.VectorType.get(list(t.shape), i8) if isinstance(t, (T.VectorType, T.MatrixType)) else i8
 
 
 def from_storage(t, stored: ir.Value) -> ir.Value:
@@ -107,7 +107,7 @@ def from_storage(t, stored: ir.Value) -> ir.Value:
         return stored
     zero = arith.ConstantOp(stored.type, ir.DenseElementsAttr.get_splat(
         stored.type, ir.IntegerAttr.get(ir.IntegerType.get_signless(8), 0))
-        if isinstance(t, T.VectorType) else ir.IntegerAttr.get(stored.type, 0)).result
+        if isinstance(t, (T.VectorType, T.MatrixType)) else ir.IntegerAttr.get(stored.type, 0)).result
     return arith.CmpIOp(arith.CmpIPredicate.ne, stored, zero).result
 
 

@@ -1,5 +1,5 @@
-"""Bool vectors (``wp.types.vector(length, dtype=wp.bool)``) as Warp has
-them: construction, constants, kernel and func arguments and returns,
+"""Bool vectors (``wp.types.vector(length, dtype=wp.bool)``) and bool
+matrices as Warp has them: construction, constants, kernel and func arguments and returns,
 component reads and writes, == and !=, print, arrays of them (bytes in
 memory, as bool arrays), struct fields and row views; arithmetic on them is
 a located type error."""
@@ -71,7 +71,9 @@ def test_printing_a_bool_vector(tmp_path):
 @pytest.mark.parametrize("expr, words", [
     ("v + v", "arithmetic on bool vectors is not supported (+)"),
     ("v * 2", "arithmetic on bool vectors is not supported (*)"),
-    ("wp.dot(v, v)", "dot() needs float vectors"),
+    ("wp.dot(v, v)", "dot() does not take bool vectors or matrices"),
+    ("wp.max(v, v)", "max() does not take bool vectors or matrices"),
+    ("wp.cw_mul(v, v)", "cw_mul() does not take bool vectors or matrices"),
 ])
 def test_arithmetic_on_bool_vectors_is_a_type_error(tmp_path, expr, words):
     import importlib.util
@@ -128,3 +130,34 @@ def test_arrays_of_bool_vectors_store_bytes():
     np.testing.assert_array_equal(flags.numpy(), [[True, False, True], [True, True, False]])
     np.testing.assert_array_equal(structs.numpy()["on"], [[True, False, False], [True, True, False]])
     assert flags.numpy().dtype == np.bool_ and flags.numpy().view(np.uint8).max() == 1  # bytes 0 and 1
+
+
+mat22b = wp.types.matrix(shape=(2, 2), dtype=wp.bool)
+DIAGONAL = wp.constant(mat22b(True, False, False, True))
+COUNTS = np.array([[1, 2], [3, 4]], np.int32)  # an integer matrix constant
+
+
+@wp.kernel
+def bool_matrices(x: wp.array(dtype=float), m: wp.array(dtype=mat22b), out: wp.array(dtype=int)):
+    i = wp.tid()
+    b = m[i]
+    n = int(0)
+    if b[0, 1]:
+        n += 1
+    if DIAGONAL[1, 1]:
+        n += 10
+    if b == mat22b(True, True, True, True):
+        n += 100
+    n += COUNTS[1, 0] * 1000
+    b[1, 0] = x[i] > 0.0
+    m[i] = b
+    m[i][0, 0] = False
+    out[i] = n
+
+
+def test_bool_matrices_in_memory_and_as_values():
+    m = wp.array(np.array([[[1, 1], [1, 1]], [[0, 0], [0, 0]]], bool), dtype=mat22b)
+    out = wp.zeros(2, dtype=int)
+    wp.launch(bool_matrices, 2, inputs=[wp.array(np.array([-1.0, 1.0], np.float32)), m], outputs=[out])
+    assert out.numpy().tolist() == [3111, 3010]
+    np.testing.assert_array_equal(m.numpy(), [[[False, True], [False, True]], [[False, False], [True, False]]])

@@ -98,8 +98,3 @@ def test_float_only_builtins_are_type_errors(tmp_path, expr, words):
     with pytest.raises(wp.KernelTypeError) as info:
         wp.launch(module.misuse, 1, inputs=[wp.zeros(1, dtype=int)])
     assert info.value.lineno == 8 and words in str(info.value)
-
-
-def test_bool_matrices_are_refused():
-    with pytest.raises(TypeError, match="matrix"):
-        wp.types.matrix(shape=(2, 2), dtype=wp.bool)
