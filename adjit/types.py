@@ -7,6 +7,7 @@ them (it returns a numpy value), and the source of its MLIR type.
 from __future__ import annotations
 
 import sys
+import typing
 
 import numpy as np
 
@@ -913,3 +914,105 @@ def host_type(value, what: str):
         raise TypeError(f"{what}: {value!r} is not a value a kernel takes (numbers, numpy scalars, and numpy "
                         "arrays of vector or matrix shape)")
     return t
+
+
+# --- Warp's type introspection (warp.types) ---------------------------------------------
+
+def type_is_vector(t) -> bool:
+    """A vector type (quaternions and transforms are their own kinds)."""
+    return isinstance(t, VectorType) and not isinstance(t, (QuatType, TransformType))
+
+
+def type_is_matrix(t) -> bool:
+    return isinstance(t, MatrixType)
+
+
+def type_is_quaternion(t) -> bool:
+    return isinstance(t, QuatType)
+
+
+def type_is_transformation(t) -> bool:
+    return isinstance(t, TransformType)
+
+
+def type_is_composite(t) -> bool:
+    """A vector, matrix, quaternion or transform type."""
+    return isinstance(t, (VectorType, MatrixType))
+
+
+def type_is_float(t) -> bool:
+    """A float scalar type (``float`` is float32)."""
+    return t is float or (isinstance(t, ScalarType) and t.is_float)
+
+
+def type_is_int(t) -> bool:
+    """An integer scalar type (``int`` is int32; bool is not an integer)."""
+    return t is int or (isinstance(t, ScalarType) and t.is_int and not t.is_bool)
+
+
+def type_is_value(t) -> bool:
+    """A scalar or composite type (what a kernel holds in a local)."""
+    return t in (float, int, bool) or isinstance(t, (ScalarType, VectorType, MatrixType))
+
+
+def type_is_array(t) -> bool:
+    return isinstance(t, (ArrayType, IndexedArrayType))
+
+
+def type_scalar_type(t) -> ScalarType:
+    """The scalar type of a scalar or composite type (of an array's elements)."""
+    if isinstance(t, (ArrayType, IndexedArrayType)):
+        t = t.dtype
+    return scalar_of(value_type_of(t))
+
+
+def type_length(t) -> int:
+    """The number of scalars in a value of ``t`` (1 for a scalar)."""
+    t = value_type_of(t)
+    return 1 if isinstance(t, ScalarType) else int(np.prod(t.shape))
+
+
+def type_size_in_bytes(t) -> int:
+    t = value_type_of(t)
+    if isinstance(t, StructType):
+        return t.numpy_dtype().itemsize
+    return type_length(t) * scalar_of(t).np_dtype.itemsize
+
+
+def type_typestr(t) -> str:
+    """The numpy array-interface typestr of ``t``'s scalars (``<f4``)."""
+    return type_scalar_type(t).np_dtype.str
+
+
+def types_equal(a, b, match_generic: bool = False) -> bool:
+    """Whether two types are the same (``float`` and float32 are; with
+    ``match_generic``, ``typing.Any`` matches anything)."""
+    if match_generic and (a is typing.Any or b is typing.Any):
+        return True
+    try:
+        return value_type_of(a) == value_type_of(b)
+    except TypeError:
+        return a == b
+
+
+def type_repr(t) -> str:
+    """A readable name of a type, as Warp writes it: ``vector(length=3,
+    dtype=float32)``, ``matrix(shape=(3, 3), dtype=float64)``,
+    ``quaternion(dtype=float32)``, ``array(ndim=1, dtype=...)``, a scalar's
+    or struct's name."""
+    if isinstance(t, (ArrayType, IndexedArrayType)):
+        kind = "indexedarray" if isinstance(t, IndexedArrayType) else "array"
+        return f"{kind}(ndim={t.ndim}, dtype={type_repr(t.dtype)})"
+    if t in (float, int, bool):
+        t = value_type_of(t)
+    if isinstance(t, QuatType):
+        return f"quaternion(dtype={t.dtype.name})"
+    if isinstance(t, TransformType):
+        return f"transformation(dtype={t.dtype.name})"
+    if isinstance(t, VectorType):
+        return f"vector(length={t.length}, dtype={t.dtype.name})"
+    if isinstance(t, MatrixType):
+        return f"matrix(shape=({t.rows}, {t.cols}), dtype={t.dtype.name})"
+    if isinstance(t, (ScalarType, StructType)):
+        return t.name
+    return str(t)

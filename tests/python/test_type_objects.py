@@ -45,3 +45,23 @@ def test_vector_and_matrix_constructors_in_kernels():
     out = wp.zeros(1, dtype=wp.float64)
     wp.launch(generic_constructors, 1, inputs=[wp.array([1.5], dtype=wp.float64)], outputs=[out])
     assert out.numpy()[0] == 0 + 3.0 + 4 + 0 + 1.5 * 4
+
+
+def test_warp_type_introspection():
+    T = wp.types
+    assert T.type_repr(wp.vec3) == "vector(length=3, dtype=float32)"
+    assert T.type_repr(wp.mat33d) == "matrix(shape=(3, 3), dtype=float64)"
+    assert T.type_repr(wp.quat) == "quaternion(dtype=float32)"
+    assert T.type_repr(wp.transformd) == "transformation(dtype=float64)"
+    assert T.type_repr(wp.array(dtype=wp.vec3, ndim=2)) == "array(ndim=2, dtype=vector(length=3, dtype=float32))"
+    assert T.type_repr(float) == "float32"
+    assert [T.type_length(t) for t in (wp.float32, wp.vec4, wp.mat33, wp.transform)] == [1, 4, 9, 7]
+    assert [T.type_size_in_bytes(t) for t in (wp.float64, wp.vec3d, wp.mat22h)] == [8, 24, 8]
+    assert T.type_typestr(wp.vec3) == "<f4" and T.type_scalar_type(wp.array(dtype=wp.vec3h)) == wp.float16
+    assert T.types_equal(float, wp.float32) and not T.types_equal(wp.vec3, wp.vec3d)
+    assert T.types_equal(wp.vec3, __import__("typing").Any, match_generic=True)
+    assert T.type_is_vector(wp.vec3) and not T.type_is_vector(wp.quat) and T.type_is_quaternion(wp.quat)
+    assert T.type_is_matrix(wp.mat33) and T.type_is_transformation(wp.transform) and T.type_is_composite(wp.quat)
+    assert T.type_is_float(float) and T.type_is_int(wp.uint8) and not T.type_is_int(wp.bool)
+    assert T.type_is_value(wp.mat33) and not T.type_is_value(wp.array(dtype=float))
+    assert T.type_is_array(wp.array(dtype=float))
