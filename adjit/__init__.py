@@ -15,7 +15,9 @@ from .device import (Device, ScopedDevice, get_cuda_device_count, get_cuda_devic
                      is_device_available, set_device, synchronize_device)
 from .errors import (AdjitError, CompileError, GradientError, KernelError, KernelNameError,  # noqa: F401
                      KernelSyntaxError, KernelTypeError, LaunchError, NonFiniteError, OutOfBoundsError)
-from .interop import from_dlpack, from_jax, from_numpy, from_torch, to_jax, to_torch  # noqa: F401
+from .interop import (device_from_jax, device_from_torch, device_to_jax, device_to_torch,  # noqa: F401
+                      dtype_from_jax, dtype_from_torch, dtype_to_jax, dtype_to_torch, from_dlpack, from_jax,
+                      from_numpy, from_torch, to_dlpack, to_jax, to_torch)
 from .language import (Function, Kernel, adjoint, constant, expect_eq, expect_near, expect_neq,  # noqa: F401
                        func, func_grad, func_jvp, func_replay, grad, kernel, printf, static, tid)
 from .language import Module, get_module, get_module_options, overload, set_module_options  # noqa: F401

@@ -420,3 +420,86 @@ class _OpSpec:
                              "framework arrays must not change in place: make them outputs (the op "
                              "returns new arrays)")
         self._access_checked = True
+
+
+# --- Warp's dtype and device converters -------------------------------------------------
+
+#: adjit scalar types by torch dtype name (torch.float32 -> "float32").
+_TORCH_SCALARS = ("float16", "bfloat16", "float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32",
+                  "int64", "uint64", "bool")
+
+
+def dtype_from_torch(torch_dtype) -> T.ScalarType:
+    """The adjit scalar type of a torch dtype (``torch.float32`` -> float32)."""
+    torch = _import("torch", "dtype_from_torch")
+    if not isinstance(torch_dtype, torch.dtype):
+        raise TypeError(f"dtype_from_torch takes a torch.dtype, got {torch_dtype!r}")
+    name = str(torch_dtype).removeprefix("torch.")
+    if name not in _TORCH_SCALARS:
+        raise TypeError(f"dtype_from_torch: adjit has no type for {torch_dtype}")
+    return T.scalar_type_of(name)
+
+
+def dtype_to_torch(dtype):
+    """The torch dtype of an adjit type's scalars (a vector's or matrix's
+    scalar type: torch holds them as trailing dimensions)."""
+    torch = _import("torch", "dtype_to_torch")
+    scalar = T.scalar_of(T.value_type_of(dtype))
+    if scalar is None or not hasattr(torch, scalar.name):
+        raise TypeError(f"dtype_to_torch: torch has no dtype for {dtype}")
+    return getattr(torch, scalar.name)
+
+
+def dtype_from_jax(jax_dtype) -> T.ScalarType:
+    """The adjit scalar type of a JAX dtype (``jnp.float32`` or a numpy dtype)."""
+    try:
+        return T.scalar_type_of(np.dtype(jax_dtype))
+    except TypeError:
+        raise TypeError(f"dtype_from_jax: adjit has no type for {jax_dtype!r}") from None
+
+
+def dtype_to_jax(dtype):
+    """The JAX dtype of an adjit type's scalars."""
+    jax = _import("jax", "dtype_to_jax")
+    scalar = T.scalar_of(T.value_type_of(dtype))
+    if scalar is None:
+        raise TypeError(f"dtype_to_jax: JAX has no dtype for {dtype}")
+    return jax.numpy.dtype(scalar.name if scalar.name != "bool" else "bool_")
+
+
+def device_from_torch(torch_device):
+    """The adjit device of a torch device ("cpu"; CUDA devices arrive with the GPU runtime)."""
+    from .device import get_device
+    return get_device(str(torch_device))
+
+
+def device_to_torch(device=None) -> str:
+    """The torch device string of an adjit device (default: the current one)."""
+    from .device import get_device
+    return str(get_device(device))
+
+
+def device_from_jax(jax_device):
+    """The adjit device of a JAX device (its platform: "cpu")."""
+    from .device import get_device
+    platform = getattr(jax_device, "platform", None)
+    if platform is None:
+        raise TypeError(f"device_from_jax takes a JAX device, got {jax_device!r}")
+    return get_device("cpu" if platform == "cpu" else f"cuda:{getattr(jax_device, 'id', 0)}")
+
+
+def device_to_jax(device=None):
+    """The JAX device of an adjit device (the CPU device)."""
+    jax = _import("jax", "device_to_jax")
+    from .device import get_device
+    d = get_device(device)
+    if str(d) != "cpu":
+        raise ValueError(f"device_to_jax: {d}: {_GPU_LATER}")
+    return jax.devices("cpu")[0]
+
+
+def to_dlpack(a: Array):
+    """A DLPack capsule of ``a``'s memory (zero-copy; Warp's ``wp.to_dlpack``)."""
+    if not isinstance(a, Array):
+        raise TypeError(f"to_dlpack takes an adjit array, got {type(a).__name__}")
+    return a.__dlpack__()
