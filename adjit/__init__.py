@@ -23,6 +23,7 @@ from .language import (Function, Kernel, adjoint, constant, expect_eq, expect_ne
 from .language import Module, get_module, get_module_options, overload, set_module_options  # noqa: F401
 from .launch import Launch, launch, synchronize  # noqa: F401
 from . import host_calls  # noqa: F401,E402  (builtins and funcs called from Python)
+from .host_calls import map_function as map  # noqa: F401,E402  (Warp's wp.map)
 from .forward import jvp, jvp_batch  # noqa: F401
 from .loader import export  # noqa: F401
 from .runtime.array import (Array, array, array1d, array2d, array3d, array4d, clone, copy, empty,  # noqa: F401

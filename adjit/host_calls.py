@@ -143,3 +143,88 @@ def call_function(fn, args, kwargs):
 # neither imports this module: it imports the compiler).
 B.host_call = call_builtin
 language.host_call = call_function
+
+
+# --- wp.map: a func or builtin applied to every element -----------------------------------
+
+#: (callee, argument kinds, ndim) -> (kernel, result types)
+_MAP_KERNELS: dict = {}
+
+
+def map_function(func, *inputs, out=None, return_kernel: bool = False, block_dim: int = 256, device=None):
+    """Warp's ``wp.map``: ``func`` (an @func or a builtin) applied to the
+    elements of the input arrays (of one shape; scalars and vector values
+    are passed to every element), in one launch of a generated kernel.
+    Returns the output array (a tuple for a func with several results),
+    ``out`` if given (an array or a sequence of them, of the inputs' shape
+    and the results' types); with ``return_kernel`` the kernel alone. The
+    launch is an ordinary one: a tape records it, and the outputs get
+    gradients when an input array has one."""
+    from .launch import _check_launch_options, launch
+    from .runtime.array import Array, zeros
+    if not isinstance(func, (language.Function, B.Builtin)):
+        raise TypeError(f"map: func must be an @adjit.func or a builtin, got {func!r}")
+    name = getattr(func, "__name__", None) or func.name
+    arrays = [a for a in inputs if isinstance(a, Array)]
+    if not arrays:
+        raise TypeError(f"map({name}): give at least one adjit array to map over")
+    shape = arrays[0].shape
+    if any(a.shape != shape for a in arrays):
+        raise ValueError(f"map({name}): the arrays have different shapes {[a.shape for a in arrays]}")
+    element_types = tuple(a.dtype if isinstance(a, Array) else host_type(a, f"map({name}) argument {k + 1}")
+                          for k, a in enumerate(inputs))
+    kinds = tuple(("array", t) if isinstance(a, Array) else ("value", t) for a, t in zip(inputs, element_types))
+    key = (("builtin", func.name) if isinstance(func, B.Builtin) else func, kinds, len(shape))
+    entry = _MAP_KERNELS.get(key)
+    if entry is None:
+        if isinstance(func, B.Builtin):
+            try:
+                result = func.infer(list(element_types))
+            except TypeError as e:
+                raise TypeError(f"map({name}): {e}") from None
+            results = tuple(result) if isinstance(result, tuple) else (result,)
+        else:
+            from .compiler import driver
+            results = tuple(driver.function_result_types(func, list(element_types)))
+        if not results or None in results:
+            raise TypeError(f"map({name}): the function returns nothing to map into")
+        entry = _MAP_KERNELS[key] = (_map_kernel(func, name, kinds, results, len(shape)), results)
+    kernel, results = entry
+    if return_kernel:
+        return kernel
+    grads = any(a.requires_grad for a in arrays)
+    if out is None:
+        outs = [zeros(shape, dtype=t, requires_grad=grads) for t in results]
+    else:
+        outs = [out] if isinstance(out, Array) else list(out)
+        if len(outs) != len(results) or any(not isinstance(o, Array) or o.shape != shape or o.dtype != t
+                                             for o, t in zip(outs, results)):
+            raise ValueError(f"map({name}): out must be {len(results)} array(s) of shape {shape} and types "
+                             f"{', '.join(map(str, results))}")
+    _check_launch_options(kernel, None, 0, block_dim)
+    launch(kernel, dim=shape, inputs=list(inputs), outputs=outs, device=device)
+    return outs[0] if len(outs) == 1 and out is None or isinstance(out, Array) else tuple(outs)
+
+
+def _map_kernel(func, name: str, kinds, results, ndim: int):
+    indices = ", ".join(f"i{d}" for d in range(ndim))
+    params, call_args = [], []
+    for k, (kind, _) in enumerate(kinds):
+        if kind == "array":
+            params.append(f"a{k}: wp.array(dtype=_arg{k}, ndim={ndim})")
+            call_args.append(f"a{k}[{indices}]")
+        else:
+            params.append(f"a{k}: _arg{k}")
+            call_args.append(f"a{k}")
+    params += [f"r{k}: wp.array(dtype=_result{k}, ndim={ndim})" for k in range(len(results))]
+    values = ", ".join(f"v{k}" for k in range(len(results)))
+    stores = "".join(f"    r{k}[{indices}] = v{k}\n" for k in range(len(results)))
+    kernel_name = f"map_{name}"
+    source = ("import adjit as wp\n\n\n@wp.kernel\n"
+              f"def {kernel_name}({', '.join(params)}):\n"
+              f"    {indices} = wp.tid()\n"
+              f"    {values} = _target({', '.join(call_args)})\n" + stores)
+    module = load_module(source, f"adjit_map_{name}", {
+        "_target": func, **{f"_arg{k}": t for k, (_, t) in enumerate(kinds)},
+        **{f"_result{k}": t for k, t in enumerate(results)}})
+    return getattr(module, kernel_name)
