@@ -14,7 +14,9 @@ from .device import (Device, ScopedDevice, get_cuda_device_count, get_cuda_devic
                      get_devices, get_preferred_device, is_cpu_available, is_cuda_available,
                      is_device_available, set_device, synchronize_device)
 from .errors import (AdjitError, CompileError, GradientError, KernelError, KernelNameError,  # noqa: F401
-                     KernelSyntaxError, KernelTypeError, LaunchError, NonFiniteError, OutOfBoundsError)
+                     KernelSyntaxError, KernelTypeError, LaunchError, NonFiniteError, OutOfBoundsError,
+                     WarpCodegenAttributeError, WarpCodegenError, WarpCodegenIndexError, WarpCodegenKeyError,
+                     WarpCodegenTypeError, WarpCodegenValueError)
 from .interop import (device_from_jax, device_from_torch, device_to_jax, device_to_torch,  # noqa: F401
                       dtype_from_jax, dtype_from_torch, dtype_to_jax, dtype_to_torch, from_dlpack, from_jax,
                       from_numpy, from_torch, to_dlpack, to_jax, to_torch)

@@ -55,6 +55,27 @@ class KernelTypeError(KernelError):
     """Operands or arguments of the wrong type in a kernel."""
 
 
+#: Warp's names for its code generator's errors: adjit's located kernel
+#: errors are instances of them, so ``except wp.WarpCodegenError`` in Warp
+#: code catches adjit's (an unknown name or attribute is a
+#: WarpCodegenAttributeError, as Warp reports an unknown ``wp.<name>``).
+WarpCodegenError = KernelError
+WarpCodegenTypeError = KernelTypeError
+WarpCodegenAttributeError = KernelNameError
+
+
+class WarpCodegenValueError(KernelError, ValueError):
+    """Warp's name; adjit reports bad values in kernels as KernelTypeError."""
+
+
+class WarpCodegenKeyError(KernelError, KeyError):
+    """Warp's name; adjit reports unknown names as KernelNameError."""
+
+
+class WarpCodegenIndexError(KernelError, IndexError):
+    """Warp's name; adjit reports bad constant indices as KernelTypeError."""
+
+
 class LaunchError(AdjitError):
     """A launch whose arguments do not match the kernel's signature.
 

@@ -571,3 +571,17 @@ def test_device_functions_nested_hundreds_deep_are_a_clear_error(tmp_path):
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("deep_calls", None)
+
+
+# --- Warp's error names ----------------------------------------------------------------------
+
+def test_warp_codegen_error_names_catch_adjits_kernel_errors():
+    assert issubclass(adjit.KernelTypeError, adjit.WarpCodegenTypeError)
+    assert issubclass(adjit.KernelNameError, adjit.WarpCodegenAttributeError)
+    for name in ("WarpCodegenTypeError", "WarpCodegenAttributeError", "WarpCodegenValueError",
+                 "WarpCodegenKeyError", "WarpCodegenIndexError"):
+        assert issubclass(getattr(adjit, name), adjit.WarpCodegenError)
+    assert issubclass(adjit.WarpCodegenValueError, ValueError) and issubclass(adjit.WarpCodegenKeyError, KeyError)
+    assert isinstance(_compile_error(float32_plus_float64), adjit.WarpCodegenTypeError)
+    with pytest.raises(adjit.WarpCodegenError):  # as Warp code catches it
+        adjit.launch(float32_plus_float64, dim=1, inputs=[adjit.zeros(1), adjit.float64(1.0)])
