@@ -959,6 +959,88 @@ def type_is_array(t) -> bool:
     return isinstance(t, (ArrayType, IndexedArrayType))
 
 
+def type_is_scalar(t) -> bool:
+    """A scalar type (``float``, ``int`` and ``bool`` are scalars)."""
+    return t in (float, int, bool) or isinstance(t, ScalarType)
+
+
+def type_is_struct(t) -> bool:
+    return isinstance(t, StructType)
+
+
+def type_size(t) -> int:
+    """The number of scalars in a value of ``t`` (1 for a scalar or a struct)."""
+    return 1 if isinstance(t, StructType) else type_length(t)
+
+
+def type_ctype(t):
+    """The ctypes type of ``t``'s scalars (a float16's or bfloat16's bits: c_uint16)."""
+    import ctypes
+    scalar = type_scalar_type(t)
+    if scalar.np_dtype.kind == "b":
+        return ctypes.c_bool
+    if scalar.np_dtype.itemsize == 2 and scalar.is_float:
+        return ctypes.c_uint16
+    return np.ctypeslib.as_ctypes_type(scalar.np_dtype)
+
+
+def _type_of_value(x):
+    """The kernel type of a host value (None for what is not a value)."""
+    try:
+        return host_type(x, "value")
+    except TypeError:
+        return None
+
+
+# Warp's predicates of values: what type_is_* says of the value's type.
+def is_scalar(x) -> bool:
+    return type_is_scalar(_type_of_value(x))
+
+
+def is_vector(x) -> bool:
+    return type_is_vector(_type_of_value(x))
+
+
+def is_matrix(x) -> bool:
+    return type_is_matrix(_type_of_value(x))
+
+
+def is_quaternion(x) -> bool:
+    return type_is_quaternion(_type_of_value(x))
+
+
+def is_transformation(x) -> bool:
+    return type_is_transformation(_type_of_value(x))
+
+
+def is_composite(x) -> bool:
+    return type_is_composite(_type_of_value(x))
+
+
+def is_float(x) -> bool:
+    return type_is_float(_type_of_value(x))
+
+
+def is_int(x) -> bool:
+    return type_is_int(_type_of_value(x))
+
+
+def is_value(x) -> bool:
+    return _type_of_value(x) is not None
+
+
+def is_struct(x) -> bool:
+    return isinstance(x, StructValue)
+
+
+def is_array(x) -> bool:
+    """An adjit array, indexed array or array of structs."""
+    from .runtime.array import Array
+    from .runtime.indexed_array import IndexedArray
+    from .runtime.struct_array import StructArray
+    return isinstance(x, (Array, IndexedArray, StructArray))
+
+
 def type_scalar_type(t) -> ScalarType:
     """The scalar type of a scalar or composite type (of an array's elements)."""
     if isinstance(t, (ArrayType, IndexedArrayType)):
