@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from . import _runtime, config, loader
+from . import _runtime, config, loader, timing
 from .device import device_alias
 from . import types as T
 from .errors import GradientError, LaunchError, NonFiniteError, OutOfBoundsError
@@ -386,7 +386,19 @@ def _keep_unchanged_elements(args: list, grads_by_position: dict, positions: lis
 
 def _run(variant, total: int, shape, args: list, ranges: list, noalias: bool):
     """Runs a loaded variant (``_runtime.launch_cpu``), its float atomics
-    ordered as ``_atomic_order`` says; returns what the runtime reports."""
+    ordered as ``_atomic_order`` says; returns what the runtime reports.
+    Between ``adjit.timing_begin()`` and ``timing_end()``, each launch that
+    completes is recorded with its time (CPU launches are synchronous)."""
+    if not timing.recording():
+        return _run_variant(variant, total, shape, args, ranges, noalias)
+    start = time.perf_counter()
+    failure = _run_variant(variant, total, shape, args, ranges, noalias)
+    if failure is None:
+        timing.record(variant.name, (time.perf_counter() - start) * 1e3)
+    return failure
+
+
+def _run_variant(variant, total: int, shape, args: list, ranges: list, noalias: bool):
     order = _atomic_order(variant, noalias, total)
     if variant.atomic_order == _SERIAL:
         sys.stdout.flush()  # a kernel that prints (serial) comes after Python's earlier output

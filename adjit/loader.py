@@ -46,6 +46,8 @@ class CpuVariant:
     seconds_per_thread: dict = field(default_factory=dict)
     #: Its launches that chose between orders so far.
     timed_launches: int = 0
+    #: The name its launches have in ``adjit.timing_end()`` results.
+    name: str = ""
 
 
 class _Loaded:
@@ -163,6 +165,8 @@ def _variant(kernel: Kernel, adjoint: bool, noalias: bool, all_checked: bool,
             state.access = compiled.access
         variant = CpuVariant(address, False, compiled.sites, tuple(compiled.ranged),
                              _runtime.ATOMIC_ORDERS[compiled.atomic_order])
+    kind = "tangent" if tangent else "backward" if adjoint else "forward"
+    variant.name = f"{kernel.__name__}_cpu_kernel_{kind}"
     state.variants[key] = variant
     return variant
 

@@ -18,9 +18,21 @@ from .runtime import recording
 from .runtime.array import (Array, _before_write, _component_shape, _elements, _record_non_differentiable,
                             _write_elements, empty)
 from .runtime.recording import active_tapes
-from .timing import ScopedTimer  # noqa: F401 (Warp's warp.utils.ScopedTimer)
+from .timing import (TIMING_ALL, TIMING_GRAPH, TIMING_KERNEL, TIMING_KERNEL_BUILTIN,  # noqa: F401 (Warp's
+                     TIMING_MEMCPY, TIMING_MEMSET, ScopedTimer, TimingResult,  # warp.utils names)
+                     timing_begin, timing_end, timing_print)
 
-__all__ = ["array_sum", "array_inner", "array_scan", "radix_sort_pairs", "ScopedTimer"]
+__all__ = ["array_sum", "array_inner", "array_scan", "radix_sort_pairs", "transform_expand", "ScopedTimer",
+           "TimingResult", "timing_begin", "timing_end", "timing_print"]
+
+
+def transform_expand(t) -> T.TransformValue:
+    """A float32 transform from 7 numbers ``(px, py, pz, qx, qy, qz, qw)``
+    (Warp's ``wp.transform_expand``)."""
+    values = np.asarray(t)
+    if values.shape != (7,):
+        raise ValueError(f"transform_expand: takes 7 numbers (p then q), got shape {values.shape}")
+    return T.transform(values[0:3], values[3:7])
 
 
 def _check_array(a, who: str, what: str) -> Array:
