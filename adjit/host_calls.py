@@ -14,6 +14,10 @@ and matrices), a tuple for several.
 """
 from __future__ import annotations
 
+import ast
+import linecache
+import types as pytypes
+
 import numpy as np
 
 from . import language
@@ -21,6 +25,7 @@ from . import types as T
 from .types import host_type
 from .compiler import builtins as B
 from ._generated import load_module
+from .device import get_device
 from .errors import AdjitError
 
 #: (callee, argument types, static keywords) -> (kernel, result types)
@@ -145,56 +150,71 @@ B.host_call = call_builtin
 language.host_call = call_function
 
 
-# --- wp.map: a func or builtin applied to every element -----------------------------------
+# --- wp.map: a function applied to every element -------------------------------------------
 
-#: (callee, argument kinds, ndim) -> (kernel, result types)
+#: (callee, argument kinds, output ndim) -> (kernel, result types)
 _MAP_KERNELS: dict = {}
+#: Python functions and lambdas given to map, as @adjit.func, by code and
+#: closure values (a lambda made again in a loop is compiled once).
+_MAP_FUNCS: dict = {}
 
 
 def map_function(func, *inputs, out=None, return_kernel: bool = False, block_dim: int = 256, device=None):
-    """Warp's ``wp.map``: ``func`` (an @func or a builtin) applied to the
-    elements of the input arrays (of one shape; scalars and vector values
-    are passed to every element), in one launch of a generated kernel.
-    Returns the output array (a tuple for a func with several results),
-    ``out`` if given (an array or a sequence of them, of the inputs' shape
-    and the results' types); with ``return_kernel`` the kernel alone. The
-    launch is an ordinary one: a tape records it, and the outputs get
-    gradients when an input array has one."""
+    """Warp's ``wp.map``: ``func`` (an @func, a builtin, a Python function
+    or a lambda) applied to the elements of the input arrays (and indexed
+    arrays), in one launch of a generated kernel. The arrays broadcast as in
+    numpy; scalars and vector values are passed to every element. Returns the output array (a
+    tuple for a function with several results), ``out`` if given (an array
+    or a sequence of them, of the broadcast shape and the results' types);
+    with ``return_kernel`` the kernel alone. The launch is an ordinary one:
+    a tape records it, and the outputs get gradients when an input array
+    has one."""
     from .launch import _check_launch_options, launch
     from .runtime.array import Array, zeros
-    if not isinstance(func, (language.Function, B.Builtin)):
-        raise TypeError(f"map: func must be an @adjit.func or a builtin, got {func!r}")
+    from .runtime.indexed_array import IndexedArray
+    device = get_device(device)  # (a ValueError for a device adjit cannot run on)
+    func = _map_callee(func)
     name = getattr(func, "__name__", None) or func.name
-    arrays = [a for a in inputs if isinstance(a, Array)]
+    arrays = [a for a in inputs if isinstance(a, (Array, IndexedArray))]
     if not arrays:
         raise TypeError(f"map({name}): give at least one adjit array to map over")
-    shape = arrays[0].shape
-    if any(a.shape != shape for a in arrays):
-        raise ValueError(f"map({name}): the arrays have different shapes {[a.shape for a in arrays]}")
-    element_types = tuple(a.dtype if isinstance(a, Array) else host_type(a, f"map({name}) argument {k + 1}")
-                          for k, a in enumerate(inputs))
-    kinds = tuple(("array", t) if isinstance(a, Array) else ("value", t) for a, t in zip(inputs, element_types))
+    try:
+        shape = tuple(np.broadcast_shapes(*(a.shape for a in arrays)))
+    except ValueError:
+        raise ValueError(f"map({name}): the arrays have different shapes {[a.shape for a in arrays]} that do "
+                         "not broadcast together (as in numpy)") from None
+    kinds = []
+    for k, a in enumerate(inputs):
+        if isinstance(a, (Array, IndexedArray)):
+            # Each array dimension: the output dimension it follows, None where it broadcasts.
+            lead = len(shape) - a.ndim
+            index = tuple(None if n == 1 and shape[lead + d] != 1 else lead + d for d, n in enumerate(a.shape))
+            kinds.append(("indexed" if isinstance(a, IndexedArray) else "array", a.dtype, index))
+        else:
+            kinds.append(("value", host_type(a, f"map({name}) argument {k + 1}"), None))
+    kinds = tuple(kinds)
     key = (("builtin", func.name) if isinstance(func, B.Builtin) else func, kinds, len(shape))
     entry = _MAP_KERNELS.get(key)
     if entry is None:
+        element_types = [t for _, t, _ in kinds]
         if isinstance(func, B.Builtin):
             try:
-                result = func.infer(list(element_types))
+                result = func.infer(element_types)
             except TypeError as e:
                 raise TypeError(f"map({name}): {e}") from None
             results = tuple(result) if isinstance(result, tuple) else (result,)
         else:
             from .compiler import driver
-            results = tuple(driver.function_result_types(func, list(element_types)))
+            results = tuple(driver.function_result_types(func, element_types))
         if not results or None in results:
             raise TypeError(f"map({name}): the function returns nothing to map into")
         entry = _MAP_KERNELS[key] = (_map_kernel(func, name, kinds, results, len(shape)), results)
     kernel, results = entry
     if return_kernel:
         return kernel
-    grads = any(a.requires_grad for a in arrays)
+    grads = any((a.data if isinstance(a, IndexedArray) else a).requires_grad for a in arrays)
     if out is None:
-        outs = [zeros(shape, dtype=t, requires_grad=grads) for t in results]
+        outs = [zeros(shape, dtype=t, device=device, requires_grad=grads) for t in results]
     else:
         outs = [out] if isinstance(out, Array) else list(out)
         if len(outs) != len(results) or any(not isinstance(o, Array) or o.shape != shape or o.dtype != t
@@ -206,25 +226,72 @@ def map_function(func, *inputs, out=None, return_kernel: bool = False, block_dim
     return outs[0] if len(outs) == 1 and out is None or isinstance(out, Array) else tuple(outs)
 
 
+def _map_callee(func):
+    """``func`` as something kernels call: an @func or a builtin as is, a
+    Python function or lambda made an @func (the names it uses outside
+    itself are read when it is first mapped)."""
+    if isinstance(func, (language.Function, B.Builtin)):
+        return func
+    if not isinstance(func, pytypes.FunctionType):
+        raise TypeError(f"map: func must be an @adjit.func or a builtin (or a Python function or lambda made "
+                        f"one), got {func!r}")
+    key = (func.__code__, tuple(c.cell_contents for c in func.__closure__ or ()))
+    try:
+        hash(key)
+    except TypeError:
+        key = func
+    wrapped = _MAP_FUNCS.get(key)
+    if wrapped is None:
+        wrapped = _MAP_FUNCS[key] = _lambda_func(func) if func.__name__ == "<lambda>" else language.func(func)
+    return wrapped
+
+
+def _lambda_func(fn) -> "language.Function":
+    """A lambda as an @func: its expression returned by a generated ``def``
+    whose module sees the lambda's globals and closure values."""
+    code = fn.__code__
+    lines = linecache.getlines(code.co_filename)
+    params = list(code.co_varnames[:code.co_argcount])
+    candidates = set()
+    try:
+        tree = ast.parse("".join(lines))
+    except SyntaxError:
+        tree = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if (isinstance(node, ast.Lambda) and node.lineno == code.co_firstlineno
+                and [a.arg for a in node.args.args] == params and not node.args.vararg and not node.args.kwarg):
+            candidates.add(ast.unparse(node.body))
+    if len(candidates) != 1:
+        why = "cannot read its source" if not candidates else "its line has several lambdas of these parameters"
+        raise TypeError(f"map: {why} ({code.co_filename}:{code.co_firstlineno}); give it as a def or @adjit.func")
+    closure = {n: c.cell_contents for n, c in zip(code.co_freevars, fn.__closure__ or ())}
+    source = ("import adjit as wp\n\n\n@wp.func\n"
+              f"def map_lambda({', '.join(params)}):\n    return {candidates.pop()}\n")
+    names = {n: v for n, v in fn.__globals__.items() if not n.startswith("__")}
+    module = load_module(source, "adjit_map_lambda", {**names, **closure})
+    return module.map_lambda
+
+
 def _map_kernel(func, name: str, kinds, results, ndim: int):
     indices = ", ".join(f"i{d}" for d in range(ndim))
     params, call_args = [], []
-    for k, (kind, _) in enumerate(kinds):
-        if kind == "array":
-            params.append(f"a{k}: wp.array(dtype=_arg{k}, ndim={ndim})")
-            call_args.append(f"a{k}[{indices}]")
-        else:
+    for k, (kind, _, index) in enumerate(kinds):
+        if kind == "value":
             params.append(f"a{k}: _arg{k}")
             call_args.append(f"a{k}")
+            continue
+        array = "wp.indexedarray" if kind == "indexed" else "wp.array"
+        params.append(f"a{k}: {array}(dtype=_arg{k}, ndim={len(index)})")
+        call_args.append(f"a{k}[{', '.join('0' if d is None else f'i{d}' for d in index)}]")
     params += [f"r{k}: wp.array(dtype=_result{k}, ndim={ndim})" for k in range(len(results))]
     values = ", ".join(f"v{k}" for k in range(len(results)))
     stores = "".join(f"    r{k}[{indices}] = v{k}\n" for k in range(len(results)))
-    kernel_name = f"map_{name}"
+    kernel_name = f"map_{name}".replace("<lambda>", "lambda")
     source = ("import adjit as wp\n\n\n@wp.kernel\n"
               f"def {kernel_name}({', '.join(params)}):\n"
               f"    {indices} = wp.tid()\n"
               f"    {values} = _target({', '.join(call_args)})\n" + stores)
-    module = load_module(source, f"adjit_map_{name}", {
-        "_target": func, **{f"_arg{k}": t for k, (_, t) in enumerate(kinds)},
+    module = load_module(source, "adjit_map", {
+        "_target": func, **{f"_arg{k}": t for k, (_, t, _) in enumerate(kinds)},
         **{f"_result{k}": t for k, t in enumerate(results)}})
     return getattr(module, kernel_name)
