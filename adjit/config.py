@@ -21,7 +21,12 @@ however it is imported. Fields:
 - ``deterministic``: CPU launches give bitwise the same results on every run
   and for any ``ADJIT_NUM_THREADS`` (a bool, default True): float atomic adds
   are applied in thread order (see docs/determinism.md). ``False`` lets
-  them land in whatever order the threads run, as on a GPU.
+  them land in whatever order the threads run, as on a GPU. Warp's
+  ``DeterministicMode`` values are accepted too: ``NOT_GUARANTEED`` sets
+  False, ``RUN_TO_RUN`` True (the value read back is the bool, which
+  compares equal to the mode), ``GPU_TO_GPU`` raises
+  ``WarpDeterminismError`` (adjit cannot promise the same bits on other
+  machines; see adjit/determinism.py).
 
 Setting or reading any other attribute raises ``AttributeError`` naming the
 known fields (so a misspelt setting is never silently ignored).
@@ -59,7 +64,10 @@ def _check(name: str, value):
             raise TypeError(f"adjit.config.cache_dir must be a folder path (str or os.PathLike) or None, "
                             f"got {type(value).__name__}")
         return os.fspath(value)
-    if name in ("cache", "bounds_check", "verify_fp", "deterministic"):
+    if name == "deterministic":
+        from .determinism import deterministic_flag  # (imports only errors.py)
+        return deterministic_flag(value)
+    if name in ("cache", "bounds_check", "verify_fp"):
         if type(value) is not bool:
             raise TypeError(f"adjit.config.{name} must be True or False, got {value!r}")
         return value

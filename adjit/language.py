@@ -8,9 +8,11 @@ the launcher's (``adjit.launch``).
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 import sys
 import types
+import weakref
 
 from . import types as T
 from .errors import KernelTypeError
@@ -152,9 +154,13 @@ def set_module_options(options: dict, module=None) -> None:
     Warp's. ``enable_backward`` (True/False) is honoured: kernels of a module
     with ``enable_backward=False`` have no adjoint, so ``backward()`` through
     a recorded launch of one raises GradientError (a kernel's own
-    ``@kernel(enable_backward=...)`` takes precedence). Warp's other options
-    (``mode``, ``max_unroll``, ``fast_math``, ``block_dim``, ...) are stored
-    and have no effect in adjit. An unknown option is a KeyError."""
+    ``@kernel(enable_backward=...)`` takes precedence). ``deterministic``
+    (None, a bool or an ``adjit.DeterministicMode``) is checked and stored:
+    ``GPU_TO_GPU`` raises WarpDeterminismError; adjit's launches follow
+    ``adjit.config.deterministic`` (RUN_TO_RUN by default) for every module.
+    Warp's other options (``mode``, ``max_unroll``, ``fast_math``,
+    ``block_dim``, ...) are stored and have no effect in adjit. An unknown
+    option is a KeyError."""
     if not isinstance(options, dict):
         raise TypeError(f"set_module_options: options must be a dict, got {type(options).__name__}")
     unknown = [k for k in options if k not in MODULE_OPTIONS]
@@ -164,6 +170,9 @@ def set_module_options(options: dict, module=None) -> None:
     if "enable_backward" in options and type(options["enable_backward"]) is not bool:
         raise TypeError(f"set_module_options: enable_backward must be True or False, got "
                         f"{options['enable_backward']!r}")
+    if options.get("deterministic") is not None:
+        from .determinism import deterministic_flag
+        deterministic_flag(options["deterministic"], "set_module_options: the option 'deterministic'")
     _module_of(module, 1).options.update(options)
 
 
@@ -171,6 +180,17 @@ def get_module_options(module=None) -> dict:
     """The options of ``module`` (default: the calling code's module): the
     module's own dict, as Warp returns it (change it with set_module_options)."""
     return _module_of(module, 1).options
+
+
+#: Every kernel made in this process (also generic kernels' instances), so
+#: ``adjit.load_module`` can find those of a module.
+_kernels: "weakref.WeakSet[Kernel]" = weakref.WeakSet()
+_serials = itertools.count()
+
+
+def kernels_of(module: Module) -> list:
+    """The live kernels of ``module``, in the order they were made."""
+    return sorted((k for k in list(_kernels) if k.module is module), key=lambda k: k._serial)
 
 
 class Kernel:
@@ -204,6 +224,8 @@ class Kernel:
         self._arg_types: list | None = None
         self._array_args: int | None = None
         self._linear_tid: bool | None = None
+        self._serial = next(_serials)
+        _kernels.add(self)
 
     @property
     def module(self) -> Module:
