@@ -3,10 +3,10 @@
 API over the ``"adjit"`` Python loggers; ``print_diagnostics``;
 ``load_module`` / ``force_load`` (kernels compiled before their launches);
 ``get_cpu_kernel_cache_key``; ``from_ptr``."""
-import ctypes
 import logging
 import sys
 import types
+import typing
 import warnings
 
 import numpy as np
@@ -84,3 +84,113 @@ def test_module_option_deterministic_is_checked():
     with pytest.raises(TypeError, match="option 'deterministic'"):
         wp.set_module_options({"deterministic": "yes"}, module=name)
     assert wp.get_module_options(name)["deterministic"] is DeterministicMode.RUN_TO_RUN
+
+
+# --- logging --------------------------------------------------------------------------------
+
+from adjit.logger import (LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING, Logger, ScopedLogger,  # noqa: E402
+                          ScopedLogLevel, get_logger, set_logger)
+
+
+class Capture:
+    """A Warp-style logger that keeps what it is given."""
+
+    def __init__(self):
+        self.records = []
+
+    def debug(self, message):
+        self.records.append(("debug", message))
+
+    def info(self, message):
+        self.records.append(("info", message))
+
+    def warning(self, message, category=None, stacklevel=1):
+        self.records.append(("warning", message))
+
+    def error(self, message):
+        self.records.append(("error", message))
+
+
+def test_log_levels_are_pythons():
+    assert (LOG_DEBUG, LOG_INFO, LOG_WARNING, LOG_ERROR) == \
+        (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR)
+
+
+def test_default_logger_is_the_adjit_python_logger(caplog):
+    logger = get_logger()
+    assert isinstance(logger, Logger)
+    with caplog.at_level(logging.INFO, logger="adjit"):
+        logger.info("diagnostic one")
+        logger.warning("diagnostic two")
+    assert [(r.name, r.levelno, r.getMessage()) for r in caplog.records] == \
+        [("adjit", logging.INFO, "diagnostic one"), ("adjit", logging.WARNING, "diagnostic two")]
+
+
+def test_scoped_logger_receives_adjits_compile_messages():
+    """A fresh kernel compiles: adjit.cache says why, at INFO, to the installed logger."""
+    @wp.kernel
+    def logged_kernel(a: wp.array(dtype=float)):
+        a[wp.tid()] = 3.0
+
+    capture = Capture()
+    python_logger = logging.getLogger("adjit")
+    level, propagate = python_logger.level, python_logger.propagate
+    with ScopedLogger(capture), ScopedLogLevel(LOG_INFO):
+        assert get_logger() is capture
+        assert python_logger.level == LOG_INFO and python_logger.propagate is False
+        a = wp.zeros(4, dtype=float)
+        wp.launch(logged_kernel, dim=4, inputs=[a])
+        logging.getLogger("adjit.tape").warning("a tape warning %d", 7)
+        logging.getLogger("adjit.cache").error("an error")
+    assert np.array_equal(a.numpy(), [3, 3, 3, 3])
+    assert any(kind == "info" and message.startswith("compiling ") and "logged_kernel" in message
+               for kind, message in capture.records), capture.records
+    assert ("warning", "a tape warning 7") in capture.records and ("error", "an error") in capture.records
+    # restored: the default logger, the level and propagation as before, no handler left behind
+    assert get_logger() is not capture and python_logger.level == level and python_logger.propagate == propagate
+    count = len(capture.records)
+    logging.getLogger("adjit.cache").error("after the scope")
+    assert len(capture.records) == count
+
+
+def test_log_level_filters_what_the_logger_gets():
+    capture = Capture()
+    set_logger(capture)
+    try:
+        with ScopedLogLevel(LOG_ERROR):
+            logging.getLogger("adjit.tape").warning("hidden")
+            logging.getLogger("adjit.tape").error("shown")
+        with ScopedLogLevel(LOG_DEBUG):
+            logging.getLogger("adjit.cache").debug("detail")
+    finally:
+        set_logger(None)
+    assert capture.records == [("error", "shown"), ("debug", "detail")]
+
+
+def test_scoped_log_level_restores_on_error():
+    python_logger = logging.getLogger("adjit")
+    before = python_logger.level
+    with pytest.raises(KeyError):
+        with ScopedLogLevel(LOG_DEBUG):
+            assert python_logger.level == LOG_DEBUG
+            raise KeyError("x")
+    assert python_logger.level == before
+
+
+def test_logger_bad_inputs():
+    class NoError:
+        def debug(self, m): ...
+        def info(self, m): ...
+        def warning(self, m, category=None, stacklevel=1): ...
+
+    with pytest.raises(TypeError, match="Logger protocol.*has no error"):
+        set_logger(NoError())
+    with pytest.raises(TypeError, match="Logger protocol"):
+        ScopedLogger(object())
+    assert get_logger() is not None and not isinstance(get_logger(), NoError)
+    with pytest.raises(TypeError, match="log_level must be an int"):
+        ScopedLogLevel("info")
+    with pytest.raises(TypeError, match="log_level must be an int"):
+        ScopedLogLevel(True)
+    with pytest.raises(ValueError, match=">= 0"):
+        ScopedLogLevel(-1)
