@@ -346,3 +346,31 @@ def _miss_reason(directory: Path, pyfunc, parts: KeyParts) -> str:
         if last.get(field) != getattr(parts, field):
             return what
     return "entry missing from the cache"
+
+
+def get_cpu_kernel_cache_key(*, cpu_compiler_flags: str | None = None) -> str:
+    """A name for this machine's CPU kernel cache (Warp's
+    ``wp.get_cpu_kernel_cache_key``): adjit's version, the OS, the machine
+    architecture and a hash of what every cache entry's key holds for the
+    target (the entry format and the CPU as the runtime identifies it:
+    vendor, model and instruction-set features). Entries in folders of equal
+    keys are interchangeable; do not parse it. adjit always compiles for the
+    host CPU, so ``cpu_compiler_flags`` may be None or ``"-march=native"``
+    (the same target); another value (``""``, Warp's generic target) is a
+    ValueError. Compiles nothing."""
+    if cpu_compiler_flags is not None:
+        if not isinstance(cpu_compiler_flags, str):
+            raise TypeError(f"get_cpu_kernel_cache_key: cpu_compiler_flags must be a str or None, got "
+                            f"{cpu_compiler_flags!r}")
+        if cpu_compiler_flags.split() != ["-march=native"]:
+            raise ValueError(f"get_cpu_kernel_cache_key: adjit compiles kernels for this machine's CPU only "
+                             f"(as '-march=native'); cpu_compiler_flags={cpu_compiler_flags!r} names another "
+                             "target, which adjit has no compiler for")
+    import platform
+    from importlib import metadata
+    try:
+        version = metadata.version("adjit")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    target = hashlib.sha256(f"format={CACHE_FORMAT}:{target_id()}".encode()).hexdigest()[:8]
+    return f"{version}-{platform.system()}-{platform.machine()}-{target}"

@@ -194,3 +194,50 @@ def test_logger_bad_inputs():
         ScopedLogLevel(True)
     with pytest.raises(ValueError, match=">= 0"):
         ScopedLogLevel(-1)
+
+
+# --- print_diagnostics, get_cpu_kernel_cache_key -------------------------------------------
+
+from adjit.diagnostics import print_diagnostics  # noqa: E402
+
+
+def test_print_diagnostics_reports_the_environment(capsys):
+    info = print_diagnostics()
+    out = capsys.readouterr().out
+    assert info["python"] == sys.version.split()[0] and info["numpy"] == np.__version__
+    assert info["cpu"] == wp._runtime.host_id() and info["cpu_threads"] == wp._runtime.num_threads()
+    assert info["cache_dir"] == str(cache.cache_dir()) and info["devices"] == ["cpu"]
+    assert info["cuda_available"] is False and info["compiler"] is True
+    assert info["config"]["deterministic"] is wp.config.deterministic
+    from importlib import metadata
+    assert info["mlir"] == metadata.version("xtc-mlir-python-bindings")
+    for value in (info["python"], info["numpy"], info["cpu"], info["cache_dir"], info["mlir"]):
+        assert value in out
+
+
+def test_cpu_kernel_cache_key_names_the_target():
+    import platform
+    from importlib import metadata
+    key = cache.get_cpu_kernel_cache_key()
+    assert key.startswith(f"{metadata.version('adjit')}-{platform.system()}-{platform.machine()}-")
+    assert key == cache.get_cpu_kernel_cache_key(cpu_compiler_flags="-march=native")
+    assert len(key.rsplit("-", 1)[1]) == 8
+    # the hash follows the runtime's CPU identity (what cache keys hold)
+    cache.target_id.cache_clear()
+    real = wp._runtime.host_id
+    try:
+        wp._runtime.host_id = lambda: "x86_64-SomeOtherCPU"
+        other = cache.get_cpu_kernel_cache_key()
+    finally:
+        wp._runtime.host_id = real
+        cache.target_id.cache_clear()
+    assert other != key and other.rsplit("-", 1)[0] == key.rsplit("-", 1)[0]
+    assert cache.get_cpu_kernel_cache_key() == key
+    with pytest.raises(ValueError, match="this machine's CPU only"):
+        cache.get_cpu_kernel_cache_key(cpu_compiler_flags="")
+    with pytest.raises(ValueError, match="this machine's CPU only"):
+        cache.get_cpu_kernel_cache_key(cpu_compiler_flags="-O2")
+    with pytest.raises(TypeError):
+        cache.get_cpu_kernel_cache_key(cpu_compiler_flags=3)
+    with pytest.raises(TypeError):
+        cache.get_cpu_kernel_cache_key("-march=native")  # keyword-only, as Warp's
