@@ -183,14 +183,9 @@ def get_module_options(module=None) -> dict:
 
 
 #: Every kernel made in this process (also generic kernels' instances), so
-#: ``adjit.load_module`` can find those of a module.
+#: ``adjit.load_module`` can find those of a module (``_serial``: their order).
 _kernels: "weakref.WeakSet[Kernel]" = weakref.WeakSet()
 _serials = itertools.count()
-
-
-def kernels_of(module: Module) -> list:
-    """The live kernels of ``module``, in the order they were made."""
-    return sorted((k for k in list(_kernels) if k.module is module), key=lambda k: k._serial)
 
 
 class Kernel:

@@ -315,3 +315,94 @@ def _export_variant(kernel: Kernel, path: Path, adjoint: bool, noalias: bool, ch
     cache.store(kernel.pyfunc, _key_parts(kernel, adjoint, noalias, checked, all_checked, ordered_atomics),
                 compiled.code, _entry_metadata(compiled), directory=path)
     return compiled
+
+
+def _load_options(device, block_dim, max_workers, what: str) -> None:
+    """Checks Warp's load options: the devices must be the CPU (adjit's one
+    device: a CUDA device raises ValueError); block_dim and max_workers are
+    checked and change nothing (CPU launches have no blocks, and kernels
+    compile one after another)."""
+    from .device import get_device
+    for d in device if isinstance(device, (list, tuple)) else [device]:
+        if d is not None:
+            get_device(d)
+    if block_dim is not None and (isinstance(block_dim, bool) or not isinstance(block_dim, int) or block_dim < 1):
+        raise ValueError(f"{what}: block_dim must be a positive int or None, got {block_dim!r}")
+    if max_workers is not None and (isinstance(max_workers, bool) or not isinstance(max_workers, int)
+                                    or max_workers < 0):
+        raise ValueError(f"{what}: max_workers must be an int >= 0 or None, got {max_workers!r}")
+
+
+def _load_kernels(kernels) -> None:
+    """Compiles (or takes from the disk cache) and loads what a launch of each
+    kernel uses: its forward variant for arrays that do not overlap and are
+    not strided views, under the current settings (bounds checks, verify_fp,
+    determinism), and its adjoint where it has one (a kernel that cannot be
+    differentiated raises its GradientError at backward() instead, as
+    without loading). Generic kernels are loaded through their instances."""
+    for kernel in kernels:
+        if kernel.is_generic:
+            continue
+        cpu_variant(kernel)
+        if kernel.enable_backward:
+            try:
+                cpu_variant(kernel, adjoint=True)
+            except GradientError:
+                pass
+
+
+def _module_name(module, what: str) -> str:
+    import types as _types
+    from .language import Module
+    if isinstance(module, Module):
+        return module.name
+    if isinstance(module, _types.ModuleType):
+        return module.__name__
+    if isinstance(module, str):
+        return module
+    raise TypeError(f"{what}: module must be an adjit Module, a Python module or a module name, got {module!r}")
+
+
+def load_module(module=None, device=None, recursive: bool = False, block_dim: int | None = None,
+                max_workers: int | None = None) -> None:
+    """Compiles and loads the kernels of ``module`` now, so their launches do
+    not compile (Warp's ``wp.load_module``). ``module``: an adjit Module, a
+    Python module or a module name (None: the calling code's module);
+    ``recursive`` also loads its submodules (``name.*``). adjit compiles per
+    kernel: each kernel's forward variant and adjoint are loaded (see
+    ``_load_kernels``); variants for overlapping or strided arrays still
+    compile at their first launch. RuntimeError where the module has no
+    kernels (adjit compiles @func and @struct code into the kernels that use
+    it, so there is nothing else to load)."""
+    from .language import _kernels, _module_of
+    if module is None:
+        name = _module_of(None, 1).name
+    else:
+        name = _module_name(module, "load_module")
+    if type(recursive) is not bool:
+        raise TypeError(f"load_module: recursive must be True or False, got {recursive!r}")
+    _load_options(device, block_dim, max_workers, "load_module")
+    kernels = sorted((k for k in list(_kernels)
+                      if k.module.name == name or (recursive and k.module.name.startswith(name + "."))),
+                     key=lambda k: k._serial)
+    if not kernels:
+        raise RuntimeError(f"load_module: module {name!r} has no adjit kernels"
+                           + ("" if recursive else " (recursive=True also loads its submodules)")
+                           + "; import it first, or name the module its kernels were declared in")
+    _load_kernels(kernels)
+
+
+def force_load(device=None, modules=None, block_dim: int | None = None, max_workers: int | None = None) -> None:
+    """Compiles and loads the kernels of ``modules`` (a list of adjit Modules,
+    Python modules or names; None: every module with kernels), as
+    ``load_module`` does for one (Warp's ``wp.force_load``)."""
+    from .language import _kernels
+    _load_options(device, block_dim, max_workers, "force_load")
+    if modules is None:
+        kernels = list(_kernels)
+    else:
+        if not isinstance(modules, (list, tuple)):
+            raise TypeError(f"force_load: modules must be a list of modules or None, got {modules!r}")
+        names = {_module_name(m, "force_load") for m in modules}
+        kernels = [k for k in list(_kernels) if k.module.name in names]
+    _load_kernels(sorted(kernels, key=lambda k: k._serial))

@@ -241,3 +241,133 @@ def test_cpu_kernel_cache_key_names_the_target():
         cache.get_cpu_kernel_cache_key(cpu_compiler_flags=3)
     with pytest.raises(TypeError):
         cache.get_cpu_kernel_cache_key("-march=native")  # keyword-only, as Warp's
+
+
+# --- load_module / force_load ----------------------------------------------------------------
+
+MOD = "adjit_test_load_module"
+
+
+@wp.kernel(module=MOD)
+def load_square(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = x[i] * x[i]
+
+
+@wp.kernel(module=MOD + ".sub")
+def load_double(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = 2.0 * x[i]
+
+
+FORCE = "adjit_test_force_load"
+
+
+@wp.kernel(module=FORCE)
+def force_scale(x: wp.array(dtype=typing.Any), s: typing.Any, y: wp.array(dtype=typing.Any)):
+    i = wp.tid()
+    y[i] = s * x[i]
+
+
+force_scale_f64 = wp.overload(force_scale, [wp.array(dtype=wp.float64), wp.float64, wp.array(dtype=wp.float64)])
+
+
+def _forward_loaded(kernel) -> bool:
+    return any(not adjoint for adjoint, _ in loader.loaded_variants(kernel))
+
+
+def _adjoint_loaded(kernel) -> bool:
+    return any(adjoint for adjoint, _ in loader.loaded_variants(kernel))
+
+
+@pytest.fixture
+def no_compiling(monkeypatch):
+    """Makes compiling (or reading the disk cache) fail: what runs must be loaded already."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("a kernel was compiled or read from the cache after load_module")
+    def arm():
+        monkeypatch.setattr(loader, "_compiler", refuse)
+        monkeypatch.setattr(loader.cache, "load", refuse)
+    return arm
+
+
+def test_load_module_compiles_before_the_launch(no_compiling):
+    assert not _forward_loaded(load_square)
+    loader.load_module(MOD)
+    assert _forward_loaded(load_square) and _adjoint_loaded(load_square)
+    assert not _forward_loaded(load_double)  # a submodule: only with recursive=True
+    no_compiling()
+    x = wp.array(np.array([1, 2, 3], np.float32), requires_grad=True)
+    y = wp.zeros(3, dtype=float, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(load_square, dim=3, inputs=[x, y])
+    tape.backward(grads={y: np.ones(3, np.float32)})
+    assert np.array_equal(y.numpy(), [1, 4, 9]) and np.array_equal(x.grad.numpy(), [2, 4, 6])
+    # the same launch unloaded would have compiled: the check is live
+    with pytest.raises(AssertionError, match="compiled"):
+        wp.launch(load_double, dim=3, inputs=[x, y])
+
+
+def test_load_module_recursive_and_by_module_object(no_compiling):
+    module = types.ModuleType(MOD)
+    loader.load_module(module, device="cpu", recursive=True, block_dim=256, max_workers=0)
+    assert _forward_loaded(load_double)
+    no_compiling()
+    x, y = wp.array(np.array([1.5, -2], np.float32)), wp.zeros(2, dtype=float)
+    wp.launch(load_double, dim=2, inputs=[x, y])
+    assert np.array_equal(y.numpy(), [3, -4])
+
+
+CALLER = """
+import adjit as wp
+from adjit.loader import load_module
+
+
+@wp.kernel
+def caller_kernel(a: wp.array(dtype=float)):
+    a[wp.tid()] = 5.0
+
+
+def preload():
+    load_module()
+"""
+
+
+def test_load_module_of_the_calling_module(tmp_path, monkeypatch):
+    """With no module, load_module loads the kernels of the module calling it."""
+    import importlib.util
+    (tmp_path / "adjit_caller_module.py").write_text(CALLER)
+    spec = importlib.util.spec_from_file_location("adjit_caller_module", tmp_path / "adjit_caller_module.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "adjit_caller_module", module)
+    spec.loader.exec_module(module)
+    assert not _forward_loaded(module.caller_kernel)
+    module.preload()
+    assert _forward_loaded(module.caller_kernel)
+
+
+def test_force_load_loads_generic_instances(no_compiling):
+    assert not _forward_loaded(force_scale_f64)
+    loader.force_load(device=["cpu"], modules=[FORCE])
+    assert _forward_loaded(force_scale_f64)
+    no_compiling()
+    x, y = wp.array(np.array([1, 2], np.float64), dtype=wp.float64), wp.zeros(2, dtype=wp.float64)
+    wp.launch(force_scale_f64, dim=2, inputs=[x, 0.5, y])
+    assert np.array_equal(y.numpy(), [0.5, 1.0])
+
+
+def test_load_module_bad_inputs():
+    with pytest.raises(RuntimeError, match="'no_such_adjit_module' has no adjit kernels"):
+        loader.load_module("no_such_adjit_module")
+    with pytest.raises(TypeError, match="module must be"):
+        loader.load_module(42)
+    with pytest.raises(ValueError, match="not available"):
+        loader.load_module(MOD, device="cuda:0")
+    with pytest.raises(ValueError, match="block_dim"):
+        loader.load_module(MOD, block_dim=0)
+    with pytest.raises(ValueError, match="max_workers"):
+        loader.load_module(MOD, max_workers=-1)
+    with pytest.raises(TypeError, match="recursive"):
+        loader.load_module(MOD, recursive="yes")
+    with pytest.raises(TypeError, match="modules must be a list"):
+        loader.force_load(modules=MOD)
