@@ -604,6 +604,24 @@ def _can_share(data, dtype, shape) -> bool:
     return scalar is not None and data.dtype == scalar.np_dtype
 
 
+def from_ptr(ptr, length, dtype=None, shape=None, device=None) -> "Array":
+    """An array over ``length`` elements at address ``ptr`` (Warp's
+    deprecated ``wp.from_ptr``; use ``adjit.array(ptr=..., dtype=...,
+    shape=...)``): ``dtype`` defaults to float32 and ``shape`` to
+    ``(length,)``; a given ``shape`` must hold ``length`` elements. The
+    memory must stay valid while the array lives. Warns DeprecationWarning."""
+    import warnings
+    warnings.warn("adjit.from_ptr is deprecated (as in Warp): use adjit.array(ptr=address, dtype=..., shape=...)",
+                  DeprecationWarning, stacklevel=2)
+    if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 0:
+        raise ValueError(f"from_ptr: length must be an int >= 0 (a number of elements), got {length!r}")
+    dims = (int(length),) if shape is None else _shape_tuple(shape)
+    if int(np.prod(dims, dtype=np.int64)) != length:
+        raise ValueError(f"from_ptr: shape {dims} holds {int(np.prod(dims, dtype=np.int64))} elements, "
+                         f"not length={length}")
+    return _array_at(ptr, T.float32 if dtype is None else dtype, dims, None, None, None, False, device)
+
+
 def _array_at(ptr, dtype, shape, strides, capacity, deleter, requires_grad, device) -> "Array":
     """An array over ``capacity`` bytes at address ``ptr`` (Warp's ``ptr=``)."""
     import ctypes

@@ -371,3 +371,37 @@ def test_load_module_bad_inputs():
         loader.load_module(MOD, recursive="yes")
     with pytest.raises(TypeError, match="modules must be a list"):
         loader.force_load(modules=MOD)
+
+
+# --- from_ptr --------------------------------------------------------------------------------
+
+from adjit.runtime.array import from_ptr  # noqa: E402
+
+
+def test_from_ptr_wraps_memory():
+    data = np.arange(12, dtype=np.float32)
+    with pytest.warns(DeprecationWarning, match="adjit.array\\(ptr="):
+        a = from_ptr(data.ctypes.data, 12)
+    assert a.shape == (12,) and a.dtype == wp.float32
+    with pytest.warns(DeprecationWarning):
+        b = from_ptr(data.ctypes.data, 12, dtype=wp.float32, shape=(3, 4), device="cpu")
+    assert b.shape == (3, 4) and np.array_equal(b.numpy(), data.reshape(3, 4))
+    with pytest.warns(DeprecationWarning):
+        v = from_ptr(data.ctypes.data, 4, dtype=wp.vec3)
+    assert v.shape == (4,) and np.array_equal(v.numpy(), data.reshape(4, 3))
+    wp.launch(load_square, dim=12, inputs=[a, a])  # writes go to the wrapped memory
+    assert np.array_equal(data, np.arange(12, dtype=np.float32) ** 2)
+
+
+def test_from_ptr_bad_inputs():
+    data = np.zeros(4, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with pytest.raises(ValueError, match="holds 6 elements, not length=4"):
+            from_ptr(data.ctypes.data, 4, shape=(2, 3))
+        with pytest.raises(ValueError, match="length must be an int"):
+            from_ptr(data.ctypes.data, -1)
+        with pytest.raises(ValueError, match="ptr must be a positive int"):
+            from_ptr(0, 4)
+        with pytest.raises(ValueError, match="not available"):
+            from_ptr(data.ctypes.data, 4, device="cuda")
