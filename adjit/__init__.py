@@ -91,3 +91,10 @@ _export_builtins()
 from . import autograd  # noqa: E402,F401
 from . import optim, utils  # noqa: E402,F401
 from .utils import transform_expand  # noqa: E402,F401
+from .cache import get_cpu_kernel_cache_key  # noqa: E402,F401
+from .determinism import DeterministicMode, WarpDeterminismError  # noqa: E402,F401
+from .diagnostics import print_diagnostics  # noqa: E402,F401
+from .loader import force_load, load_module  # noqa: E402,F401
+from .logger import (LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING, Logger,  # noqa: E402,F401
+                     ScopedLogger, ScopedLogLevel, get_logger, set_logger)
+from .runtime.array import from_ptr  # noqa: E402,F401

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from .device import CPU, Device
+from .device import CPU, Device, synchronize_device
 
 #: Warp's activity filter flags.
 TIMING_KERNEL = 1
@@ -116,8 +116,7 @@ class ScopedTimer:
     def __enter__(self) -> "ScopedTimer":
         if self.active:
             if self.synchronize:
-                from .launch import synchronize
-                synchronize()
+                synchronize_device()
             if self.cuda_filter:
                 timing_begin(self.cuda_filter)
                 self._session = _sessions[-1]
@@ -128,8 +127,7 @@ class ScopedTimer:
         if not self.active:
             return
         if self.synchronize:
-            from .launch import synchronize
-            synchronize()
+            synchronize_device()
         self.elapsed = (time.perf_counter() - self._start) * 1e3
         if self.cuda_filter:  # its own session, even where one opened inside was left open
             del _sessions[next(i for i, s in enumerate(_sessions) if s is self._session)]

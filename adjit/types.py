@@ -1033,12 +1033,19 @@ def is_struct(x) -> bool:
     return isinstance(x, StructValue)
 
 
+#: The host array classes (Array, IndexedArray, StructArray): the runtime,
+#: a layer above this module, registers each one when it is defined.
+_host_array_classes: list[type] = []
+
+
+def register_host_array_class(cls: type) -> type:
+    _host_array_classes.append(cls)
+    return cls
+
+
 def is_array(x) -> bool:
     """An adjit array, indexed array or array of structs."""
-    from .runtime.array import Array
-    from .runtime.indexed_array import IndexedArray
-    from .runtime.struct_array import StructArray
-    return isinstance(x, (Array, IndexedArray, StructArray))
+    return isinstance(x, tuple(_host_array_classes))
 
 
 def type_scalar_type(t) -> ScalarType:

@@ -36,6 +36,7 @@ def _structs():
 _DL_CPU = 1
 
 
+@T.register_host_array_class
 class Array:
     """An array of ``dtype`` elements on a device (only "cpu" so far)."""
 

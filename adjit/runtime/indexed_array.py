@@ -24,6 +24,7 @@ from .array import Array, _before_write, _host_values, array as make_array
 from .recording import active_tapes
 
 
+@T.register_host_array_class
 class IndexedArray:
     """``data`` seen through ``indices`` (see the module docstring). The
     index arrays are read at each launch (changing them changes what the

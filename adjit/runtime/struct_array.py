@@ -20,6 +20,7 @@ from .. import types as T
 from .array import Array, _shape_tuple, array as make_array, clone as clone_array, copy as copy_array, empty, full, zeros
 
 
+@T.register_host_array_class
 class StructArray:
     """An array of ``dtype`` (a struct type) elements: one adjit array per
     leaf field (``field(path)`` gives it; writes through it are writes to
