@@ -387,7 +387,8 @@ def _jacobian_reverse_batched(kernel: Kernel, dim, inputs: list, outputs: list, 
                     by_id[id(out)].numpy().reshape(-1)[chosen[lane]] = 1
                 batch_grads.append([by_id[id(a)] for a in array_args])
                 grad_of.append(by_id)
-            launch_adjoint_batch(kernel, dim, step.captured, batch_grads, step.finals)
+            launch_adjoint_batch(kernel, dim, step.captured, batch_grads, step.finals,
+                                 compiled_from=step.compiled_from)
             for lane, row in enumerate(chosen):
                 for i in ins:
                     jac[i][row] = grad_of[lane][id(inputs[i])].numpy().reshape(-1)

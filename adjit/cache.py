@@ -29,7 +29,7 @@ import json
 import logging
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import _runtime, config
@@ -203,18 +203,46 @@ class KernelDigest:
 
     source: str
     functions: str
+    #: What the hashes were made of, by function ("module.qualname": (source,
+    #: {name: constant key})), the kernel first: for describe_change.
+    parts: dict = field(default_factory=dict, compare=False, repr=False, hash=False)
 
 
 def kernel_digest(pyfunc, arg_types) -> KernelDigest:
     seen: dict = {}
     _dependencies(pyfunc, seen)
+    parts = {_function_name(f): (src, c) for f, (src, c) in seen.items()}
     own_source, own_constants = seen.pop(pyfunc)
     functions = hashlib.sha256(json.dumps(sorted(
-        (f.__module__ + "." + f.__qualname__, src, sorted(c.items())) for f, (src, c) in seen.items()
+        (_function_name(f), src, sorted(c.items())) for f, (src, c) in seen.items()
     )).encode()).hexdigest()
     source = hashlib.sha256((own_source + json.dumps(sorted(own_constants.items()))
                              + repr([str(t) for t in arg_types])).encode()).hexdigest()
-    return KernelDigest(source, functions)
+    return KernelDigest(source, functions, parts)
+
+
+def _function_name(f) -> str:
+    return f.__module__ + "." + f.__qualname__
+
+
+def describe_change(old: KernelDigest, new: KernelDigest) -> str:
+    """What differs between two digests of one kernel, in words: the
+    constants whose values changed, the functions whose source changed."""
+    changes = []
+    for name in list(old.parts) + [n for n in new.parts if n not in old.parts]:
+        short = name.rsplit(".", 1)[-1]
+        if name not in new.parts:
+            changes.append(f"it no longer calls '{short}'")
+            continue
+        if name not in old.parts:
+            changes.append(f"it now calls '{short}'")
+            continue
+        (old_src, old_consts), (new_src, new_consts) = old.parts[name], new.parts[name]
+        if old_src != new_src:
+            changes.append(f"the source of '{short}' changed")
+        changed = sorted(k for k in set(old_consts) | set(new_consts) if old_consts.get(k) != new_consts.get(k))
+        changes += [f"the global '{k}' read by '{short}' changed" for k in changed]
+    return "; ".join(changes) or "its argument types or the functions it calls changed"
 
 
 def key_parts(digest: KernelDigest, options: dict) -> KeyParts:

@@ -64,6 +64,16 @@ def constant(x):
 #: Evaluates a func called from Python (set by adjit.host_calls).
 host_call = None
 
+#: Counts the definitions that can change what an existing kernel compiles
+#: to (a @func, a @kernel, a func_grad or func_jvp): the loader checks a
+#: loaded kernel's sources again when it moves (adjit/loader.py).
+definitions = 0
+
+
+def _defined() -> None:
+    global definitions
+    definitions += 1
+
 
 class Function:
     """A device function (``@adjit.func``): callable from kernels and other funcs.
@@ -73,6 +83,7 @@ class Function:
     """
 
     def __init__(self, pyfunc, differentiable: bool = True):
+        _defined()
         self.pyfunc = pyfunc
         self.__name__ = pyfunc.__name__
         self.__qualname__ = pyfunc.__qualname__
@@ -193,6 +204,7 @@ class Kernel:
 
     def __init__(self, pyfunc, no_grad=(), bounds_check: bool | None = None,
                  enable_backward: bool | None = None, module=None):
+        _defined()
         self.pyfunc = pyfunc
         #: Parameters whose values carry no gradient (reads are constants).
         self.no_grad = tuple(no_grad)
@@ -485,6 +497,7 @@ def func_grad(f: Function):
 
     def attach(grad_fn):
         f.custom_grad = grad_fn
+        _defined()
         return grad_fn
     return attach
 
@@ -527,6 +540,7 @@ def func_jvp(f: Function):
 
     def attach(jvp_fn):
         f.custom_jvp = jvp_fn
+        _defined()
         return jvp_fn
     return attach
 

@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from . import _runtime, config, loader, timing
+from . import _runtime, cache, config, loader, timing
 from .device import device_alias
 from . import types as T
 from .errors import GradientError, LaunchError, NonFiniteError, OutOfBoundsError
@@ -344,6 +344,7 @@ def _launch(k: Kernel, dim, inputs, outputs) -> None:
         steps = [tape.record_launch(k, dim, args, access, launch_adjoint) for tape in tapes]
         for step in steps:
             step.n_inputs = n_inputs  # where the outputs start (autograd.gradcheck_tape)
+            step.compiled_from = variant.digest
         for i in loader.written_arguments(k):
             args[i]._version += 1
         failure = _run(variant, total, shape, packed, ranges, noalias=not overlap)
@@ -460,12 +461,15 @@ def _check_linear_tid(k: Kernel, dim, total: int) -> None:
                             f"{MAX_EXTENT}; take one index per dimension (i, j = tid()) or split the launch")
 
 
-def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None, finals: list | None = None) -> None:
+def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None, finals: list | None = None,
+                   compiled_from=None) -> None:
     """Runs the adjoint of a launch of ``k`` with the primal values ``args``;
     its gradient arrays are the ``.grad`` of the arrays in ``grads_of``
     (default ``args``; a scratch array where there is none). ``finals``: the
     arrays its float atomic min/max wrote, as the launch left them (the
-    tape keeps them)."""
+    tape keeps them). ``compiled_from``: what the launch's code was
+    compiled from (a recorded launch's ``variant.digest``); a GradientError
+    if the adjoint's differs."""
     if not k.enable_backward:
         raise GradientError(f"kernel '{k.__name__}' ({k.source.filename}:{k.source.first_line}) was declared "
                             "with enable_backward=False, so it has no adjoint: backward() cannot pass "
@@ -479,6 +483,7 @@ def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None, fin
     all_args += [_check_buffer(k, k.arg_names[i], f._buffer) for i, f in zip(positions, finals or ())]
     noalias = not _runtime.arrays_overlap(all_args)
     variant = loader.cpu_variant(k, adjoint=True, noalias=noalias, strided=_strided(all_args))
+    _check_compiled_from(k, variant, compiled_from)
     ranges = _index_ranges(variant, args + [g for _, g in grads], not noalias) if variant.ranged else []
     failure = _run(variant, total, shape, all_args, ranges, noalias)
     if failure is not None:
@@ -489,7 +494,20 @@ def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None, fin
         _keep_unchanged_elements(args, by_position, positions, finals)
 
 
-def launch_adjoint_batch(k: Kernel, dim, args: list, grad_batch: list[list], finals: list | None = None) -> None:
+def _check_compiled_from(k: Kernel, variant, compiled_from) -> None:
+    """The adjoint of a recorded launch must be compiled from what the launch
+    ran: a function it calls redefined, or a global it reads changed, between
+    the launch and backward() would pair the gradient with other code."""
+    if compiled_from is None or variant.digest == compiled_from:
+        return
+    raise GradientError(
+        f"kernel '{k.__name__}' ({k.source.filename}:{k.source.first_line}) changed between its recorded launch "
+        f"and backward(): {cache.describe_change(compiled_from, variant.digest)}. Its adjoint would be the "
+        "derivative of other code than the forward that ran; launch it again on a new tape after the change")
+
+
+def launch_adjoint_batch(k: Kernel, dim, args: list, grad_batch: list[list], finals: list | None = None,
+                         compiled_from=None) -> None:
     """Batched seeds in reverse mode: the adjoint of a launch of ``k`` with
     the primal values ``args`` for several seeds at once. ``grad_batch``: one
     list per seed (lane) of gradient arrays, one per array parameter; the
@@ -515,6 +533,7 @@ def launch_adjoint_batch(k: Kernel, dim, args: list, grad_batch: list[list], fin
     noalias = not _runtime.arrays_overlap(all_args)
     variant = loader.cpu_variant(k, adjoint=lanes if lanes > 1 else True, noalias=noalias,
                                  strided=_strided(all_args))
+    _check_compiled_from(k, variant, compiled_from)
     ranges = _index_ranges(variant, list(args) + grads, not noalias) if variant.ranged else []
     failure = _run(variant, total, shape, all_args, ranges, noalias)
     if failure is not None:
@@ -568,6 +587,8 @@ def launch_tangent(k: Kernel, dim, args: list, tangents: list, record: bool = Tr
         if tapes:
             access = loader.argument_access(k)
             steps = [tape.record_launch(k, dim, args, access, launch_adjoint) for tape in tapes]
+            for step in steps:
+                step.compiled_from = variant.digest
         for array in [args[i] for i in written] + written_tangents:
             array._version += 1
         failure = _run(variant, total, shape, packed, ranges, noalias)

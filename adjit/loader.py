@@ -14,7 +14,7 @@ import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import _runtime, cache, config
+from . import _runtime, cache, config, language
 from .errors import CompileError, GradientError
 from .language import Kernel
 from .runtime.access import Access
@@ -48,6 +48,9 @@ class CpuVariant:
     timed_launches: int = 0
     #: The name its launches have in ``adjit.timing_end()`` results.
     name: str = ""
+    #: What it was compiled from (cache.KernelDigest): a recorded launch's
+    #: adjoint must come from the same sources and constants.
+    digest: object = None
 
 
 class _Loaded:
@@ -57,6 +60,10 @@ class _Loaded:
         # (adjoint, noalias, checks, all_checked, ordered_atomics, tangent, strided) -> CpuVariant
         self.variants: dict[tuple[bool, bool, tuple[bool, bool], bool, bool, bool], CpuVariant] = {}
         self.access: list[Access] | None = None
+        # What the loaded variants were compiled from (all the same), and the
+        # language.definitions count when that was last checked.
+        self.digest: cache.KernelDigest | None = None
+        self.generation = -1
         # Positions of the arguments the kernel writes (the launch's fast path).
         self.written: tuple[int, ...] | None = None
 
@@ -131,12 +138,18 @@ _PARALLEL = _runtime.ATOMIC_ORDERS["parallel"]
 def _variant(kernel: Kernel, adjoint: bool, noalias: bool, all_checked: bool,
              ordered_atomics: bool, tangent: int = 0, strided: bool = False) -> CpuVariant:
     state = _loaded(kernel)
+    if state.generation != language.definitions:
+        _check_sources(kernel, state)
     checked = checks(kernel)
     key = (adjoint, noalias, checked, all_checked, ordered_atomics, tangent, strided)
     variant = state.variants.get(key)
     if variant is not None:
         return variant
-    parts = _key_parts(kernel, adjoint, noalias, checked, all_checked, ordered_atomics, tangent, strided)
+    digest = cache.kernel_digest(kernel.pyfunc, kernel.param_types)
+    if state.digest is not None and digest != state.digest:
+        _forget_variants(kernel, state, digest)
+    state.digest = digest
+    parts = _key_parts(kernel, adjoint, noalias, checked, all_checked, ordered_atomics, tangent, strided, digest)
     if os.environ.get("ADJIT_DUMP_DIR"):
         # The stages exist only while compiling: dumping them means compiling.
         log.info("compiling %s: ADJIT_DUMP_DIR is set", kernel.pyfunc.__qualname__)
@@ -167,6 +180,7 @@ def _variant(kernel: Kernel, adjoint: bool, noalias: bool, all_checked: bool,
                              _runtime.ATOMIC_ORDERS[compiled.atomic_order])
     kind = "tangent" if tangent else "backward" if adjoint else "forward"
     variant.name = f"{kernel.__name__}_cpu_kernel_{kind}"
+    variant.digest = digest
     state.variants[key] = variant
     return variant
 
@@ -239,13 +253,35 @@ def _options(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, 
 
 def _key_parts(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, bool],
                all_checked: bool = False, ordered_atomics: bool = True,
-               tangent: int = 0, strided: bool = False) -> cache.KeyParts:
-    """The cache key of one variant. The digest is recomputed for each: the
-    globals a kernel reads may have changed since its other variants were
-    compiled, and the key must describe what is compiled now."""
-    return cache.key_parts(cache.kernel_digest(kernel.pyfunc, kernel.param_types),
+               tangent: int = 0, strided: bool = False, digest: cache.KernelDigest | None = None
+               ) -> cache.KeyParts:
+    """The cache key of one variant. The digest is recomputed for each (unless
+    given): the globals a kernel reads may have changed since its other
+    variants were compiled, and the key must describe what is compiled now."""
+    return cache.key_parts(digest or cache.kernel_digest(kernel.pyfunc, kernel.param_types),
                            _options(kernel, adjoint, noalias, checked, all_checked, ordered_atomics, tangent,
                                     strided))
+
+
+def _check_sources(kernel: Kernel, state: _Loaded) -> None:
+    """A @func, @kernel, func_grad or func_jvp was defined since ``state`` was
+    last checked: if it changed what the kernel compiles to (a redefined
+    function it calls, as in a notebook), its loaded variants are dropped and
+    compile again on use (Warp rebuilds a module whose functions change)."""
+    state.generation = language.definitions
+    if state.digest is None or not state.variants:
+        return
+    digest = cache.kernel_digest(kernel.pyfunc, kernel.param_types)
+    if digest != state.digest:
+        _forget_variants(kernel, state, digest)
+
+
+def _forget_variants(kernel: Kernel, state: _Loaded, digest: cache.KernelDigest) -> None:
+    log.info("compiling %s again: %s since it was loaded", kernel.pyfunc.__qualname__,
+             cache.describe_change(state.digest, digest))
+    state.variants.clear()
+    state.access = state.written = None
+    state.digest = digest
 
 
 def _load(kernel: Kernel, code: bytes, symbol: str) -> int:

@@ -40,9 +40,10 @@ from .array import Array
 from .struct_array import StructArray, field_seeds
 
 #: Runs the adjoint of a recorded launch:
-#: ``run_adjoint(kernel, dim, primal_args, grads_of, finals)`` (see
-#: ``adjit.launch``; ``finals``: the arrays float atomic min/max wrote, as the
-#: launch left them, or None).
+#: ``run_adjoint(kernel, dim, primal_args, grads_of, finals, compiled_from=)``
+#: (see ``adjit.launch``; ``finals``: the arrays float atomic min/max wrote,
+#: as the launch left them, or None; ``compiled_from``: what the launch's
+#: code was compiled from, which its adjoint's must match).
 RunAdjoint = Callable[[object, object, list, list], None]
 #: Runs the tangent kernel of a recorded launch:
 #: ``run_tangent(kernel, dim, primal_args, arrays)`` (see ``replay_forward``).
@@ -375,6 +376,8 @@ class _LaunchStep:
         self.finals = None
         #: How many of the arguments were launch()'s inputs (the launcher sets it).
         self.n_inputs = None
+        #: What the launch's code was compiled from (the launcher sets it).
+        self.compiled_from = None
 
     @property
     def label(self) -> str:
@@ -387,7 +390,8 @@ class _LaunchStep:
 
     def __call__(self) -> None:
         self.check_unchanged()
-        self.run_adjoint(self.kernel, self.dim, self.captured, self.grads_of, self.finals)
+        self.run_adjoint(self.kernel, self.dim, self.captured, self.grads_of, self.finals,
+                         compiled_from=self.compiled_from)
 
     def check_unchanged(self) -> None:
         """GradientError if an array it read was overwritten since, unsaved."""
