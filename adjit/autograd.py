@@ -498,7 +498,7 @@ def jvp(fn, inputs, tangents):
         raise TypeError(f"autograd.jvp of {fn_name}: fn must return an adjit array or a tuple or list of them, "
                         f"got {_describe(result)}")
 
-    def run_tangent(kernel, dim, primal, arrays) -> None:
+    def run_tangent(kernel, dim, primal, arrays, compiled_from) -> None:
         tangent_args = []
         for param, t, value in zip(kernel.arg_names, kernel.arg_types, arrays):
             if not is_differentiable(t):
@@ -510,7 +510,7 @@ def jvp(fn, inputs, tangents):
             tangent = known[1] if known else _track(tangent_of, value, zeros_like(value, requires_grad=False),
                                                     fn_name)
             tangent_args.append(tangent)
-        launch_tangent(kernel, dim, primal, tangent_args, record=False)
+        launch_tangent(kernel, dim, primal, tangent_args, record=False, compiled_from=compiled_from)
 
     tape.replay_forward(run_tangent)
     result_tangents = [tangent_of[id(r)][1] if id(r) in tangent_of else zeros_like(r, requires_grad=False)
@@ -644,7 +644,7 @@ def _forward_tangents(steps: list, tangent_of: dict, fn_name: str) -> list[list]
             run_args.append(tangent)
             keep.append(_copy(tangent) if id(value) in overwritten else tangent)
         primal = [_copy(a) if isinstance(a, Array) and w else a for a, w in zip(step.captured, step.writes)]
-        launch_tangent(kernel, step.dim, primal, run_args, record=False)
+        launch_tangent(kernel, step.dim, primal, run_args, record=False, compiled_from=step.compiled_from)
         out.append(keep)
     return out
 

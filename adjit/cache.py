@@ -222,7 +222,7 @@ def kernel_digest(pyfunc, arg_types) -> KernelDigest:
 
 
 def _function_name(f) -> str:
-    return f.__module__ + "." + f.__qualname__
+    return f"{f.__module__}.{f.__qualname__}"  # (__module__ is None for code made by exec)
 
 
 def describe_change(old: KernelDigest, new: KernelDigest) -> str:

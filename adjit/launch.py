@@ -501,9 +501,9 @@ def _check_compiled_from(k: Kernel, variant, compiled_from) -> None:
     if compiled_from is None or variant.digest == compiled_from:
         return
     raise GradientError(
-        f"kernel '{k.__name__}' ({k.source.filename}:{k.source.first_line}) changed between its recorded launch "
-        f"and backward(): {cache.describe_change(compiled_from, variant.digest)}. Its adjoint would be the "
-        "derivative of other code than the forward that ran; launch it again on a new tape after the change")
+        f"kernel '{k.__name__}' ({k.source.filename}:{k.source.first_line}) changed after its recorded launch "
+        f"ran: {cache.describe_change(compiled_from, variant.digest)}. Its derivative would be that of other code "
+        "than the forward that ran; launch it again on a new tape after the change")
 
 
 def launch_adjoint_batch(k: Kernel, dim, args: list, grad_batch: list[list], finals: list | None = None,
@@ -552,7 +552,8 @@ def is_differentiable(t) -> bool:
     return scalar is not None and scalar.is_float
 
 
-def launch_tangent(k: Kernel, dim, args: list, tangents: list, record: bool = True, lanes: int = 1) -> None:
+def launch_tangent(k: Kernel, dim, args: list, tangents: list, record: bool = True, lanes: int = 1,
+                   compiled_from=None) -> None:
     """Runs the tangent kernel of ``k`` (adjit-tangent): one launch that does
     what a launch of ``k`` with ``args`` does and also stores, into the tangent
     arrays, the tangent of every float it stores. ``tangents``: one per float
@@ -561,7 +562,7 @@ def launch_tangent(k: Kernel, dim, args: list, tangents: list, record: bool = Tr
     checks their shapes. With ``lanes`` > 1, ``tangents`` holds that many such
     lists one after another (seed directions, one launch for all). With
     ``record``, the launch is recorded on the active tapes as a launch of
-    ``k``."""
+    ``k``. ``compiled_from``: as for ``launch_adjoint`` (a replayed recorded launch)."""
     total, shape = _launch_shape(dim)
     if total > MAX_EXTENT:
         _check_linear_tid(k, dim, total)
@@ -574,6 +575,7 @@ def launch_tangent(k: Kernel, dim, args: list, tangents: list, record: bool = Tr
                else _pack_argument(k, n, t, tangent) for (n, t), tangent in zip(floats * lanes, tangents)]
     noalias = not _runtime.arrays_overlap(packed)
     variant = loader.cpu_variant(k, noalias=noalias, tangent=lanes, strided=_strided(packed))
+    _check_compiled_from(k, variant, compiled_from)
     ranges = _index_ranges(variant, list(args) + list(tangents), not noalias) if variant.ranged else []
     written = loader.written_arguments(k)
     # The tangent arrays of each written float array are written too.

@@ -46,7 +46,7 @@ from .struct_array import StructArray, field_seeds
 #: code was compiled from, which its adjoint's must match).
 RunAdjoint = Callable[[object, object, list, list], None]
 #: Runs the tangent kernel of a recorded launch:
-#: ``run_tangent(kernel, dim, primal_args, arrays)`` (see ``replay_forward``).
+#: ``run_tangent(kernel, dim, primal_args, arrays, compiled_from)`` (see ``replay_forward``).
 RunTangent = Callable[[object, object, list, list], None]
 
 logger = logging.getLogger("adjit.tape")
@@ -226,10 +226,11 @@ class Tape:
 
     def replay_forward(self, run_tangent: RunTangent) -> None:
         """Runs the recorded launches again in the order they ran, through
-        ``run_tangent(kernel, dim, primal_args, arrays)`` (forward mode):
+        ``run_tangent(kernel, dim, primal_args, arrays, compiled_from)`` (forward mode):
         ``primal_args`` hold the values each launch read, its written arrays
         being scratch copies (the replay changes neither the arrays nor what
-        the tape saved); ``arrays`` are the arguments it was given. A
+        the tape saved); ``arrays`` are the arguments it was given;
+        ``compiled_from``: what its code was compiled from. A
         recorded step other than a launch (a copy, ``record_func``) has no
         forward mode: GradientError naming it."""
         with self._lock:
@@ -241,7 +242,7 @@ class Tape:
                 step.check_unchanged()
                 primal = [_snapshot(a) if isinstance(a, Array) and writes else a
                           for a, writes in zip(step.captured, step.writes)]
-                run_tangent(step.kernel, step.dim, primal, step.grads_of)
+                run_tangent(step.kernel, step.dim, primal, step.grads_of, step.compiled_from)
 
     def launch_steps(self) -> list:
         """The recorded launches in the order they ran, each checked to still
