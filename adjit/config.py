@@ -28,8 +28,30 @@ however it is imported. Fields:
   ``WarpDeterminismError`` (adjit cannot promise the same bits on other
   machines; see adjit/determinism.py).
 
+Warp's names for the same or related settings, so Warp scripts run unchanged:
+
+- ``kernel_cache_dir`` and ``cache_kernels``: other names of ``cache_dir``
+  and ``cache`` (the same setting, read or written through either name).
+- ``enable_backward``: the default of new modules' ``enable_backward``
+  option (a bool, default True; as in Warp, a module takes the value when it
+  is created, at its first kernel): ``False`` gives their kernels no
+  adjoint, so ``backward()`` through one raises ``GradientError``.
+- ``max_unroll``: the default of new modules' ``max_unroll`` option (an
+  int >= 0, default 16). It changes no result: adjit compiles loops as loops
+  (``range(static(n))`` is unrolled whatever it says) and LLVM unrolls.
+- ``log_level``: the level of adjit's log messages, the ``"adjit"`` Python
+  logger's (``adjit.LOG_DEBUG`` .. ``LOG_ERROR``; 0, the default, is
+  ``logging.NOTSET``: the logger follows its parents', WARNING unless set).
+- ``print_launches``: print a line per kernel launch (name, dim, device; a
+  bool, default False).
+- ``verify_autograd_array_access``: Warp's opt-in check that a recorded
+  kernel's input is not overwritten before backward(). adjit always checks
+  (a tape raises ``GradientError`` naming the array instead of returning a
+  wrong gradient), so the value is stored and the check stays on.
+
 Setting or reading any other attribute raises ``AttributeError`` naming the
-known fields (so a misspelt setting is never silently ignored).
+known fields (so a misspelt setting is never silently ignored); Warp's
+settings adjit has no counterpart for say why.
 """
 from __future__ import annotations
 
@@ -39,8 +61,33 @@ import types as _types
 
 #: The fields and their defaults.
 FIELDS = {"cache_dir": None, "cache": True, "bounds_check": True, "verify_fp": False, "mode": "release",
-          "deterministic": True}
+          "deterministic": True, "enable_backward": True, "max_unroll": 16, "print_launches": False,
+          "verify_autograd_array_access": False, "log_level": 0}
 MODES = ("release", "debug")
+#: Warp's names for adjit's settings.
+ALIASES = {"kernel_cache_dir": "cache_dir", "cache_kernels": "cache"}
+_CUDA = "a CUDA build setting; adjit compiles kernels for the CPU (the GPU runtime is issue 10)"
+_NATIVE = "a setting of Warp's C++ compiler; adjit compiles through MLIR and LLVM, in process"
+#: Warp 1.19's settings adjit has no counterpart for, and why (the error says it).
+WARP_ONLY = {
+    **dict.fromkeys(("cuda_output", "ptx_target_arch", "cuda_arch_suffix", "llvm_cuda", "verify_cuda",
+                     "enable_mathdx_gemm", "enable_mathdx_solver", "enable_mathdx_fft", "enable_mempools_at_init",
+                     "enable_graph_capture_module_load_by_default", "enable_tiles_in_stack_memory",
+                     "default_grid_stride", "lineinfo"), _CUDA),
+    **dict.fromkeys(("cpu_compiler_flags", "legacy_cpu_linker", "use_precompiled_headers", "compile_time_trace",
+                     "optimization_level", "line_directives", "enable_cpu_blocks"), _NATIVE),
+    "enable_vector_component_overwrites": "adjit always differentiates component overwrites (v.x = ...) "
+                                          "exactly; there is nothing to enable",
+    "legacy_scalar_return_types": "adjit's scalar results are Warp 1.19's (Python scalars on the host)",
+    "launch_array_access_mode": "adjit's launches always check the arrays against the kernel's parameters",
+    "deterministic_debug": "use adjit.config.deterministic (adjit's ordered atomics are always on by default)",
+    "deterministic_max_records": "adjit's ordered atomics need no record buffer",
+    "load_module_max_workers": "adjit compiles each kernel when first launched (adjit.load_module compiles "
+                               "ahead)",
+    "track_memory": "use adjit.ScopedMemoryTracker",
+    "verbose_warnings": "adjit's warnings go through the 'adjit' Python logger (adjit.config.log_level)",
+    "version": "adjit's version is adjit.__version__",
+}
 
 cache_dir: str | None = None
 cache: bool = True
@@ -48,11 +95,17 @@ bounds_check: bool = True
 verify_fp: bool = False
 mode: str = "release"
 deterministic: bool = True
+enable_backward: bool = True
+max_unroll: int = 16
+print_launches: bool = False
+verify_autograd_array_access: bool = False
+# log_level is not stored here: it is the "adjit" logger's level (__getattr__).
 
 
 def _unknown(name: str) -> AttributeError:
-    return AttributeError(f"adjit.config has no setting '{name}'; the settings are "
-                          f"{', '.join(FIELDS)}")
+    why = f" ({name} is Warp's: {WARP_ONLY[name]})" if name in WARP_ONLY else ""
+    return AttributeError(f"adjit.config has no setting '{name}'{why}; the settings are "
+                          f"{', '.join(list(FIELDS) + list(ALIASES))}")
 
 
 def _check(name: str, value):
@@ -67,9 +120,14 @@ def _check(name: str, value):
     if name == "deterministic":
         from .determinism import deterministic_flag  # (imports only errors.py)
         return deterministic_flag(value)
-    if name in ("cache", "bounds_check", "verify_fp"):
+    if name in ("cache", "bounds_check", "verify_fp", "enable_backward", "print_launches",
+                "verify_autograd_array_access"):
         if type(value) is not bool:
             raise TypeError(f"adjit.config.{name} must be True or False, got {value!r}")
+        return value
+    if name in ("max_unroll", "log_level"):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise TypeError(f"adjit.config.{name} must be an int >= 0, got {value!r}")
         return value
     if name == "mode":
         if value not in MODES:
@@ -88,6 +146,11 @@ def __getattr__(name: str):
     # Only called for names the module does not have.
     if name.startswith("__"):
         raise AttributeError(name)
+    if name in ALIASES:
+        return getattr(sys.modules[__name__], ALIASES[name])
+    if name == "log_level":
+        import logging
+        return logging.getLogger("adjit").level
     raise _unknown(name)
 
 
@@ -96,7 +159,13 @@ class _ConfigModule(_types.ModuleType):
         if name.startswith("__") and name.endswith("__"):  # the import system's own (__spec__, ...)
             super().__setattr__(name, value)
             return
-        super().__setattr__(name, _check(name, value))
+        name = ALIASES.get(name, name)
+        value = _check(name, value)
+        if name == "log_level":
+            import logging
+            logging.getLogger("adjit").setLevel(value)
+            return
+        super().__setattr__(name, value)
 
     def __delattr__(self, name: str) -> None:
         if name in FIELDS:

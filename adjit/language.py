@@ -14,6 +14,7 @@ import sys
 import types
 import weakref
 
+from . import config
 from . import types as T
 from .errors import KernelTypeError
 from .source import SourceInfo, parameter_types
@@ -127,6 +128,9 @@ class Module:
     def __init__(self, name: str):
         self.name = name
         self.options = dict(MODULE_OPTIONS)
+        # As in Warp, a module takes these defaults from the config when made.
+        self.options["enable_backward"] = config.enable_backward
+        self.options["max_unroll"] = config.max_unroll
 
     def __repr__(self) -> str:
         return f"adjit.Module({self.name!r})"

@@ -203,12 +203,24 @@ def launch(kernel: Kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_output
     if record_cmd:
         return Launch(k, dim, list(inputs), list(outputs), list(adj_inputs), list(adj_outputs), device=device,
                       adjoint=adjoint, record_tape=record_tape, max_blocks=max_blocks, block_dim=block_dim)
+    if config.print_launches:
+        print(f"kernel: {k.__name__}{' (adjoint)' if adjoint else ''} dim: {dim} inputs: {_describe_list(inputs)} "
+              f"outputs: {_describe_list(outputs)} device: {device_alias(device)}")
     if adjoint:
         return _launch_adjoint_with(k, dim, inputs, outputs, adj_inputs, adj_outputs)
     if not record_tape:
         with recording.paused():
             return _launch(k, dim, inputs, outputs)
     return _launch(k, dim, inputs, outputs)
+
+
+def _describe_list(values) -> str:
+    """Arguments in a ``print_launches`` line: arrays by shape and dtype."""
+    def one(v):
+        if isinstance(v, (Array, IndexedArray, StructArray)):
+            return f"{type(v).__name__}(shape={tuple(v.shape)}, dtype={getattr(v.dtype, '__name__', v.dtype)})"
+        return repr(v)
+    return "[" + ", ".join(one(v) for v in values) + "]"
 
 
 def _check_launch_options(k: Kernel, stream, max_blocks, block_dim) -> None:

@@ -636,3 +636,95 @@ def test_mixed_precision_vector_constructor_is_refused(tmp_path):
     with pytest.raises(adjit.KernelTypeError, match=r"component 1 is float64, not float32") as info:
         adjit.launch(namespace["k"], dim=1, inputs=[adjit.zeros(1), adjit.zeros(1, dtype=adjit.vec3)])
     assert f"{path}:5" in str(info.value)
+
+
+# --- Warp's config names -------------------------------------------------------------------------------
+
+def test_config_warp_aliases_are_the_same_settings(config, tmp_path):
+    config.kernel_cache_dir = tmp_path
+    assert config.cache_dir == str(tmp_path) == config.kernel_cache_dir
+    config.cache_kernels = False
+    assert config.cache is False and config.cache_kernels is False
+    with pytest.raises(TypeError, match="cache must be True or False"):
+        config.cache_kernels = "no"
+
+
+def test_config_enable_backward_is_new_modules_default(config):
+    from adjit.language import Module
+    config.enable_backward = False
+    assert Module("adjit_test_config_off").options["enable_backward"] is False
+    config.enable_backward = True
+    assert Module("adjit_test_config_on").options["enable_backward"] is True
+    config.max_unroll = 4
+    assert Module("adjit_test_config_unroll").options["max_unroll"] == 4
+    with pytest.raises(TypeError, match="max_unroll must be an int >= 0"):
+        config.max_unroll = -1
+
+
+def test_config_enable_backward_false_gives_kernels_no_adjoint(config):
+    config.enable_backward = False
+
+    @adjit.kernel(module="unique")
+    def square(x: adjit.array(dtype=float), y: adjit.array(dtype=float)):
+        i = adjit.tid()
+        y[i] = x[i] * x[i]
+
+    config.enable_backward = True  # the module took the value when it was made
+    x = adjit.array(np.ones(2, np.float32), requires_grad=True)
+    y = adjit.zeros(2, requires_grad=True)
+    tape = adjit.Tape()
+    with tape:
+        adjit.launch(square, 2, inputs=[x, y])
+    with pytest.raises(adjit.GradientError, match="enable_backward=False"):
+        tape.backward(grads={y: adjit.array(np.ones(2, np.float32))})
+
+
+def test_config_log_level_is_the_adjit_loggers(config):
+    import logging
+    assert config.log_level == logging.getLogger("adjit").level
+    config.log_level = adjit.LOG_DEBUG
+    assert logging.getLogger("adjit").level == logging.DEBUG == config.log_level
+    config.log_level = 0
+    assert logging.getLogger("adjit").level == logging.NOTSET
+    with pytest.raises(TypeError, match="log_level must be an int >= 0"):
+        config.log_level = "debug"
+
+
+def test_config_print_launches(config, capsys):
+    @adjit.kernel
+    def ones(a: adjit.array(dtype=float)):
+        a[adjit.tid()] = 1.0
+
+    a = adjit.zeros(3)
+    adjit.launch(ones, 3, inputs=[a])
+    assert capsys.readouterr().out == ""
+    config.print_launches = True
+    adjit.launch(ones, 3, inputs=[a])
+    assert capsys.readouterr().out == ("kernel: ones dim: 3 inputs: [Array(shape=(3,), dtype=float32)] outputs: [] "
+                                       "device: cpu\n")
+
+
+@pytest.mark.parametrize("name, words", [("lineinfo", "a CUDA build setting"),
+                                         ("cpu_compiler_flags", "Warp's C\\+\\+ compiler"),
+                                         ("track_memory", "ScopedMemoryTracker")])
+def test_config_warp_settings_without_a_counterpart_say_why(config, name, words):
+    with pytest.raises(AttributeError, match=f"no setting '{name}' \\({name} is Warp's: .*{words}"):
+        setattr(config, name, True)
+
+
+def test_config_verify_autograd_array_access_keeps_the_check_on(config):
+    config.verify_autograd_array_access = False  # adjit checks whatever it says
+
+    @adjit.kernel
+    def double(x: adjit.array(dtype=float), y: adjit.array(dtype=float)):
+        i = adjit.tid()
+        y[i] = x[i] * x[i]
+
+    x = adjit.array(np.ones(2, np.float32), requires_grad=True)
+    y = adjit.zeros(2, requires_grad=True)
+    tape = adjit.Tape()
+    with tape:
+        adjit.launch(double, 2, inputs=[x, y])
+    x.assign(np.full(2, 3.0, np.float32))  # overwrites what the launch read, unrecorded
+    with pytest.raises(adjit.GradientError):
+        tape.backward(grads={y: adjit.array(np.ones(2, np.float32))})
