@@ -241,8 +241,8 @@ def test_a_wrong_tangent_is_caught_with_a_reproducer(monkeypatch):
     from adjit.loader import written_arguments
     real = autograd.launch_tangent
 
-    def off_by_1e9(kernel, dim, args, tangents, record=True):
-        real(kernel, dim, args, tangents, record)
+    def off_by_1e9(kernel, dim, args, tangents, record=True, **options):
+        real(kernel, dim, args, tangents, record, **options)
         floats = [n for n, t in zip(kernel.arg_names, kernel.arg_types) if is_differentiable(t)]
         written = {kernel.arg_names[p] for p in written_arguments(kernel)}
         for name, tangent in zip(floats, tangents):
