@@ -597,7 +597,8 @@ def hvp(fn, inputs, tangents, output_grads=None):
             float_grads = [g for g, t in zip(grads, [t for t in kernel.arg_types if isinstance(t, T.ArrayType)])
                            if is_differentiable(t)]
             launch_adjoint_tangent(kernel, step.dim, step.captured, grads, step_tangent_args,
-                                   [grad_tangent(g) for g in float_grads], step.finals)
+                                   [grad_tangent(g) for g in float_grads], step.finals,
+                                   compiled_from=step.compiled_from)
         gradients, hvps = [], []
         for a in inputs:
             if id(a) not in differentiable:

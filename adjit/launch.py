@@ -614,7 +614,7 @@ def launch_tangent(k: Kernel, dim, args: list, tangents: list, record: bool = Tr
 
 
 def launch_adjoint_tangent(k: Kernel, dim, args: list, grads: list, tangents: list, grad_tangents: list,
-                           finals: list | None = None) -> None:
+                           finals: list | None = None, compiled_from=None) -> None:
     """Runs the tangent kernel of the adjoint of ``k`` (forward over reverse):
     the adjoint of a launch with the primal values ``args`` and the gradient
     arrays ``grads`` (one per array parameter), and, beside it, the tangents of
@@ -622,7 +622,8 @@ def launch_adjoint_tangent(k: Kernel, dim, args: list, grads: list, tangents: li
     ``launch_tangent``) and ``grad_tangents`` (one per float array parameter:
     the tangents of the gradient arrays, accumulated like the gradients).
     With the seed gradients' tangents zero, what accumulates into the input
-    gradients' tangents is the Hessian-vector product."""
+    gradients' tangents is the Hessian-vector product. ``compiled_from``: as for
+    ``launch_adjoint``."""
     if not k.enable_backward:
         raise GradientError(f"kernel '{k.__name__}' ({k.source.filename}:{k.source.first_line}) was declared "
                             "with enable_backward=False, so it has no adjoint and no Hessian")
@@ -644,6 +645,7 @@ def launch_adjoint_tangent(k: Kernel, dim, args: list, grads: list, tangents: li
     packed += [_check_buffer(k, k.arg_names[i], np.zeros_like(f._buffer)) for i, f in zip(positions, finals or ())]
     noalias = not _runtime.arrays_overlap(packed)
     variant = loader.cpu_variant(k, adjoint=True, noalias=noalias, tangent=1, strided=_strided(packed))
+    _check_compiled_from(k, variant, compiled_from)
     every = list(args) + list(grads) + list(tangents) + list(grad_tangents)
     ranges = _index_ranges(variant, every, not noalias) if variant.ranged else []
     failure = _run(variant, total, shape, packed, ranges, noalias)
