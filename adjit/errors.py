@@ -51,8 +51,9 @@ class KernelNameError(KernelError):
     """A name used in a kernel that is not defined there."""
 
 
-class KernelTypeError(KernelError):
-    """Operands or arguments of the wrong type in a kernel."""
+class KernelTypeError(KernelError, TypeError):
+    """Operands or arguments of the wrong type in a kernel (a TypeError too,
+    as Warp's WarpCodegenTypeError is)."""
 
 
 #: Warp's names for its code generator's errors: adjit's located kernel

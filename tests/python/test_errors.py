@@ -583,5 +583,8 @@ def test_warp_codegen_error_names_catch_adjits_kernel_errors():
         assert issubclass(getattr(adjit, name), adjit.WarpCodegenError)
     assert issubclass(adjit.WarpCodegenValueError, ValueError) and issubclass(adjit.WarpCodegenKeyError, KeyError)
     assert isinstance(_compile_error(float32_plus_float64), adjit.WarpCodegenTypeError)
+    # Warp's WarpCodegenTypeError is a TypeError: so is adjit's, located as ever.
+    with pytest.raises(TypeError, match=r"test_errors.py:\d+"):
+        adjit.launch(float32_plus_float64, dim=1, inputs=[adjit.zeros(1), adjit.float64(1.0)])
     with pytest.raises(adjit.WarpCodegenError):  # as Warp code catches it
         adjit.launch(float32_plus_float64, dim=1, inputs=[adjit.zeros(1), adjit.float64(1.0)])
