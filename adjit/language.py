@@ -204,12 +204,46 @@ _serials = itertools.count()
 
 
 class Kernel:
-    """A kernel (``@adjit.kernel``): launched over a 1-4-D grid of threads."""
+    """A kernel (``@adjit.kernel``): launched over a 1-4-D grid of threads.
 
-    def __init__(self, pyfunc, no_grad=(), bounds_check: bool | None = None,
-                 enable_backward: bool | None = None, module=None):
+    ``Kernel(func, key=None, module=None, options=None)`` is Warp's way of
+    making one without the decorator (the same function under several keys,
+    e.g. closures over a type): ``key`` names it (default: from the
+    function's qualified name), ``options`` are kernel options (Warp's
+    module option names; ``enable_backward`` is honoured, the others are
+    stored). Warp's ``code_transformers`` and ``source`` are not supported
+    (a TypeError). ``no_grad``, ``bounds_check`` and ``enable_backward``
+    are ``@adjit.kernel``'s."""
+
+    def __init__(self, func, key: str | None = None, module=None, options: dict | None = None,
+                 code_transformers=None, source=None, *, no_grad=(), bounds_check: bool | None = None,
+                 enable_backward: bool | None = None):
+        pyfunc = func
+        if not callable(pyfunc) or not hasattr(pyfunc, "__code__"):
+            raise TypeError(f"Kernel(func=...) needs a Python function, got {func!r}")
+        if key is not None and not isinstance(key, str):
+            raise TypeError(f"Kernel(key=...) must be a str, got {key!r}")
+        if code_transformers:
+            raise TypeError("Kernel(code_transformers=...): adjit compiles the function's source as written; "
+                            "AST transformers are not supported")
+        if source is not None:
+            raise TypeError("Kernel(source=...): adjit reads the function's source from its file (inspect); "
+                            "a source string is not supported")
+        options = dict(options or {})
+        unknown = [k for k in options if k not in MODULE_OPTIONS]
+        if unknown:
+            raise KeyError(f"Kernel(options=...): unknown option(s) {', '.join(map(repr, unknown))}; the options "
+                           f"are Warp's module options: {', '.join(MODULE_OPTIONS)}")
+        if "enable_backward" in options:
+            if type(options["enable_backward"]) is not bool:
+                raise TypeError(f"Kernel(options=...): enable_backward must be True or False, got "
+                                f"{options['enable_backward']!r}")
+            if enable_backward is None:
+                enable_backward = options["enable_backward"]
         _defined()
         self.pyfunc = pyfunc
+        #: The kernel's own options (Warp's ``Kernel.options``).
+        self.options = options
         #: Parameters whose values carry no gradient (reads are constants).
         self.no_grad = tuple(no_grad)
         #: Range checks on array accesses: True, False, or None (follow
@@ -217,8 +251,8 @@ class Kernel:
         self.bounds_check = bounds_check
         #: The kernel's own enable_backward (None: its module's option).
         self._enable_backward = enable_backward
-        #: Warp's key: the qualified name, "." as "__" (``outer__locals__k``).
-        self.key = pyfunc.__qualname__.replace("<", "").replace(">", "").replace(".", "__")
+        #: Warp's key: given, else the qualified name, "." as "__" (``outer__locals__k``).
+        self.key = key or pyfunc.__qualname__.replace("<", "").replace(">", "").replace(".", "__")
         if module == "unique":
             module = Module(f"{self.key}_{id(self):x}")
         self._module = None if module is None else _module_of(module, 1)
@@ -327,7 +361,8 @@ class Kernel:
         key = tuple(concrete)
         instance = self._instances.get(key)
         if instance is None:
-            instance = Kernel(self.pyfunc, self.no_grad, self.bounds_check, self._enable_backward)
+            instance = Kernel(self.pyfunc, self.key, options=self.options, no_grad=self.no_grad,
+                              bounds_check=self.bounds_check, enable_backward=self._enable_backward)
             instance._module = self._module
             instance._param_types = concrete
             self._instances[key] = instance
@@ -449,7 +484,8 @@ def kernel(fn=None, *, no_grad=(), bounds_check: bool | None = None, enable_back
                         f"'unique', got {module!r}")
 
     def make(f):
-        return Kernel(f, no_grad, bounds_check, enable_backward, module)
+        return Kernel(f, module=module, no_grad=no_grad, bounds_check=bounds_check,
+                      enable_backward=enable_backward)
     return make if fn is None else make(fn)
 
 

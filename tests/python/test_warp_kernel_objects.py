@@ -1,0 +1,62 @@
+"""Warp's ways of making and naming kernels: ``wp.Kernel(func=, key=,
+options=)``, as Warp's own tests and factories use it."""
+import numpy as np
+import pytest
+
+import adjit as wp
+
+
+def _add_one_for(dtype):
+    def add_one(a: wp.array(dtype=dtype)):
+        i = wp.tid()
+        a[i] = a[i] + dtype(1)
+    return wp.Kernel(func=add_one, key=f"add_one_{dtype.__name__}")
+
+
+def test_kernel_objects_from_one_definition_per_type():
+    k_int, k_float = _add_one_for(wp.int32), _add_one_for(wp.float64)
+    assert (k_int.key, k_float.key) == ("add_one_int32", "add_one_float64")
+    a = wp.array(np.arange(4, dtype=np.int32))
+    wp.launch(k_int, 4, inputs=[a])
+    np.testing.assert_array_equal(a.numpy(), [1, 2, 3, 4])
+    b = wp.array(np.linspace(0, 1, 4))
+    wp.launch(k_float, 4, inputs=[b])
+    np.testing.assert_allclose(b.numpy(), np.linspace(0, 1, 4) + 1)
+
+
+def square(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = x[i] * x[i]
+
+
+def test_kernel_options_enable_backward():
+    k = wp.Kernel(func=square, key="square_no_backward", options={"enable_backward": False})
+    assert k.options == {"enable_backward": False} and not k.enable_backward
+    differentiable = wp.Kernel(func=square)
+    assert differentiable.key == "square" and differentiable.enable_backward
+    x = wp.array(np.array([1.0, 3.0], np.float32), requires_grad=True)
+    y = wp.zeros(2, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(differentiable, 2, inputs=[x, y])
+    tape.backward(grads={y: wp.array(np.ones(2, np.float32))})
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 6.0])
+    x.grad.zero_()
+    tape = wp.Tape()
+    with tape:
+        wp.launch(k, 2, inputs=[x, y])
+    with pytest.raises(wp.GradientError, match="enable_backward=False"):
+        tape.backward(grads={y: wp.array(np.ones(2, np.float32))})
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    (dict(func=3), TypeError, "needs a Python function"),
+    (dict(func=square, key=7), TypeError, "key=...\\) must be a str"),
+    (dict(func=square, options={"enable_backwards": False}), KeyError, "unknown option"),
+    (dict(func=square, options={"enable_backward": 1}), TypeError, "enable_backward must be True or False"),
+    (dict(func=square, code_transformers=[object()]), TypeError, "transformers are not supported"),
+    (dict(func=square, source="def square(): pass"), TypeError, "a source string is not supported"),
+])
+def test_kernel_constructor_misuse(kwargs, error, words):
+    with pytest.raises(error, match=words):
+        wp.Kernel(**kwargs)
