@@ -8,6 +8,7 @@ the launcher's (``adjit.launch``).
 from __future__ import annotations
 
 import ast
+import inspect
 import itertools
 import re
 import sys
@@ -332,6 +333,11 @@ class Kernel:
             self._param_types = types
         return self._param_types
 
+    @property
+    def overloads(self) -> list:
+        """The instances made so far of a generic kernel (Warp's ``Kernel.overloads``)."""
+        return list(self._instances.values())
+
     def overload(self, types) -> "Kernel":
         """The instance of a generic kernel for ``types`` (a list in parameter
         order, or a dict by name, for its ``typing.Any`` parameters or all),
@@ -651,11 +657,47 @@ class _Adjoints:
 adjoint = _Adjoints()
 
 
-def overload(kernel: Kernel, arg_types) -> Kernel:
+def overload(kernel, arg_types=None):
     """Warp's ``wp.overload``: the instance of the generic kernel ``kernel``
     (parameters annotated ``typing.Any``) for ``arg_types`` (a list in
     parameter order, or a dict by name). Launching a generic kernel makes the
-    instance for its arguments' types by itself."""
+    instance for its arguments' types by itself.
+
+    As a decorator on a stub of the same name with concrete annotations
+    (``@wp.overload`` then ``def k(x: float): ...``), it makes the instance of
+    the generic kernel of that name in the calling scope for the stub's
+    annotations, and returns the generic kernel (so the name still launches
+    any instance). On a stub of a generic @func it checks the name and
+    returns the func: funcs are instantiated for their argument types at
+    each call."""
+    if arg_types is None and isinstance(kernel, types.FunctionType):
+        return _overload_stub(kernel, sys._getframe(1))
     if not isinstance(kernel, Kernel):
         raise TypeError(f"overload() takes an @adjit.kernel, got {kernel!r}")
+    if arg_types is None:
+        raise TypeError(f"overload(kernel '{kernel.__name__}'): give the parameter types (a list or a dict by "
+                        "name), or use @overload on a stub function with concrete annotations")
     return kernel.overload(arg_types)
+
+
+def _overload_stub(stub, frame):
+    name = stub.__name__
+    generic = frame.f_locals.get(name, frame.f_globals.get(name))
+    if isinstance(generic, Function):
+        return generic
+    if not isinstance(generic, Kernel):
+        raise TypeError(f"@overload def {name}(...): no generic @kernel or @func named '{name}' is defined before "
+                        f"it in this scope (found {generic!r})")
+    try:
+        hints = inspect.get_annotations(stub, eval_str=True)
+    except Exception as e:  # an annotation that does not evaluate
+        raise TypeError(f"@overload def {name}(...): its annotations do not evaluate: {e}") from None
+    params = list(inspect.signature(stub).parameters)
+    missing = [p for p in params if p not in hints]
+    if missing:
+        raise TypeError(f"@overload def {name}(...): annotate every parameter (missing: {', '.join(missing)})")
+    if params != generic.param_names:
+        raise TypeError(f"@overload def {name}({', '.join(params)}): the parameters must be those of the generic "
+                        f"kernel ({', '.join(generic.param_names)})")
+    generic.overload({p: hints[p] for p in params})
+    return generic

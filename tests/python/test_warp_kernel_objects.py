@@ -1,5 +1,7 @@
 """Warp's ways of making and naming kernels: ``wp.Kernel(func=, key=,
 options=)``, as Warp's own tests and factories use it."""
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -60,3 +62,49 @@ def test_kernel_options_enable_backward():
 def test_kernel_constructor_misuse(kwargs, error, words):
     with pytest.raises(error, match=words):
         wp.Kernel(**kwargs)
+
+
+@wp.kernel
+def fill_generic(a: wp.array(dtype=Any), value: Any):
+    a[wp.tid()] = value
+
+
+@wp.overload
+def fill_generic(a: wp.array(dtype=wp.float64), value: wp.float64): ...
+
+
+@wp.overload
+def fill_generic(a: wp.array(dtype=wp.int32), value: wp.int32): ...
+
+
+def test_overload_decorator_on_a_stub_makes_an_instance():
+    assert isinstance(fill_generic, wp.Kernel)  # the name still names the generic kernel
+    assert len(fill_generic.overloads) == 2
+    a = wp.zeros(3, dtype=wp.float64)
+    wp.launch(fill_generic, 3, inputs=[a, wp.float64(2.5)])
+    np.testing.assert_array_equal(a.numpy(), [2.5] * 3)
+    b = wp.zeros(2, dtype=wp.int32)
+    wp.launch(fill_generic, 2, inputs=[b, wp.int32(7)])
+    np.testing.assert_array_equal(b.numpy(), [7, 7])
+
+
+def test_overload_decorator_in_a_function_scope_and_its_errors():
+    @wp.kernel
+    def local_generic(x: Any):
+        return
+
+    @wp.overload
+    def local_generic(x: float): ...
+
+    assert len(local_generic.overloads) == 1
+    with pytest.raises(TypeError, match="annotate every parameter"):
+        @wp.overload
+        def local_generic(x): ...
+    with pytest.raises(TypeError, match="the parameters must be those of the generic kernel"):
+        @wp.overload
+        def local_generic(y: float): ...
+    with pytest.raises(TypeError, match="no generic @kernel or @func named 'nothing_here'"):
+        @wp.overload
+        def nothing_here(x: float): ...
+    with pytest.raises(TypeError, match="give the parameter types"):
+        wp.overload(local_generic)
