@@ -173,6 +173,9 @@ def parameter_types(pyfunc, source: SourceInfo, what: str) -> list[T.Type | None
         if ann is typing.Any:  # generic: each call's argument type (as Warp)
             result.append(None)
             continue
+        if isinstance(ann, (T.Reference, T.LocalArrayType)):
+            result.append(_by_reference_annotation(ann, arg, source, what))
+            continue
         if isinstance(ann, T.IndexedArrayType) and what != "kernel":
             raise source.error(KernelTypeError, f"{what} parameter '{arg.arg}': indexed arrays are kernel "
                                "parameters only (pass the data array and the index arrays)", arg)
@@ -183,3 +186,22 @@ def parameter_types(pyfunc, source: SourceInfo, what: str) -> list[T.Type | None
             raise source.error(KernelTypeError, f"the annotation {ann!r} of {what} parameter "
                                f"'{arg.arg}' is not a kernel type", arg) from None
     return result
+
+
+def _by_reference_annotation(ann, arg, source: SourceInfo, what: str):
+    """A ``ref[T]`` (its value type resolved) or ``fixedarray(...)``
+    annotation: @func parameters only, as in Warp."""
+    kind = "ref[T]" if isinstance(ann, T.Reference) else "fixedarray"
+    if what != "device function":
+        raise source.error(KernelTypeError, f"{what} parameter '{arg.arg}': {kind} is not allowed here (it "
+                           "annotates @func parameters; pass the value to a helper @func)", arg)
+    if isinstance(ann, T.LocalArrayType):
+        return ann
+    t = ann.value_type
+    if not isinstance(t, T.StructType):
+        try:
+            t = T.value_type_of(t)
+        except TypeError:
+            raise source.error(KernelTypeError, f"the annotation ref[{t!r}] of {what} parameter '{arg.arg}': "
+                               "a reference is to a scalar, vector, matrix or struct type", arg) from None
+    return T.Reference(t)

@@ -347,6 +347,97 @@ class LocalArrayType(Type):
         return hash(("zeros", self.shape, self.dtype))
 
 
+class fixedarray(LocalArrayType):  # noqa: N801 (Warp's name)
+    """Warp's ``fixedarray(dtype=..., shape=...)``: the type of a fixed-size
+    per-thread array (what ``zeros(shape, dtype)`` makes in a kernel), for
+    annotating @func parameters and results. Without a shape (or with
+    ``dtype=typing.Any``) it is generic: it takes a local array of any shape
+    (any dtype). A local array passed to a func is passed by reference, as in
+    Warp: the func's writes to it change the caller's array."""
+
+    def __init__(self, dtype=typing.Any, shape=None):
+        if isinstance(shape, (int, np.integer)):
+            shape = (int(shape),)
+        if shape is not None:
+            shape = tuple(shape)
+            if not shape or any(isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1
+                                for n in shape):
+                raise TypeError(f"fixedarray shape must be positive ints, got {shape!r}")
+            shape = tuple(int(n) for n in shape)
+        if dtype is not typing.Any:
+            dtype = value_type_of(dtype)
+        if shape is not None and dtype is not typing.Any:
+            super().__init__(shape, dtype)
+            if self.size > MAX_LOCAL_ARRAY_SCALARS:
+                raise TypeError(f"{self} holds {self.size} scalars; a local array holds at most "
+                                f"{MAX_LOCAL_ARRAY_SCALARS}")
+            return
+        self.shape, self.dtype = shape, (None if dtype is typing.Any else dtype)
+        self.name = f"fixedarray(dtype={self.dtype or 'Any'}, shape={shape or 'Any'})"
+
+    @property
+    def is_generic(self) -> bool:
+        return self.shape is None or self.dtype is None
+
+    def accepts(self, t) -> bool:
+        """Whether a local array of type ``t`` fits this annotation."""
+        return isinstance(t, LocalArrayType) and self.shape in (None, t.shape) and self.dtype in (None, t.dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape) if self.shape is not None else 0
+
+    def mlir(self):
+        if self.is_generic:
+            raise TypeError(f"{self} is generic (an annotation only)")
+        return super().mlir()
+
+    def __eq__(self, other):
+        if self.is_generic or getattr(other, "is_generic", False):
+            return self is other or (isinstance(other, fixedarray) and (other.shape, other.dtype) ==
+                                     (self.shape, self.dtype))
+        return super().__eq__(other)
+
+    def __hash__(self):
+        return hash(("zeros", self.shape, self.dtype))
+
+
+class Reference:
+    """``ref[T]``: a @func parameter passed by reference (Warp's
+    ``wp.ref[T]``). The func's assignments to it change the caller's
+    variable, array element, component or struct field."""
+
+    def __init__(self, value_type):
+        self.value_type = value_type
+
+    @property
+    def dtype(self):
+        return self.value_type
+
+    def __eq__(self, other):
+        return isinstance(other, Reference) and other.value_type == self.value_type
+
+    def __hash__(self):
+        return hash(("ref", self.value_type))
+
+    def __repr__(self):
+        return f"ref[{self.value_type}]"
+
+    __str__ = __repr__
+
+
+class ref:  # noqa: N801 (Warp's name)
+    """Pass-by-reference parameter annotation of @func parameters:
+    ``def inc(x: ref[float]): x += 1.0`` adds one to the caller's ``x``. The
+    argument must be assignable: a local variable, an array element, a
+    vector/matrix component, a struct field or another ref parameter (not a
+    literal, an arithmetic result or a call's result). Not for kernel
+    parameters."""
+
+    def __class_getitem__(cls, dtype):
+        return Reference(dtype)
+
+
 _VECTORS: dict[tuple[int, str], VectorType] = {}
 _MATRICES: dict[tuple[int, int, str], MatrixType] = {}
 

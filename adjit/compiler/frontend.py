@@ -26,6 +26,7 @@ from ..errors import KernelError, KernelNameError, KernelSyntaxError, KernelType
 from ..source import OPERATOR_FUNCS as _OPERATOR_FUNCS, Scope, SourceInfo, Unresolved, parameter_types
 from . import builtins as B
 from . import indexed_arrays as IA
+from . import by_reference as BR
 from . import local_arrays as LA
 from . import struct_arrays as SA
 from . import views as V
@@ -134,6 +135,13 @@ class ModuleBuilder:
             name = f"{fn.pyfunc.__name__}_{len(self.functions) + len(self._building)}"
             self.used_functions.append(fn)
             builder = FunctionBuilder(self, fn.pyfunc, source, arg_types, name, is_kernel=False)
+            builder.ref_params = BR.reference_params(fn, arg_types)
+            if builder.ref_params and (getattr(fn, "custom_grad", None) is not None or
+                                       getattr(fn, "custom_jvp", None) is not None):
+                raise caller.error(f"@adjit.func '{fn.pyfunc.__name__}' takes arguments by reference (ref[T] or a "
+                                   "local array) and has a func_grad or func_jvp: a hand-written rule for it is "
+                                   "not supported (its writes to the caller are differentiated through "
+                                   "its body without one)", node, KernelTypeError)
             self._building.add(key)
             try:
                 self.functions[key] = (name, builder.build())
@@ -212,6 +220,9 @@ class FunctionBuilder:
         #: Loops lowered so far (their break/continue flags get unique names).
         self.loops_lowered = 0
         self.scope = Scope(pyfunc)
+        #: (name, type) of the parameters passed by reference (ref[T], local
+        #: arrays): every return also gives their final values (by_reference).
+        self.ref_params: list = []
 
     # --- diagnostics and locations -----------------------------------------
 
@@ -294,7 +305,13 @@ class FunctionBuilder:
         V.bind_parameters(self, params, self.arg_types)  # rows given to this specialization
         body = SA.bind_parameters(self, params, body)  # a[i].x -> the field array a.x, element i
         with ir.InsertionPoint(block):
-            returned = self.visit_block(body) or []
+            returned = self.visit_block(body)
+            if returned is None:
+                self.node = self.src.tree
+                returned = BR.final_values(self)
+            by_reference = BR.out_types(self.ref_params)
+            returned, given_back = returned[:len(returned) - len(by_reference)], returned[len(returned) -
+                                                                                        len(by_reference):]
             if self.primal_params is not None:
                 # A custom adjoint returns the adjoint of each float primal parameter.
                 if returned:
@@ -308,9 +325,10 @@ class FunctionBuilder:
             # A returned struct travels as its value fields (return_layout).
             self.return_types = [v.type for v in returned] if self.return_layout is None or \
                 self.primal_params is not None else self.return_layout
-            func.ReturnOp([self.materialize(v, v.type) for v in returned])
+            func.ReturnOp([self.materialize(v, v.type) for v in returned + given_back])
         fn.attributes["function_type"] = ir.TypeAttr.get(
-            ir.FunctionType.get([t.mlir() for _, t in leaves], [t.mlir() for t in flat_types(self.return_types)]))
+            ir.FunctionType.get([t.mlir() for _, t in leaves],
+                                [t.mlir() for t in flat_types(self.return_types) + by_reference]))
         return self.return_types
 
     def returned_values(self, items, node) -> list[Val]:
@@ -348,9 +366,10 @@ class FunctionBuilder:
             with self.loc(stmt):
                 if isinstance(stmt, ast.Return):
                     if stmt.value is None:
-                        return []
+                        return BR.final_values(self)
                     value = self.expr(stmt.value)
-                    return self.returned_values(value if isinstance(value, tuple) else (value,), stmt)
+                    return self.returned_values(value if isinstance(value, tuple) else (value,), stmt) + \
+                        BR.final_values(self)
                 if isinstance(stmt, ast.If):
                     returned = self.stmt_If(stmt)
                     if returned is not None:
@@ -380,6 +399,11 @@ class FunctionBuilder:
         if len(stmt.targets) != 1:
             raise self.error("chained assignment (a = b = c) is not supported", stmt, KernelSyntaxError)
         target = stmt.targets[0]
+        for t in target.elts if isinstance(target, ast.Tuple) else [target]:
+            if isinstance(t, ast.Name) and any(n == t.id and isinstance(pt, T.LocalArrayType)
+                                               for n, pt in self.ref_params):
+                raise self.error(f"cannot rebind the local array parameter '{t.id}' (the caller's array, "
+                                 "passed by reference): write its elements", t)
         # `i, j = tid()` asks for as many coordinates as there are targets.
         self.tid_count = len(target.elts) if isinstance(target, ast.Tuple) else 1
         try:
@@ -467,10 +491,19 @@ class FunctionBuilder:
         if (then_ret is None) != (else_ret is None):
             # normalize_returns leaves an if that returns on one path in tail
             # position, so falling off the other path ends the function: a bare return.
-            if then_ret or else_ret:
+            given_back = len(BR.out_types(self.ref_params))
+            if len(then_ret or else_ret) > given_back:
                 raise self.error("a function that returns a value must return it on every path",
                                  stmt, KernelSyntaxError)
-            then_ret, else_ret = then_ret or [], else_ret or []
+            # Falling off the end gives back the by-reference parameters too.
+            if then_ret is None:
+                self.env = then_env
+                with ir.InsertionPoint(probe.then_block):
+                    then_ret = BR.final_values(self)
+            if else_ret is None:
+                self.env = else_env
+                with ir.InsertionPoint(probe.else_block):
+                    else_ret = BR.final_values(self)
 
         if then_ret is not None:
             if len(then_ret) != len(else_ret) or any(
@@ -725,6 +758,7 @@ class FunctionBuilder:
         if isinstance(target, ast.Name):
             if not isinstance(value, Val):
                 raise self.error(f"cannot assign {value!r} to a local", target)
+            value = BR.check_assigned(self, target, value)  # a ref parameter keeps its type
             if target.id in self.env and isinstance(self.env[target.id].type, T.ArrayType):
                 raise self.error(f"cannot rebind the array '{target.id}'", target)
             self.env[target.id] = value
@@ -1069,6 +1103,9 @@ class FunctionBuilder:
             return self.emit_printf(node)
         if callee is _host_zeros():
             return LA.make_zeros(self, node)
+        if callee is T.fixedarray:
+            raise self.error("fixedarray(...) is a type, for annotating @func parameters and results (as in "
+                             "Warp); make a local array with zeros(shape, dtype)", node, KernelSyntaxError)
         if callee in (language.expect_eq, language.expect_neq, language.expect_near):
             return self.emit_expect(callee.__name__, node)
         if callee in (T.vector, T.matrix):
@@ -1086,6 +1123,9 @@ class FunctionBuilder:
             idx = adjit_d.TidOp([ir.IndexType.get()] * count).results
             vals = tuple(Val(T.int32, from_index(i)) for i in idx)
             return vals[0] if count == 1 else vals
+        hoisted = []
+        if isinstance(callee, language.Function) and BR.takes_references(callee):
+            node, hoisted = BR.hoist_indices(self, node)  # a reference's indices are evaluated once
         args = self.call_arguments(node.args)
         if callee is len:
             return self.length(args, node)
@@ -1099,11 +1139,11 @@ class FunctionBuilder:
             if any(k.arg is None for k in node.keywords):
                 raise self.error("**kwargs unpacking is not supported in kernels", node, KernelSyntaxError)
             kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
-            if any(map(LA.is_local_array, [*args, *kwargs.values()])):
-                raise self.error(f"a local array (zeros() in a kernel) cannot be passed to "
-                                 f"'{ast.unparse(node.func)}': it is a value here, while Warp passes it by "
-                                 "reference; pass its elements, or use an array argument", node, KernelTypeError)
-            return self.call_function(callee, args, node, kwargs)
+            try:
+                return self.call_function(callee, args, node, kwargs)
+            finally:
+                for name in hoisted:
+                    self.env.pop(name, None)
         if isinstance(callee, language.Kernel):
             raise self.error("kernels cannot be called from kernels; use a @adjit.func", node)
         raise self.error(f"'{ast.unparse(node.func)}' is not a builtin, type or @adjit.func", node)
@@ -1400,6 +1440,14 @@ class FunctionBuilder:
                 continue
             score = 0
             for want, a in zip(declared, bound):
+                if isinstance(want, T.Reference):  # by reference: the type exactly
+                    if a.type != want.value_type:
+                        break
+                    continue
+                if LA.is_local_array(a) or isinstance(want, T.LocalArrayType):
+                    if not BR.accepts_local_array(want, a):
+                        break
+                    continue
                 if a.is_literal:
                     if not isinstance(want, T.ScalarType):
                         break
@@ -1433,7 +1481,18 @@ class FunctionBuilder:
             raise self.error(f"{fn.pyfunc.__name__}() takes {len(declared)} arguments, got {len(args)}", node)
         arg_types = []
         vals = []
+        nodes = BR.argument_nodes(fn, node) if isinstance(node, ast.Call) else [None] * len(args)
+        refs = []  # (argument expression or None, type): assigned the callee's final value
         for i, (want, a) in enumerate(zip(declared, args)):
+            if BR.is_by_reference(want, a):
+                param_t, param_vals = BR.pass_argument(self, fn, i, want, a, nodes[i], node)
+                arg_types.append(param_t)
+                vals += param_vals
+                assignable = nodes[i] is not None and BR._not_assignable(self, nodes[i]) is None
+                refs.append((nodes[i] if assignable else None, param_t))
+                continue
+            if isinstance(want, T.Reference):
+                raise self.error(f"argument {i + 1} of {fn.pyfunc.__name__}() is passed by reference", node)
             if V.is_view(a):  # a row: the callee is specialized to it (its array and leading indices)
                 param_t, param_vals = V.parameter(self, fn, a, want, i, node)
                 arg_types.append(param_t)
@@ -1464,9 +1523,13 @@ class FunctionBuilder:
                 raise self.error(f"argument {i + 1} of {fn.pyfunc.__name__}() must be {want}, got {a.type}",
                                  node)
             vals.append(self.materialize(self.coerce(a, want, node), want))
+        if refs:
+            BR.check_aliasing(self, fn, declared, args, nodes, node)
         # The callee is emitted at module level, outside the current insertion point.
         name, results = self.mb.device_function(fn, arg_types, node, self)
-        call = adjit_d.CallOp([t.mlir() for t in flat_types(results)], ir.FlatSymbolRefAttr.get(name), vals)
+        ref_types = BR.out_types([(None, t) for _, t in refs])
+        call = adjit_d.CallOp([t.mlir() for t in flat_types(results) + ref_types], ir.FlatSymbolRefAttr.get(name),
+                              vals)
         values = list(call.results)
         if not getattr(fn, "differentiable", True):
             values = [adjit_d.StopGradientOp(v.type, v).result for v in values]
@@ -1479,6 +1542,7 @@ class FunctionBuilder:
                 outs.append(ref)
             else:
                 outs.append(Val(t, values.pop(0)))
+        BR.write_back(self, refs, values, node)  # the by-reference arguments take their new values
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)
@@ -1573,6 +1637,9 @@ class FunctionBuilder:
             declared = parameter_types(fn.pyfunc, SourceInfo.of(fn.pyfunc), "device function")
             if len(declared) != len(args):
                 raise self.error(f"{fn.pyfunc.__name__}() takes {len(declared)} arguments, got {len(args)}", node)
+            if any(BR.is_by_reference(want, a) for want, a in zip(declared, args)):
+                raise self.error(f"{label}: {fn.pyfunc.__name__}() takes an argument by reference (ref[T] or a "
+                                 "local array); grad() differentiates functions of values only", node)
         anchor = next((a.type for a in args if isinstance(a, Val) and not a.is_literal
                        and _has_tangent(a.type)), T.float32)
         vals, types = [], []

@@ -254,13 +254,13 @@ def _arithmetic(x: adjit.array(dtype=float)):
 
 
 @adjit.func
-def _first(a: adjit.array(dtype=float)):
-    return a[0]
+def _first_int(a: adjit.array(dtype=int)):
+    return float(a[0])
 
 
 def _passed_to_func(x: adjit.array(dtype=float)):
     a = adjit.zeros(3, dtype=float)
-    x[0] = _first(a)  # bad
+    x[0] = _first_int(a)  # bad
 
 
 def _keyword(x: adjit.array(dtype=float)):
@@ -277,7 +277,8 @@ def _keyword(x: adjit.array(dtype=float)):
     (_float_index, ["local array indices must be integers"]),
     (_wrong_element, ["float32", "vec3"]),
     (_arithmetic, ["unsupported operand types for +"]),
-    (_passed_to_func, ["cannot be passed to '_first'", "by reference"]),
+    (_passed_to_func, ["argument 1 ('a') of _first_int() must be array(dtype=int32, ndim=1)",
+                       "got the local array zeros((3,), float32)"]),
     (_keyword, ["unexpected or repeated keyword argument 'type'"]),
 ])
 def test_bad_inputs_name_the_kernel_line(fn, words):
