@@ -48,6 +48,10 @@ Warp's names for the same or related settings, so Warp scripts run unchanged:
   kernel's input is not overwritten before backward(). adjit always checks
   (a tape raises ``GradientError`` naming the array instead of returning a
   wrong gradient), so the value is stored and the check stays on.
+- ``enable_vector_component_overwrites``: Warp's opt-in copy-on-write of
+  vector, matrix and quaternion components written more than once, for
+  exact gradients. adjit differentiates component overwrites exactly
+  whatever it says (the value is stored).
 
 Setting or reading any other attribute raises ``AttributeError`` naming the
 known fields (so a misspelt setting is never silently ignored); Warp's
@@ -62,7 +66,7 @@ import types as _types
 #: The fields and their defaults.
 FIELDS = {"cache_dir": None, "cache": True, "bounds_check": True, "verify_fp": False, "mode": "release",
           "deterministic": True, "enable_backward": True, "max_unroll": 16, "print_launches": False,
-          "verify_autograd_array_access": False, "log_level": 0}
+          "verify_autograd_array_access": False, "log_level": 0, "enable_vector_component_overwrites": False}
 MODES = ("release", "debug")
 #: Warp's names for adjit's settings.
 ALIASES = {"kernel_cache_dir": "cache_dir", "cache_kernels": "cache"}
@@ -76,8 +80,6 @@ WARP_ONLY = {
                      "default_grid_stride", "lineinfo"), _CUDA),
     **dict.fromkeys(("cpu_compiler_flags", "legacy_cpu_linker", "use_precompiled_headers", "compile_time_trace",
                      "optimization_level", "line_directives", "enable_cpu_blocks"), _NATIVE),
-    "enable_vector_component_overwrites": "adjit always differentiates component overwrites (v.x = ...) "
-                                          "exactly; there is nothing to enable",
     "legacy_scalar_return_types": "adjit's scalar results are Warp 1.19's (Python scalars on the host)",
     "launch_array_access_mode": "adjit's launches always check the arrays against the kernel's parameters",
     "deterministic_debug": "use adjit.config.deterministic (adjit's ordered atomics are always on by default)",
@@ -99,6 +101,7 @@ enable_backward: bool = True
 max_unroll: int = 16
 print_launches: bool = False
 verify_autograd_array_access: bool = False
+enable_vector_component_overwrites: bool = False
 # log_level is not stored here: it is the "adjit" logger's level (__getattr__).
 
 
@@ -121,7 +124,7 @@ def _check(name: str, value):
         from .determinism import deterministic_flag  # (imports only errors.py)
         return deterministic_flag(value)
     if name in ("cache", "bounds_check", "verify_fp", "enable_backward", "print_launches",
-                "verify_autograd_array_access"):
+                "verify_autograd_array_access", "enable_vector_component_overwrites"):
         if type(value) is not bool:
             raise TypeError(f"adjit.config.{name} must be True or False, got {value!r}")
         return value

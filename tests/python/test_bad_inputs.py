@@ -712,6 +712,30 @@ def test_config_warp_settings_without_a_counterpart_say_why(config, name, words)
         setattr(config, name, True)
 
 
+def test_config_enable_vector_component_overwrites_is_stored_and_overwrites_stay_exact(config):
+    config.enable_vector_component_overwrites = False  # Warp's default: adjit stays exact anyway
+    assert config.enable_vector_component_overwrites is False
+
+    @adjit.kernel
+    def overwrite(x: adjit.array(dtype=float), y: adjit.array(dtype=float)):
+        i = adjit.tid()
+        v = adjit.vec3(x[i], 0.0, 0.0)
+        v[0] = v[0] * v[0]
+        v[0] = v[0] * x[i]  # x^3
+        y[i] = v[0]
+
+    x = adjit.array(np.array([2.0, -1.0], np.float32), requires_grad=True)
+    y = adjit.zeros(2, requires_grad=True)
+    tape = adjit.Tape()
+    with tape:
+        adjit.launch(overwrite, 2, inputs=[x, y])
+    tape.backward(grads={y: adjit.array(np.ones(2, np.float32))})
+    np.testing.assert_allclose(y.numpy(), [8.0, -1.0])
+    np.testing.assert_allclose(x.grad.numpy(), [12.0, 3.0])  # 3 x^2
+    with pytest.raises(TypeError, match="must be True or False"):
+        config.enable_vector_component_overwrites = 1
+
+
 def test_config_verify_autograd_array_access_keeps_the_check_on(config):
     config.verify_autograd_array_access = False  # adjit checks whatever it says
 
