@@ -48,7 +48,20 @@ def assigned_names(stmts) -> set[str]:
                 for index in _written_arguments(node):
                     if index < len(node.args) and isinstance(node.args[index], ast.Name):
                         names.add(node.args[index].id)  # the call writes it (Builtin.rebinds)
+                if not _is_builtin_call(node):
+                    # An @func may take arguments by reference (ref[T], local
+                    # arrays) and write them back (by_reference.py).
+                    for arg in [*node.args, *(k.value for k in node.keywords)]:
+                        root = target_root(arg.value if isinstance(arg, ast.Starred) else arg)
+                        if isinstance(root, ast.Name):
+                            names.add(root.id)
     return names
+
+
+def _is_builtin_call(call: ast.Call) -> bool:
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return B.lookup(name) is not None
 
 
 def _written_arguments(call: ast.Call) -> tuple[int, ...]:

@@ -492,7 +492,7 @@ class FunctionBuilder:
             # normalize_returns leaves an if that returns on one path in tail
             # position, so falling off the other path ends the function: a bare return.
             given_back = len(BR.out_types(self.ref_params))
-            if len(then_ret or else_ret) > given_back:
+            if len(then_ret if then_ret is not None else else_ret) > given_back:
                 raise self.error("a function that returns a value must return it on every path",
                                  stmt, KernelSyntaxError)
             # Falling off the end gives back the by-reference parameters too.
@@ -2190,6 +2190,8 @@ class FunctionBuilder:
                 out += [p for p, t in value.type.leaves(name) if not isinstance(t, T.ArrayType) and p in self.env]
             elif V.is_view(value):
                 out += V.leaves(value)  # its leading indices (the array stays bound)
+            elif isinstance(value, Val) and isinstance(value.type, T.ArrayType):
+                continue  # an array is never rebound (a call's argument: its name rides along)
             elif value is not None:
                 out.append(name)
         return out

@@ -299,6 +299,37 @@ def indices_fixed_at_the_call(y: adjit.array(dtype=float), k: adjit.array(dtype=
     y[3] = float(i)
 
 
+@adjit.func
+def bump(a: adjit.fixedarray(dtype=float, shape=3), k: int):
+    a[k] += 2.0
+
+
+@adjit.kernel
+def carried_through_control_flow(s: adjit.array(dtype=float), y: adjit.array(dtype=float, ndim=2)):
+    t = adjit.tid()
+    x = float(0.0)
+    a = adjit.zeros(3, dtype=float)
+    for i in range(5):
+        set_float(x, x + 1.0)
+        bump(a, i % 3)
+    if s[t] > 0.0:
+        set_float(x, x * 10.0)
+        bump(a, 0)
+    n = int(0)
+    while n < 3:
+        set_float(x, x + 1.0)
+        n += 1
+    y[t, 0] = x
+    for j in range(3):
+        y[t, j + 1] = a[j]
+
+
+def test_loops_and_branches_carry_what_calls_write_back():
+    y = adjit.zeros((2, 4))
+    adjit.launch(carried_through_control_flow, 2, [adjit.array(np.array([1.0, -1.0], np.float32)), y])
+    np.testing.assert_array_equal(y.numpy(), [[53.0, 6.0, 4.0, 2.0], [8.0, 4.0, 4.0, 2.0]])
+
+
 def test_indices_of_a_reference_are_those_of_the_call():
     y = adjit.zeros(4)
     adjit.launch(indices_fixed_at_the_call, 1, [y, adjit.array(np.array([2, 0], np.int32))])
@@ -346,6 +377,10 @@ def smooth_refs(x: adjit.array(dtype=adjit.float64, ndim=2), k: adjit.array(dtyp
     scatter_scale(a, (k[t] + 2) % 5, u)
     accumulate(a[k[t] % 5], c[2])  # an element of a local array
     accumulate(z[t], x[t, 2] * u)  # an element of a kernel array
+    for j in range(3):  # loops and branches carry what a call writes back
+        accumulate(p[j], x[t, j] * c[0])
+    if x[t, 0] > 0.0:
+        accumulate(u, x[t, 3])
     y[t] = u * c[0] + c[1] * c[2] + adjit.dot(p, c) + a[0] * a[1] + a[2] * a[3] + a[4]
 
 
