@@ -176,10 +176,27 @@ def _scalar_named(name: str) -> ScalarType:
     raise TypeError(f"no adjit scalar type is called {name!r}")
 
 
-#: The most components of a vector, and rows or columns of a matrix (Warp's
-#: spatial vectors and matrices are 6; an 8x8 float64 matrix passed by value
-#: fills the runtime's argument slot, cpp/runtime/KernelArgs.h).
-MAX_COMPONENTS = 8
+#: The most scalars in a vector or matrix a kernel takes (an 8x8 float64
+#: matrix passed by value fills the runtime's argument slot,
+#: cpp/runtime/KernelArgs.h); vectors have at least 2 components and
+#: matrices 2 rows and columns there. Shorter vectors (Warp's vector(0) and
+#: vector(1), what slicing can make) and larger types can be declared and
+#: used on the host; a kernel using one is a located KernelTypeError.
+MAX_COMPONENTS = 64
+#: The largest extents numpy constants read by kernels are taken as vectors
+#: and matrices of (longer ones are not composite constants).
+MAX_CONSTANT_EXTENT = 8
+
+
+class NotInKernelsError(TypeError):
+    """A vector or matrix type that exists on the host but no kernel takes."""
+
+
+def _check_kernel_shape(t, shape) -> None:
+    if min(shape) < 2 or int(np.prod(shape)) > MAX_COMPONENTS:
+        what = "vectors of 2 to" if len(shape) == 1 else "matrices of at least 2x2 and at most"
+        raise NotInKernelsError(f"{t} cannot be used in kernels: adjit's kernels take {what} {MAX_COMPONENTS} "
+                                "scalars")
 
 
 #: The scalar suffix of Warp's type class names (vec3f, mat33d, vec2ui, ...).
@@ -193,8 +210,9 @@ class VectorType(Type):
     COMPONENTS = "xyzw"
 
     def __init__(self, length: int, dtype: ScalarType, name: str | None = None):
-        if not 2 <= length <= MAX_COMPONENTS:
-            raise TypeError(f"vector length must be 2 to {MAX_COMPONENTS} of a scalar type, got {length} x {dtype}")
+        if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 0:
+            raise TypeError(f"vector length must be an int >= 0, got {length!r}")
+        length = int(length)
         self.length = length
         self.dtype = dtype
         self.name = name or f"vector({length}, {dtype})"
@@ -233,6 +251,7 @@ class VectorType(Type):
         return [self.length, self.dtype] if self._WARP_KIND[0] == "vec" else [self.dtype]
 
     def mlir(self) -> ir.Type:
+        _check_kernel_shape(self, (self.length,))
         return ir.VectorType.get([self.length], self.dtype.mlir())
 
     def __eq__(self, other):
@@ -258,8 +277,9 @@ class MatrixType(Type):
     """A small row-major matrix of 2 to MAX_COMPONENTS rows and columns, a value."""
 
     def __init__(self, rows: int, cols: int, dtype: ScalarType, name: str | None = None):
-        if not (2 <= rows <= MAX_COMPONENTS and 2 <= cols <= MAX_COMPONENTS):
-            raise TypeError(f"matrix shape must be 2 to {MAX_COMPONENTS} rows and columns, got {rows}x{cols} {dtype}")
+        if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 1 for n in (rows, cols)):
+            raise TypeError(f"matrix shape must be two ints >= 1, got ({rows!r}, {cols!r})")
+        rows, cols = int(rows), int(cols)
         self.rows = rows
         self.cols = cols
         self.dtype = dtype
@@ -295,6 +315,7 @@ class MatrixType(Type):
         return vector(self.cols, self.dtype)
 
     def mlir(self) -> ir.Type:
+        _check_kernel_shape(self, (self.rows, self.cols))
         return ir.VectorType.get([self.rows, self.cols], self.dtype.mlir())
 
     def __eq__(self, other):
@@ -886,9 +907,9 @@ def constant_type_of(value) -> ValueType | None:
         return quaternion(dtype)
     if isinstance(value, TransformValue) and shape == (7,) and dtype.is_float:
         return transformation(dtype)
-    if len(shape) == 1 and 2 <= shape[0] <= MAX_COMPONENTS:
+    if len(shape) == 1 and 2 <= shape[0] <= MAX_CONSTANT_EXTENT:
         return vector(shape[0], dtype)
-    if len(shape) == 2 and 2 <= shape[0] <= MAX_COMPONENTS and 2 <= shape[1] <= MAX_COMPONENTS:
+    if len(shape) == 2 and 2 <= shape[0] <= MAX_CONSTANT_EXTENT and 2 <= shape[1] <= MAX_CONSTANT_EXTENT:
         return matrix(shape, dtype)
     return None
 

@@ -862,8 +862,8 @@ add_builtin("mul", "a * b: scalar products, scaling of vectors, matrices and qua
 def _infer_identity(args, n, dtype):
     if args:
         raise TypeError(f"identity() takes only n and dtype, got {len(args)} more arguments")
-    if not 2 <= n <= T.MAX_COMPONENTS:
-        raise TypeError(f"identity() needs n of 2 to {T.MAX_COMPONENTS}, got {n}")
+    if n < 2 or n * n > T.MAX_COMPONENTS:
+        raise TypeError(f"identity() needs n of 2 to 8 (at most {T.MAX_COMPONENTS} scalars), got {n}")
     if not dtype.is_float:
         raise TypeError(f"identity() needs a float dtype, got {dtype}")
     return T.matrix((n, n), dtype)

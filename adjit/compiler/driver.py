@@ -14,7 +14,8 @@ from mlir.dialects import gpu
 
 from .. import _adjit, _runtime
 from .. import dialects  # noqa: F401  (registers the dialect and passes)
-from ..errors import CompileError, KernelSyntaxError
+from .. import types as T
+from ..errors import CompileError, KernelSyntaxError, KernelTypeError
 from ..language import Kernel
 from ..runtime.access import Access
 from . import stages as S
@@ -57,6 +58,8 @@ def build_module(kernel: Kernel, context: ir.Context, tangent_rules: bool = Fals
     mb = ModuleBuilder(context, tangent_rules)
     try:
         mb.add_kernel(kernel.pyfunc, kernel.param_types, kernel.mlir_name, kernel.no_grad)
+    except T.NotInKernelsError as e:  # a host-only vector or matrix type outside a statement (a parameter)
+        raise kernel.source.error(KernelTypeError, str(e), kernel.source.tree) from None
     except RecursionError:
         raise kernel.source.error(
             KernelSyntaxError, "the kernel nests too deeply for the compiler (an expression of "

@@ -379,7 +379,10 @@ class FunctionBuilder:
                 if method is None:
                     raise self.error(f"'{type(stmt).__name__}' statements are not supported in kernels",
                                      stmt, KernelSyntaxError)
-                method(stmt)
+                try:
+                    method(stmt)
+                except T.NotInKernelsError as e:  # a host-only vector or matrix type
+                    raise self.error(str(e), stmt, KernelTypeError) from None
         return None
 
     # A return inside a loop, lowered by desugar.lower_loop_returns.

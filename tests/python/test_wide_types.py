@@ -79,12 +79,75 @@ def test_vector_and_matrix_equality():
     np.testing.assert_array_equal(f[:, 4], 1)
 
 
-def test_limits_and_ordering_comparisons_are_refused():
-    with pytest.raises(TypeError, match="vector length must be 2 to 8"):
-        wp.types.vector(length=9, dtype=float)
-    with pytest.raises(TypeError, match="matrix shape must be 2 to 8"):
-        wp.types.matrix(shape=(9, 2), dtype=float)
+vec10 = wp.types.vector(length=10, dtype=wp.float64)
+mat10x3 = wp.types.matrix(shape=(10, 3), dtype=wp.float64)
 
+
+@wp.kernel
+def long_types(m: wp.array(dtype=mat10x3), v: wp.array(dtype=vec10), out: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    w = wp.transpose(m[i]) * v[i]  # a 3-vector
+    u = v[i] * v[i][3]
+    out[i] = wp.dot(w, w) + wp.dot(u, v[i]) + m[i][9, 2]
+
+
+def test_vectors_and_matrices_up_to_64_scalars_with_gradients():
+    rng = np.random.default_rng(5)
+    n = 4
+    m, v = rng.standard_normal((n, 10, 3)), rng.standard_normal((n, 10))
+    ma, va = wp.array(m, dtype=mat10x3, requires_grad=True), wp.array(v, dtype=vec10, requires_grad=True)
+    out = wp.zeros(n, dtype=wp.float64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(long_types, dim=n, inputs=[ma, va], outputs=[out])
+
+    def f(m, v):
+        w = np.einsum("nij,ni->nj", m, v)
+        return (w * w).sum(1) + v[:, 3] * (v * v).sum(1) + m[:, 9, 2]
+    np.testing.assert_allclose(out.numpy(), f(m, v), rtol=1e-12)
+    tape.backward(grads={out: wp.array(np.ones(n))})
+    h = 1e-6
+    for arr, grad, other in ((m, ma.grad.numpy(), "m"), (v, va.grad.numpy(), "v")):
+        fd = np.zeros_like(arr)
+        for idx in np.ndindex(arr.shape):
+            plus, minus = arr.copy(), arr.copy()
+            plus[idx] += h
+            minus[idx] -= h
+            args_p = (plus, v) if other == "m" else (m, plus)
+            args_m = (minus, v) if other == "m" else (m, minus)
+            fd[idx] = (f(*args_p) - f(*args_m))[idx[0]] / (2 * h)
+        np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_host_only_vector_and_matrix_types():
+    # Warp's vector(0) and vector(1) (what slicing can make) and types beyond
+    # 64 scalars exist on the host; a kernel using one is a located error.
+    vec0, vec1 = wp.types.vector(0, float), wp.types.vector(length=1, dtype=float)
+    assert (vec0.length, vec1.length) == (0, 1)
+    big = wp.types.matrix(shape=(9, 8), dtype=float)
+    with pytest.raises(TypeError, match="vector length must be an int >= 0"):
+        wp.types.vector(length=-1, dtype=float)
+    with pytest.raises(TypeError, match="matrix shape must be two ints >= 1"):
+        wp.types.matrix(shape=(0, 2), dtype=float)
+
+    @wp.kernel
+    def uses_vec1(a: wp.array(dtype=float)):
+        v = vec1(a[0])
+        a[0] = v[0]
+
+    with pytest.raises(wp.KernelTypeError, match=r"test_wide_types.py:\d+.*cannot be used in kernels: adjit's "
+                                                 r"kernels take vectors of 2 to 64 scalars"):
+        wp.launch(uses_vec1, dim=1, inputs=[wp.zeros(1)])
+
+    @wp.kernel
+    def takes_big(a: wp.array(dtype=big)):
+        pass
+
+    with pytest.raises(wp.KernelTypeError, match="cannot be used in kernels: adjit's kernels take matrices"):
+        wp.launch(takes_big, dim=1, inputs=[wp.zeros(1, dtype=big)])
+
+
+def test_ordering_comparisons_are_refused():
     @wp.kernel
     def less(a: wp.array(dtype=wp.vec3), flags: wp.array(dtype=int)):
         i = wp.tid()

@@ -79,9 +79,9 @@ FailureOr<Type> mlir::adjit::getComponentType(Type aggregate,
 // ArrayType
 //===----------------------------------------------------------------------===//
 
-/// The most components of an array element vector, or rows or columns of a
-/// matrix (adjit.types.MAX_COMPONENTS: Warp's spatial types are 6).
-static constexpr int64_t kMaxComponents = 8;
+/// The most scalars in an array element vector or matrix
+/// (adjit.types.MAX_COMPONENTS: an 8x8 matrix, a 64-vector).
+static constexpr int64_t kMaxComponents = 64;
 
 static bool isArrayScalar(Type t) {
   return t.isF16() || t.isBF16() || t.isF32() || t.isF64() || t.isInteger(8) ||
@@ -98,11 +98,12 @@ LogicalResult ArrayType::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!vecTy || vecTy.isScalable() || vecTy.getRank() < 1 || vecTy.getRank() > 2 ||
       !isArrayScalar(vecTy.getElementType()) ||
       llvm::any_of(vecTy.getShape(),
-                   [](int64_t n) { return n < 2 || n > kMaxComponents; }))
+                   [](int64_t n) { return n < 2; }) ||
+      vecTy.getNumElements() > kMaxComponents)
     return emitError() << "array element must be f16, bf16, f32, f64, i8, i16, i32, i64, or a "
                           "vector<N x T> / matrix vector<R x C x T> of them "
-                          "with extents 2 to "
-                       << kMaxComponents << ", got " << elementType;
+                          "with extents of at least 2 and at most "
+                       << kMaxComponents << " scalars, got " << elementType;
   return success();
 }
 

@@ -31,14 +31,25 @@ func.func private @rank_missing(!adjit.array<f32>)
 // -----
 
 /// f8 is not an array scalar (f16 and bf16 are).
-// expected-error @below {{array element must be f16, bf16, f32, f64, i8, i16, i32, i64, or a vector<N x T> / matrix vector<R x C x T> of them with extents 2 to 8, got 'f8E4M3FN'}}
+// expected-error @below {{array element must be f16, bf16, f32, f64, i8, i16, i32, i64, or a vector<N x T> / matrix vector<R x C x T> of them with extents of at least 2 and at most 64 scalars, got 'f8E4M3FN'}}
 func.func private @elem_f8(!adjit.array<f8E4M3FN, 1>)
 
 // -----
 
 /// Neither is index.
-// expected-error @below {{array element must be f16, bf16, f32, f64, i8, i16, i32, i64, or a vector<N x T> / matrix vector<R x C x T> of them with extents 2 to 8, got 'index'}}
+// expected-error @below {{array element must be f16, bf16, f32, f64, i8, i16, i32, i64, or a vector<N x T> / matrix vector<R x C x T> of them with extents of at least 2 and at most 64 scalars, got 'index'}}
 func.func private @elem_index(!adjit.array<index, 1>)
+
+// -----
+
+/// A 65-scalar element is more than a kernel value holds (an 8x8 matrix is the most).
+// expected-error @below {{at most 64 scalars, got 'vector<5x13xf32>'}}
+func.func private @elem_too_big(!adjit.array<vector<5x13xf32>, 1>)
+
+// -----
+
+/// A 10x3 matrix is (30 scalars).
+func.func private @elem_mat10x3(!adjit.array<vector<10x3xf32>, 1>)
 
 // -----
 
@@ -54,15 +65,15 @@ func.func private @elem_vec1(!adjit.array<vector<1xf32>, 1>)
 
 // -----
 
-/// A vector of nine components is too long (spatial 6-vectors fit).
-// expected-error @below {{got 'vector<9xf32>'}}
-func.func private @elem_vec9(!adjit.array<vector<9xf32>, 1>)
+/// A vector of 65 components is too long (64 fit).
+// expected-error @below {{got 'vector<65xf32>'}}
+func.func private @elem_vec65(!adjit.array<vector<65xf32>, 1>)
 
 // -----
 
-/// A matrix extent of 9 is too long.
-// expected-error @below {{got 'vector<3x9xf64>'}}
-func.func private @elem_mat39(!adjit.array<vector<3x9xf64>, 2>)
+/// A 9x8 matrix holds too many scalars (72).
+// expected-error @below {{got 'vector<9x8xf64>'}}
+func.func private @elem_mat98(!adjit.array<vector<9x8xf64>, 2>)
 
 // -----
 
