@@ -9,7 +9,12 @@ one file does not stop the others; each file has a timeout), with an import
 shim installed first:
 
 - ``import warp`` and ``import warp.<x>`` give ``adjit`` and ``adjit.<x>``
-  (a name adjit lacks, such as ``warp._src``, stays a ModuleNotFoundError);
+  (a name adjit lacks stays a ModuleNotFoundError);
+- of Warp's internals, only ``warp._src.types`` (the scalar type tuples and
+  the numpy dtype map test files build their parameter lists from, made of
+  adjit's public types) and ``warp._src.logger`` (adjit's Warp-style logger)
+  are stood in for; files needing its code generator, context or build
+  system stay blocked;
 - ``warp.tests`` is Warp's installed test package, so the test files and their
   helper modules (``warp.tests.aux_*``, ``warp.tests.matrix.utils``) load from
   Warp's own copy, never edited;
@@ -183,6 +188,8 @@ class _WarpAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.tests_dir = tests_dir
 
     def find_spec(self, name, path=None, target=None):
+        if name in _WARP_INTERNALS:
+            return importlib.machinery.ModuleSpec(name, self, is_package=name == "warp._src")
         if name == "warp" or (name.startswith("warp.") and not name.startswith("warp.tests")):
             target_name = "adjit" + name[len("warp"):]
             try:
@@ -206,6 +213,8 @@ class _WarpAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def create_module(self, spec):
+        if spec.name in _WARP_INTERNALS:
+            return _WARP_INTERNALS[spec.name]
         if spec.name == "warp.tests":
             module = types.ModuleType(spec.name)
             module.__path__ = [str(self.tests_dir)]
@@ -225,8 +234,42 @@ def install_shim() -> None:
     tests_dir = warp_tests_dir()
     for name in [n for n in sys.modules if n == "warp" or n.startswith("warp.")]:
         del sys.modules[name]
+    _WARP_INTERNALS.update(_make_warp_internals())
     sys.meta_path.insert(0, _WarpAlias(tests_dir))
     import warp  # noqa: F401  (adjit, through the shim)
+    warp._src = _WARP_INTERNALS["warp._src"]  # ``wp._src.types...`` as test files spell it
+
+
+#: Warp-internal modules (``warp._src...``) some test files read a few
+#: names from, as stand-ins made of adjit's public names (filled by install_shim).
+_WARP_INTERNALS: dict[str, types.ModuleType] = {}
+
+
+def _make_warp_internals() -> dict[str, types.ModuleType]:
+    """``warp._src.types``: the type tuples and numpy dtype map test files
+    build their parameter lists from (adjit's types, through its public
+    ``dtype_from_numpy``); ``warp._src.logger``: adjit's Warp-style logger.
+    Nothing else of Warp's internals (its code generator, build system or
+    context) is stood in for: files that need those stay blocked."""
+    import numpy as np
+    import adjit
+    import adjit.logger
+    int_types = (adjit.int8, adjit.uint8, adjit.int16, adjit.uint16, adjit.int32, adjit.uint32, adjit.int64,
+                 adjit.uint64)
+    float_types = (adjit.float16, adjit.float32, adjit.float64)
+    src_types = types.ModuleType("warp._src.types", "adjit stand-in for a few of Warp's internal type tables")
+    src_types.__dict__.update({name: getattr(adjit.types, name) for name in dir(adjit.types)
+                               if not name.startswith("_")})
+    src_types.__dict__.update(
+        int_types=int_types, float_types=float_types, scalar_types=int_types + float_types,
+        scalar_and_bool_types=int_types + float_types + (adjit.bool,),
+        np_dtype_to_warp_type={np.dtype(t.np_dtype): t for t in int_types + float_types},
+        warp_type_to_np_dtype={t: np.dtype(t.np_dtype) for t in int_types + float_types},
+    )
+    src = types.ModuleType("warp._src", "adjit stand-in for Warp's internal package")
+    src.__path__ = []
+    src.types, src.logger = src_types, adjit.logger
+    return {"warp._src": src, "warp._src.types": src_types, "warp._src.logger": adjit.logger}
 
 
 # --------------------------------------------------------------------------
@@ -740,7 +783,9 @@ def render(infos: list[dict], command: str, timeout: float, total_seconds: float
         "Each selected Warp test file runs unchanged in its own interpreter with `import warp` resolving to",
         "`adjit` and Warp's test harness (`warp.tests.unittest_utils`) replaced by stand-ins that register",
         "each test for the `cpu` device only and compare with `np.testing` as Warp's do (see the tool's",
-        "docstring). *Warp CPU tests* is what Warp's own harness registers for each file on a machine",
+        "docstring). Of Warp's internals, `warp._src.types` (its scalar type tuples and numpy dtype map,",
+        "made of adjit's public types) and `warp._src.logger` are stood in for; nothing else.",
+        "*Warp CPU tests* is what Warp's own harness registers for each file on a machine",
         "without a GPU (collected, not run, under the real Warp); tests that only run on CUDA are",
         "registered as skips there and here. A test counts as passed only when unittest says it passed.",
         "*Blocked* tests never got a result: their file did not import, crashed or timed out.",
