@@ -694,6 +694,7 @@ def _array_from_data(data, dtype, shape, ndim, requires_grad, device, share: boo
                                  f"shape={shape!r} of {t} ({int(np.prod(target))} values)")
             buffer = buffer.reshape(target)
     if comp:
+        buffer = _as_components(buffer, comp)
         if tuple(buffer.shape[buffer.ndim - len(comp):]) != comp:
             raise ValueError(f"data of shape {np_data.shape} does not end in the component shape {comp} of {t}")
     if buffer.ndim - len(comp) < 1 or buffer.ndim - len(comp) > 4:
@@ -727,6 +728,23 @@ def _key_text(key) -> str:
 
 def _is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _as_components(buffer: np.ndarray, comp: tuple) -> np.ndarray:
+    """Data for an array of vectors or matrices (component shape ``comp``),
+    read as Warp reads it: data of exactly the component shape is one
+    element; a last extent holding a whole element's components (a matrix
+    row-major) is one element; flat data is consecutive elements."""
+    if tuple(buffer.shape[buffer.ndim - len(comp):]) == comp and buffer.ndim > len(comp):
+        return buffer
+    if buffer.shape == comp:
+        return buffer.reshape((1,) + comp)
+    size = int(np.prod(comp))
+    if buffer.ndim >= 1 and buffer.shape[-1] == size:
+        return buffer.reshape(buffer.shape[:-1] + comp)
+    if buffer.ndim == 1 and size and buffer.size % size == 0:
+        return buffer.reshape((-1,) + comp)
+    return buffer
 
 
 def _structs_loaded() -> bool:

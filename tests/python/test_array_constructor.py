@@ -92,3 +92,24 @@ def test_bad_arguments_are_errors(kwargs, words):
     with pytest.raises(ValueError) as info:
         wp.array(**kwargs)
     assert words in str(info.value)
+
+
+@pytest.mark.parametrize("shape, dtype, expected", [
+    ((4,), wp.vec4, (1,)),        # exactly one element's components: one element
+    ((7,), wp.transform, (1,)),
+    ((2, 2), wp.mat22, (1,)),
+    ((8,), wp.vec4, (2,)),        # flat data: consecutive elements
+    ((2, 4), wp.mat22, (2,)),     # a last extent holding one matrix, row-major
+    ((3, 2, 2), wp.mat22, (3,)),
+    ((5, 3), wp.vec3, (5,)),
+])
+def test_component_data_is_read_as_warp_reads_it(shape, dtype, expected):
+    data = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    a = wp.array(data, dtype=dtype)
+    assert a.shape == expected
+    np.testing.assert_array_equal(a.numpy().reshape(-1), data.reshape(-1))
+
+
+def test_component_data_that_does_not_divide_is_refused():
+    with pytest.raises(ValueError, match="component shape"):
+        wp.array(np.zeros(5, np.float32), dtype=wp.vec2)
