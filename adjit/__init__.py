@@ -38,6 +38,7 @@ from .timing import (TIMING_ALL, TIMING_GRAPH, TIMING_KERNEL, TIMING_KERNEL_BUIL
                      TIMING_MEMSET, ScopedTimer, TimingResult, timing_begin, timing_end, timing_print)
 from .types import (bfloat16, float16, int8, int16, uint8, uint16, uint32, uint64, struct)  # noqa: F401
 from .types import fixedarray, ref  # noqa: F401  (Warp's local array type, by-reference parameters)
+from .types import Float, Int, Scalar  # noqa: F401  (Warp's generic scalar annotations)
 from .types import (bool_, dtype_from_numpy, dtype_to_numpy, float32, float64, int32, int64,  # noqa: F401
                     mat22, mat22d, mat33, mat33d, spatial_matrix, spatial_matrixd, spatial_matrixf,
                     spatial_vector, spatial_vectord, spatial_vectorf,

@@ -245,6 +245,8 @@ class Kernel:
         self.pyfunc = pyfunc
         #: The kernel's own options (Warp's ``Kernel.options``).
         self.options = options
+        #: Warp's CUDA launch hints given to @kernel (no effect on the CPU).
+        self.cuda_options: dict = {}
         #: Parameters whose values carry no gradient (reads are constants).
         self.no_grad = tuple(no_grad)
         #: Range checks on array accesses: True, False, or None (follow
@@ -300,7 +302,8 @@ class Kernel:
 
     def _declared_types(self) -> list:
         """The annotations: a type, or None for ``typing.Any`` (generic)."""
-        types = parameter_types(self.pyfunc, self.source, "kernel")
+        self._generic_patterns = {}
+        types = parameter_types(self.pyfunc, self.source, "kernel", self._generic_patterns)
         hints = getattr(self.pyfunc, "__annotations__", {})
         for name, t, node in zip(self.param_names, types, self.source.tree.args.args):
             if t is None and hints.get(name) is None:
@@ -309,6 +312,8 @@ class Kernel:
         # array(dtype=Any): generic too (None, with the array's rank kept in _generic_ranks)
         self._generic_ranks = {name: t.ndim for name, t in zip(self.param_names, types)
                                if isinstance(t, T.ArrayType) and t.dtype is None}
+        self._generic_patterns.update({name: t.dtype_pattern for name, t in zip(self.param_names, types)
+                                       if isinstance(t, T.ArrayType) and t.dtype_pattern is not None})
         return [None if isinstance(t, T.ArrayType) and t.dtype is None else t for t in types]
 
     @property
@@ -361,6 +366,10 @@ class Kernel:
                                                                and given.ndim == rank):
                 raise TypeError(f"kernel '{self.__name__}' parameter '{name}' is an array of {rank} "
                                 f"dimension(s) of any type, not {given}")
+            pattern = self._generic_patterns.get(name)
+            if pattern is not None and given is not None and not pattern.matches(
+                    given.dtype if rank is not None and isinstance(given, T.ArrayType) else given):
+                raise TypeError(f"kernel '{self.__name__}' parameter '{name}' is {pattern}, not {given}")
             if want is None and given is None:
                 raise TypeError(f"kernel '{self.__name__}' parameter '{name}' is typing.Any: give its type")
             concrete.append(want if want is not None else given)
@@ -467,7 +476,9 @@ def _describe_argument(value) -> str:
 
 
 def kernel(fn=None, *, no_grad=(), bounds_check: bool | None = None, enable_backward: bool | None = None,
-           module=None):
+           module=None, name: str | None = None, module_options: dict | None = None, launch_bounds=None,
+           cuda_max_registers: int | None = None, enable_cuda_smem_spilling: bool | None = None,
+           cluster_dim: int | None = None, grid_stride: bool | None = None, entry_point_abi: str | None = None):
     """Decorator: a Python function written in the kernel language becomes a Kernel.
 
     ``no_grad=("x",)``: reads of parameter ``x`` carry no gradient.
@@ -477,9 +488,30 @@ def kernel(fn=None, *, no_grad=(), bounds_check: bool | None = None, enable_back
     launch of it raises ``GradientError`` (None: the module's option, see
     ``set_module_options``). ``module=`` (Warp's): the Module whose options
     the kernel follows (a name, a Python module, a Module, or ``"unique"``
-    for its own); adjit still compiles each kernel alone.
+    for its own); adjit still compiles each kernel alone. ``name`` (Warp's):
+    the kernel's key. ``module_options`` (Warp's): options of the kernel's own
+    module (needs ``module="unique"``, a ValueError otherwise; checked as
+    ``set_module_options`` checks them).
+    Warp's CUDA launch hints ``launch_bounds``, ``cuda_max_registers``,
+    ``enable_cuda_smem_spilling``, ``cluster_dim`` and ``grid_stride`` are
+    checked and kept in ``kernel.cuda_options``; they change nothing on the
+    CPU (as in Warp, where they apply to CUDA kernels only).
+    ``entry_point_abi`` may be None or ``"warp"``.
     Any other keyword is a ``TypeError``.
     """
+    cuda_options = _check_cuda_options(launch_bounds, cuda_max_registers, enable_cuda_smem_spilling,
+                                       cluster_dim, grid_stride)
+    if entry_point_abi not in (None, "warp"):
+        raise ValueError(f"@adjit.kernel(entry_point_abi={entry_point_abi!r}): adjit's kernels have Warp's "
+                         "launch ABI only ('warp'); 'external_constant_params' is a CUDA entry point")
+    if name is not None and (not isinstance(name, str) or not name.isidentifier()):
+        raise ValueError(f"@adjit.kernel(name=...) must be an identifier, got {name!r}")
+    if module_options is not None:
+        if module != "unique":
+            raise ValueError("@adjit.kernel(module_options=...) needs module=\"unique\" (use set_module_options "
+                             "for a shared module)")
+        if not isinstance(module_options, dict):
+            raise TypeError(f"@adjit.kernel(module_options=...) must be a dict, got {module_options!r}")
     if bounds_check is not None and type(bounds_check) is not bool:
         raise TypeError(f"@adjit.kernel(bounds_check=...) must be True, False or None, got {bounds_check!r}")
     if enable_backward is not None and type(enable_backward) is not bool:
@@ -490,9 +522,39 @@ def kernel(fn=None, *, no_grad=(), bounds_check: bool | None = None, enable_back
                         f"'unique', got {module!r}")
 
     def make(f):
-        return Kernel(f, module=module, no_grad=no_grad, bounds_check=bounds_check,
-                      enable_backward=enable_backward)
+        k = Kernel(f, key=name, module=module, no_grad=no_grad, bounds_check=bounds_check,
+                   enable_backward=enable_backward)
+        if module_options:
+            set_module_options(module_options, k.module)
+        k.cuda_options = cuda_options
+        return k
     return make if fn is None else make(fn)
+
+
+def _check_cuda_options(launch_bounds, cuda_max_registers, enable_cuda_smem_spilling, cluster_dim,
+                        grid_stride) -> dict:
+    """Warp's CUDA launch hints, checked as Warp documents them."""
+    def positive_int(v):
+        return isinstance(v, int) and not isinstance(v, bool) and v > 0
+    if launch_bounds is not None and not (positive_int(launch_bounds) or (
+            isinstance(launch_bounds, tuple) and 1 <= len(launch_bounds) <= 2
+            and all(positive_int(v) for v in launch_bounds))):
+        raise ValueError(f"@adjit.kernel(launch_bounds=...) must be a positive int or a tuple of 1-2 positive "
+                         f"ints, got {launch_bounds!r}")
+    if cuda_max_registers is not None:
+        if not positive_int(cuda_max_registers):
+            raise ValueError(f"@adjit.kernel(cuda_max_registers=...) must be a positive int, got "
+                             f"{cuda_max_registers!r}")
+        if launch_bounds is not None:
+            raise ValueError("@adjit.kernel: cuda_max_registers cannot be combined with launch_bounds")
+    if cluster_dim is not None and not (positive_int(cluster_dim) and cluster_dim <= 16):
+        raise ValueError(f"@adjit.kernel(cluster_dim=...) must be an int from 1 to 16, got {cluster_dim!r}")
+    for flag, value in (("enable_cuda_smem_spilling", enable_cuda_smem_spilling), ("grid_stride", grid_stride)):
+        if value is not None and type(value) is not bool:
+            raise TypeError(f"@adjit.kernel({flag}=...) must be True, False or None, got {value!r}")
+    return {k: v for k, v in (("launch_bounds", launch_bounds), ("cuda_max_registers", cuda_max_registers),
+                              ("enable_cuda_smem_spilling", enable_cuda_smem_spilling),
+                              ("cluster_dim", cluster_dim), ("grid_stride", grid_stride)) if v is not None}
 
 
 def func(fn=None, *, differentiable: bool = True):

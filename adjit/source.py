@@ -155,8 +155,10 @@ def _cell_is_set(cell) -> bool:
     return True
 
 
-def parameter_types(pyfunc, source: SourceInfo, what: str) -> list[T.Type | None]:
-    """The annotated types of ``pyfunc``'s parameters (None where unannotated)."""
+def parameter_types(pyfunc, source: SourceInfo, what: str, patterns: dict | None = None) -> list[T.Type | None]:
+    """The annotated types of ``pyfunc``'s parameters (None where unannotated
+    or generic: ``typing.Any`` or a ``T.TypePattern``, which ``patterns``
+    gets by parameter name)."""
     result = []
     hints = getattr(pyfunc, "__annotations__", {})
     for arg in source.tree.args.args:
@@ -171,6 +173,11 @@ def parameter_types(pyfunc, source: SourceInfo, what: str) -> list[T.Type | None
                 raise source.error(KernelTypeError, f"cannot resolve the annotation '{ann}' of "
                                    f"'{arg.arg}'", arg) from None
         if ann is typing.Any:  # generic: each call's argument type (as Warp)
+            result.append(None)
+            continue
+        if isinstance(ann, T.TypePattern):  # generic within a family (vector(length=Any, ...), Int, ...)
+            if patterns is not None:
+                patterns[arg.arg] = ann
             result.append(None)
             continue
         if isinstance(ann, (T.Reference, T.LocalArrayType)):

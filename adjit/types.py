@@ -463,8 +463,60 @@ _VECTORS: dict[tuple[int, str], VectorType] = {}
 _MATRICES: dict[tuple[int, int, str], MatrixType] = {}
 
 
+class TypePattern:
+    """A generic annotation: a family of kernel types a generic kernel or
+    func parameter takes (Warp's ``vector(length=Any, dtype=Any)``,
+    ``matrix(shape=(Any, Any), dtype=Any)``, ``Int``, ``Float``,
+    ``Scalar``). Like ``typing.Any``, each launch or call instantiates the
+    kernel or func for its argument's type, which must match."""
+
+    def __init__(self, name: str, kind, length=None, shape=None, dtype=None):
+        self.name, self.kind, self.length, self.shape, self.dtype = name, kind, length, shape, dtype
+
+    def matches(self, t) -> bool:
+        if self.kind == "scalar":
+            return isinstance(t, ScalarType) and not t.is_bool and (self.dtype is None or self.dtype(t))
+        if type(t) is not self.kind:
+            return False
+        scalar = t.dtype
+        if isinstance(self.dtype, TypePattern):
+            if not self.dtype.matches(scalar):
+                return False
+        elif self.dtype is not None and scalar != self.dtype:
+            return False
+        if self.kind is VectorType:
+            return self.length is None or t.length == self.length
+        return all(want is None or want == got for want, got in zip(self.shape, t.shape))
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _is_any(x) -> bool:
+    return x is typing.Any
+
+
+#: Warp's generic scalar annotations: any integer, any float, any number.
+Int = TypePattern("Int", "scalar", dtype=lambda t: not t.is_float)
+Float = TypePattern("Float", "scalar", dtype=lambda t: t.is_float)
+Scalar = TypePattern("Scalar", "scalar")
+
+
+def _pattern_dtype(dtype):
+    """``dtype`` of a generic vector or matrix: None (any), a pattern or a scalar type."""
+    if _is_any(dtype):
+        return None
+    return dtype if isinstance(dtype, TypePattern) else scalar_type_of(dtype)
+
+
 def vector(length: int, dtype: ScalarType = float32) -> VectorType:
-    """The vector type of ``length`` components of ``dtype`` (interned)."""
+    """The vector type of ``length`` components of ``dtype`` (interned); with
+    ``typing.Any`` for either, or a generic scalar (``Int``, ``Float``,
+    ``Scalar``) for ``dtype``, the generic annotation for such vectors."""
+    if _is_any(length) or _is_any(dtype) or isinstance(dtype, TypePattern):
+        d = _pattern_dtype(dtype)
+        return TypePattern(f"vector(length={'Any' if _is_any(length) else length}, dtype={'Any' if d is None else d})",
+                           VectorType, length=None if _is_any(length) else length, dtype=d)
     dtype = scalar_type_of(dtype)
     key = (length, dtype.name)
     if key not in _VECTORS:
@@ -473,7 +525,15 @@ def vector(length: int, dtype: ScalarType = float32) -> VectorType:
 
 
 def matrix(shape: tuple[int, int], dtype: ScalarType = float32) -> MatrixType:
-    """The matrix type of ``shape`` (rows, cols) of ``dtype`` (interned)."""
+    """The matrix type of ``shape`` (rows, cols) of ``dtype`` (interned); with
+    ``typing.Any`` for an extent or the dtype (or a generic scalar dtype),
+    the generic annotation for such matrices."""
+    if any(_is_any(n) for n in shape) or _is_any(dtype) or isinstance(dtype, TypePattern):
+        d = _pattern_dtype(dtype)
+        extents = tuple(None if _is_any(n) else n for n in shape)
+        text = ", ".join("Any" if n is None else str(n) for n in extents)
+        return TypePattern(f"matrix(shape=({text}), dtype={'Any' if d is None else d})", MatrixType,
+                           shape=extents, dtype=d)
     dtype = scalar_type_of(dtype)
     key = (shape[0], shape[1], dtype.name)
     if key not in _MATRICES:
@@ -744,13 +804,18 @@ class ArrayType(Type):
             cls = StructArrayType
         return super().__new__(cls)
 
+    #: A generic array's element pattern (``array(dtype=vector(length=Any, ...))``).
+    dtype_pattern = None
+
     def __init__(self, dtype, ndim: int = 1):
         import typing
-        if dtype is typing.Any:  # generic: a kernel instance per element type (adjit.overload)
+        if dtype is typing.Any or isinstance(dtype, TypePattern):
+            # generic: a kernel instance per element type (adjit.overload), within the pattern if one
             if not 1 <= ndim <= 4:
                 raise TypeError(f"array ndim must be 1 to 4, got {ndim}")
             self.dtype, self.ndim = None, ndim
-            self.name = f"array(dtype=Any, ndim={ndim})"
+            self.dtype_pattern = None if dtype is typing.Any else dtype
+            self.name = f"array(dtype={'Any' if dtype is typing.Any else dtype}, ndim={ndim})"
             return
         self.dtype = value_type_of(dtype)
         if not 1 <= ndim <= 4:
@@ -759,7 +824,8 @@ class ArrayType(Type):
         self.name = f"array(dtype={self.dtype}, ndim={ndim})"
 
     def __eq__(self, other):
-        return isinstance(other, ArrayType) and (other.dtype, other.ndim) == (self.dtype, self.ndim)
+        return isinstance(other, ArrayType) and (other.dtype, other.ndim, other.dtype_pattern) == \
+            (self.dtype, self.ndim, self.dtype_pattern)
 
     def __hash__(self):
         return hash(("array", self.dtype, self.ndim))

@@ -1433,16 +1433,26 @@ class FunctionBuilder:
     def choose_overload(self, fn, args, kwargs, node):
         """The overload of ``fn`` whose parameter types the arguments have (an
         exact match of every non-literal argument, literals by kind: an int
-        literal prefers an int parameter), and the arguments bound to it."""
-        best, best_score, tied = None, -1, []
+        literal prefers an int parameter; a generic parameter takes any type
+        or those its pattern matches, and an overload with fewer generic
+        parameters is preferred), and the arguments bound to it."""
+        best, best_score, tied = None, (-1, -1), []
         bindings = {}
         for candidate in fn.overloads:
             bound = bindings[id(candidate)] = self.bind_arguments(candidate, args, kwargs, node, report=False)
-            declared = parameter_types(candidate.pyfunc, SourceInfo.of(candidate.pyfunc), "device function")
+            source = SourceInfo.of(candidate.pyfunc)
+            patterns = {}
+            declared = parameter_types(candidate.pyfunc, source, "device function", patterns)
             if bound is None or not all(isinstance(a, Val) for a in bound):
                 continue
-            score = 0
-            for want, a in zip(declared, bound):
+            score, generic = 0, 0
+            for param, want, a in zip(source.tree.args.args, declared, bound):
+                if want is None:  # generic: any type (typing.Any), or one its pattern matches
+                    pattern = patterns.get(param.arg)
+                    if pattern is not None and not pattern.matches(a.type):
+                        break
+                    generic += 1
+                    continue
                 if isinstance(want, T.Reference):  # by reference: the type exactly
                     if a.type != want.value_type:
                         break
@@ -1458,9 +1468,10 @@ class FunctionBuilder:
                 elif a.type != want:
                     break
             else:
-                if score > best_score:
-                    best, best_score, tied = candidate, score, [candidate]
-                elif score == best_score:
+                key = (-generic, score)
+                if key > best_score:
+                    best, best_score, tied = candidate, key, [candidate]
+                elif key == best_score:
                     tied.append(candidate)
         if best is None:
             given = ", ".join([self.describe(a) for a in args] + [f"{k}={self.describe(v)}" for k, v in kwargs.items()])
@@ -1479,9 +1490,11 @@ class FunctionBuilder:
             fn, args = self.choose_overload(fn, args, kwargs, node)
         else:
             args = self.bind_arguments(fn, args, kwargs, node, report=True)
-        declared = parameter_types(fn.pyfunc, SourceInfo.of(fn.pyfunc), "device function")
+        patterns = {}
+        declared = parameter_types(fn.pyfunc, SourceInfo.of(fn.pyfunc), "device function", patterns)
         if len(declared) != len(args):
             raise self.error(f"{fn.pyfunc.__name__}() takes {len(declared)} arguments, got {len(args)}", node)
+        patterns = [patterns.get(p.arg) for p in SourceInfo.of(fn.pyfunc).tree.args.args]
         arg_types = []
         vals = []
         nodes = BR.argument_nodes(fn, node) if isinstance(node, ast.Call) else [None] * len(args)
@@ -1519,6 +1532,9 @@ class FunctionBuilder:
                 raise self.error(f"argument {i + 1} of {fn.pyfunc.__name__}() is not a value"
                                  + (f" of type {want}" if want is not None else ""), node)
             if want is None:
+                if patterns[i] is not None and not patterns[i].matches(a.type):
+                    raise self.error(f"argument {i + 1} of {fn.pyfunc.__name__}() must be {patterns[i]}, got "
+                                     f"{a.type}", node, KernelTypeError)
                 want = a.type
             if a.is_literal or a.type == want:
                 arg_types.append(want)

@@ -108,3 +108,32 @@ def test_overload_decorator_in_a_function_scope_and_its_errors():
         def nothing_here(x: float): ...
     with pytest.raises(TypeError, match="give the parameter types"):
         wp.overload(local_generic)
+
+
+def test_kernel_decorator_name_module_options_and_cuda_hints():
+    @wp.kernel(name="custom_key", launch_bounds=(256, 1), enable_cuda_smem_spilling=True, module="unique",
+               module_options={"max_unroll": 4})
+    def hinted(a: wp.array(dtype=float)):
+        a[wp.tid()] = 2.0
+
+    assert hinted.key == "custom_key"
+    assert hinted.cuda_options == {"launch_bounds": (256, 1), "enable_cuda_smem_spilling": True}
+    assert hinted.module.options["max_unroll"] == 4
+    a = wp.zeros(3)
+    wp.launch(hinted, 3, inputs=[a])  # the CUDA hints change nothing on the CPU
+    np.testing.assert_array_equal(a.numpy(), [2.0] * 3)
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    (dict(launch_bounds=0), ValueError, "launch_bounds"),
+    (dict(launch_bounds=(1, 2, 3)), ValueError, "launch_bounds"),
+    (dict(cuda_max_registers=64, launch_bounds=128), ValueError, "cannot be combined"),
+    (dict(cluster_dim=17), ValueError, "cluster_dim"),
+    (dict(grid_stride=1), TypeError, "grid_stride"),
+    (dict(module_options={"max_unroll": 2}), ValueError, "needs module=\"unique\""),
+    (dict(name="not an identifier"), ValueError, "identifier"),
+    (dict(entry_point_abi="external_constant_params"), ValueError, "CUDA entry point"),
+])
+def test_kernel_decorator_checks_warps_options(kwargs, error, words):
+    with pytest.raises(error, match=words):
+        wp.kernel(**kwargs)(square)
