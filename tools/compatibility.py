@@ -67,6 +67,11 @@ HOST_LEFT_OUT = {
                      "dtype_to_paddle"), "PaddlePaddle interop: not a dependency (torch, JAX and DLPack are)"),
     "func_native": "a kernel function written as a C++/CUDA snippet: unchecked native code, which adjit's "
                    "guarantees (bounds, gradients, located errors) cannot cover",
+    "address_of": "returns a raw uint64 address of a local, array element or field for native snippets to "
+                  "dereference: unchecked memory access that adjit's bounds checks and gradients cannot cover "
+                  "(func_native is left out too); ref[T] lets a @func write the caller's storage instead",
+    "handle": "the uint64 type of Mesh/Volume/BVH handles in kernel parameters and structs: those geometry "
+              "objects are out of scope, so a handle has nothing to name",
     "func_replay": "refused with a GradientError explaining why: a replayed side effect (an atomic counter's "
                    "slot) depends on the thread order, so the gradient it serves is not defined; adjit "
                    "rejects those kernels instead",
