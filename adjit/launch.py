@@ -237,13 +237,17 @@ def _launch_adjoint_with(k: Kernel, dim, inputs, outputs, adj_inputs, adj_output
     """``launch(..., adjoint=True)``: the adjoint kernel with explicit
     gradient arrays (Warp's adj_inputs/adj_outputs) or the arrays' .grad."""
     args = _argument_list(k, "inputs", inputs) + _argument_list(k, "outputs", outputs)
-    adj = _argument_list(k, "adj_inputs", adj_inputs) + _argument_list(k, "adj_outputs", adj_outputs)
     if len(args) != len(k.param_names):
         raise _launch_error(k, f"kernel '{k.__name__}' takes {len(k.param_names)} arguments "
                             f"({', '.join(k.param_names)}), got {len(args)}")
+    # As in Warp, adj_inputs + adj_outputs hold one entry per argument, or
+    # are left empty; an array argument whose entry is None (or every one,
+    # when they are empty) takes the array's own .grad.
+    adj = _argument_list(k, "adj_inputs", adj_inputs) + _argument_list(k, "adj_outputs", adj_outputs)
     if adj and len(adj) != len(args):
         raise _launch_error(k, f"an adjoint launch of kernel '{k.__name__}' takes one adjoint per argument "
                             f"({len(args)}) in adj_inputs + adj_outputs, got {len(adj)}")
+    adj = adj or [None] * len(args)
     if k.is_generic:
         k = k.overload([_argument_type(k, name, v) for name, v in zip(k.param_names, args)])
     if len(k.arg_names) != len(k.param_names):
@@ -251,7 +255,7 @@ def _launch_adjoint_with(k: Kernel, dim, inputs, outputs, adj_inputs, adj_output
                             "launch on an adjit.Tape and call backward() instead")
     holders = []
     for n, (name, t, a) in enumerate(zip(k.param_names, k.arg_types, args)):
-        g = adj[n] if adj else (a.grad if isinstance(a, Array) else None)
+        g = adj[n] if adj[n] is not None else (a.grad if isinstance(a, Array) else None)
         if isinstance(t, T.ArrayType) and g is not None:
             if not isinstance(g, Array) or not isinstance(a, Array) or g.shape != a.shape or g.dtype != a.dtype:
                 raise _launch_error(k, f"the adjoint of argument '{name}' of kernel '{k.__name__}' must be an "
