@@ -2279,7 +2279,7 @@ def _infer_quat_to_axis_angle(args):
 
 def _axis_angle(q, qt):
     """(axis, angle) of the rotation q: angle in [0, pi] (q's sign chosen so
-    that w >= 0), the axis of unit length ((1, 0, 0) for no rotation)."""
+    that w >= 0), the axis of unit length (zero for no rotation, as Warp's)."""
     dtype = qt.dtype
     f, add, sub, mul = _scalar_ops(dtype)
     x, y, z, w = _components(q, 4)
@@ -2292,8 +2292,8 @@ def _axis_angle(q, qt):
     safe = arith.SelectOp(none, f(1.0), s).result
     v3 = T.vector(3, dtype)
     axis = vector_d.FromElementsOp(v3.mlir(), [arith.DivFOp(c, safe).result for c in (x, y, z)]).result
-    unit_x = vector_d.FromElementsOp(v3.mlir(), [f(1.0), f(0.0), f(0.0)]).result
-    return arith.SelectOp(none, unit_x, axis).result, angle
+    zero = vector_d.FromElementsOp(v3.mlir(), [f(0.0), f(0.0), f(0.0)]).result
+    return arith.SelectOp(none, zero, axis).result, angle
 
 
 def _emit_quat_to_axis_angle(vals, types, result):

@@ -281,7 +281,7 @@ def test_setters_axis_angle_and_decompose():
     n = 3
     T = np.array([random_transform() for _ in range(n)])
     q = np.array([unit_quat() for _ in range(n)])
-    q[0] = [0.0, 0.0, 0.0, 1.0]  # no rotation: angle 0, axis (1, 0, 0)
+    q[0] = [0.0, 0.0, 0.0, 1.0]  # no rotation: angle 0, axis (0, 0, 0) as in Warp
     scale = rng.uniform(0.5, 3.0, size=(n, 3))
     m = np.tile(np.eye(4), (n, 1, 1))
     for i in range(n):
@@ -300,7 +300,7 @@ def test_setters_axis_angle_and_decompose():
         angle, axis = of[2 * i], ov[4 * i]
         assert 0 <= angle <= np.pi
         if i == 0:
-            assert angle == 0 and list(axis) == [1, 0, 0]
+            assert angle == 0 and list(axis) == [0, 0, 0]
         else:
             qq = q[i] if q[i, 3] >= 0 else -q[i]
             np.testing.assert_allclose(np.concatenate([axis * np.sin(angle / 2), [np.cos(angle / 2)]]), qq,
