@@ -1986,30 +1986,15 @@ def _infer_quat_slerp(args):
 
 
 def _emit_quat_slerp(vals, types, result):
-    """Along the shorter arc from a to b/|b| (b negated when dot(a, b) < 0):
-    (sin((1 - t) theta) a + sin(t theta) b) / sin(theta), theta = acos(dot);
-    normalize(a + t (b - a)) where theta is too small for the ratio. Each
-    formula is evaluated at a harmless point where the other is chosen, so no
-    infinite derivative reaches the gradient through the unchosen one."""
+    """As Warp defines it: q0 (q0* q1)^t, the power through the axis and angle
+    of the relative rotation q0* q1 (quat_inverse: the conjugate), so the
+    shorter arc for unit quaternions, and the same derivatives as Warp's in
+    every direction (also off the unit sphere)."""
     a, b, t = vals
-    dtype = result.dtype
-    f, add, sub, mul = _scalar_ops(dtype)
-    qt = result.mlir()
-    bcast = lambda s: vector_d.BroadcastOp(qt, s).result  # noqa: E731
-    b = _emit_normalize([b], [result], result)
-    d = emit_dot(a, b, dtype)
-    flip = arith.CmpFOp(arith.CmpFPredicate.OLT, d, f(0.0)).result
-    b = arith.SelectOp(flip, arith.NegFOp(b).result, b).result
-    d = arith.SelectOp(flip, arith.NegFOp(d).result, d).result
-    close = arith.CmpFOp(arith.CmpFPredicate.OGT, d, f(1.0 - 1e-6)).result
-    theta = math.AcosOp(arith.SelectOp(close, f(0.5), d).result).result
-    inv_sin = arith.DivFOp(f(1.0), math.SinOp(theta).result).result
-    wa = mul(math.SinOp(mul(sub(f(1.0), t), theta)).result, inv_sin)
-    wb = mul(math.SinOp(mul(t, theta)).result, inv_sin)
-    arc = arith.AddFOp(arith.MulFOp(a, bcast(wa)).result, arith.MulFOp(b, bcast(wb)).result).result
-    chord = arith.AddFOp(a, arith.MulFOp(arith.SubFOp(b, a).result, bcast(t)).result).result
-    chord = _emit_normalize([chord], [result], result)
-    return arith.SelectOp(close, chord, arc).result
+    relative = emit_quat_mul(_emit_quat_inverse([a], [result], result), b, result)
+    axis, angle = _axis_angle(relative, result)
+    turn = _emit_quat_from_axis_angle([axis, arith.MulFOp(t, angle).result], [None, None], result)
+    return emit_quat_mul(a, turn, result)
 
 
 def _infer_quat_rpy(args):
@@ -2286,10 +2271,14 @@ def _axis_angle(q, qt):
     flip = arith.CmpFOp(arith.CmpFPredicate.OLT, w, f(0.0)).result
     sign = arith.SelectOp(flip, f(-1.0), f(1.0)).result
     x, y, z, w = (mul(c, sign) for c in (x, y, z, w))
-    s = math.SqrtOp(add(add(mul(x, x), mul(y, y)), mul(z, z))).result
+    # |v| is taken at 1 where v = 0, so no infinite derivative of the square
+    # root reaches the gradient there (which is zero, as Warp's length and
+    # normalize adjoints give at 0).
+    s2 = add(add(mul(x, x), mul(y, y)), mul(z, z))
+    none = arith.CmpFOp(arith.CmpFPredicate.OLE, s2, f(0.0)).result
+    safe = math.SqrtOp(arith.SelectOp(none, f(1.0), s2).result).result
+    s = arith.SelectOp(none, f(0.0), safe).result
     angle = mul(f(2.0), math.Atan2Op(s, w).result)
-    none = arith.CmpFOp(arith.CmpFPredicate.OLE, s, f(0.0)).result
-    safe = arith.SelectOp(none, f(1.0), s).result
     v3 = T.vector(3, dtype)
     axis = vector_d.FromElementsOp(v3.mlir(), [arith.DivFOp(c, safe).result for c in (x, y, z)]).result
     zero = vector_d.FromElementsOp(v3.mlir(), [f(0.0), f(0.0), f(0.0)]).result
