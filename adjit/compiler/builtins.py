@@ -1755,8 +1755,10 @@ def _hypot_parts(s: _Scalar, a, b):
     derivatives there (the divisions see 1 where the guard is taken)."""
     m = s.max(s.abs(a), s.abs(b))
     zero = arith.CmpFOp(arith.CmpFPredicate.OEQ, m, s.c(0.0)).result
-    inv = s.div(s.c(1.0), s.select(zero, s.c(1.0), m))
-    an, bn = s.mul(a, inv), s.mul(b, inv)
+    # divided, not multiplied by 1 / m: that reciprocal overflows for a
+    # subnormal m (float16 below 6e-5), and 0 * inf is NaN
+    safe = s.select(zero, s.c(1.0), m)
+    an, bn = s.div(a, safe), s.div(b, safe)
     # in [1, sqrt 2]; sqrt sees 1 where guarded, so its derivative stays finite
     rn = s.sqrt(s.select(zero, s.c(1.0), s.add(s.mul(an, an), s.mul(bn, bn))))
     cos, sin = s.div(an, rn), s.div(bn, rn)
@@ -1863,10 +1865,25 @@ def _givens_qr(s: _Scalar, a, n):
     return q, [[s.c(0.0) if col < k else x for col, x in enumerate(row)] for k, row in enumerate(r)]
 
 
+#: Builtins whose value outputs (eigenvalues, singular values) are computed
+#: so that their first derivatives are exact also where those values repeat
+#: (Hellmann-Feynman: through the decomposition's vectors held constant);
+#: their second derivatives would need the vectors' derivatives, so a
+#: forward-over-reverse (Hessian) kernel calling one is a GradientError.
+FIRST_ORDER_ONLY = ("eig3", "svd3", "svd2")
+
+
+def _frozen(rows):
+    """The entries of a matrix (rows of SSA scalars) through which no gradient flows."""
+    return [[adjit_d.StopGradientOp(x.type, x).result for x in row] for row in rows]
+
+
 def _svd(vals, n, mt):
     """(U, sigma, V) of an n x n matrix: one-sided Jacobi gives A V = B with
     orthogonal columns sorted by length, and the Givens QR of B gives U and
-    sigma = diag(R)."""
+    sigma = diag(R). Each sigma_k gets the derivative of u_k^T A v_k with U
+    and V held constant (its value up to rounding): u_k v_k^T, exact
+    also for repeated singular values (through the rotations it is not)."""
     s = _Scalar(mt.dtype)
     b, v = _one_sided_jacobi(s, _elements(vals[0], n, n), n, mt)
     u, r = _givens_qr(s, b, n)
@@ -1876,13 +1893,41 @@ def _svd(vals, n, mt):
         sigma[1] = s.select(negative, s.neg(sigma[1]), sigma[1])
         for row in u:
             row[1] = s.select(negative, s.neg(row[1]), row[1])
+    a = _elements(vals[0], n, n)
+    fu, fv = _frozen(u), _frozen(v)
+    sigma = [_with_derivative_of(s, sigma[k], _quadratic_form(s, [row[k] for row in fu], a,
+                                                               [row[k] for row in fv], n)) for k in range(n)]
     return (_matrix_from(u, mt), vector_d.FromElementsOp(T.vector(n, mt.dtype).mlir(), sigma).result,
             _matrix_from(v, mt))
 
 
+def _with_derivative_of(s, value, form):
+    """``value`` (bit for bit) with the derivatives of ``form`` (equal to it up
+    to rounding): stop(value) + (form - stop(form))."""
+    def stop(x):
+        return adjit_d.StopGradientOp(x.type, x).result
+    return s.add(stop(value), s.sub(form, stop(form)))
+
+
+def _quadratic_form(s, x, a, y, n):
+    """x^T A y of SSA scalars."""
+    total = None
+    for r in range(n):
+        row = None
+        for c in range(n):
+            term = s.mul(a[r][c], y[c])
+            row = term if row is None else s.add(row, term)
+        term = s.mul(x[r], row)
+        total = term if total is None else s.add(total, term)
+    return total
+
+
 def _emit_eig3(vals, types, result):
     """Cyclic Jacobi on (A + A^T) / 2: S <- J^T S J, Q <- Q J, then the
-    eigenvalues diag(S) sorted ascending with Q's columns."""
+    eigenvalues diag(S) sorted ascending with Q's columns. Each eigenvalue is
+    given the derivative of q_k^T S q_k with Q held constant (its value is
+    the same up to rounding): q_k q_k^T, exact also for repeated eigenvalues
+    (through the rotations it is not)."""
     mt = types[0]
     s = _Scalar(mt.dtype)
     e = _elements(vals[0], 3, 3)
@@ -1902,6 +1947,9 @@ def _emit_eig3(vals, types, result):
         swap = s.less(d[j], d[i])
         d[i], d[j] = s.select(swap, d[j], d[i]), s.select(swap, d[i], d[j])
         (q,) = _swap_columns_if(s, swap, [q], i, j)
+    fq = _frozen(q)
+    d = [_with_derivative_of(s, d[k], _quadratic_form(s, [row[k] for row in fq], sym, [row[k] for row in fq], 3))
+         for k in range(3)]
     out = (_matrix_from(q, mt), vector_d.FromElementsOp(T.vector(3, mt.dtype).mlir(), d).result)
     return (out, []) if len(vals) == 1 else (None, list(out))
 

@@ -51,11 +51,12 @@ def new_context() -> ir.Context:
     return context
 
 
-def build_module(kernel: Kernel, context: ir.Context, tangent_rules: bool = False) -> ir.Module:
+def build_module(kernel: Kernel, context: ir.Context, tangent_rules: bool = False,
+                 second_order: bool = False) -> ir.Module:
     """The kernel (and the device functions it calls) in the adjit dialect;
     ``tangent_rules``: for a tangent kernel (of the kernel or of its adjoint:
-    ``func_jvp`` rules kept)."""
-    mb = ModuleBuilder(context, tangent_rules)
+    ``func_jvp`` rules kept); ``second_order``: for the tangent of its adjoint."""
+    mb = ModuleBuilder(context, tangent_rules, second_order)
     try:
         mb.add_kernel(kernel.pyfunc, kernel.param_types, kernel.mlir_name, kernel.no_grad)
     except T.NotInKernelsError as e:  # a host-only vector or matrix type outside a statement (a parameter)
@@ -111,7 +112,7 @@ def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: 
     through the runtime, which can apply them in thread order; else they are
     inline atomics (for launches that need not be deterministic)."""
     context = new_context()
-    module = build_module(kernel, context, tangent_rules=bool(tangent))
+    module = build_module(kernel, context, tangent_rules=bool(tangent), second_order=bool(adjoint and tangent))
     access = []
     sites, ranged = [], []
     atomic_order = []
@@ -160,7 +161,7 @@ def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80", adjoint: bool =
     if target not in ("cpu", "cuda"):
         raise ValueError(f"unknown target '{target}' (expected 'cpu' or 'cuda')")
     context = new_context()
-    module = build_module(k, context, tangent_rules=bool(tangent))
+    module = build_module(k, context, tangent_rules=bool(tangent), second_order=bool(adjoint and tangent))
     if target == "cuda":
         S.run_stages(module, S.cuda_stages(arch, adjoint, bounds_check, verify_fp, tangent), k.mlir_name)
         return ptx_of(module)

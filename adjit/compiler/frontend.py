@@ -22,7 +22,7 @@ from mlir.dialects import math as math_d
 from .. import _adjit, language
 from .. import types as T
 from ..dialects import adjit as adjit_d
-from ..errors import KernelError, KernelNameError, KernelSyntaxError, KernelTypeError
+from ..errors import GradientError, KernelError, KernelNameError, KernelSyntaxError, KernelTypeError
 from ..source import OPERATOR_FUNCS as _OPERATOR_FUNCS, Scope, SourceInfo, Unresolved, parameter_types
 from . import builtins as B
 from . import indexed_arrays as IA
@@ -47,12 +47,15 @@ class _ArrayShape:
 class ModuleBuilder:
     """Builds one MLIR module: a kernel and the device functions it calls."""
 
-    def __init__(self, context: ir.Context, tangent_rules: bool = False):
+    def __init__(self, context: ir.Context, tangent_rules: bool = False, second_order: bool = False):
         """``tangent_rules``: for a tangent kernel (forward mode only): device
         functions with a ``func_jvp`` stay calls, for adjit-tangent to call
-        their rule (otherwise they are inlined like any function)."""
+        their rule (otherwise they are inlined like any function).
+        ``second_order``: for the tangent kernel of an adjoint (Hessian-vector
+        products): builtins in ``FIRST_ORDER_ONLY`` are a GradientError."""
         self.context = context
         self.tangent_rules = tangent_rules
+        self.second_order = second_order
         self.module = ir.Module.create(loc=ir.Location.unknown(context))
         self.functions: dict[tuple, tuple[str, list[T.Type]]] = {}
         self.used_functions: list = []
@@ -1374,6 +1377,12 @@ class FunctionBuilder:
             result = builtin.infer(types, **static)
         except TypeError as e:
             raise self.error(str(e), node) from None
+        if self.mb.second_order and builtin.name in B.FIRST_ORDER_ONLY:
+            loc = f"{self.src.filename}:{self.src.line_of(node)}"
+            raise GradientError(f"{loc}: {builtin.name}() has exact first derivatives only (its eigenvalues or "
+                                "singular values are differentiated with the decomposition's vectors held "
+                                "constant, which is exact to first order, also where they repeat); a "
+                                "Hessian-vector product through it would miss the vectors' derivatives")
         vals = [self.materialize(a, a.type) for a in args]
         if builtin.rebinds:
             value, updates = builtin.emit(vals, types, result, **static)

@@ -405,3 +405,76 @@ def test_float16_in_half_precision():
     np.testing.assert_allclose(q @ r, a, atol=1e-2)
     u, sigma, v = (np.asarray(x, np.float64) for x in adjit.svd2(adjit.mat22h(1.0, 2.0, 3.0, 4.0)))
     np.testing.assert_allclose(sigma, np.linalg.svd([[1.0, 2.0], [3.0, 4.0]], compute_uv=False), atol=1e-2)
+
+
+# --- eigenvalues and singular values where they repeat ---------------------------------------------
+
+@adjit.kernel
+def spectral_losses(a: adjit.array(dtype=adjit.mat33d), out: adjit.array(dtype=adjit.float64)):
+    i = adjit.tid()
+    q, d = adjit.eig3(a[i])
+    u, s, v = adjit.svd3(a[i])
+    out[3 * i] = adjit.dot(d, d)                 # trace(A^2): gradient 2A (A symmetric)
+    out[3 * i + 1] = d[0] + d[1] + d[2]          # trace(A): gradient I
+    out[3 * i + 2] = s[0] + s[1] + s[2]          # sigma[2] has det A's sign (Warp's): gradient U V^T
+
+
+def test_eigen_and_singular_value_gradients_are_exact_where_they_repeat():
+    # Through the Jacobi rotations these gradients were ~1e63 at repeated eigenvalues (a
+    # rotation angle's derivative divides by their difference); Hellmann-Feynman gives
+    # q q^T and u v^T, exact also there.
+    rng = np.random.default_rng(0)
+    rot, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    cases = [rot @ np.diag([2.0, 2.0, 5.0]) @ rot.T, np.eye(3), np.diag([1.0, 3.0, 3.0]),
+             rot @ np.diag([-1.0, 0.5, 4.0]) @ rot.T]
+    a = adjit.array(np.array(cases), dtype=adjit.mat33d, requires_grad=True)
+    out = adjit.zeros(3 * len(cases), dtype=adjit.float64, requires_grad=True)
+    for k in range(3):
+        tape = adjit.Tape()
+        with tape:
+            adjit.launch(spectral_losses, len(cases), inputs=[a], outputs=[out])
+        seed = np.zeros(3 * len(cases))
+        seed[k::3] = 1.0
+        tape.backward(grads={out: adjit.array(seed)})
+        grad = a.grad.numpy()
+        for m, g in zip(cases, grad):
+            if k == 0:
+                np.testing.assert_allclose(g, 2 * m, atol=1e-12)
+            elif k == 1:
+                np.testing.assert_allclose(g, np.eye(3), atol=1e-12)
+            else:
+                u, _, vt = np.linalg.svd(m)
+                np.testing.assert_allclose(g, u @ np.diag([1.0, 1.0, np.sign(np.linalg.det(m))]) @ vt, atol=1e-9)
+        tape.zero()
+
+
+def test_eig3_of_a_float16_matrix_with_a_subnormal_eigenvalue():
+    m33h = adjit.types.matrix((3, 3), adjit.float16)
+    v3h = adjit.types.vector(3, adjit.float16)
+
+    @adjit.kernel
+    def eig_half(a: adjit.array(dtype=m33h), d: adjit.array(dtype=v3h)):
+        q, dd = adjit.eig3(a[0])
+        d[0] = dd
+
+    d = adjit.zeros(1, dtype=v3h)
+    adjit.launch(eig_half, 1, inputs=[adjit.array(np.diag([0.0, 1e-5, 1.0]).astype(np.float16)[None], dtype=m33h),
+                                      d])
+    np.testing.assert_array_equal(d.numpy()[0], np.array([0.0, 1e-5, 1.0], np.float16))
+
+
+def test_hessian_vector_products_through_eigenvalues_are_refused():
+    @adjit.kernel
+    def eig_energy(a: adjit.array(dtype=adjit.mat33d), e: adjit.array(dtype=adjit.float64)):
+        q, d = adjit.eig3(a[0])
+        e[0] = adjit.dot(d, d)
+
+    def run(a):
+        e = adjit.zeros(1, dtype=adjit.float64, requires_grad=True)
+        adjit.launch(eig_energy, 1, inputs=[a], outputs=[e])
+        return e
+
+    a = adjit.array(np.diag([1.0, 2.0, 3.0])[None], dtype=adjit.mat33d, requires_grad=True)
+    with pytest.raises(adjit.GradientError, match=r"test_decompositions.py:\d+: eig3\(\) has exact first "
+                                                  r"derivatives only"):
+        adjit.autograd.hvp(run, [a], [np.ones((1, 3, 3))])
