@@ -1993,21 +1993,24 @@ add_builtin("svd3", "U, sigma, V = svd3(A): the singular value decomposition A =
             "matrix; svd3(A, U, sigma, V) writes them (as Warp). U and V are rotations (determinant +1); sigma is "
             "sorted by decreasing magnitude, sigma[0] and sigma[1] are >= 0 and sigma[2] has the sign of "
             "det A (Warp's convention). One-sided Jacobi (4 sweeps in float32, 5 in float64), then a Givens "
-            "QR. Column pairs of U and V are determined up to a common sign; derivatives need distinct "
-            "singular values.",
+            "QR. Column pairs of U and V are determined up to a common sign; derivatives of U and V need "
+            "distinct singular values, those of sigma are exact also where they repeat (first derivatives "
+            "only: a Hessian through svd3 is a GradientError).",
             _infer_decomposition("svd3", 3, (_M33, _V3, _M33), ("U", "sigma", "V")), _emit_svd(3),
             rebinds=(1, 2, 3))
 add_builtin("svd2", "U, sigma, V = svd2(A): the singular value decomposition A = U diag(sigma) V^T of a 2x2 "
             "matrix; svd2(A, U, sigma, V) writes them (as Warp). sigma >= 0, sorted decreasing; V is a rotation "
             "and U has the sign of det A as its determinant (as Warp). Column pairs of U and V are determined "
-            "up to a common sign; derivatives need distinct singular values.",
+            "up to a common sign; derivatives of U and V need distinct singular values, those of sigma are "
+            "exact also where they repeat (first derivatives only).",
             _infer_decomposition("svd2", 2, (_M22, _V2, _M22), ("U", "sigma", "V")), _emit_svd(2),
             rebinds=(1, 2, 3))
 add_builtin("eig3", "Q, d = eig3(A): the eigen-decomposition A = Q diag(d) Q^T of a symmetric 3x3 matrix; "
             "eig3(A, Q, d) writes them (as Warp). Of (A + A^T) / 2 for a nonsymmetric A. d is sorted ascending "
             "(Warp leaves the order unspecified) and Q is a rotation (determinant +1) whose columns are the "
             "eigenvectors, each determined up to sign (with its partner column's). Cyclic Jacobi (4 sweeps in "
-            "float32, 5 in float64); derivatives of Q need distinct eigenvalues.",
+            "float32, 5 in float64); derivatives of Q need distinct eigenvalues, those of d are exact also where "
+            "eigenvalues repeat (first derivatives only: a Hessian through eig3 is a GradientError).",
             _infer_decomposition("eig3", 3, (_M33, _V3), ("Q", "d")), _emit_eig3, rebinds=(1, 2))
 add_builtin("qr3", "Q, R = qr3(A): the QR decomposition A = Q R of a 3x3 matrix; qr3(A, Q, R) writes them (as "
             "Warp). Q is a rotation (determinant +1, Warp's convention), R upper triangular with R[0, 0], "
