@@ -1786,10 +1786,11 @@ class FunctionBuilder:
                          f"{', '.join(self.describe(a) for a in args)}", node)
 
     def construct_transform(self, t: T.TransformType, args, node):
-        """``transform()`` (the identity), ``transform(p, q)``, ``transform(t)``
-        and the 7 components (px, py, pz, qx, qy, qz, qw), as in Warp."""
+        """``transform()`` (zeros in kernels, as Warp's: on the host it is the
+        identity, as Warp's too), ``transform(p, q)``, ``transform(t)`` and the
+        7 components (px, py, pz, qx, qy, qz, qw), as in Warp."""
         if len(args) == 0:
-            return Val(t, constant_array(t, t()))
+            return Val(t, constant(t, 0))
         if len(args) == 1 and isinstance(args[0], Val) and isinstance(args[0].type, T.TransformType):
             x = args[0]
             if x.type.dtype == t.dtype:
