@@ -175,15 +175,24 @@ def _is_float(t):
     return T.scalar_of(t).is_float
 
 
+def _nan_ignoring_pick(a, b, predicate):
+    """min/max of floats as Warp's: a NaN operand is ignored (the other is
+    the result; NaN only when both are), a tie picks a. A select, so the
+    gradient flows to the operand picked."""
+    prefer_a = arith.CmpFOp(predicate, a, b).result
+    b_is_nan = arith.CmpFOp(arith.CmpFPredicate.UNO, b, b).result
+    return arith.SelectOp(arith.OrIOp(prefer_a, b_is_nan).result, a, b).result
+
+
 def _emit_min(vals, types, result):
     if _is_float(result):
-        return arith.MinimumFOp(vals[0], vals[1]).result
+        return _nan_ignoring_pick(vals[0], vals[1], arith.CmpFPredicate.OLE)
     return (arith.MinUIOp if T.scalar_of(result).is_unsigned else arith.MinSIOp)(vals[0], vals[1]).result
 
 
 def _emit_max(vals, types, result):
     if _is_float(result):
-        return arith.MaximumFOp(vals[0], vals[1]).result
+        return _nan_ignoring_pick(vals[0], vals[1], arith.CmpFPredicate.OGE)
     return (arith.MaxUIOp if T.scalar_of(result).is_unsigned else arith.MaxSIOp)(vals[0], vals[1]).result
 
 
