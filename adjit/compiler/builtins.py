@@ -418,8 +418,37 @@ add_builtin("isfinite", "Whether x (every component of a vector or matrix) is fi
             _infer_float_test("isfinite"), _float_test("finite"), differentiable=False)
 
 add_builtin("abs", "Absolute value (component-wise).", _same_numeric("abs", 1), _emit_abs)
-add_builtin("min", "The smaller of two values (component-wise).", _same_numeric("min", 2), _emit_min)
-add_builtin("max", "The larger of two values (component-wise).", _same_numeric("max", 2), _emit_max)
+def _min_max_infer(name):
+    """Two values of one type (component-wise), or one vector (its smallest or
+    largest component, as Warp's reduction)."""
+    pair = _same_numeric(name, 2)
+
+    def infer(args):
+        if len(args) == 1 and isinstance(args[0], T.VectorType) and not isinstance(args[0], T.QuatType):
+            if args[0].dtype.is_bool:
+                raise TypeError(f"{name}() needs a numeric vector, got {args[0]}")
+            return args[0].dtype
+        return pair(args)
+    return infer
+
+
+def _min_max_emit(pick):
+    def emit(vals, types, result):
+        if len(vals) == 2:
+            return pick(vals, types, result)
+        # the reduction: left to right, NaN components skipped, the first of equal ones kept
+        comps = [vector_d.ExtractOp(vals[0], [], [k]).result for k in range(types[0].length)]
+        acc = comps[0]
+        for c in comps[1:]:
+            acc = pick([acc, c], [result, result], result)
+        return acc
+    return emit
+
+
+add_builtin("min", "The smaller of two values (component-wise; a NaN operand is ignored, as in Warp), or the "
+            "smallest component of one vector.", _min_max_infer("min"), _min_max_emit(_emit_min))
+add_builtin("max", "The larger of two values (component-wise; a NaN operand is ignored, as in Warp), or the "
+            "largest component of one vector.", _min_max_infer("max"), _min_max_emit(_emit_max))
 add_builtin("dot", "Dot product of two float vectors.",
             _float_vectors("dot", 2, lambda v: v.dtype), _emit_dot)
 add_builtin("length", "Euclidean length of a float vector (its gradient at the zero vector is zero).",

@@ -49,3 +49,28 @@ def test_default_constructors_and_the_axis_of_no_rotation():
     np.testing.assert_array_equal(np.asarray(wp.transform()), [0, 0, 0, 0, 0, 0, 1])  # on the host, the identity
     np.testing.assert_array_equal(q.numpy(), np.zeros((1, 4)))
     np.testing.assert_array_equal(axis.numpy(), np.zeros((1, 3)))
+
+
+@wp.kernel
+def reductions(v: wp.array(dtype=wp.vec3), lo: wp.array(dtype=float), hi: wp.array(dtype=float),
+               iv: wp.array(dtype=wp.vec3i), ilo: wp.array(dtype=int)):
+    i = wp.tid()
+    lo[i] = wp.min(v[i])
+    hi[i] = wp.max(v[i])
+    ilo[i] = wp.min(iv[i])
+
+
+def test_min_max_of_one_vector_reduce_skipping_nan_with_the_gradient_at_the_pick():
+    rows = np.array([[NAN, 2.0, -1.0], [3.0, 3.0, 1.0], [0.5, -4.0, 7.0]], np.float32)
+    v = wp.array(rows, dtype=wp.vec3, requires_grad=True)
+    lo, hi = wp.zeros(3, requires_grad=True), wp.zeros(3, requires_grad=True)
+    iv, ilo = wp.array(np.array([[4, -2, 9]] * 3, np.int32), dtype=wp.vec3i), wp.zeros(3, dtype=int)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(reductions, 3, inputs=[v], outputs=[lo, hi, iv, ilo])
+    np.testing.assert_array_equal(lo.numpy(), [-1.0, 1.0, -4.0])
+    np.testing.assert_array_equal(hi.numpy(), [2.0, 3.0, 7.0])
+    np.testing.assert_array_equal(ilo.numpy(), [-2, -2, -2])
+    tape.backward(grads={lo: wp.ones(3), hi: wp.ones(3)})
+    # min's and max's picks (the first of equal components)
+    np.testing.assert_array_equal(v.grad.numpy(), [[0, 1, 1], [1, 0, 1], [0, 1, 1]])
