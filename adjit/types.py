@@ -47,6 +47,10 @@ class ScalarType(Type):
         return self.name
 
     @property
+    def _type_(self):  # Warp's scalar types are ctypes-backed: wp.float32._type_ is ctypes.c_float
+        return type_ctype(self)
+
+    @property
     def is_unsigned(self) -> bool:
         return self.kind == "int" and not self.signed
 
@@ -235,6 +239,10 @@ class VectorType(Type):
         return self.length
 
     @property
+    def _type_(self):  # the ctypes type of the components, as Warp's
+        return type_ctype(self.dtype)
+
+    @property
     def _shape_(self) -> tuple[int, ...]:
         return self.shape
 
@@ -296,6 +304,10 @@ class MatrixType(Type):
     @property
     def _length_(self) -> int:
         return self.rows * self.cols
+
+    @property
+    def _type_(self):  # the ctypes type of the components, as Warp's
+        return type_ctype(self.dtype)
 
     @property
     def _shape_(self) -> tuple[int, ...]:
