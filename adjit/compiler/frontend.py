@@ -1161,23 +1161,17 @@ class FunctionBuilder:
         [x y z], matrices as [[a b] [c d]] (bools print as 1 and 0)."""
         t = value.type
         if isinstance(t, T.ScalarType):
-            v = self.materialize(value, t)
-            if t.is_bool:
-                v = arith.ExtUIOp(T.int32.mlir(), v).result
-            return _PRINTF_SPEC[t.name], [v]
+            spec, v = _printf_scalar(t, self.materialize(value, t))
+            return spec, [v]
         if isinstance(t, (T.VectorType, T.MatrixType)):
             v = self.materialize(value, t)
-            spec = _PRINTF_SPEC[t.dtype.name]
             if isinstance(t, T.VectorType):
-                comps = [vector_d.ExtractOp(v, [], [k]).result for k in range(t.length)]
-                if t.dtype.is_bool:  # printed as 1 and 0, as bool scalars
-                    comps = [arith.ExtUIOp(T.int32.mlir(), c).result for c in comps]
-                return "[" + " ".join([spec] * t.length) + "]", comps
-            rows = ["[" + " ".join([spec] * t.cols) + "]" for _ in range(t.rows)]
-            comps = [vector_d.ExtractOp(v, [], [r, c]).result for r in range(t.rows) for c in range(t.cols)]
-            if t.dtype.is_bool:
-                comps = [arith.ExtUIOp(T.int32.mlir(), c).result for c in comps]
-            return "[" + " ".join(rows) + "]", comps
+                comps = [_printf_scalar(t.dtype, vector_d.ExtractOp(v, [], [k]).result) for k in range(t.length)]
+                return "[" + " ".join(s for s, _ in comps) + "]", [c for _, c in comps]
+            comps = [_printf_scalar(t.dtype, vector_d.ExtractOp(v, [], [r, c]).result)
+                     for r in range(t.rows) for c in range(t.cols)]
+            rows = ["[" + " ".join(s for s, _ in comps[r * t.cols:(r + 1) * t.cols]) + "]" for r in range(t.rows)]
+            return "[" + " ".join(rows) + "]", [c for _, c in comps]
         raise self.error(f"print() takes numbers, vectors and matrices, got {t}", node)
 
     def emit_print(self, node):
@@ -2336,7 +2330,16 @@ class FunctionBuilder:
             if missing.id == "print" and missing is node:
                 return builtins.print
             raise self.error(f"name '{missing.id}' is not defined", missing, KernelNameError)
+        if missing is node and missing.attr in ("print", "float", "int") and self.is_adjit_module(missing.value):
+            # wp.print(x), wp.float(x) in kernels are Python's, as Warp's (the host module has neither)
+            return getattr(builtins, missing.attr)
         raise self.error(f"'{ast.unparse(missing)}' is not defined", missing, KernelNameError)
+
+    def is_adjit_module(self, node) -> bool:
+        try:
+            return getattr(self.scope.resolve(node), "__name__", None) == "adjit"
+        except Unresolved:
+            return False
 
     def static_value(self, obj, node):
         """A module-level object used as a value: Python numbers (np.float64 is
@@ -2353,7 +2356,21 @@ class FunctionBuilder:
 
 
 #: printf conversions of print()'s values, by scalar type.
-_PRINTF_SPEC = {"float32": "%g", "float64": "%g", "int32": "%d", "int64": "%lld", "bool": "%d"}
+_PRINTF_SPEC = {"float32": "%g", "float64": "%g", "int32": "%d", "int64": "%lld", "uint32": "%u", "uint64": "%llu",
+                "bool": "%d"}
+
+
+def _printf_scalar(t: T.ScalarType, v) -> tuple[str, ir.Value]:
+    """(printf conversion, value) of one scalar: floats narrower than 32 bits
+    widened to float32, integers narrower than 32 bits (and bools, printed as
+    1 and 0) extended to int32 by their signedness, as C promotes them."""
+    if t.is_float and t.bits < 32:
+        return "%g", arith.ExtFOp(T.float32.mlir(), v).result
+    if t.bits < 32:
+        signed = t.is_int and t.signed
+        extend = arith.ExtSIOp if signed else arith.ExtUIOp
+        return ("%d" if signed or t.is_bool else "%u"), extend(T.int32.mlir(), v).result
+    return _PRINTF_SPEC[t.name], v
 #: A printf conversion: flags, width and precision (no *), an ignored length
 #: modifier, the conversion (or %%).
 _PRINTF_CONVERSION = re.compile(r"%(?P<flags>[-+ #0]*\d*(?:\.\d+)?)(?:hh|h|ll|l|j|z|t|L)?(?P<conv>[diuxXocfFeEgGaA%])"

@@ -19,3 +19,23 @@ def test_types_have_warps_ctypes_type(t, ctype):
     assert t._type_ is ctype
     if t in (wp.int8, wp.uint8):
         assert t._type_(-129 if t is wp.int8 else 257).value == (127 if t is wp.int8 else 1)
+
+
+@wp.kernel
+def print_small_types(value: int):
+    wp.print(wp.int8(value))
+    print(wp.int16(value), wp.uint8(value), wp.uint16(value), wp.uint32(value), wp.uint64(value))
+    print(wp.float16(value), wp.bfloat16(value), wp.float(value) * 0.5)
+    print(wp.vector(wp.int8(value), wp.int8(2)), wp.matrix(wp.uint16(value), wp.uint16(1), wp.uint16(2),
+                                                           wp.uint16(3), shape=(2, 2)), wp.vec2h(wp.float16(1.5)))
+    wp.expect_eq(wp.vec2ub(wp.uint8(value)), wp.vec2ub(wp.uint8(3)))
+
+
+def test_print_and_expect_of_8_and_16_bit_values(capfd):
+    # as Warp's test_print_numeric: C's promotion of each type, unsigned ones as unsigned
+    wp.launch(print_small_types, 1, inputs=[-1])
+    wp.synchronize()
+    lines = capfd.readouterr().out.splitlines()
+    assert lines[:4] == ["-1", "-1 255 65535 4294967295 18446744073709551615", "-1 -1 -0.5",
+                         "[-1 2] [[65535 1] [2 3]] [1.5 1.5]"]
+    assert lines[4].endswith("failed: [255 255] vs [3 3]")
