@@ -139,6 +139,8 @@ def _pack_argument(k: Kernel, name: str, t, value):
     except (TypeError, ValueError, OverflowError):
         raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}' must be {t}, got {value!r}",
                             name) from None
+    if isinstance(t, T.MatrixType) and packed.shape == (t.rows * t.cols,):
+        packed = packed.reshape(shape)  # a flat sequence of the components, row by row, as Warp takes
     if packed.shape != shape:
         raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}' must be {t}, got a value of shape "
                             f"{packed.shape}", name)

@@ -343,6 +343,8 @@ class MatrixType(Type):
     def __call__(self, *values):
         if len(values) == 0:
             values = (0,) * (self.rows * self.cols)
+        elif len(values) == 1 and np.ndim(values[0]) == 0:  # one scalar fills the matrix, as Warp's
+            values = values * (self.rows * self.cols)
         return np.array(values, dtype=self.dtype.np_dtype).reshape(self.rows, self.cols)
 
 

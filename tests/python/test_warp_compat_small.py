@@ -39,3 +39,31 @@ def test_print_and_expect_of_8_and_16_bit_values(capfd):
     assert lines[:4] == ["-1", "-1 255 65535 4294967295 18446744073709551615", "-1 -1 -0.5",
                          "[-1 2] [[65535 1] [2 3]] [1.5 1.5]"]
     assert lines[4].endswith("failed: [255 255] vs [3 3]")
+
+
+@wp.kernel
+def read_mat22(m: wp.mat22, out: wp.array(dtype=wp.mat22)):
+    out[0] = m
+
+
+@pytest.mark.parametrize("value", [(1, 2, 3, 4), [1, 2, 3, 4], np.arange(1.0, 5.0), [[1, 2], [3, 4]],
+                                   wp.vec4(1, 2, 3, 4), wp.mat22d(1, 2, 3, 4)])
+def test_matrix_argument_from_a_flat_or_nested_sequence(value):
+    # Warp 1.19 takes a matrix argument as its components row by row, flat or nested
+    out = wp.zeros(1, dtype=wp.mat22)
+    wp.launch(read_mat22, 1, inputs=[value, out])
+    np.testing.assert_array_equal(out.numpy()[0], [[1, 2], [3, 4]])
+
+
+@pytest.mark.parametrize("value", [(1, 2, 3), (1, 2, 3, 4, 5), np.arange(4.0).reshape(4, 1), 42])
+def test_matrix_argument_of_another_size_is_refused(value):
+    with pytest.raises(wp.LaunchError, match="argument 'm' must be mat22"):
+        wp.launch(read_mat22, 1, inputs=[value, wp.zeros(1, dtype=wp.mat22)])
+
+
+def test_matrix_constructor_fills_from_one_scalar():
+    np.testing.assert_array_equal(wp.mat22(42), np.full((2, 2), 42, np.float32))
+    np.testing.assert_array_equal(wp.mat33d(wp.float16(1.5)), np.full((3, 3), 1.5))
+    np.testing.assert_array_equal(wp.mat22((1, 2, 3, 4)), [[1, 2], [3, 4]])
+    with pytest.raises(ValueError):
+        wp.mat22(1, 2, 3)
