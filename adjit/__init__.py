@@ -7,6 +7,8 @@ Importing adjit loads no MLIR: the compiler (``adjit.compiler``) is imported
 the first time a kernel has to be compiled, so kernels compiled beforehand
 run where only the runtime is installed (see ``export``).
 """
+import math as _math
+
 from . import types  # noqa: F401
 from . import config  # noqa: F401
 from .compiler.builtins import registry as builtin_registry
@@ -52,6 +54,19 @@ transformf = transform
 vec2f, vec3f, vec4f = vec2, vec3, vec4
 mat22f, mat33f, mat44f = mat22, mat33, mat44
 bool = bool_  # noqa: A001 (Warp's name; Python's bool is unaffected outside this module's namespace)
+
+# Warp's math constants, Python floats (in kernels, literals of the type around them).
+e = E = _math.e
+pi = PI = _math.pi
+half_pi = HALF_PI = _math.pi / 2
+tau = TAU = _math.tau
+phi = PHI = (1 + _math.sqrt(5)) / 2
+ln2 = LN2 = _math.log(2)
+ln10 = LN10 = _math.log(10)
+log2e = LOG2E = _math.log2(_math.e)
+log10e = LOG10E = _math.log10(_math.e)
+inf = INF = _math.inf
+nan = NAN = _math.nan
 
 
 def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80", adjoint: int = False,

@@ -67,3 +67,39 @@ def test_matrix_constructor_fills_from_one_scalar():
     np.testing.assert_array_equal(wp.mat22((1, 2, 3, 4)), [[1, 2], [3, 4]])
     with pytest.raises(ValueError):
         wp.mat22(1, 2, 3)
+
+
+CONSTANTS = {"e": np.e, "pi": np.pi, "half_pi": np.pi / 2, "tau": 2 * np.pi, "phi": (1 + np.sqrt(5)) / 2,
+             "ln2": np.log(2), "ln10": np.log(10), "log2e": np.log2(np.e), "log10e": np.log10(np.e),
+             "inf": np.inf}
+
+
+@pytest.mark.parametrize("name", list(CONSTANTS) + ["nan"])
+def test_math_constants_on_the_host(name):
+    for spelling in (name, name.upper()):
+        value = getattr(wp, spelling)
+        assert type(value) is float
+        if name == "nan":
+            assert np.isnan(value)
+        else:
+            assert value == pytest.approx(CONSTANTS[name], rel=1e-15)
+
+
+@wp.kernel
+def read_constants(f32: wp.array(dtype=float), f64: wp.array(dtype=wp.float64), f16: wp.array(dtype=wp.float16)):
+    f32[0] = wp.pi
+    f32[1] = -wp.INF
+    f32[2] = wp.NAN
+    f32[3] = wp.LOG2E * wp.ln2
+    f64[0] = wp.float64(wp.pi)
+    f64[1] = wp.float64(1.0) + wp.HALF_PI
+    f64[2] = wp.tau
+    f16[0] = wp.float16(2.0) * wp.inf
+
+
+def test_math_constants_in_kernels():
+    f32, f64, f16 = wp.zeros(4), wp.zeros(3, dtype=wp.float64), wp.zeros(1, dtype=wp.float16)
+    wp.launch(read_constants, 1, inputs=[f32, f64, f16])
+    np.testing.assert_array_equal(f32.numpy(), np.array([np.pi, -np.inf, np.nan, 1.0], np.float32))
+    np.testing.assert_array_equal(f64.numpy(), [np.pi, 1 + np.pi / 2, 2 * np.pi])  # float64 keeps every digit
+    assert f16.numpy()[0] == np.inf
