@@ -1241,18 +1241,21 @@ class FunctionBuilder:
         """expect_eq(a, b) / expect_neq(a, b) / expect_near(a, b, tolerance):
         when the check fails, prints "file:line: expect_eq(a, b) failed: a = ..,
         b = .." (the launch goes on, as in Warp)."""
-        arity = (3,) if name == "expect_near" else (2,)
-        if node.keywords or len(node.args) not in ((2, 3) if name == "expect_near" else arity):
-            raise self.error(f"{name}() takes {'a, b[, tolerance]' if name == 'expect_near' else 'a, b'}",
-                             node, KernelSyntaxError)
-        a, b = self.unify(self.expr(node.args[0]), self.expr(node.args[1]), node)
+        params = ("a", "b", "tolerance") if name == "expect_near" else ("a", "b")
+        usage = f"{name}() takes {'a, b[, tolerance]' if name == 'expect_near' else 'a, b'}"
+        if len(node.args) > len(params) or any(k.arg not in params[len(node.args):] for k in node.keywords):
+            raise self.error(usage, node, KernelSyntaxError)
+        given = dict(zip(params, node.args)) | {k.arg: k.value for k in node.keywords}  # Warp's names
+        if "a" not in given or "b" not in given:
+            raise self.error(usage, node, KernelSyntaxError)
+        a, b = self.unify(self.expr(given["a"]), self.expr(given["b"]), node)
         t = a.type
         if not isinstance(t, (T.ScalarType, T.VectorType, T.MatrixType)):
             raise self.error(f"{name}() compares numbers, vectors and matrices, got {t}", node)
         if name == "expect_near":
             if not T.scalar_of(t).is_float:
                 raise self.error(f"expect_near() compares float values, got {t}", node)
-            tol = self.expr(node.args[2]) if len(node.args) == 3 else literal(1.0e-6)
+            tol = self.expr(given["tolerance"]) if "tolerance" in given else literal(1.0e-6)
             tol = self.materialize(self.coerce(tol, T.scalar_of(t), node), T.scalar_of(t))
             diff = math_d.AbsFOp(arith.SubFOp(self.materialize(a, t), self.materialize(b, t)).result).result
             limit = splat(t, tol) if t != T.scalar_of(t) else tol
@@ -1263,7 +1266,7 @@ class FunctionBuilder:
         else:
             if isinstance(t, T.ScalarType):
                 equal = self.expr_Compare(ast.copy_location(
-                    ast.Compare(node.args[0], [ast.Eq()], [node.args[1]]), node)).value
+                    ast.Compare(given["a"], [ast.Eq()], [given["b"]]), node)).value
             else:
                 equal = self.components_equal(a, b, negate=False)
             failed = equal if name == "expect_neq" else arith.XOrIOp(

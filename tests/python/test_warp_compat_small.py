@@ -103,3 +103,35 @@ def test_math_constants_in_kernels():
     np.testing.assert_array_equal(f32.numpy(), np.array([np.pi, -np.inf, np.nan, 1.0], np.float32))
     np.testing.assert_array_equal(f64.numpy(), [np.pi, 1 + np.pi / 2, 2 * np.pi])  # float64 keeps every digit
     assert f16.numpy()[0] == np.inf
+
+
+@wp.kernel
+def expect_by_keyword(x: wp.array(dtype=wp.float64), v: wp.array(dtype=wp.vec3)):
+    wp.expect_near(x[0], wp.float64(1.25), tolerance=wp.float64(0.1))
+    wp.expect_near(b=v[0], a=wp.vec3(1.0, 2.0, 3.0), tolerance=0.01)
+    wp.expect_eq(a=x[0], b=wp.float64(1.0))
+    wp.expect_neq(v[0], b=wp.vec3(0.0))
+
+
+def test_expect_takes_warps_keywords(capfd):
+    # Warp's builtins name their parameters a, b and tolerance
+    x = wp.array(np.array([1.0]), dtype=wp.float64)
+    v = wp.array(np.array([[1.0, 2.0, 3.05]], np.float32), dtype=wp.vec3)
+    wp.launch(expect_by_keyword, 1, inputs=[x, v])
+    wp.synchronize()
+    lines = capfd.readouterr().out.splitlines()
+    assert [ln.split(": ", 1)[1] for ln in lines] == [
+        "wp.expect_near(x[0], wp.float64(1.25), tolerance=wp.float64(0.1)) failed: 1 vs 1.25",
+        "wp.expect_near(b=v[0], a=wp.vec3(1.0, 2.0, 3.0), tolerance=0.01) failed: [1 2 3] vs [1 2 3.05]"]
+
+
+def test_expect_refuses_unknown_or_missing_arguments():
+    def near_rtol(x: float):
+        wp.expect_near(x, 1.0, rtol=0.1)
+
+    def eq_one(x: float):
+        wp.expect_eq(a=x)
+
+    for f in (near_rtol, eq_one):
+        with pytest.raises(wp.KernelSyntaxError, match=r"takes a, b"):
+            wp.launch(wp.kernel(f), 1, inputs=[1.0])
