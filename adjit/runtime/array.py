@@ -218,6 +218,14 @@ class Array:
         recorded on an active tape), as Warp's."""
         return self if self.is_contiguous else clone(self)
 
+    def to(self, device, requires_grad: bool | None = None) -> "Array":
+        """This array on ``device`` (Warp's): the CPU is adjit's only device,
+        so this array itself (``requires_grad`` is then ignored, as Warp
+        ignores it when the array is already there); a CUDA device raises."""
+        from ..device import get_device
+        get_device(device)  # an unknown or unavailable device raises
+        return self
+
     @property
     def ptr(self) -> int:
         """The address of the first element. Memory handed out this way can

@@ -135,3 +135,13 @@ def test_expect_refuses_unknown_or_missing_arguments():
     for f in (near_rtol, eq_one):
         with pytest.raises(wp.KernelSyntaxError, match=r"takes a, b"):
             wp.launch(wp.kernel(f), 1, inputs=[1.0])
+
+
+def test_array_to_the_cpu_is_the_array_itself():
+    a = wp.array(np.arange(3.0, dtype=np.float32), requires_grad=True)
+    assert a.to("cpu") is a and a.to(wp.get_device("cpu"), requires_grad=False) is a  # as Warp's
+    assert a.requires_grad
+    view = a[::2]
+    assert view.to("cpu") is view
+    with pytest.raises(ValueError, match="not available"):
+        a.to("cuda:0")
