@@ -10,6 +10,7 @@ contiguous; each element's components stay contiguous.
 from __future__ import annotations
 
 import functools
+import operator
 import weakref
 
 import numpy as np
@@ -821,9 +822,19 @@ def _device(device) -> str:
     return device_alias(device)
 
 
-def full(shape, value=0, dtype=float, device=None, requires_grad: bool = False, pinned: bool = False) -> Array:
+def _shape_or_n(shape, n) -> tuple[int, ...]:
+    """The shape of a constructor given ``shape`` and Warp's older ``n=``
+    (a 1-d length, which wins when both are given, as in Warp); neither: (0,)."""
+    if n is not None:
+        return (operator.index(n),)
+    return (0,) if shape is None else _shape_tuple(shape)
+
+
+def full(shape=None, value=0, dtype=float, device=None, requires_grad: bool = False, pinned: bool = False, *,
+         n: int | None = None) -> Array:
     """An array of ``shape`` with every element ``value`` (as Warp's full);
     for a struct ``dtype``, ``value`` is a struct value (or 0)."""
+    shape = _shape_or_n(shape, n)
     if isinstance(dtype, T.StructType):
         return _structs().struct_full(shape, value, dtype, _device(device), requires_grad)
     t = T.value_type_of(dtype)
@@ -833,21 +844,26 @@ def full(shape, value=0, dtype=float, device=None, requires_grad: bool = False, 
     return Array(buffer, t, requires_grad, _device(device))
 
 
-def zeros(shape, dtype=float, device=None, requires_grad: bool = False, pinned: bool = False) -> Array:
+def zeros(shape=None, dtype=float, device=None, requires_grad: bool = False, pinned: bool = False, *,
+          n: int | None = None) -> Array:
     """An array of zeros (as Warp's zeros)."""
-    return full(shape, 0, dtype, device, requires_grad)
+    return full(_shape_or_n(shape, n), 0, dtype, device, requires_grad)
 
 
-def ones(shape, dtype=float, device=None, requires_grad: bool = False, pinned: bool = False) -> Array:
+def ones(shape=None, dtype=float, device=None, requires_grad: bool = False, pinned: bool = False, *,
+         n: int | None = None) -> Array:
     """An array of ones (as Warp's ones)."""
+    shape = _shape_or_n(shape, n)
     if isinstance(dtype, T.StructType):
         raise TypeError(f"ones: an array of structs ({dtype.name}) has no 'one'; use full(shape, value, "
                         f"{dtype.name}) with a struct value")
     return full(shape, 1, dtype, device, requires_grad)
 
 
-def empty(shape, dtype=float, device=None, requires_grad: bool = False, pinned: bool = False) -> Array:
+def empty(shape=None, dtype=float, device=None, requires_grad: bool = False, pinned: bool = False, *,
+          n: int | None = None) -> Array:
     """An array whose values are undefined until written (as Warp's empty)."""
+    shape = _shape_or_n(shape, n)
     if isinstance(dtype, T.StructType):
         return _structs().struct_full(shape, None, dtype, _device(device), requires_grad)
     t = T.value_type_of(dtype)

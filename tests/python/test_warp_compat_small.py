@@ -145,3 +145,17 @@ def test_array_to_the_cpu_is_the_array_itself():
     assert view.to("cpu") is view
     with pytest.raises(ValueError, match="not available"):
         a.to("cuda:0")
+
+
+def test_constructors_take_warps_n_keyword():
+    # Warp's older spelling of a 1-d shape (its test_ctypes uses it); n wins over shape, as in Warp
+    a = wp.zeros(n=3, dtype=wp.vec2)
+    assert a.shape == (3,) and a.dtype == wp.vec2
+    np.testing.assert_array_equal(a.numpy(), np.zeros((3, 2), np.float32))
+    np.testing.assert_array_equal(wp.ones(n=2).numpy(), [1.0, 1.0])
+    np.testing.assert_array_equal(wp.full(n=2, value=3.5).numpy(), [3.5, 3.5])
+    assert wp.empty(n=4, dtype=wp.int32).shape == (4,)
+    assert wp.zeros(3, n=4).shape == (4,)
+    assert wp.zeros().shape == (0,)  # as Warp's: no shape is an empty 1-d array
+    with pytest.raises(TypeError):
+        wp.zeros(n=(2, 3))
