@@ -27,6 +27,7 @@ from .compiler import builtins as B
 from ._generated import load_module
 from .device import get_device
 from .errors import AdjitError
+from .runtime import array as _array_module
 
 #: (callee, argument types, static keywords) -> (kernel, result types)
 _KERNELS: dict = {}
@@ -295,3 +296,12 @@ def _map_kernel(func, name: str, kinds, results, ndim: int):
         "_target": func, **{f"_arg{k}": t for k, (_, t, _) in enumerate(kinds)},
         **{f"_result{k}": t for k, t in enumerate(results)}})
     return getattr(module, kernel_name)
+
+
+def _array_arithmetic(name: str, *operands, out=None):
+    """An operator of adjit arrays (``a + b``, ``-a``, ``a *= s``): ``map``
+    of the builtin ``name``, as Warp's array operators."""
+    return map_function(B.lookup(name), *operands, out=out)
+
+
+_array_module._map_function = _array_arithmetic

@@ -25,6 +25,11 @@ from .recording import active_tapes
 #: builds on this module, so this one does not import it).
 _struct_arrays = None
 
+#: ``(builtin name, *operands, out=None)``: a ``map`` launch of a builtin
+#: (Warp's wp.map), registered by adjit.host_calls when it is imported; the
+#: arithmetic operators of arrays are such launches.
+_map_function = None
+
 
 def _structs():
     """The arrays-of-structs module (adjit.runtime.struct_array)."""
@@ -245,6 +250,59 @@ class Array:
 
     def __iter__(self):
         raise TypeError("adjit arrays are not iterable (as in Warp); use a.numpy() or a.list()")
+
+    # Arithmetic, as Warp's arrays: ``a + b``, ``a * s``, ``-a``, ``a += s``
+    # are element-wise ``map`` launches of the builtin (a tape records them,
+    # types combine as in kernels), with arrays, scalars and vector values.
+    # A numpy array of values (ndim > 0) keeps numpy's meaning, as before:
+    # the adjit array is read as a numpy array and numpy computes.
+
+    def _arith(self, name: str, *operands, out=None):
+        if _map_function is None:
+            raise RuntimeError("adjit.host_calls is not loaded (import adjit)")
+        return _map_function(name, *operands, out=out)
+
+    def _binary(name, reflected=False, inplace=False):  # noqa: N805 (builds the methods below)
+        def method(self, other):
+            if isinstance(other, np.ndarray) and other.ndim > 0 and not _is_value_array(other):
+                return NotImplemented  # numpy's element-wise meaning (through __array_ufunc__)
+            operands = (other, self) if reflected else (self, other)
+            return self._arith(name, *operands, out=self if inplace else None)
+        method.__name__ = f"__{'i' if inplace else 'r' if reflected else ''}{name}__"
+        return method
+
+    __add__, __radd__, __iadd__ = _binary("add"), _binary("add", True), _binary("add", inplace=True)
+    __sub__, __rsub__, __isub__ = _binary("sub"), _binary("sub", True), _binary("sub", inplace=True)
+    __mul__, __rmul__, __imul__ = _binary("mul"), _binary("mul", True), _binary("mul", inplace=True)
+    __truediv__, __rtruediv__, __itruediv__ = _binary("div"), _binary("div", True), _binary("div", inplace=True)
+    __floordiv__, __rfloordiv__, __ifloordiv__ = (_binary("floordiv"), _binary("floordiv", True),
+                                                  _binary("floordiv", inplace=True))
+    __mod__, __rmod__, __imod__ = _binary("mod"), _binary("mod", True), _binary("mod", inplace=True)
+    __pow__, __rpow__, __ipow__ = _binary("pow"), _binary("pow", True), _binary("pow", inplace=True)
+    del _binary
+
+    def __neg__(self) -> "Array":
+        return self._arith("neg", self)
+
+    def __pos__(self) -> "Array":
+        return self._arith("pos", self)
+
+    _UFUNC_BUILTINS = {np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
+                       np.floor_divide: "floordiv", np.remainder: "mod", np.power: "pow"}
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """``np.float32(2) * a`` (a numpy scalar, adjit's scalar values, on
+        the left) is ``map``'s product, as ``a * np.float32(2)``; any other
+        ufunc (``np.sin(a)``, ``np.ones(3) + a``) computes on the values as
+        numpy arrays, as without this method."""
+        name = self._UFUNC_BUILTINS.get(ufunc)
+        if name is not None and method == "__call__" and not kwargs and len(inputs) == 2 and \
+                all(isinstance(x, Array) or not isinstance(x, np.ndarray) or _is_value_array(x) for x in inputs):
+            return self._arith(name, *inputs)
+        if any(isinstance(o, Array) for o in kwargs.get("out", ())):
+            return NotImplemented
+        inputs = tuple(np.asarray(x) if isinstance(x, Array) else x for x in inputs)
+        return getattr(ufunc, method)(*inputs, **kwargs)
 
     def flatten(self) -> "Array":
         """A 1-D view of the elements (no copy). As in Warp, a non-contiguous
@@ -796,6 +854,12 @@ def _zeros_in_layout(buffer: np.ndarray) -> np.ndarray:
     span = sum((n - 1) * s for n, s in zip(buffer.shape, buffer.strides)) + buffer.itemsize
     memory = np.zeros(-(-span // buffer.itemsize), buffer.dtype)
     return np.lib.stride_tricks.as_strided(memory, buffer.shape, buffer.strides)
+
+
+def _is_value_array(x: np.ndarray) -> bool:
+    """A quaternion or transform value (their own numpy array classes): one
+    value, never an array of numbers."""
+    return isinstance(x, (T.QuatValue, T.TransformValue))
 
 
 def _shape_tuple(shape) -> tuple[int, ...]:

@@ -159,3 +159,58 @@ def test_constructors_take_warps_n_keyword():
     assert wp.zeros().shape == (0,)  # as Warp's: no shape is an empty 1-d array
     with pytest.raises(TypeError):
         wp.zeros(n=(2, 3))
+
+
+def test_array_arithmetic_is_elementwise_as_warps():
+    # Warp 1.19's arrays: a + s, s - a, a % s, -a ... are wp.map launches of the builtin (a new array)
+    a = wp.array((1, 2, 3), dtype=wp.float32)
+    s = wp.float32(5)  # a numpy scalar on adjit's host: on the left it maps too
+    cases = {"a + s": (a + s, [6, 7, 8]), "s + a": (s + a, [6, 7, 8]), "s - a": (s - a, [4, 3, 2]),
+             "a * s": (a * s, [5, 10, 15]), "s % a": (s % a, [0, 1, 2]), "s / a": (s / a, [5, 2.5, 5 / 3]),
+             "a // s": (a // s, [0, 0, 0]), "a ** s": (a ** s, [1, 32, 243]), "-a": (-a, [-1, -2, -3]),
+             "+a": (+a, [1, 2, 3]), "a + a": (a + a, [2, 4, 6]), "2.0 - a": (2.0 - a, [1, 0, -1])}
+    for what, (r, expect) in cases.items():
+        assert type(r) is wp.Array and r.dtype == wp.float32 and r is not a, what
+        np.testing.assert_allclose(r.numpy(), np.array(expect, np.float32), rtol=1e-6, err_msg=what)
+    i = wp.array((-7, 7), dtype=wp.int8)
+    np.testing.assert_array_equal((i / wp.int8(2)).numpy(), [-3, 3])  # the kernels' integer division
+    np.testing.assert_array_equal((i % wp.int8(3)).numpy(), [-1, 1])
+    q = a * wp.quat(0.0, 0.0, 0.0, 1.0)
+    assert q.dtype == wp.quat and q.numpy()[2].tolist() == [0, 0, 0, 3]
+    with pytest.raises(TypeError, match="of one type"):
+        a + 5  # an int is an int32, as in Warp (which raises too)
+    with pytest.raises(ValueError, match="broadcast"):
+        a + wp.zeros(2)
+
+
+def test_array_in_place_arithmetic_writes_the_array():
+    a = wp.array((1.0, 2.0, 3.0), dtype=float)
+    b, tail = a, a[1:]
+    a += wp.float32(1.0)
+    a *= 2.0
+    assert a is b
+    np.testing.assert_array_equal(tail.numpy(), [6.0, 8.0])
+    i = wp.array((1, 2), dtype=int)
+    i -= 1
+    np.testing.assert_array_equal(i.numpy(), [0, 1])
+
+
+def test_array_arithmetic_is_recorded_on_the_tape():
+    x = wp.array((1.0, 2.0, 3.0), dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        y = x * wp.float32(3.0) + x * x
+    assert y.requires_grad
+    tape.backward(grads={y: wp.ones(3)})
+    np.testing.assert_array_equal(x.grad.numpy(), 3.0 + 2.0 * x.numpy())
+
+
+def test_numpy_arrays_and_ufuncs_keep_numpys_meaning():
+    a = wp.array((1.0, 2.0, 3.0), dtype=float)
+    for r, expect in [(np.ones(3) + a, [2, 3, 4]), (a - np.ones(3), [0, 1, 2]), (np.sin(a), np.sin([1, 2, 3])),
+                      (np.ones(3) == a, [True, False, False])]:
+        assert type(r) is np.ndarray
+        np.testing.assert_allclose(r, expect, rtol=1e-6)
+    n = np.zeros(3, np.float32)
+    n += a
+    np.testing.assert_array_equal(n, [1, 2, 3])
