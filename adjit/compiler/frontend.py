@@ -1731,6 +1731,7 @@ class FunctionBuilder:
         if len(args) == 1 and isinstance(args[0], Val) and isinstance(args[0].type, T.ScalarType):
             if args[0].is_literal:
                 return Val(t, self.literal_constant(t, args[0].literal))
+            self.check_component_precision(t, args, node)
             return Val(t, splat(t, self.cast(args[0], scalar, node)))
         if isinstance(t, T.MatrixType) and len(args) == t.rows and all(
                 isinstance(a, Val) and a.type == t.row_type() for a in args):
@@ -1746,12 +1747,7 @@ class FunctionBuilder:
             return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
         if len(args) != n:
             raise self.error(f"{t}() takes {n} components, got {len(args)}", node)
-        for k, a in enumerate(args):
-            # A float of the other precision would be rounded silently (Warp refuses too).
-            if isinstance(a, Val) and not a.is_literal and isinstance(a.type, T.ScalarType) \
-                    and a.type.is_float and scalar.is_float and a.type != scalar:
-                raise self.error(f"{t}() component {k} is {a.type}, not {scalar}; convert it explicitly "
-                                 f"({scalar}(x)) so the change of precision is visible", node, KernelTypeError)
+        self.check_component_precision(t, args, node)
         comps = [self.cast(a, scalar, node) for a in args]
         if isinstance(t, T.VectorType):
             return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
@@ -1760,6 +1756,18 @@ class FunctionBuilder:
             row = vector_d.FromElementsOp(t.row_type().mlir(), comps[r * t.cols:(r + 1) * t.cols]).result
             m = vector_d.InsertOp(row, m, [], [r]).result
         return Val(t, m)
+
+    def check_component_precision(self, t, args, node) -> None:
+        """A float variable of the other precision given as a component (or
+        the fill value) of ``t`` would be rounded silently: refused (Warp
+        refuses too)."""
+        scalar = t.dtype
+        for k, a in enumerate(args):
+            if isinstance(a, Val) and not a.is_literal and isinstance(a.type, T.ScalarType) \
+                    and a.type.is_float and scalar.is_float and a.type != scalar:
+                what = f"{t}(): the fill value" if len(args) == 1 else f"{t}() component {k}"
+                raise self.error(f"{what} is {a.type}, not {scalar}; convert it explicitly "
+                                 f"({scalar}(x)) so the change of precision is visible", node, KernelTypeError)
 
     def construct_quat(self, t: T.QuatType, args, node):
         """``quat()`` (zeros), ``quat(x, y, z, w)``, ``quat(xyz, w)`` and ``quat(q)`` (as in Warp)."""
@@ -1774,9 +1782,11 @@ class FunctionBuilder:
         if len(args) == 2 and isinstance(args[0], Val) and isinstance(args[0].type, T.VectorType) \
                 and not isinstance(args[0].type, T.QuatType) and args[0].type.length == 3:
             xyz = [self.extract(args[0], [k]) for k in range(3)]
+            self.check_component_precision(t, xyz + [args[1]], node)
             comps = [self.cast(c, t.dtype, node) for c in xyz] + [self.cast(args[1], t.dtype, node)]
             return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
         if len(args) == 4:
+            self.check_component_precision(t, args, node)
             comps = [self.cast(a, t.dtype, node) for a in args]
             return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
         raise self.error(f"{t}() takes the components (x, y, z, w), a 3-vector and w, or a quaternion; got "
@@ -1800,6 +1810,7 @@ class FunctionBuilder:
                 [self.extract(args[1], [k]).value for k in range(4)]
             return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
         if len(args) == 7:
+            self.check_component_precision(t, args, node)
             comps = [self.cast(a, t.dtype, node) for a in args]
             return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
         raise self.error(f"{t}() takes a position {T.vector(3, t.dtype)} and a rotation {T.quaternion(t.dtype)}, "

@@ -214,3 +214,42 @@ def test_numpy_arrays_and_ufuncs_keep_numpys_meaning():
     n = np.zeros(3, np.float32)
     n += a
     np.testing.assert_array_equal(n, [1, 2, 3])
+
+
+def _compile_error(f, *inputs):
+    with pytest.raises(wp.KernelTypeError) as e:
+        wp.launch(wp.kernel(f), 1, inputs=list(inputs))
+    return str(e.value)
+
+
+def test_constructors_refuse_a_float_of_the_other_precision_as_fill_or_quaternion_component():
+    # as their component form already did (Warp refuses each; adjit asks for the explicit conversion)
+    def mat_fill(x: wp.float64):
+        m = wp.mat22(x)  # noqa: F841
+
+    def vec_fill(x: float):
+        v = wp.vec3h(x)  # noqa: F841
+
+    def quat_components(x: wp.float64):
+        q = wp.quat(x, x, x, x)  # noqa: F841
+
+    def quat_xyz_w(v: wp.vec3d, w: wp.float64):
+        q = wp.quat(v, w)  # noqa: F841
+
+    assert "mat22(): the fill value is float64, not float32; convert it explicitly" in _compile_error(mat_fill, 1.0)
+    assert "vec3h(): the fill value is float32, not float16" in _compile_error(vec_fill, 1.0)
+    assert "quat() component 0 is float64, not float32" in _compile_error(quat_components, 1.0)
+    assert "quat() component 0 is float64" in _compile_error(quat_xyz_w, wp.vec3d(1, 2, 3), 1.0)
+
+
+@wp.kernel
+def explicit_fills(x: wp.float64, out: wp.array(dtype=wp.mat22), q: wp.array(dtype=wp.quat)):
+    out[0] = wp.mat22(wp.float32(x))
+    q[0] = wp.quat(wp.float32(x), 2.0, 3.0, wp.float32(x))
+
+
+def test_explicit_conversions_and_literals_still_fill():
+    out, q = wp.zeros(1, dtype=wp.mat22), wp.zeros(1, dtype=wp.quat)
+    wp.launch(explicit_fills, 1, inputs=[1.5, out, q])
+    np.testing.assert_array_equal(out.numpy()[0], np.full((2, 2), 1.5))
+    np.testing.assert_array_equal(q.numpy()[0], [1.5, 2.0, 3.0, 1.5])
