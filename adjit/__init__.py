@@ -115,3 +115,7 @@ from .loader import force_load, load_module  # noqa: E402,F401
 from .logger import (LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING, Logger,  # noqa: E402,F401
                      ScopedLogger, ScopedLogLevel, get_logger, set_logger)
 from .runtime.array import from_ptr  # noqa: E402,F401
+from .runtime.memory import (Allocator, HostAllocator, MemoryKind, ScopedAllocator,  # noqa: E402,F401
+                             ScopedMemoryTracker, get_device_allocator, print_memory_report,
+                             set_device_allocator)
+from .runtime.residency import can_access  # noqa: E402,F401

@@ -18,6 +18,7 @@ import numpy as np
 from .. import types as T
 from ..device import Device, device_alias
 from ..errors import GradientError
+from . import memory as _memory
 from . import recording
 from .recording import active_tapes
 
@@ -125,7 +126,8 @@ class Array:
             raise TypeError(f"requires_grad must be True or False, got {value!r}")
         value = bool(value)
         if value and self.grad is None:
-            self.grad = Array(_zeros_in_layout(self._buffer), self.dtype, False, self.device)
+            self.grad = Array(_zeros_in_layout(self._buffer, self.dtype, self.device, self.shape), self.dtype,
+                              False, self.device)
         elif not value:
             self.grad = None
         self._requires_grad = value
@@ -231,6 +233,12 @@ class Array:
         from ..device import get_device
         get_device(device)  # an unknown or unavailable device raises
         return self
+
+    @property
+    def memory_kind(self) -> "_memory.MemoryKind":
+        """The memory class backing the array (Warp's): ``MemoryKind.HOST``,
+        adjit's arrays living in host memory."""
+        return _memory.MemoryKind.HOST
 
     @property
     def ptr(self) -> int:
@@ -769,6 +777,8 @@ def _array_from_data(data, dtype, shape, ndim, requires_grad, device, share: boo
     if ndim is not None and buffer.ndim - len(comp) != ndim:
         raise ValueError(f"array: ndim={ndim} but the data makes a {buffer.ndim - len(comp)}-d array of {t} "
                          f"(data of shape {np_data.shape})")
+    if not np.may_share_memory(buffer, np_data):
+        buffer = _memory.adopt(buffer, t, _device(device), buffer.shape[:buffer.ndim - len(comp)])
     a = Array(buffer, t, requires_grad, _device(device))
     if share and np.may_share_memory(buffer, np_data):
         a._shared = True  # the caller's numpy array keeps the memory: adjit cannot see its writes
@@ -846,13 +856,16 @@ def _strided(base: np.ndarray, dtype: np.dtype, shape: tuple, strides: tuple) ->
     return np.asarray(_Memory(base, interface))
 
 
-def _zeros_in_layout(buffer: np.ndarray) -> np.ndarray:
+def _zeros_in_layout(buffer: np.ndarray, dtype, device: str, shape: tuple) -> np.ndarray:
     """Zeros of ``buffer``'s shape and dtype, with its strides (as Warp gives
-    a strided view's gradient): C-contiguous unless ``buffer`` is not."""
+    a strided view's gradient): C-contiguous unless ``buffer`` is not. The
+    memory of an array of ``shape`` and ``dtype`` on ``device`` (from its
+    allocator; tracked)."""
     if buffer.flags.c_contiguous or buffer.size == 0:
-        return np.zeros(buffer.shape, buffer.dtype)
+        return _memory.allocate(buffer.shape, buffer.dtype, dtype, device, zero=True, array_shape=shape)
     span = sum((n - 1) * s for n, s in zip(buffer.shape, buffer.strides)) + buffer.itemsize
-    memory = np.zeros(-(-span // buffer.itemsize), buffer.dtype)
+    memory = _memory.allocate((-(-span // buffer.itemsize),), buffer.dtype, dtype, device, zero=True,
+                              array_shape=shape)
     return np.lib.stride_tricks.as_strided(memory, buffer.shape, buffer.strides)
 
 
@@ -903,7 +916,8 @@ def full(shape=None, value=0, dtype=float, device=None, requires_grad: bool = Fa
         return _structs().struct_full(shape, value, dtype, _device(device), requires_grad)
     t = T.value_type_of(dtype)
     scalar = T.scalar_of(t)
-    buffer = np.empty(_shape_tuple(shape) + _component_shape(t), dtype=scalar.np_dtype)
+    dims = _shape_tuple(shape)
+    buffer = _memory.allocate(dims + _component_shape(t), scalar.np_dtype, t, _device(device), array_shape=dims)
     buffer[...] = _host_values(scalar, value)
     return Array(buffer, t, requires_grad, _device(device))
 
@@ -932,7 +946,8 @@ def empty(shape=None, dtype=float, device=None, requires_grad: bool = False, pin
         return _structs().struct_full(shape, None, dtype, _device(device), requires_grad)
     t = T.value_type_of(dtype)
     scalar = T.scalar_of(t)
-    buffer = np.empty(_shape_tuple(shape) + _component_shape(t), dtype=scalar.np_dtype)
+    dims = _shape_tuple(shape)
+    buffer = _memory.allocate(dims + _component_shape(t), scalar.np_dtype, t, _device(device), array_shape=dims)
     return Array(buffer, t, requires_grad, _device(device))
 
 
@@ -1157,7 +1172,8 @@ def clone(src: Array, requires_grad: bool | None = None) -> Array:
             return structs.clone(src, requires_grad)
     if requires_grad is None:
         requires_grad = src.requires_grad
-    out = Array(src._buffer.copy(), src.dtype, requires_grad, src.device)
+    out = Array(_memory.adopt(src._buffer.copy(), src.dtype, src.device, src.shape), src.dtype, requires_grad,
+                src.device)
     tapes = active_tapes()
     if tapes and out.grad is not None:
         out_grad, src_grad = out.grad, src.grad

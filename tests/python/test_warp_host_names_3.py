@@ -1,0 +1,307 @@
+"""Warp 1.19 host names, part 3 (issue 12): memory tracking
+(``ScopedMemoryTracker``, ``print_memory_report``, ``MemoryKind``);
+allocators (``Allocator``, ``ScopedAllocator``, ``get/set_device_allocator``,
+``can_access``); ahead-of-time modules (``compile_aot_module``,
+``load_aot_module``); JAX names (``jax_kernel``, ``jax_callable``, their
+enums); ``is_cubql_available``, ``clear_lto_cache``."""
+import ctypes
+import gc
+import io
+import re
+
+import numpy as np
+import pytest
+
+import adjit as wp
+from adjit.runtime import memory
+
+
+@wp.kernel
+def axpy(a: float, x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = a * x[i] + y[i]
+
+
+# --- memory tracking ----------------------------------------------------------------------
+
+@pytest.fixture
+def fresh_tracking():
+    memory._tracking.clear()
+    yield
+    memory._tracking.clear()
+
+
+def _live(report: str) -> list[str]:
+    """The live allocation lines of a report."""
+    return [line.strip() for line in report.splitlines() if re.match(r"\s+\d+(\.\d+)? [KMG]?B : cpu : ", line)]
+
+
+def test_tracker_reports_allocations_in_the_scope(fresh_tracking):
+    before = wp.zeros(100, dtype=float)  # not tracked: no tracker is active
+    reports = []
+    with wp.ScopedMemoryTracker("sim", report_func=reports.append):
+        a = wp.zeros(1000, dtype=wp.float32)
+        v = wp.empty((10, 3), dtype=wp.vec3)
+        d = wp.array(np.arange(5, dtype=np.float64))
+    (report,) = reports
+    assert "Total allocations:\n    cpu              3 (4.30 KB)" in report  # 4000 + 360 + 40 bytes
+    live = _live(report)
+    assert live[0].startswith("3.91 KB : cpu : array[float32, 1000] : ") and "test_warp_host_names_3.py" in live[0]
+    assert live[1].startswith("360 B : cpu : array[vec3, (10, 3)] : ")
+    assert live[2].startswith("40 B : cpu : array[float64, 5] : ")
+    assert "test_tracker_reports_allocations_in_the_scope()" in live[0]  # the allocating line's function
+    assert "    sim:\n      cpu: 3 allocs, 4.30 KB" in report
+    assert len(live) == 3  # `before` was allocated while nothing tracked
+    del before, a, v, d
+
+
+def test_freed_arrays_leave_the_live_list(fresh_tracking):
+    out = io.StringIO()
+    with wp.ScopedMemoryTracker("scope", print=False):
+        keep = wp.zeros(8, dtype=wp.int32)
+        gone = wp.zeros(64, dtype=wp.float32, requires_grad=True)  # the gradient is an allocation too
+        view = gone[1:3]  # a view keeps the memory alive
+        del gone
+        gc.collect()
+        wp.print_memory_report(out)
+        del view
+        gc.collect()
+        wp.print_memory_report(out, sort="chronological")
+    first, second = out.getvalue().split("Allocation Tracking Report")[1:]
+    assert "Total allocations:\n    cpu              3 (544 B)" in first  # 32 + 256 + 256
+    assert len(_live(first)) == 3
+    assert "Live allocations:\n    cpu              1 (32 B)" in second
+    assert _live(second) == [line for line in _live(second) if "array[int32, 8]" in line] and len(_live(second)) == 1
+    assert "Peak usage:\n    cpu              544 B" in second
+    del keep
+
+
+def test_nested_trackers_make_scope_paths(fresh_tracking):
+    reports = []
+    with wp.ScopedMemoryTracker("outer", report_func=lambda s: reports.append(("outer", s))):
+        a = wp.zeros(4, dtype=float)
+        with wp.ScopedMemoryTracker("inner", report_func=lambda s: reports.append(("inner", s))):
+            b = wp.zeros(16, dtype=float)
+        c = wp.zeros(2, dtype=wp.float64)
+        with wp.ScopedMemoryTracker("off", active=False, print=False):
+            d = wp.zeros(1, dtype=float)  # an inactive tracker adds no scope
+    assert [name for name, _ in reports] == ["inner", "outer"]
+    outer = reports[1][1]
+    assert "    outer:\n      cpu: 3 allocs, 36 B" in outer  # 16 + 16 + 4 (a, c, d)
+    assert "    outer/inner:\n      cpu: 1 allocs, 64 B" in outer
+    assert "outer/off" not in outer
+    del a, b, c, d
+
+
+def test_tracker_prints_on_exit_and_clear(fresh_tracking, capsys):
+    with wp.ScopedMemoryTracker("printed") as tracker:
+        a = wp.ones(3, dtype=float)
+    assert "Allocation Tracking Report" in capsys.readouterr().out
+    with wp.ScopedMemoryTracker("quiet", print=False):
+        b = wp.ones(3, dtype=float)
+    assert capsys.readouterr().out == ""
+    tracker.report()
+    assert "    quiet:" in capsys.readouterr().out
+    tracker.clear()
+    tracker.report()
+    assert "quiet" not in capsys.readouterr().out
+    del a, b
+
+
+def test_print_memory_report_bad_inputs(fresh_tracking):
+    with pytest.raises(RuntimeError, match="not active"):
+        wp.print_memory_report()
+    with wp.ScopedMemoryTracker("x", print=False):
+        with pytest.raises(ValueError, match="sort order"):
+            wp.print_memory_report(sort="name")
+        with pytest.raises(ValueError, match="max_items"):
+            wp.print_memory_report(max_items=-1)
+    with pytest.raises(ValueError, match="name"):
+        wp.ScopedMemoryTracker("a/b")
+    with pytest.raises(TypeError, match="report_func"):
+        wp.ScopedMemoryTracker("a", report_func="stdout")
+    with pytest.raises(TypeError, match="active"):
+        wp.ScopedMemoryTracker("a", active="yes")
+
+
+def test_max_items_limits_the_listing(fresh_tracking):
+    out = io.StringIO()
+    with wp.ScopedMemoryTracker("many", print=False):
+        arrays = [wp.zeros(n + 1, dtype=float) for n in range(5)]
+        wp.print_memory_report(out, max_items=2)
+    live = _live(out.getvalue())
+    assert [line.split(" : ")[2] for line in live] == ["array[float32, 5]", "array[float32, 4]"]
+    del arrays
+
+
+def test_memory_kind_is_warps():
+    assert [(k.name, int(k)) for k in wp.MemoryKind] == [
+        ("UNKNOWN", 0), ("HOST", 1), ("PINNED", 2), ("CUDA_DEVICE", 3), ("CUDA_MEMPOOL", 4), ("CUDA_MANAGED", 5)]
+    assert wp.zeros(2, dtype=float).memory_kind is wp.MemoryKind.HOST
+
+
+# --- allocators -------------------------------------------------------------------------------
+
+class NumpyAllocator:
+    """Warp's Allocator protocol over numpy buffers, logging its calls."""
+
+    def __init__(self):
+        self.blocks, self.calls = {}, []
+
+    def allocate(self, size_in_bytes):
+        block = np.zeros(size_in_bytes + 64, np.uint8)
+        address = block.ctypes.data + (-block.ctypes.data % 64)
+        self.blocks[address] = block
+        self.calls.append(("allocate", size_in_bytes))
+        return address
+
+    def deallocate(self, ptr, size_in_bytes):
+        self.calls.append(("deallocate", size_in_bytes))
+        del self.blocks[ptr]
+
+
+class CtypesAllocator:
+    def __init__(self):
+        self.buffers, self.freed = {}, []
+
+    def allocate(self, size_in_bytes):
+        buf = ctypes.create_string_buffer(size_in_bytes)
+        self.buffers[ctypes.addressof(buf)] = buf
+        return ctypes.addressof(buf)
+
+    def deallocate(self, ptr, size_in_bytes):
+        self.freed.append(size_in_bytes)
+        del self.buffers[ptr]
+
+
+def _inside(allocator: NumpyAllocator, a) -> bool:
+    address = a._buffer.ctypes.data
+    return any(p <= address < p + b.size for p, b in allocator.blocks.items())
+
+
+def test_arrays_take_memory_from_a_scoped_allocator():
+    alloc = NumpyAllocator()
+    with wp.ScopedAllocator("cpu", alloc) as scoped:
+        assert wp.get_device_allocator("cpu") is alloc and scoped.allocator is alloc
+        x = wp.array(np.arange(4, dtype=np.float32), requires_grad=True)
+        y = wp.full(4, 1.5, dtype=float, requires_grad=True)
+        v = wp.zeros(3, dtype=wp.vec3)
+    assert isinstance(wp.get_device_allocator("cpu"), wp.HostAllocator)  # restored
+    assert alloc.calls == [("allocate", 16)] * 4 + [("allocate", 36)]  # x, x.grad, y, y.grad, v
+    assert _inside(alloc, x) and _inside(alloc, x.grad) and _inside(alloc, y) and _inside(alloc, y.grad) and _inside(alloc, v)
+    after = wp.zeros(4, dtype=float)
+    assert not _inside(alloc, after)
+    with wp.Tape() as tape:
+        wp.launch(axpy, dim=4, inputs=[2.0, x, y])
+    assert np.array_equal(y.numpy(), [1.5, 3.5, 5.5, 7.5])
+    tape.backward(grads={y: np.ones(4, np.float32)})
+    assert np.array_equal(x.grad.numpy(), [2, 2, 2, 2])
+    assert np.array_equal(v.numpy(), np.zeros((3, 3)))
+    del x, y, v, tape
+    gc.collect()
+    assert alloc.calls.count(("deallocate", 16)) == 4 and ("deallocate", 36) in alloc.calls
+    assert not alloc.blocks
+
+
+def test_a_view_keeps_allocator_memory_alive():
+    alloc = CtypesAllocator()
+    wp.set_device_allocator("cpu", alloc)
+    try:
+        a = wp.array(np.arange(6, dtype=np.float32))
+        clone = wp.clone(a)
+    finally:
+        wp.set_device_allocator("cpu", None)
+    view = a[2:5]
+    values = view.numpy()
+    del a
+    gc.collect()
+    assert alloc.freed == []  # the view still uses the memory
+    y = wp.zeros(3, dtype=float)
+    wp.launch(axpy, dim=3, inputs=[1.0, view, y])
+    assert np.array_equal(y.numpy(), [2, 3, 4]) and np.array_equal(clone.numpy(), np.arange(6))
+    del view, values
+    gc.collect()
+    assert alloc.freed == [24]
+    del clone
+    gc.collect()
+    assert alloc.freed == [24, 24] and not alloc.buffers
+
+
+def test_bad_allocators_are_refused():
+    class NoFree:
+        def allocate(self, n):
+            return 1
+
+    with pytest.raises(TypeError, match="lacks deallocate"):
+        wp.set_device_allocator("cpu", NoFree())
+    with pytest.raises(TypeError, match="Allocator protocol"):
+        wp.ScopedAllocator("cpu", object())
+    with pytest.raises(ValueError, match="not available"):
+        wp.set_device_allocator("cuda:0", NumpyAllocator())
+
+    class Returns:
+        def __init__(self, value):
+            self.value, self.freed = value, []
+
+        def allocate(self, n):
+            return self.value(n) if callable(self.value) else self.value
+
+        def deallocate(self, ptr, n):
+            self.freed.append(ptr)
+
+    block = np.zeros(64, np.uint8)
+    odd = block.ctypes.data + (-block.ctypes.data % 16) + 1
+    cases = [(Returns(None), TypeError, "as an int"), (Returns("0x10"), TypeError, "as an int"),
+             (Returns(0), MemoryError, "out of memory"), (Returns(odd), ValueError, "not aligned")]
+    for bad, error, message in cases:
+        with wp.ScopedAllocator("cpu", bad):
+            with pytest.raises(error, match=message):
+                wp.zeros(4, dtype=float)
+    assert cases[3][0].freed == [odd]  # a misaligned block is given back
+    assert cases[0][0].freed == []
+
+    class Fails:
+        def allocate(self, n):
+            raise MemoryError("pool exhausted")
+
+        def deallocate(self, ptr, n):
+            pass
+
+    with wp.ScopedAllocator("cpu", Fails()):
+        with pytest.raises(MemoryError, match="pool exhausted"):
+            wp.empty(3, dtype=float)
+        assert wp.empty(0, dtype=float).shape == (0,)  # nothing to allocate: the allocator is not called
+    assert isinstance(wp.get_device_allocator("cpu"), wp.HostAllocator)
+
+
+def test_host_allocator_is_usable():
+    host = wp.get_device_allocator("cpu")
+    assert isinstance(host, wp.Allocator) and isinstance(NumpyAllocator(), wp.Allocator)
+    p = host.allocate(100)
+    assert p % 64 == 0
+    ctypes.memset(p, 7, 100)
+    host.deallocate(p, 100)
+    with pytest.raises(ValueError, match="not allocated"):
+        host.deallocate(p, 100)
+    with pytest.raises(ValueError, match="size_in_bytes"):
+        host.allocate(-1)
+
+
+def test_tracked_allocator_memory(fresh_tracking):
+    alloc = NumpyAllocator()
+    reports = []
+    with wp.ScopedAllocator("cpu", alloc), wp.ScopedMemoryTracker("pool", report_func=reports.append):
+        a = wp.zeros(10, dtype=float)
+    assert "    pool:\n      cpu: 1 allocs, 40 B" in reports[0] and alloc.calls == [("allocate", 40)]
+    del a
+
+
+def test_can_access():
+    a = wp.zeros(3, dtype=float)
+    assert wp.can_access("cpu", a) and wp.can_access(wp.get_device(), a[1:])
+    idx = wp.indexedarray(a, [wp.array(np.array([0, 2], np.int32))])
+    assert wp.can_access("cpu", idx)
+    with pytest.raises(TypeError, match="adjit array"):
+        wp.can_access("cpu", np.zeros(3))
+    with pytest.raises(ValueError, match="not available"):
+        wp.can_access("cuda:0", a)
