@@ -119,3 +119,4 @@ from .runtime.memory import (Allocator, HostAllocator, MemoryKind, ScopedAllocat
                              ScopedMemoryTracker, get_device_allocator, print_memory_report,
                              set_device_allocator)
 from .runtime.residency import can_access  # noqa: E402,F401
+from .aot import compile_aot_module, load_aot_module  # noqa: E402,F401

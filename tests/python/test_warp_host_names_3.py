@@ -305,3 +305,97 @@ def test_can_access():
         wp.can_access("cpu", np.zeros(3))
     with pytest.raises(ValueError, match="not available"):
         wp.can_access("cuda:0", a)
+
+
+# --- ahead-of-time modules ------------------------------------------------------------------
+
+from adjit import cache, loader  # noqa: E402
+
+AOT = "adjit_test_aot_module"
+
+
+@wp.kernel(module=AOT)
+def aot_cube(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = x[i] * x[i] * x[i]
+
+
+@wp.kernel(module=AOT)
+def aot_sum(x: wp.array(dtype=float), total: wp.array(dtype=float)):
+    wp.atomic_add(total, 0, 2.0 * x[wp.tid()])
+
+
+@pytest.fixture
+def no_compiler(monkeypatch):
+    """Makes compiling and reading the kernel cache fail."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("a kernel was compiled or read from the kernel cache")
+
+    def arm():
+        monkeypatch.setattr(loader, "_compiler", refuse)
+        monkeypatch.setattr(loader.cache, "load", refuse)
+    return arm
+
+
+def _loaded(kernel) -> set:
+    return set(loader.loaded_variants(kernel))
+
+
+def test_aot_module_runs_without_the_compiler(tmp_path, no_compiler):
+    artifacts = wp.compile_aot_module(AOT, device="cpu", module_dir=tmp_path, use_ptx=False, strip_hash=False)
+    assert artifacts == [tmp_path / f"{AOT}.adjit-aot.json"] and artifacts[0].is_file()
+    assert len(list(tmp_path.glob("*.adjitobj"))) >= 8  # 2 kernels x (forward, adjoint) x (noalias, aliasing)
+    assert not _loaded(aot_cube) and not _loaded(aot_sum)  # compiled, not loaded
+    no_compiler()
+    wp.load_aot_module(AOT, device="cpu", module_dir=tmp_path)
+    assert _loaded(aot_cube) == {(False, True), (False, False), (True, True), (True, False)}
+    x = wp.array(np.array([1, 2, 3], np.float32), requires_grad=True)
+    y = wp.zeros(3, dtype=float, requires_grad=True)
+    total = wp.zeros(1, dtype=float, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(aot_cube, dim=3, inputs=[x, y])
+        wp.launch(aot_sum, dim=3, inputs=[y, total])
+    assert np.array_equal(y.numpy(), [1, 8, 27]) and total.numpy()[0] == 72
+    tape.backward(loss=total)
+    assert np.array_equal(x.grad.numpy(), [6, 24, 54])  # d(2 x^3)/dx
+    wp.launch(aot_cube, dim=2, inputs=[x[:2], x[1:]])  # overlapping arrays: the aliasing variant, loaded
+    assert np.array_equal(x.numpy(), [1, 1, 1])
+
+
+def test_aot_load_reads_the_folder(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no compiled module"):
+        wp.load_aot_module(AOT, module_dir=tmp_path)
+    wp.compile_aot_module(AOT, module_dir=tmp_path)
+    wp.load_aot_module(AOT, module_dir=tmp_path)
+    entries = sorted(tmp_path.glob("*.adjitobj"))
+    entries[0].unlink()
+    with pytest.raises(FileNotFoundError, match="has no code for kernel"):
+        wp.load_aot_module(AOT, module_dir=tmp_path)
+    wp.compile_aot_module(AOT, module_dir=tmp_path)
+    entries[0].write_bytes(b"not an entry")
+    with pytest.raises(RuntimeError, match="corrupted"):
+        wp.load_aot_module(AOT, module_dir=tmp_path)
+
+
+def test_aot_default_folder_is_the_kernel_cache():
+    (artifact,) = wp.compile_aot_module(AOT)
+    assert artifact.parent == cache.cache_dir()
+    wp.load_aot_module(AOT)
+
+
+def test_aot_bad_inputs(tmp_path):
+    with pytest.raises(ValueError, match="CUDA architectures"):
+        wp.compile_aot_module(AOT, arch=80, module_dir=tmp_path)
+    with pytest.raises(ValueError, match="CUDA architectures"):
+        wp.load_aot_module(AOT, arch=[75, 86], module_dir=tmp_path)
+    with pytest.raises(ValueError, match="not available"):
+        wp.compile_aot_module(AOT, device="cuda:0", module_dir=tmp_path)
+    with pytest.raises(ValueError, match="not available"):
+        wp.load_aot_module(AOT, device=["cpu", "cuda:1"], module_dir=tmp_path)
+    with pytest.raises(TypeError, match="module must be"):
+        wp.compile_aot_module(3.5)
+    with pytest.raises(RuntimeError, match="has no adjit kernels"):
+        wp.compile_aot_module("no_such_aot_module", module_dir=tmp_path)
+    with pytest.raises(TypeError, match="use_ptx"):
+        wp.compile_aot_module(AOT, use_ptx="yes", module_dir=tmp_path)
+    assert not list(tmp_path.iterdir())  # nothing was written
