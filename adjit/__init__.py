@@ -120,3 +120,7 @@ from .runtime.memory import (Allocator, HostAllocator, MemoryKind, ScopedAllocat
                              set_device_allocator)
 from .runtime.residency import can_access  # noqa: E402,F401
 from .aot import compile_aot_module, load_aot_module  # noqa: E402,F401
+from .jax_names import (JaxCallableGraphMode, JaxModulePreloadMode, clear_jax_callable_graph_cache,  # noqa: E402,F401
+                         jax_callable, jax_kernel)
+from .device import is_cubql_available  # noqa: E402,F401
+from .cache import clear_lto_cache  # noqa: E402,F401

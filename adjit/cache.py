@@ -402,3 +402,9 @@ def get_cpu_kernel_cache_key(*, cpu_compiler_flags: str | None = None) -> str:
         version = "unknown"
     target = hashlib.sha256(f"format={CACHE_FORMAT}:{target_id()}".encode()).hexdigest()[:8]
     return f"{version}-{platform.system()}-{platform.machine()}-{target}"
+
+
+def clear_lto_cache() -> None:
+    """Clears the cache of link-time-optimized device code (Warp's, for the
+    MathDx CUDA libraries): adjit has none (CPU kernels are whole LLVM
+    modules), so this does nothing; the kernel cache is untouched."""

@@ -127,3 +127,9 @@ class ScopedDevice:
 
     def __exit__(self, *exc) -> None:
         set_device(self._saved)
+
+
+def is_cubql_available() -> bool:
+    """Whether the cuBQL BVH builder is available (Warp's): False, adjit's
+    runtime being built without it (it builds no BVHs on the GPU)."""
+    return False

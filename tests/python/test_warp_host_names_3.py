@@ -399,3 +399,144 @@ def test_aot_bad_inputs(tmp_path):
     with pytest.raises(TypeError, match="use_ptx"):
         wp.compile_aot_module(AOT, use_ptx="yes", module_dir=tmp_path)
     assert not list(tmp_path.iterdir())  # nothing was written
+
+
+# --- JAX ------------------------------------------------------------------------------------
+
+def test_jax_names_do_not_import_jax():
+    import subprocess
+    import sys
+    code = ("import sys, adjit\n"
+            "assert adjit.JaxModulePreloadMode.CURRENT_DEVICE == 1 and callable(adjit.jax_kernel)\n"
+            "adjit.clear_jax_callable_graph_cache()\n"
+            "print('jax' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_jax_enums_are_warps():
+    assert [(m.name, int(m)) for m in wp.JaxModulePreloadMode] == [("NONE", 0), ("CURRENT_DEVICE", 1),
+                                                                   ("ALL_DEVICES", 2)]
+    assert [(m.name, int(m)) for m in wp.JaxCallableGraphMode] == [
+        ("NONE", 0), ("JAX", 1), ("WARP", 2), ("WARP_STAGED", 3), ("WARP_STAGED_EX", 4)]
+
+
+@wp.kernel
+def jax_two_outputs(x: wp.array(dtype=float), s: float, y: wp.array(dtype=float), z: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = s * x[i] * x[i]
+    z[i] = x[i] + 1.0
+
+
+@wp.kernel
+def jax_rows(m: wp.array(dtype=float, ndim=2), out: wp.array(dtype=wp.vec2)):
+    i = wp.tid()
+    out[i] = wp.vec2(m[i, 0] * m[i, 1], m[i, 0] - m[i, 1])
+
+
+def test_jax_kernel_forward():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    f = wp.jax_kernel(jax_two_outputs, num_outputs=2)
+    x = jnp.arange(4, dtype=jnp.float32)
+    y, z = f(x, 3.0)  # Warp's convention: the last num_outputs parameters, returned as a list
+    assert np.array_equal(y, [0, 3, 12, 27]) and np.array_equal(z, [1, 2, 3, 4])
+    y, z = jax.jit(lambda x: f(x, 2.0))(x)
+    assert np.array_equal(y, [0, 2, 8, 18])
+    # per-call launch and output dims: outputs past the launch stay zero
+    y, z = f(x, 1.0, launch_dims=2, output_dims={"y": 2, "z": 3})
+    assert np.array_equal(y, [0, 1]) and np.array_equal(z, [1, 2, 0])
+    y, _ = f(x, 1.0, output_dims=6)
+    assert np.array_equal(y, [0, 1, 4, 9, 0, 0])
+    rows = wp.jax_kernel(jax_rows, launch_dims=3)
+    (out,) = rows(jnp.array([[1, 2], [3, 4], [5, 7]], dtype=jnp.float32))
+    assert out.shape == (3, 2) and np.array_equal(out, [[2, -1], [12, -1], [35, -2]])
+    batched = jax.vmap(lambda r: f(r, 2.0)[0])(jnp.arange(6, dtype=jnp.float32).reshape(2, 3))
+    assert np.array_equal(batched, [[0, 2, 8], [18, 32, 50]])
+
+
+def test_jax_kernel_gradient():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    f = wp.jax_kernel(jax_two_outputs, num_outputs=2, enable_backward=True)
+    x = jnp.array([1, 2, 3], dtype=jnp.float32)
+    # d/dx sum(3 x^2) = 6 x; d/dx sum(3 x^2 (x + 1)) = 9 x^2 + 6 x
+    assert np.array_equal(jax.grad(lambda x: f(x, 3.0)[0].sum())(x), [6, 12, 18])
+    product = jax.jit(jax.grad(lambda x: (f(x, 3.0)[0] * f(x, 3.0)[1]).sum()))
+    assert np.array_equal(product(x), [15, 48, 99])
+    plain = wp.jax_kernel(jax_two_outputs, num_outputs=2)
+    with pytest.raises(ValueError, match="enable_backward=False"):
+        jax.grad(lambda x: plain(x, 3.0)[0].sum())(x)
+    with pytest.raises(ValueError, match="launch_dims is fixed"):
+        f(x, 1.0, launch_dims=2)
+
+
+def test_jax_kernel_bad_inputs():
+    jax = pytest.importorskip("jax")
+    x = jax.numpy.zeros(3, dtype=jax.numpy.float32)
+    with pytest.raises(ValueError, match="more than the 4 parameter"):
+        wp.jax_kernel(jax_two_outputs, num_outputs=5)
+    with pytest.raises(ValueError, match="num_outputs"):
+        wp.jax_kernel(jax_two_outputs, num_outputs=0)
+    with pytest.raises(ValueError, match="not an array parameter"):
+        wp.jax_kernel(jax_two_outputs, num_outputs=3)  # s would be an output
+    with pytest.raises(ValueError, match="in_out_argnames"):
+        wp.jax_kernel(jax_two_outputs, num_outputs=2, in_out_argnames=["x"])
+    with pytest.raises(ValueError, match="output_dims is not supported"):
+        wp.jax_kernel(jax_two_outputs, num_outputs=2, enable_backward=True, output_dims=3)
+    with pytest.raises(ValueError, match="vmap_method"):
+        wp.jax_kernel(jax_two_outputs, num_outputs=2, vmap_method="parallel")
+    with pytest.raises(ValueError, match="block_dim"):
+        wp.jax_kernel(jax_two_outputs, num_outputs=2, block_dim=0)
+    with pytest.raises(TypeError, match="takes an @adjit.kernel"):
+        wp.jax_kernel(lambda x: x)
+    f = wp.jax_kernel(jax_two_outputs, num_outputs=2)
+    with pytest.raises(ValueError, match="expected 2 inputs"):
+        f(x)
+    with pytest.raises(ValueError, match="launch_dims"):
+        f(x, 1.0, launch_dims=(2, -1))
+    with pytest.raises(ValueError, match="output 'y' is a 1-d array"):
+        f(x, 1.0, output_dims=(2, 2))
+    with pytest.raises(TypeError, match="float32"):
+        f(jax.numpy.zeros(3, dtype=jax.numpy.int32), 1.0)
+
+
+def jax_host_func(x: wp.array(dtype=float), scale: float, y: wp.array(dtype=float)):
+    """A jax_callable body: a launch and a host-side copy into the output."""
+    tmp = wp.zeros_like(y)
+    wp.launch(jax_two_outputs, dim=x.shape, inputs=[x, scale, tmp, wp.zeros_like(y)])
+    wp.copy(y, tmp)
+
+
+def test_jax_callable():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    c = wp.jax_callable(jax_host_func, graph_mode=wp.JaxCallableGraphMode.NONE)
+    x = jnp.array([1, 2, 3], dtype=jnp.float32)
+    (y,) = c(x, 2.0)
+    assert np.array_equal(y, [2, 8, 18])
+    (y,) = jax.jit(lambda x: c(x, 1.0, output_dims=4))(x)
+    assert np.array_equal(y, [1, 4, 9, 0])
+    wp.clear_jax_callable_graph_cache(c)
+    wp.clear_jax_callable_graph_cache()
+    with pytest.raises(TypeError, match="jax_callable result"):
+        wp.clear_jax_callable_graph_cache(jax_host_func)
+    with pytest.raises(ValueError, match="CUDA graphs"):
+        wp.jax_callable(jax_host_func, graph_mode=wp.JaxCallableGraphMode.WARP_STAGED)
+    with pytest.raises(ValueError, match="WARP_STAGED"):
+        wp.jax_callable(jax_host_func, stage_in_argnames=["x"])
+    with pytest.raises(TypeError, match="no type annotation"):
+        wp.jax_callable(lambda x, y: None)
+    with pytest.raises(ValueError, match="graph_cache_max"):
+        wp.jax_callable(jax_host_func, graph_cache_max=-1)
+
+
+# --- is_cubql_available, clear_lto_cache ---------------------------------------------------------
+
+def test_is_cubql_available_and_clear_lto_cache():
+    assert wp.is_cubql_available() is False
+    wp.compile_aot_module(AOT)  # entries in the kernel cache
+    entries = sorted(cache.cache_dir().glob("*.adjitobj"))
+    assert entries
+    assert wp.clear_lto_cache() is None
+    assert sorted(cache.cache_dir().glob("*.adjitobj")) == entries  # the kernel cache is untouched
