@@ -28,6 +28,7 @@ from . import builtins as B
 from . import indexed_arrays as IA
 from . import by_reference as BR
 from . import local_arrays as LA
+from . import slices as S
 from . import struct_arrays as SA
 from . import views as V
 from .desugar import (always_returns, assigned_names, build_loop_return, build_returning_loop, has_jump,
@@ -435,6 +436,8 @@ class FunctionBuilder:
                 self.is_static(target.value):
             if self.resolve_static(target.value) is language.adjoint:
                 return self.accumulate_adjoint(stmt)
+        if S.has_slice(target) and not LA.is_local_array(self.lookup_local(target.value)):
+            return S.aug_assign(self, stmt)  # v[1:3] += w
         bitwise = {ast.BitAnd: "AtomicAndOp", ast.BitOr: "AtomicOrOp", ast.BitXor: "AtomicXorOp"}
         if type(stmt.op) in bitwise and self.array_element_target(target) is not None:
             # a[i] &= v (|=, ^=) on an array is an atomic and (or, xor), as in Warp.
@@ -755,6 +758,9 @@ class FunctionBuilder:
             return
         if isinstance(value, tuple):
             raise self.error("cannot assign several values to one name", target)
+        if S.has_slice(target) and not LA.is_local_array(self.lookup_local(target.value)):
+            S.assign(self, target, value)  # v[1:3] = w, m[0, :2] = w: component writes
+            return
         if isinstance(target, ast.Name) and V.is_view(value):
             V.bind(self, target.id, value)  # row = a[i]: a view of a's memory
             return
@@ -819,6 +825,8 @@ class FunctionBuilder:
         # Peel component accesses off the outside of the target.
         comps = []
         while isinstance(node, (ast.Attribute, ast.Subscript)):
+            if S.has_slice(node):
+                return None  # a[i][1:3]: the element is loaded (or stored) whole
             base = node.value
             local = self.lookup_local(base)  # a name, or a struct's field (s.arr)
             access = V.element_access(self, node)  # row[j], a[i][j]: an element through a row view
@@ -851,6 +859,10 @@ class FunctionBuilder:
                              node, KernelSyntaxError)
         with self.loc(node):
             return method(node)
+
+    def expr_Slice(self, node):
+        raise self.error("slices select components of vectors, quaternions, transforms and matrices (constant "
+                         "bounds); arrays and local arrays are not sliced in kernels", node, KernelSyntaxError)
 
     def expr_Constant(self, node):
         if isinstance(node.value, (bool, int, float)):
@@ -919,6 +931,8 @@ class FunctionBuilder:
                 return Val(dtype, from_storage(dtype, loaded))
             return Val(dtype, self.no_grad_guard(base, loaded))
         if isinstance(base, Val) and isinstance(base.type, (T.VectorType, T.MatrixType)):
+            if S.has_slice(node):
+                return S.read(self, base, node)  # v[1:3], m[:, 1:]: constant bounds, as Warp's
             # Array element component read: a[i].x / a[i][k] -> load_component.
             arr = self.array_element_target(node)
             if arr is not None:
@@ -1610,6 +1624,9 @@ class FunctionBuilder:
         for a in nodes:
             if not isinstance(a, ast.Starred):
                 args.append(self.expr(a))
+                continue
+            if S.has_slice(a.value):
+                args += S.unpack(self, a.value)  # *v[1:3], *m[:2], *arr[:3]
                 continue
             value = self.expr(a.value)
             if isinstance(value, tuple):
