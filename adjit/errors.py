@@ -69,6 +69,12 @@ class WarpCodegenValueError(KernelError, ValueError):
     """Warp's name; adjit reports bad values in kernels as KernelTypeError."""
 
 
+class KernelValueError(KernelTypeError, WarpCodegenValueError):
+    """A compile-time value out of its domain in a kernel (a slice bound that
+    is not a constant, a zero step): a KernelTypeError, as adjit reports bad
+    values in kernels, and the WarpCodegenValueError Warp raises for it."""
+
+
 class WarpCodegenKeyError(KernelError, KeyError):
     """Warp's name; adjit reports unknown names as KernelNameError."""
 

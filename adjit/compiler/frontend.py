@@ -1619,7 +1619,8 @@ class FunctionBuilder:
 
     def call_arguments(self, nodes) -> list:
         """The values of a call's positional arguments; ``*t`` unpacks a
-        tuple (``f(*g())``, ``f(*(a, b))``) or a vector's components."""
+        tuple (``f(*g())``, ``f(*(a, b))``), a vector's components or a
+        matrix's rows."""
         args = []
         for a in nodes:
             if not isinstance(a, ast.Starred):
@@ -1635,9 +1636,12 @@ class FunctionBuilder:
                 v = self.materialize(value, value.type)
                 args += [Val(value.type.dtype, vector_d.ExtractOp(v, [], [k]).result)
                          for k in range(value.type.length)]
+            elif isinstance(value, Val) and isinstance(value.type, T.MatrixType):
+                args += [self.extract(value, [r]) for r in range(value.type.rows)]  # *m: its rows, as Warp's
             else:
-                raise self.error(f"*{ast.unparse(a.value)} unpacks a tuple or a vector, not "
-                                 f"{self.describe(value)}", a, KernelTypeError)
+                raise self.error(f"*{ast.unparse(a.value)}: Starred expressions are only supported for tuples, "
+                                 f"vectors, matrices and slices (as Warp's), not {self.describe(value)}", a,
+                                 KernelTypeError)
         return args
 
     # --- grad(f) -------------------------------------------------------------

@@ -33,12 +33,13 @@ from mlir import ir
 
 from .. import types as T
 from ..dialects import adjit as adjit_d
-from ..errors import KernelTypeError
+from ..errors import KernelTypeError, KernelValueError
 from .values import Val, constant
 
 #: The hidden locals a slice write binds its components (and runtime
 #: indices) to while it rewrites itself into component writes.
 _HIDDEN = "%slice"
+_hidden_ids = itertools.count()
 
 
 def has_slice(node) -> bool:
@@ -57,14 +58,15 @@ def _bound(fb, node) -> int:
     v = fb.expr(node)
     if isinstance(v, Val) and v.is_literal and isinstance(v.literal, int) and not isinstance(v.literal, bool):
         return v.literal
-    raise fb.error(f"slice bounds must be compile-time constant integers (as in Warp), got "
-                   f"'{ast.unparse(node)}' ({fb.describe(v)})", node, KernelTypeError)
+    raise fb.error(f"Slice component must be a compile-time constant integer, got '{ast.unparse(node)}' "
+                   f"({fb.describe(v)}): slice bounds and steps are fixed when the kernel compiles", node,
+                   KernelValueError)
 
 
 def _bounds(fb, item: ast.Slice) -> tuple:
     start, stop, step = (None if b is None else _bound(fb, b) for b in (item.lower, item.upper, item.step))
     if step == 0:
-        raise fb.error("slice step cannot be zero", item.step, KernelTypeError)
+        raise fb.error("slice step cannot be zero", item.step, KernelValueError)
     return start, stop, step
 
 
@@ -166,13 +168,13 @@ def _unpack_array(fb, array: Val, node) -> list[Val]:
         raise fb.error("starred slices of arrays take 1-d arrays and one slice", node, KernelTypeError)
     start, stop, step = _bounds(fb, items[0])
     if stop is None:
-        raise fb.error("a starred slice of an array requires an explicit upper bound (its length is only known "
-                       "at launch)", node, KernelTypeError)
+        raise fb.error("a starred array slice requires explicit upper bound: an array's length is only known at "
+                       "launch", node, KernelValueError)
     if (start or 0) < 0 or stop < 0:
         raise fb.error("starred slice bounds cannot be negative for arrays (their length is only known at launch)",
-                       node, KernelTypeError)
+                       node, KernelValueError)
     if (step or 1) < 0:
-        raise fb.error("a starred slice step cannot be negative for arrays", node, KernelTypeError)
+        raise fb.error("a starred slice step cannot be negative for arrays", node, KernelValueError)
     return [fb.expr(_at(node.value, [k], node)) for k in range(start or 0, stop, step or 1)]
 
 
@@ -203,7 +205,7 @@ class _Hidden:
         self.fb, self.names = fb, []
 
     def bind(self, value: Val) -> str:
-        name = f"{_HIDDEN}{len(self.names)}"
+        name = f"{_HIDDEN}{next(_hidden_ids)}"  # unique: slice writes nest (v[1:4][:2] += w)
         self.fb.env[name] = value
         self.names.append(name)
         return name

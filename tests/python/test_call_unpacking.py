@@ -68,4 +68,5 @@ def test_unpacking_a_scalar_is_a_located_error():
         wp.launch(unpack_a_float, 1, inputs=[wp.zeros(1, dtype=f64)])
     err = info.value
     assert os.path.realpath(err.filename) == THIS_FILE
-    assert "*x[0] unpacks a tuple or a vector, not a float64 value" in str(err)
+    assert "*x[0]: Starred expressions are only supported for tuples, vectors, matrices and slices (as Warp's), " \
+        "not a float64 value" in str(err)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import adjit
-from adjit.errors import KernelSyntaxError, KernelTypeError
+from adjit.errors import KernelSyntaxError, KernelTypeError, KernelValueError, WarpCodegenValueError
 
 rng = np.random.default_rng(1219)
 
@@ -126,12 +126,13 @@ def test_matrix_reads_match_numpy():
 @adjit.kernel
 def starred_slices(v: adjit.array(dtype=V8), m: adjit.array(dtype=adjit.mat33d), arr: adjit.array(dtype=float),
                    o3: adjit.array(dtype=adjit.vec3d, ndim=2), o2: adjit.array(dtype=adjit.vec2d),
-                   om: adjit.array(dtype=M23), of: adjit.array(dtype=float)):
+                   om: adjit.array(dtype=M23), of: adjit.array(dtype=float), mt: adjit.array(dtype=adjit.mat33d)):
     i = adjit.tid()
     o3[i, 0] = adjit.vec3d(*v[i][5:])
     o3[i, 1] = adjit.vec3d(*v[i][0:1], *v[i][3:5])  # one component unpacks too
     o2[i] = adjit.vec2d(*m[i][1, 1:])
     om[i] = adjit.matrix_from_rows(*m[i][::2])  # a matrix slice unpacks its rows
+    mt[i] = adjit.matrix_from_cols(*m[i])  # *m unpacks every row
     of[i] = adjit.max(*arr[1:5:2])
 
 
@@ -144,12 +145,14 @@ def test_starred_slices_unpack():
     o2 = adjit.zeros(n, dtype=adjit.vec2d)
     om = adjit.zeros(n, dtype=M23)
     of = adjit.zeros(n, dtype=float)
+    mt = adjit.zeros(n, dtype=adjit.mat33d)
     adjit.launch(starred_slices, n, inputs=[adjit.array(v, dtype=V8), adjit.array(m, dtype=adjit.mat33d),
-                                            adjit.array(arr)], outputs=[o3, o2, om, of])
+                                            adjit.array(arr)], outputs=[o3, o2, om, of, mt])
     np.testing.assert_array_equal(o3.numpy(), np.stack([v[:, 5:], v[:, [0, 3, 4]]], axis=1))
     np.testing.assert_array_equal(o2.numpy(), m[:, 1, 1:])
     np.testing.assert_array_equal(om.numpy(), m[:, ::2])
     np.testing.assert_array_equal(of.numpy(), np.full(n, arr[1:5:2].max()))
+    np.testing.assert_array_equal(mt.numpy(), m.transpose(0, 2, 1))
 
 
 # --- assignment, augmented assignment, and their gradients ------------------------------------------------
@@ -165,6 +168,7 @@ def vector_writes(x: adjit.array(dtype=V8), y: adjit.array(dtype=adjit.vec3d), z
     w[6:7] *= w[0]  # one component scaled: component by component
     w[-3:] -= y[i][::-1]
     w[::-1] = w  # the value is read whole before the writes
+    w[1:6][::2] += y[i]  # a slice of a slice: components 1, 3, 5
     out[i] = w
     # Array elements: component stores, and += / -= as atomic adds.
     e[i][1:3] = y[i][:2] * y[i][2]
@@ -180,6 +184,7 @@ def vector_writes_reference(x, y, z, e0):
     w[:, 6:7] *= w[:, 0:1]
     w[:, -3:] -= y[:, ::-1]
     w = w[:, ::-1].copy()
+    w[:, 1:6:2] += y
     e = e0.copy()
     e[:, 1:3] = y[:, :2] * y[:, 2:3]
     e[:, ::3] += z[:, 2:]
@@ -477,9 +482,9 @@ def starred_array_negative(a: adjit.array(dtype=float)):
 VEC4_ERRORS = [
     (empty_slice, "v[3:1]", KernelTypeError, r"'v\[3:1\]' selects 0 components of vec4"),
     (one_component_slice, "a[0][2:3]", KernelTypeError, r"selects 1 component of vec4: adjit's kernels take vectors"),
-    (runtime_bound, "a[0][:n]", KernelTypeError, "slice bounds must be compile-time constant integers"),
-    (float_bound, "a[0][1.0:3]", KernelTypeError, "slice bounds must be compile-time constant integers"),
-    (zero_step, "a[0][::0]", KernelTypeError, "slice step cannot be zero"),
+    (runtime_bound, "a[0][:n]", KernelValueError, "Slice component must be a compile-time constant integer"),
+    (float_bound, "a[0][1.0:3]", KernelValueError, "Slice component must be a compile-time constant integer"),
+    (zero_step, "a[0][::0]", KernelValueError, "slice step cannot be zero"),
     (scalar_into_slice, "v[1:] = 5.0", KernelTypeError, r"takes a vec3 .*got a float32 value"),
     (short_vector_into_slice, "v[1:] = adjit.vec2", KernelTypeError, r"takes a vec3 .*got a vec2 value"),
     (other_precision_into_slice, "v[1:] = adjit.vec3d", KernelTypeError, r"takes a vec3 .*got a vec3d value"),
@@ -496,14 +501,17 @@ def test_vector_slice_errors_are_located(kernel, text, cls, pattern):
     assert e.value.filename == __file__
     assert e.value.lineno == _line_of(kernel, text)
     assert f"{__file__}:{e.value.lineno}:" in str(e.value)
+    # Bad bounds and steps are Warp's WarpCodegenValueError too, and still adjit's KernelTypeError.
+    assert isinstance(e.value, KernelTypeError)
+    assert isinstance(e.value, WarpCodegenValueError) == (cls is KernelValueError)
 
 
 @pytest.mark.parametrize("kernel, text, cls, pattern, args", [
     (one_row_matrix_slice, "m[0][:1]", KernelTypeError, r"selects a 1x3 block of mat33",
      lambda: [adjit.zeros(2, dtype=adjit.mat33)]),
     (array_slice, "a[1:3]", KernelSyntaxError, "arrays and local arrays are not sliced", lambda: [adjit.zeros(4)]),
-    (starred_array_no_stop, "a[0:]", KernelTypeError, "requires an explicit upper bound", lambda: [adjit.zeros(4)]),
-    (starred_array_negative, "a[:-3]", KernelTypeError, "cannot be negative for arrays", lambda: [adjit.zeros(4)]),
+    (starred_array_no_stop, "a[0:]", KernelValueError, "requires explicit upper bound", lambda: [adjit.zeros(4)]),
+    (starred_array_negative, "a[:-3]", KernelValueError, "cannot be negative for arrays", lambda: [adjit.zeros(4)]),
 ], ids=["one_row_matrix", "array_slice", "starred_array_no_stop", "starred_array_negative"])
 def test_other_slice_errors_are_located(kernel, text, cls, pattern, args):
     with pytest.raises(cls, match=pattern) as e:
