@@ -2077,7 +2077,8 @@ class FunctionBuilder:
 
     def component_index(self, t, node) -> list:
         """The component position addressed by `v.x`, `v[i]`, `m[i, j]`,
-        `m[i]`: constant ints, or (runtime indices) int Vals."""
+        `m[i]`: constant ints (a negative constant counts from the end), or
+        (runtime indices) int Vals."""
         if isinstance(node, ast.Attribute):
             if not isinstance(t, T.VectorType) or node.attr not in T.VectorType.COMPONENTS[:t.length]:
                 raise self.error(f"{t} has no component '{node.attr}'", node)
@@ -2094,9 +2095,9 @@ class FunctionBuilder:
                     or v.type.is_bool:
                 raise self.error(f"component indices must be integers, got {self.describe(v)}", item)
             if v.is_literal:
-                if not 0 <= v.literal < extent:
+                if not -extent <= v.literal < extent:
                     raise self.error(f"index {v.literal} is out of range for {t}", node)
-                position.append(v.literal)
+                position.append(v.literal % extent)  # a constant counts from the end when negative, as Warp's
             else:
                 position.append(v)
         return position

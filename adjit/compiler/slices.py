@@ -71,14 +71,14 @@ def _bounds(fb, item: ast.Slice) -> tuple:
 
 
 def _index(fb, item, extent: int, t, node):
-    """A plain index among slices: a constant int in range, or an int Val."""
+    """A plain index among slices: a constant int in range (negative from the end), or an int Val."""
     v = fb.expr(item)
     if not isinstance(v, Val) or not isinstance(v.type, T.ScalarType) or not v.type.is_int or v.type.is_bool:
         raise fb.error(f"component indices must be integers, got {fb.describe(v)}", item)
     if v.is_literal:
-        if not 0 <= v.literal < extent:
+        if not -extent <= v.literal < extent:
             raise fb.error(f"index {v.literal} is out of range for {t}", node)
-        return v.literal
+        return v.literal % extent
     return fb.concrete(v)
 
 

@@ -518,3 +518,41 @@ def test_other_slice_errors_are_located(kernel, text, cls, pattern, args):
         adjit.launch(kernel, 1, inputs=args())
     assert e.value.filename == __file__
     assert e.value.lineno == _line_of(kernel, text)
+
+
+# --- negative constant indices (Warp counts them from the end) ---------------------------------------------
+
+@adjit.kernel
+def negative_indices(a: adjit.array(dtype=adjit.mat33d), v: adjit.array(dtype=adjit.vec4d),
+                     out: adjit.array(dtype=adjit.vec4d)):
+    i = adjit.tid()
+    m = a[i]
+    m[-1, -2] = 7.0
+    w = v[i]
+    w[-1] *= 2.0
+    out[i] = adjit.vec4d(m[-1][-2], m[-3, -1], w[-1], a[i][-2, 0])
+    v[i][-4] = m[2, 1]  # an array element's component, stored
+
+
+def test_negative_constant_indices_count_from_the_end():
+    n = 2
+    a = rng.standard_normal((n, 3, 3))
+    v = rng.standard_normal((n, 4))
+    va = adjit.array(v, dtype=adjit.vec4d)
+    out = adjit.zeros(n, dtype=adjit.vec4d)
+    adjit.launch(negative_indices, n, inputs=[adjit.array(a, dtype=adjit.mat33d), va], outputs=[out])
+    want = np.stack([np.full(n, 7.0), a[:, 0, 2], 2.0 * v[:, 3], a[:, 1, 0]], axis=1)
+    np.testing.assert_array_equal(out.numpy(), want)
+    v[:, 0] = 7.0
+    np.testing.assert_array_equal(va.numpy(), v)
+
+
+@adjit.kernel
+def negative_index_out_of_range(a: adjit.array(dtype=adjit.vec4)):
+    a[0] = adjit.vec4(a[1][-5])
+
+
+def test_negative_constant_index_out_of_range_is_located():
+    with pytest.raises(KernelTypeError, match=r"index -5 is out of range for vec4") as e:
+        adjit.launch(negative_index_out_of_range, 1, inputs=[adjit.zeros(2, dtype=adjit.vec4)])
+    assert e.value.lineno == _line_of(negative_index_out_of_range, "a[1][-5]")
