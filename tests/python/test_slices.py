@@ -532,6 +532,7 @@ def negative_indices(a: adjit.array(dtype=adjit.mat33d), v: adjit.array(dtype=ad
     w[-1] *= 2.0
     out[i] = adjit.vec4d(m[-1][-2], m[-3, -1], w[-1], a[i][-2, 0])
     v[i][-4] = m[2, 1]  # an array element's component, stored
+    v[i][-2] += 1.0  # and atomically added to
 
 
 def test_negative_constant_indices_count_from_the_end():
@@ -544,6 +545,7 @@ def test_negative_constant_indices_count_from_the_end():
     want = np.stack([np.full(n, 7.0), a[:, 0, 2], 2.0 * v[:, 3], a[:, 1, 0]], axis=1)
     np.testing.assert_array_equal(out.numpy(), want)
     v[:, 0] = 7.0
+    v[:, 2] += 1.0
     np.testing.assert_array_equal(va.numpy(), v)
 
 
