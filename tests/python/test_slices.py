@@ -85,8 +85,9 @@ def test_quat_transform_spatial_reads_are_vectors():
     o3 = adjit.zeros((n, 4), dtype=adjit.vec3)
     o4 = adjit.zeros((n, 3), dtype=adjit.vec4)
     ok = adjit.zeros(n, dtype=int)
-    adjit.launch(quat_transform_reads, n, inputs=[adjit.array(q, dtype=adjit.quat), adjit.array(t, dtype=adjit.transform),
-                                                  adjit.array(s, dtype=adjit.spatial_vector)], outputs=[o3, o4, ok])
+    inputs = [adjit.array(q, dtype=adjit.quat), adjit.array(t, dtype=adjit.transform),
+              adjit.array(s, dtype=adjit.spatial_vector)]
+    adjit.launch(quat_transform_reads, n, inputs=inputs, outputs=[o3, o4, ok])
     np.testing.assert_array_equal(o3.numpy(), np.stack([q[:, 1:], t[:, :3], s[:, 3:], t[:, ::-3]], axis=1))
     np.testing.assert_array_equal(o4.numpy(), np.stack([q[:, ::-1], t[:, 3:], t[:, 1:-2]], axis=1))
     np.testing.assert_array_equal(ok.numpy(), 1)
