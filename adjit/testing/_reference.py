@@ -145,16 +145,19 @@ def _erfinv(x: float) -> float:
     return NormalDist().inv_cdf((x + 1.0) / 2.0) / math.sqrt(2.0)
 
 
+def _slerp_relative(a, b):
+    """a* b with w >= 0: the rotation from a to b that Warp's slerp powers."""
+    relative = quat_mul(np.asarray(a) * np.array([-1.0, -1.0, -1.0, 1.0]), b)
+    return -relative if relative[3] < 0 else relative
+
+
 def _slerp(a, b, t):
-    b = b / np.linalg.norm(b)
-    if np.dot(a, b) < 0:
-        b = -b
-    d = np.dot(a, b)
-    if d > 1 - 1e-6:
-        c = a + t * (b - a)
-        return c / np.linalg.norm(c)
-    theta = np.arccos(d)
-    return (np.sin((1 - t) * theta) * a + np.sin(t * theta) * b) / np.sin(theta)
+    """As Warp 1.19 defines it: a (a* b)^t, the power through the axis and
+    angle of a* b (also off the unit sphere)."""
+    relative = _slerp_relative(a, b)
+    s = np.linalg.norm(relative[:3])
+    axis = relative[:3] / s if s > 0 else np.zeros(3)
+    return quat_mul(a, _quat_from_axis_angle(axis, t * 2 * np.arctan2(s, relative[3])))
 
 
 def _rpy(roll, pitch, yaw):
@@ -206,8 +209,8 @@ NUMPY_REFERENCES = {
     "erf": lambda a, t: _f(np.vectorize(math.erf)(a[0])),
     "erfc": lambda a, t: _f(np.vectorize(math.erfc)(a[0])),
     "abs": lambda a, t: _f(np.abs(a[0])),
-    "min": lambda a, t: _f(np.minimum(a[0], a[1])),
-    "max": lambda a, t: _f(np.maximum(a[0], a[1])),
+    "min": lambda a, t: _f(np.min(a[0]) if len(a) == 1 else np.minimum(a[0], a[1])),  # one vector: its smallest
+    "max": lambda a, t: _f(np.max(a[0]) if len(a) == 1 else np.maximum(a[0], a[1])),
     "dot": lambda a, t: _f(np.dot(a[0], a[1])),
     "length": lambda a, t: _f(np.sqrt(np.dot(a[0], a[0]))),
     "length_sq": lambda a, t: _f(np.dot(a[0], a[0])),
@@ -294,18 +297,26 @@ def _min_abs(x) -> float:
     return float(np.min(np.abs(x)))
 
 
+def _closest_pair(v) -> float:
+    """The smallest gap between two components of v (a reduction's kink)."""
+    v = np.asarray(v, dtype=float).reshape(-1)
+    return float(min(abs(v[i] - v[j]) for i in range(len(v)) for j in range(i + 1, len(v))))
+
+
 #: name -> f(args) giving the distance of the arguments to the builtin's
 #: nearest kink (where its derivative jumps). Examples closer than the
 #: fuzzer's margin are discarded: finite differences are meaningless there.
 KINKS = {
     "abs": lambda a: _min_abs(a[0]),
     "sign": lambda a: _min_abs(a[0]),
-    "min": lambda a: _min_abs(np.asarray(a[0]) - a[1]),
-    "max": lambda a: _min_abs(np.asarray(a[0]) - a[1]),
+    "min": lambda a: _closest_pair(a[0]) if len(a) == 1 else _min_abs(np.asarray(a[0]) - a[1]),
+    "max": lambda a: _closest_pair(a[0]) if len(a) == 1 else _min_abs(np.asarray(a[0]) - a[1]),
     "clamp": lambda a: min(_min_abs(np.asarray(a[0]) - a[1]),
                            _min_abs(np.maximum(a[0], a[1]) - a[2])),
     # the arc flips at dot(a, b) = 0 and switches to the chord near 1
-    "quat_slerp": lambda a: min(abs(_unit_dot(a[0], a[1])), abs(abs(_unit_dot(a[0], a[1])) - (1 - 1e-6))),
+    # the relative rotation's sign flips at w = 0, its axis is undefined at xyz = 0
+    "quat_slerp": lambda a: min(abs(_slerp_relative(a[0], a[1])[3]),
+                                float(np.linalg.norm(_slerp_relative(a[0], a[1])[:3]))),
     # pitch's argument clamped at +-1 (gimbal lock)
     "quat_to_rpy": lambda a: 1.0 - abs(2 * (a[0][3] * a[0][1] - a[0][2] * a[0][0])),
     # the twist (dot(q.xyz, axis), w) at 0 (atan2 and the normalization are
@@ -323,9 +334,6 @@ KINKS = {
 def _twist_size(a) -> float:
     return float(np.hypot(np.dot(a[1][:3], a[0]), a[1][3]))
 
-
-def _unit_dot(a, b) -> float:
-    return float(np.dot(a, b) / np.linalg.norm(b))
 
 #: Builtins whose argument the generator shapes into a well-conditioned
 #: region by construction (their singular set is not an interval per
