@@ -1,0 +1,462 @@
+"""Loads adjit's PTX with the CUDA driver and runs it: the GPU half of
+tools/gpu_check.py. Needs numpy and libcuda.so.1 only (PyTorch and CuPy,
+when present, are the benchmarks' anchors); adjit is not imported.
+
+    python tools/gpu_runner.py BUNDLE OUT_DIR [--skip-bench]
+
+Each case's forward PTX runs on the bundle's inputs and its adjoint on seeded
+output gradients; results and gradients are compared with what adjit's CPU
+runtime computed for the same launches. Then the benchmarks: saxpy on 100M
+float32 against a device-to-device copy, length(cross(a, b)) * a on 10M vec3
+forward and backward against PyTorch eager, springs, and the cost of a
+dim=1 launch against a CuPy RawKernel. Writes OUT_DIR/gpu_results.json and
+prints a report.
+
+This is a check of the compiler's GPU code through a minimal launcher in
+Python (ctypes), not adjit's GPU runtime (issue 10): its launch overhead is
+ctypes', not what a C++ launcher would cost.
+"""
+from __future__ import annotations
+
+import ctypes as C
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+# the error record's words (cpp/runtime/KernelArgs.h: ErrorRecord)
+RECORD_WORDS = 19
+RANGES_WORD = 10
+BLOCK = 256
+
+
+class CudaError(RuntimeError):
+    pass
+
+
+class Driver:
+    """The few CUDA driver calls a launch needs, each checked."""
+
+    def __init__(self, ordinal: int = 0):
+        self.lib = C.CDLL("libcuda.so.1")
+        self.call("cuInit", 0)
+        dev = C.c_int()
+        self.call("cuDeviceGet", C.byref(dev), ordinal)
+        self.ctx = C.c_void_p()
+        self.call("cuDevicePrimaryCtxRetain", C.byref(self.ctx), dev)
+        self.call("cuCtxSetCurrent", self.ctx)
+        name = C.create_string_buffer(256)
+        self.call("cuDeviceGetName", name, 256, dev)
+        major, minor = C.c_int(), C.c_int()
+        self.call("cuDeviceGetAttribute", C.byref(major), 75, dev)  # compute capability major
+        self.call("cuDeviceGetAttribute", C.byref(minor), 76, dev)
+        version = C.c_int()
+        self.call("cuDriverGetVersion", C.byref(version))
+        self.name, self.cc, self.version = name.value.decode(), (major.value, minor.value), version.value
+
+    def call(self, fn: str, *args) -> None:
+        result = getattr(self.lib, fn)(*args)
+        if result != 0:
+            message = C.c_char_p()
+            self.lib.cuGetErrorString(result, C.byref(message))
+            raise CudaError(f"{fn} failed: error {result}: {(message.value or b'?').decode()}")
+
+    def load(self, ptx: str, entry: str):
+        """(function, seconds to JIT): loads PTX, with the JIT's log on failure."""
+        module = C.c_void_p()
+        log = C.create_string_buffer(16384)
+        options = (C.c_int * 2)(5, 6)  # CU_JIT_ERROR_LOG_BUFFER(_SIZE_BYTES)
+        values = (C.c_void_p * 2)(C.cast(log, C.c_void_p), C.c_void_p(len(log)))
+        start = time.perf_counter()
+        try:
+            self.call("cuModuleLoadDataEx", C.byref(module), ptx.encode() + b"\0", 2, options, values)
+        except CudaError as e:
+            raise CudaError(f"{e}; JIT log: {log.value.decode(errors='replace')}") from None
+        seconds = time.perf_counter() - start
+        fn = C.c_void_p()
+        self.call("cuModuleGetFunction", C.byref(fn), module, entry.encode())
+        return fn, seconds
+
+    def alloc(self, nbytes: int) -> int:
+        ptr = C.c_uint64()
+        self.call("cuMemAlloc_v2", C.byref(ptr), max(nbytes, 1))
+        return ptr.value
+
+    def upload(self, host: np.ndarray) -> int:
+        host = np.ascontiguousarray(host)
+        ptr = self.alloc(host.nbytes)
+        self.call("cuMemcpyHtoD_v2", C.c_uint64(ptr), host.ctypes.data_as(C.c_void_p), C.c_size_t(host.nbytes))
+        return ptr
+
+    def download(self, ptr: int, like: np.ndarray) -> np.ndarray:
+        out = np.empty_like(like)
+        self.call("cuMemcpyDtoH_v2", out.ctypes.data_as(C.c_void_p), C.c_uint64(ptr), C.c_size_t(out.nbytes))
+        return out
+
+    def free(self, ptr: int) -> None:
+        self.call("cuMemFree_v2", C.c_uint64(ptr))
+
+    def launch(self, fn, total: int, params) -> None:
+        grid = max(1, (total + BLOCK - 1) // BLOCK)
+        self.call("cuLaunchKernel", fn, grid, 1, 1, BLOCK, 1, 1, 0, None, params, None)
+
+    def sync(self) -> None:
+        self.call("cuCtxSynchronize")
+
+    def event(self):
+        e = C.c_void_p()
+        self.call("cuEventCreate", C.byref(e), 0)
+        return e
+
+    def elapsed_ms(self, start, stop) -> float:
+        ms = C.c_float()
+        self.call("cuEventElapsedTime", C.byref(ms), start, stop)
+        return ms.value
+
+
+def entry_param_sizes(ptx: str) -> list[int]:
+    """The byte size of each parameter of the PTX's .entry, in order."""
+    signature = re.search(r"\.entry\s+\w+\s*\((.*?)\)", ptx, re.S).group(1)
+    sizes = []
+    for param in signature.split(","):
+        array = re.search(r"\[(\d+)\]", param)
+        sizes.append(int(array.group(1)) if array else int(re.search(r"\.[a-z](\d+)\b", param).group(1)) // 8)
+    return sizes
+
+
+class Params:
+    """A launch's kernelParams: one buffer per PTX parameter, laid out as the
+    GPU-to-NVVM lowering expects (memrefs expanded into their descriptor's
+    fields), followed by the total thread count, 3 extents and the record."""
+
+    def __init__(self, sizes: list[int]):
+        self.sizes, self.buffers = sizes, []
+
+    def _add(self, data: bytes) -> None:
+        if len(self.buffers) == len(self.sizes):
+            raise ValueError(f"more than the {len(self.sizes)} parameters the kernel takes")
+        size = self.sizes[len(self.buffers)]
+        if len(data) > size:
+            raise ValueError(f"parameter {len(self.buffers)}: {len(data)} bytes for a {size}-byte slot")
+        self.buffers.append(C.create_string_buffer(data.ljust(size, b"\0"), size))
+
+    def array(self, ptr: int, shape: tuple) -> None:
+        strides = np.cumprod((1,) + tuple(shape[:0:-1]))[::-1] if shape else ()
+        for word in (ptr, ptr, 0, *shape, *strides):
+            self._add(np.int64(word).tobytes())
+
+    def value(self, data: bytes) -> None:
+        self._add(data)
+
+    def finish(self, total: int, record: int, extents=(1, 1, 1)):
+        for word in (total, *extents, record):
+            self._add(np.uint64(word).tobytes())
+        if len(self.buffers) != len(self.sizes):
+            raise ValueError(f"{len(self.buffers)} parameters for a kernel that takes {len(self.sizes)}")
+        return (C.c_void_p * len(self.buffers))(*[C.cast(b, C.c_void_p) for b in self.buffers])
+
+
+def _error(actual: np.ndarray, expected: np.ndarray) -> float:
+    """Largest difference relative to the array's scale (0 for equal ints)."""
+    if actual.dtype.kind in "iub":
+        return float(np.max(actual != expected)) if actual.size else 0.0
+    scale = max(float(np.max(np.abs(expected))), 1e-30)
+    return float(np.max(np.abs(actual.astype(np.float64) - expected))) / scale
+
+
+def _extents(dim) -> tuple[int, list[int]]:
+    """(total threads, extents 1-3) of a launch dim, as adjit's launcher passes them."""
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    return int(np.prod(dims)), (dims[1:] + [1, 1, 1])[:3]
+
+
+def _launch(driver: Driver, bundle: Path, name: str, launch: dict, dim, arrays: dict, shapes: dict) -> np.ndarray:
+    """Loads and runs one launch; ``arrays`` maps "array"/"grad"/"tangent"
+    parameter names to device pointers. Returns the error record after it."""
+    fn, _ = driver.load((bundle / f"{name}.ptx").read_text(), launch["entry"])
+    params = Params(launch["sizes"])
+    for p in launch["params"]:
+        if "value" in p:
+            params.value(bytes.fromhex(p["value"]))
+        else:
+            kind, array = next(iter(p.items()))
+            params.array(arrays[kind, array], shapes[array])
+    total, extents = _extents(dim)
+    words = np.zeros(RECORD_WORDS, np.int64)
+    for slot, position in enumerate(launch["ranged"]):
+        host = arrays["host", launch["params"][position]["array"]]
+        words[RANGES_WORD + 2 * slot: RANGES_WORD + 2 * slot + 2] = (host.min(), host.max())
+    record = driver.upload(words)
+    grid_params = params.finish(total, record, extents)
+    driver.launch(fn, total, grid_params)
+    driver.sync()
+    out = driver.download(record, words)
+    driver.free(record)
+    return out
+
+
+def run_case(driver: Driver, bundle: Path, name: str, case: dict) -> dict:
+    data = dict(np.load(bundle / f"{name}.npz"))
+    inputs = {k[3:]: v for k, v in data.items() if k.startswith("in.")}
+    shapes = {a: v.shape for a, v in inputs.items()}
+    report = {}
+    start = time.perf_counter()
+
+    def fresh(extra: dict) -> dict:
+        arrays = {("array", a): driver.upload(v) for a, v in inputs.items()}
+        arrays.update({("host", a): v for a, v in inputs.items()})
+        for (kind, a), host in extra.items():
+            arrays[kind, a] = driver.upload(host)
+        return arrays
+
+    def compare(which: str, arrays: dict, expected: dict) -> None:
+        report[which] = {a: _error(driver.download(arrays[kind, a], inputs[a]), want)
+                         for (kind, a), want in expected.items()}
+
+    def release(arrays: dict) -> None:
+        for (kind, _), ptr in arrays.items():
+            if kind != "host":
+                driver.free(ptr)
+
+    arrays = fresh({})
+    site = _launch(driver, bundle, f"{name}.forward", case["launches"]["forward"], case["dim"], arrays, shapes)[0]
+    compare("forward", arrays, {("array", a): data[f"out.{a}"] for a in inputs})
+    report["forward"]["record_site"] = int(site)
+
+    # the adjoint runs on the forward's results, as the tape's does
+    for a in inputs:
+        arrays["grad", a] = driver.upload(data[f"seed.{a}"] if a in case["seeds"] else np.zeros_like(inputs[a]))
+    site = _launch(driver, bundle, f"{name}.adjoint", case["launches"]["adjoint"], case["dim"], arrays, shapes)[0]
+    compare("adjoint", arrays, {("grad", a): data[f"grad.{a}"] for a in inputs if a not in case["seeds"]})
+    report["adjoint"]["record_site"] = int(site)
+    release(arrays)
+
+    arrays = fresh({("tangent", k[11:]): v for k, v in data.items() if k.startswith("tangent_in.")})
+    site = _launch(driver, bundle, f"{name}.tangent", case["launches"]["tangent"], case["dim"], arrays, shapes)[0]
+    compare("tangent", arrays, {**{("tangent", k[12:]): v for k, v in data.items() if k.startswith("tangent_out.")},
+                                **{("array", a): data[f"out.{a}"] for a in inputs}})
+    report["tangent"]["record_site"] = int(site)
+    release(arrays)
+    report["seconds"] = time.perf_counter() - start
+    return report
+
+
+def run_out_of_range(driver: Driver, bundle: Path, case: dict) -> dict:
+    """A launch with one index out of range: the record must name its thread and index."""
+    inputs = {k[3:]: v for k, v in np.load(bundle / "bad_index.npz").items()}
+    arrays = {("array", a): driver.upload(v) for a, v in inputs.items()}
+    arrays.update({("host", a): v for a, v in inputs.items()})
+    words = _launch(driver, bundle, "bad_index.forward", case["forward"], case["dim"], arrays,
+                    {a: v.shape for a, v in inputs.items()})
+    report = {"site": int(words[0]), "thread": int(words[1]), "index": int(words[2])}
+    report["ok"] = report["site"] > 0 and report["thread"] == case["thread"] and report["index"] == case["index"]
+    return report
+
+
+def _time_ms(driver: Driver, run, repeat: int = 20) -> float:
+    """Median device time of run() in ms (CUDA events around each call)."""
+    run()
+    driver.sync()
+    start, stop, times = driver.event(), driver.event(), []
+    for _ in range(repeat):
+        driver.call("cuEventRecord", start, None)
+        run()
+        driver.call("cuEventRecord", stop, None)
+        driver.call("cuEventSynchronize", stop)
+        times.append(driver.elapsed_ms(start, stop))
+    return float(np.median(times))
+
+
+def _bench_launcher(driver: Driver, bundle: Path, manifest: dict, name: str, n: int, arrays: dict,
+                    values: list, grads: dict | None = None):
+    """fn, params for a benchmark kernel: ``arrays`` maps argument names to
+    (ptr, shape) in order with ``values`` (packed bytes) at their places."""
+    which = "adjoint" if grads is not None else "forward"
+    ptx = (bundle / f"bench.{name}.{which}.ptx").read_text()
+    fn, _ = driver.load(ptx, manifest["bench"][f"{name}.{which}"])
+    params = Params(entry_param_sizes(ptx))
+    for item in values:
+        if isinstance(item, bytes):
+            params.value(item)
+        else:
+            params.array(*arrays[item])
+    for item in (grads or {}):
+        params.array(*grads[item])
+    record = driver.upload(np.zeros(RECORD_WORDS, np.int64))
+    return fn, params.finish(n, record), record
+
+
+def bench(driver: Driver, bundle: Path, manifest: dict) -> dict:
+    out = {}
+    f32 = np.float32
+    rng = np.random.default_rng(0)
+
+    # saxpy, 100M float32, against a device-to-device copy of as many bytes
+    n = 100_000_000
+    x, y = rng.standard_normal(n, dtype=f32), rng.standard_normal(n, dtype=f32)
+    px, py = driver.upload(x), driver.upload(y)
+    fn, params, _ = _bench_launcher(driver, bundle, manifest, "saxpy", n, {"x": (px, (n,)), "y": (py, (n,))},
+                                    [f32(2.0).tobytes(), "x", "y"])
+    saxpy_ms = _time_ms(driver, lambda: driver.launch(fn, n, params))
+    copy_dst = driver.alloc(4 * n)
+    copy_ms = _time_ms(driver, lambda: driver.call("cuMemcpyDtoD_v2", C.c_uint64(copy_dst), C.c_uint64(px),
+                                                   C.c_size_t(4 * n)))
+    # correctness after 1 + 20 launches: y += 21 * 2 x (float32 rounding: compare loosely, a few elements)
+    check = driver.download(py, y)[:1000].astype(np.float64)
+    expect = y[:1000].astype(np.float64) + 42.0 * x[:1000]
+    out["saxpy"] = {"n": n, "ms": saxpy_ms, "GB_s": 12 * n / saxpy_ms / 1e6, "copy_ms": copy_ms,
+                    "copy_GB_s": 8 * n / copy_ms / 1e6, "max_rel_error_vs_numpy": _error(check, expect)}
+    out["saxpy"]["fraction_of_copy"] = out["saxpy"]["GB_s"] / out["saxpy"]["copy_GB_s"]
+    for p in (px, py, copy_dst):
+        driver.free(p)
+
+    # length(cross(a, b)) * a on 10M vec3, forward and backward
+    n = 10_000_000
+    a, b = rng.standard_normal((n, 3), dtype=f32), rng.standard_normal((n, 3), dtype=f32)
+    seed = rng.standard_normal((n, 3), dtype=f32)
+    pa, pb, py = driver.upload(a), driver.upload(b), driver.alloc(12 * n)
+    ga, gb, gy = driver.alloc(12 * n), driver.alloc(12 * n), driver.upload(seed)
+    arrays = {"a": (pa, (n, 3)), "b": (pb, (n, 3)), "y": (py, (n, 3))}
+    fwd, fparams, _ = _bench_launcher(driver, bundle, manifest, "length_cross", n, arrays, ["a", "b", "y"])
+    adj, aparams, _ = _bench_launcher(driver, bundle, manifest, "length_cross", n, arrays, ["a", "b", "y"],
+                                      {"a": (ga, (n, 3)), "b": (gb, (n, 3)), "y": (gy, (n, 3))})
+    lc = {"n": n, "forward_ms": _time_ms(driver, lambda: driver.launch(fwd, n, fparams)),
+          "backward_ms": _time_ms(driver, lambda: driver.launch(adj, n, aparams))}
+    try:
+        import torch
+        ta = torch.from_numpy(a).cuda().requires_grad_(True)
+        tb = torch.from_numpy(b).cuda().requires_grad_(True)
+        tseed = torch.from_numpy(seed).cuda()
+
+        def torch_forward():
+            return torch.linalg.vector_norm(torch.cross(ta, tb, dim=1), dim=1, keepdim=True) * ta
+
+        def torch_ms(run, repeat=20):
+            run()
+            torch.cuda.synchronize()
+            times = []
+            for _ in range(repeat):
+                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                s.record()
+                run()
+                e.record()
+                e.synchronize()
+                times.append(s.elapsed_time(e))
+            return float(np.median(times))
+
+        with torch.no_grad():
+            lc["torch_forward_ms"] = torch_ms(torch_forward)
+        ty = torch_forward()
+        lc["torch_backward_ms"] = torch_ms(lambda: torch.autograd.grad(ty, (ta, tb), tseed, retain_graph=True))
+        # the two agree: adjit's adjoint against torch's gradient (a fresh adjoint launch on zeroed grads)
+        driver.call("cuMemsetD8_v2", C.c_uint64(ga), 0, C.c_size_t(12 * n))
+        driver.call("cuMemsetD8_v2", C.c_uint64(gb), 0, C.c_size_t(12 * n))
+        driver.call("cuMemcpyHtoD_v2", C.c_uint64(gy), seed.ctypes.data_as(C.c_void_p), C.c_size_t(seed.nbytes))
+        driver.launch(adj, n, aparams)
+        driver.sync()
+        tga, tgb = torch.autograd.grad(ty, (ta, tb), tseed)
+        lc["grad_a_rel_error_vs_torch"] = _error(driver.download(ga, a), tga.double().cpu().numpy())
+        lc["grad_b_rel_error_vs_torch"] = _error(driver.download(gb, b), tgb.double().cpu().numpy())
+        lc["y_rel_error_vs_torch"] = _error(driver.download(py, a), ty.detach().double().cpu().numpy())
+        del ta, tb, ty, tga, tgb, tseed
+        torch.cuda.empty_cache()
+    except ImportError as e:
+        lc["torch"] = f"not measured: {e}"
+    out["length_cross"] = lc
+    for p in (pa, pb, py, ga, gb, gy):
+        driver.free(p)
+
+    # springs, 1M particles, 16 steps: forward and backward
+    n = 1_000_000
+    x = rng.standard_normal((n, 3), dtype=f32)
+    x[:, 1] = np.abs(x[:, 1])
+    v = rng.standard_normal((n, 3), dtype=f32)
+    rot = np.tile(np.eye(3, dtype=f32), (n, 1, 1))
+    ptrs = {"x": driver.upload(x), "v": driver.upload(v), "rot": driver.upload(rot),
+            "x_out": driver.alloc(12 * n), "v_out": driver.alloc(12 * n)}
+    shapes = {"x": (n, 3), "v": (n, 3), "rot": (n, 3, 3), "x_out": (n, 3), "v_out": (n, 3)}
+    arrays = {k: (ptrs[k], shapes[k]) for k in ptrs}
+    values = ["x", "v", "rot", "x_out", "v_out", f32(0.01).tobytes(), f32(4.0).tobytes(), np.int32(16).tobytes()]
+    grads = {k: (driver.alloc(4 * int(np.prod(shapes[k]))), shapes[k]) for k in ptrs}
+    fwd, fparams, _ = _bench_launcher(driver, bundle, manifest, "springs", n, arrays, values)
+    adj, aparams, _ = _bench_launcher(driver, bundle, manifest, "springs", n, arrays, values, grads)
+    out["springs"] = {"n": n, "n_iter": 16, "forward_ms": _time_ms(driver, lambda: driver.launch(fwd, n, fparams)),
+                      "backward_ms": _time_ms(driver, lambda: driver.launch(adj, n, aparams))}
+    for p in list(ptrs.values()) + [g for g, _ in grads.values()]:
+        driver.free(p)
+
+    # launch overhead: dim=1, back to back, one synchronize at the end
+    one = driver.alloc(4)
+    fn, params, _ = _bench_launcher(driver, bundle, manifest, "trivial", 1, {"x": (one, (1,))}, ["x"])
+    count = 20000
+
+    def per_launch_us(launch) -> float:
+        for _ in range(100):
+            launch()
+        driver.sync()
+        start = time.perf_counter()
+        for _ in range(count):
+            launch()
+        driver.sync()
+        return (time.perf_counter() - start) / count * 1e6
+
+    overhead = {"adjit_ptx_via_ctypes_us": per_launch_us(lambda: driver.launch(fn, 1, params))}
+    try:
+        import cupy
+        kernel = cupy.RawKernel('extern "C" __global__ void trivial(float* x) { x[0] = 1.0f; }', "trivial")
+        cx = cupy.zeros(1, dtype=cupy.float32)
+        overhead["cupy_rawkernel_us"] = per_launch_us(lambda: kernel((1,), (1,), (cx,)))
+    except ImportError as e:
+        overhead["cupy"] = f"not measured: {e}"
+    out["launch_overhead"] = overhead
+    driver.free(one)
+    return out
+
+
+def main() -> None:
+    bundle, out_dir = Path(sys.argv[1]), Path(sys.argv[2])
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    driver = Driver()
+    results = {"device": driver.name, "compute_capability": driver.cc, "driver_version": driver.version,
+               "arch": manifest["arch"], "cases": {}}
+    print(f"{driver.name} (sm_{driver.cc[0]}{driver.cc[1]}), driver {driver.version}, PTX for {manifest['arch']}")
+    failed = []
+    for name, case in manifest["cases"].items():
+        try:
+            report = run_case(driver, bundle, name, case)
+        except CudaError as e:
+            report = {"error": str(e)}
+        results["cases"][name] = report
+        if "error" in report:
+            failed.append(name)
+            print(f"{name}: {report['error']}")
+            continue
+        launches = ("forward", "adjoint", "tangent")
+        errors = {f"{w}.{a}": e for w in launches for a, e in report[w].items() if a != "record_site"}
+        sites = tuple(report[w]["record_site"] for w in launches)
+        ok = max(errors.values()) <= 1e-4 and sites == (0, 0, 0)
+        report["ok"] = ok
+        if not ok:
+            failed.append(name)
+        worst = max(errors, key=errors.get)
+        print(f"{name}: {'ok' if ok else 'MISMATCH'}  worst {worst} {errors[worst]:.2e}  record sites {sites}  "
+              f"({report['seconds']:.2f} s with PTX JIT)")
+    report = run_out_of_range(driver, bundle, manifest["out_of_range"])
+    results["out_of_range"] = report
+    if not report["ok"]:
+        failed.append("out_of_range")
+    print(f"out of range: {'ok' if report['ok'] else 'MISMATCH'} {report}")
+    if "--skip-bench" not in sys.argv:
+        results["bench"] = bench(driver, bundle, manifest)
+        print(json.dumps(results["bench"], indent=1))
+    results["failed"] = failed
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "gpu_results.json").write_text(json.dumps(results, indent=1))
+    print("failed:", failed or "none")
+
+
+if __name__ == "__main__":
+    main()
