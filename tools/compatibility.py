@@ -65,6 +65,8 @@ HOST_LEFT_OUT = {
                     "Omniverse Fabric arrays: they need the Fabric runtime (USD), not a dependency of adjit"),
     **dict.fromkeys(("from_paddle", "to_paddle", "device_from_paddle", "device_to_paddle", "dtype_from_paddle",
                      "dtype_to_paddle"), "PaddlePaddle interop: not a dependency (torch, JAX and DLPack are)"),
+    "ModuleBuildOptions": "options of Warp's C++/CUDA code generator (include folders, preambles, compiler "
+                          "flags for its generated C++): adjit compiles through MLIR and has no C++ to configure",
     "func_native": "a kernel function written as a C++/CUDA snippet: unchecked native code, which adjit's "
                    "guarantees (bounds, gradients, located errors) cannot cover",
     "address_of": "returns a raw uint64 address of a local, array element or field for native snippets to "
