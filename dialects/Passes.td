@@ -150,7 +150,17 @@ def AdjitGpuLaunch : Pass<"adjit-gpu-launch", "::mlir::ModuleOp"> {
     %s1: i64, %s2: i64, %s3: i64) kernel`, which computes the linear thread
     index from the block and thread ids, returns when it is past `total`, and
     calls the body with the delinearized coordinates.
+
+    With `noalias`, the kernel's array arguments are promised not to overlap
+    (marked for `adjit-apply-noalias` after the NVVM conversion), so LLVM may
+    reorder and batch their loads and stores. As on the CPU, a launcher must
+    check the arrays of each launch and use the variant without the promise
+    when two of them overlap.
   }];
+  let options = [
+    Option<"noalias", "noalias", "bool", /*default=*/"false",
+           "Promise that the kernel's array arguments do not overlap">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
                            "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
                            "::mlir::scf::SCFDialect"];

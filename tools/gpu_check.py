@@ -126,7 +126,7 @@ def _cases(n: int):
 BAD_THREAD, BAD_INDEX = 77, 1_000_000
 
 
-def _ptx(k, arch: str, adjoint: bool, tangent: int = 0) -> tuple[str, list[int]]:
+def _ptx(k, arch: str, adjoint: bool, tangent: int = 0, noalias: bool = False) -> tuple[str, list[int]]:
     """The PTX of k's kernel (or adjoint) and the argument positions of the
     index arrays whose (min, max) its launch condition reads from the error
     record (adjit.index_range; the CPU runtime fills them in the same way)."""
@@ -137,7 +137,8 @@ def _ptx(k, arch: str, adjoint: bool, tangent: int = 0) -> tuple[str, list[int]]
         if stage == "checked":
             ranged.extend(S.ranged_args(m, driver.kernel_symbol(k, adjoint, tangent)))
 
-    S.run_stages(module, S.cuda_stages(arch, adjoint, tangent=tangent), k.mlir_name, after_stage=after)
+    S.run_stages(module, S.cuda_stages(arch, adjoint, tangent=tangent, noalias=noalias), k.mlir_name,
+                 after_stage=after)
     ptx = driver.ptx_of(module)
     if shutil.which("ptxas"):
         with tempfile.TemporaryDirectory() as tmp:
@@ -258,9 +259,10 @@ def prepare(out: Path, arch: str, n: int) -> None:
     manifest["bench"] = {}
     for name, k in bench.items():
         for which, adjoint in (("forward", False), ("adjoint", True)):
-            ptx, _ = _ptx(k, arch, adjoint)
-            (out / f"bench.{name}.{which}.ptx").write_text(ptx)
-            manifest["bench"][f"{name}.{which}"] = re.search(r"\.entry\s+(\w+)", ptx).group(1)
+            for variant, noalias in (("", False), (".noalias", True)):  # (the runner's arrays never overlap)
+                ptx, _ = _ptx(k, arch, adjoint, noalias=noalias)
+                (out / f"bench.{name}.{which}{variant}.ptx").write_text(ptx)
+                manifest["bench"][f"{name}.{which}{variant}"] = re.search(r"\.entry\s+(\w+)", ptx).group(1)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
 
 

@@ -84,10 +84,13 @@ def cpu_stages(adjoint: bool = False, noalias: bool = False, bounds_check: bool 
 
 
 def cuda_stages(chip: str = "sm_80", adjoint: bool = False, bounds_check: bool = True,
-                verify_fp: bool = False, tangent: int = 0) -> list[Stage]:
-    """adjit -> optimized [-> adjoint | tangent] [-> checked] -> gpu -> ptx."""
+                verify_fp: bool = False, tangent: int = 0, noalias: bool = False) -> list[Stage]:
+    """adjit -> optimized [-> adjoint | tangent] [-> checked] -> gpu -> ptx.
+    ``noalias``: for launches whose arrays do not overlap (as on the CPU,
+    the launcher must check)."""
     return _front(adjoint, tangent=tangent) + _checked(bounds_check, verify_fp) + [
-        Stage("gpu", "adjit-lower-gpu"), Stage("ptx", f"adjit-gpu-to-ptx{{chip={chip}}}")]
+        Stage("gpu", "adjit-lower-gpu{noalias=true}" if noalias else "adjit-lower-gpu"),
+        Stage("ptx", f"adjit-gpu-to-ptx{{chip={chip}}}")]
 
 
 def _kernel_attributes(module: ir.Module, kernel_symbol: str):

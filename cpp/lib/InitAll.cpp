@@ -90,6 +90,13 @@ struct CpuToLlvmOptions : public PassPipelineOptions<CpuToLlvmOptions> {
       llvm::cl::init(true)};
 };
 
+struct LowerGpuOptions : public PassPipelineOptions<LowerGpuOptions> {
+  Option<bool> noalias{*this, "noalias",
+                       llvm::cl::desc("Promise that array arguments of a "
+                                      "launch do not overlap"),
+                       llvm::cl::init(false)};
+};
+
 struct GpuToPtxOptions : public PassPipelineOptions<GpuToPtxOptions> {
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("The SM to generate PTX for"),
@@ -182,12 +189,15 @@ void registerPipelines() {
                                        "adjit-apply-noalias") +
                                (options.orderedAtomics ? ",adjit-defer-float-atomics" : ""));
       });
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<LowerGpuOptions>(
       "adjit-lower-gpu",
       "Stage optimized -> gpu: lower arrays to memrefs and move kernels into "
       "gpu.module kernels",
-      [](OpPassManager &pm) {
-        appendPipeline(pm, "adjit-lower-to-std,adjit-gpu-launch,canonicalize,cse");
+      [](OpPassManager &pm, const LowerGpuOptions &options) {
+        appendPipeline(pm, std::string("adjit-lower-to-std,adjit-gpu-launch{"
+                                       "noalias=") +
+                               (options.noalias ? "true" : "false") +
+                               "},canonicalize,cse");
       });
   PassPipelineRegistration<GpuToPtxOptions>(
       "adjit-gpu-to-ptx",
@@ -199,7 +209,7 @@ void registerPipelines() {
                             "},gpu.module(convert-scf-to-cf,convert-vector-to-llvm,"
                             "convert-gpu-to-nvvm,"
                             "canonicalize,cse),reconcile-unrealized-casts,"
-                            "gpu-module-to-binary{format=isa}")
+                            "adjit-apply-noalias,gpu-module-to-binary{format=isa}")
                                .str());
       });
 }

@@ -25,8 +25,6 @@
 #include "adjit/Passes.h"
 #include "adjit/SymbolNames.h"
 
-#include "mlir/Analysis/SliceAnalysis.h"
-#include "mlir/IR/IRMapping.h"
 
 namespace mlir::adjit {
 #define GEN_PASS_DEF_ADJITCPULAUNCH
@@ -79,53 +77,6 @@ FailureOr<Value> unpackArgument(OpBuilder &b, Location loc, Type type,
     });
   }
   return failure();
-}
-
-/// Replaces the launch condition in `fn` by the constant `value`.
-void fixLaunchCondition(func::FuncOp fn, bool value) {
-  fn.walk([&](LaunchConditionOp cond) {
-    OpBuilder b(cond);
-    cond.replaceAllUsesWith(
-        arith::ConstantIntOp::create(b, cond.getLoc(), value, 1).getResult());
-    cond.erase();
-  });
-}
-
-/// Splits the launch condition out of `body`, which is then compiled for it
-/// holding: returns the condition as a function of the body's arguments
-/// (null if the body has none; see adjit-access-checks).
-func::FuncOp splitLaunchCondition(OpBuilder &b, func::FuncOp body) {
-  LaunchConditionOp cond;
-  body.walk([&](LaunchConditionOp op) { cond = op; });
-  if (!cond)
-    return {};
-  MLIRContext *ctx = b.getContext();
-  Location loc = cond.getLoc();
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointAfter(body);
-
-  // The condition alone: its backward slice, which reads only the body's
-  // arguments (the launch extents, array sizes, constants).
-  auto condition = func::FuncOp::create(
-      b, loc, (body.getSymName() + "_launch_condition").str(),
-      FunctionType::get(ctx, body.getArgumentTypes(), {b.getI1Type()}));
-  condition.setPrivate();
-  condition->setAttr("llvm.linkage",
-                     LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
-  Block *block = condition.addEntryBlock();
-  IRMapping mapping;
-  mapping.map(body.getArguments(), block->getArguments());
-  SetVector<Operation *> slice;
-  BackwardSliceOptions options;
-  options.omitBlockArguments = true;
-  (void)getBackwardSlice(cond.getOperation(), &slice, options);
-  OpBuilder cb = OpBuilder::atBlockBegin(block);
-  for (Operation *op : slice)
-    cb.clone(*op, mapping);
-  func::ReturnOp::create(cb, loc, mapping.lookup(cond.getCondition()));
-
-  fixLaunchCondition(body, true);
-  return condition;
 }
 
 /// Adds the entry `name` calling `body`, whose leading arguments are
@@ -210,24 +161,6 @@ LogicalResult buildEntry(OpBuilder &b, StringRef name, func::FuncOp body,
   return success();
 }
 
-/// Marks the body's array arguments as non-overlapping: the positions of
-/// their aligned pointers once the LLVM conversion expands each memref into
-/// (allocated, aligned, offset, sizes..., strides...).
-void markNoAlias(func::FuncOp body) {
-  SmallVector<int64_t> positions;
-  int64_t position = 0;
-  for (Type type : body.getArgumentTypes()) {
-    if (auto memrefTy = dyn_cast<MemRefType>(type)) {
-      positions.push_back(position + 1);
-      position += 3 + 2 * memrefTy.getRank();
-    } else {
-      position += 1;
-    }
-  }
-  body->setAttr(AdjitDialect::getNoAliasArgsAttrName(),
-                DenseI64ArrayAttr::get(body.getContext(), positions));
-}
-
 /// print() in kernels: calls of the C library's printf (resolved from the
 /// process when the object loads), its arguments promoted as C promotes a
 /// variadic call's (float to double, i1 to i32, index to i64).
@@ -295,7 +228,7 @@ struct AdjitCpuLaunchPass : adjit::impl::AdjitCpuLaunchBase<AdjitCpuLaunchPass> 
       (*body)->setAttr(AdjitDialect::getKernelBodyAttrName(),
                        UnitAttr::get(module.getContext()));
       if (noalias)
-        markNoAlias(*body);
+        markNoAliasArrays(*body, body->getArgumentTypes());
       func::FuncOp condition;
       if (allChecked)
         fixLaunchCondition(*body, false);

@@ -8,10 +8,14 @@
 //                 %record: !llvm.ptr)
 //
 // which takes the linear index from the 1-D grid, returns past `total`, and
-// calls the body. %record is the launch's error record in device memory. A
-// launch condition (adjit-access-checks) is evaluated by each thread: it is
-// uniform, so its branches do not diverge. Memref arguments keep the standard expanded descriptor
-// calling convention of the GPU-to-NVVM lowering.
+// calls the body. %record is the launch's error record in device memory. With
+// `noalias`, the kernel's array arguments are promised not to overlap (the
+// launcher checks), marked for adjit-apply-noalias after the NVVM conversion.
+// A body with a launch condition (adjit-access-checks) comes in two versions,
+// compiled for the condition holding and with every check; each thread
+// evaluates the condition (uniform: the branch does not diverge) and calls
+// one. Memref arguments keep the standard expanded descriptor calling
+// convention of the GPU-to-NVVM lowering.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +60,7 @@ void cloneCallees(func::FuncOp root, SymbolTable &hostSymbols,
 }
 
 struct AdjitGpuLaunchPass : adjit::impl::AdjitGpuLaunchBase<AdjitGpuLaunchPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = module.getContext();
@@ -81,11 +86,20 @@ struct AdjitGpuLaunchPass : adjit::impl::AdjitGpuLaunchBase<AdjitGpuLaunchPass> 
       FailureOr<func::FuncOp> body = outlineKernelBody(kernel);
       if (failed(body))
         return signalPassFailure();
-      body->walk([](LaunchConditionOp cond) {
-        cond.replaceAllUsesWith(cond.getCondition());
-        cond.erase();
-      });
       cloneCallees(*body, hostSymbols, gpuModule);
+      // Two versions of the body: one compiled for the launch condition
+      // holding (its proved checks gone, so loads can be hoisted and batched)
+      // and one with every check; each thread evaluates the condition, which
+      // is uniform, so the branch between them does not diverge.
+      func::FuncOp checkedBody;
+      b.setInsertionPointAfter(*body);
+      if (body->walk([](LaunchConditionOp) { return WalkResult::interrupt(); })
+              .wasInterrupted()) {
+        checkedBody = cast<func::FuncOp>(b.clone(*body->getOperation()));
+        checkedBody.setSymName((body->getSymName() + "_checked").str());
+        fixLaunchCondition(checkedBody, false);
+      }
+      func::FuncOp condition = splitLaunchCondition(b, *body);
       // print() in kernels: the GPU's printf (index values as i64).
       gpuModule.walk([&](PrintOp print) {
         OpBuilder pb(print);
@@ -108,6 +122,8 @@ struct AdjitGpuLaunchPass : adjit::impl::AdjitGpuLaunchBase<AdjitGpuLaunchPass> 
           b, loc, name, b.getFunctionType(gpuArgTypes, {}));
       gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                        UnitAttr::get(ctx));
+      if (noalias)
+        markNoAliasArrays(gpuFunc, gpuArgTypes);
       Block &entry = gpuFunc.getBody().front();
       b.setInsertionPointToStart(&entry);
       Value blockId = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
@@ -131,7 +147,18 @@ struct AdjitGpuLaunchPass : adjit::impl::AdjitGpuLaunchBase<AdjitGpuLaunchPass> 
       for (unsigned d = 1; d < kMaxLaunchDims; ++d)
         bodyArgs.push_back(toIndex(d));
       bodyArgs.push_back(entry.getArgument(argTypes.size() + kMaxLaunchDims));
-      func::CallOp::create(b, loc, *body, bodyArgs);
+      if (condition) {
+        Value proven =
+            func::CallOp::create(b, loc, condition, bodyArgs).getResult(0);
+        auto versions = scf::IfOp::create(b, loc, TypeRange{}, proven,
+                                          /*withElseRegion=*/true);
+        b.setInsertionPoint(versions.getThenRegion().front().getTerminator());
+        func::CallOp::create(b, loc, *body, bodyArgs);
+        b.setInsertionPoint(versions.getElseRegion().front().getTerminator());
+        func::CallOp::create(b, loc, checkedBody, bodyArgs);
+      } else {
+        func::CallOp::create(b, loc, *body, bodyArgs);
+      }
       b.setInsertionPointAfter(ifOp);
       gpu::ReturnOp::create(b, loc);
     }

@@ -4,12 +4,72 @@
 
 #include "adjit/AdjitDialect.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace mlir::adjit;
+
+void mlir::adjit::markNoAliasArrays(Operation *fn, TypeRange argTypes) {
+  SmallVector<int64_t> positions;
+  int64_t position = 0;
+  for (Type type : argTypes) {
+    if (auto memrefTy = dyn_cast<MemRefType>(type)) {
+      positions.push_back(position + 1);
+      position += 3 + 2 * memrefTy.getRank();
+    } else {
+      position += 1;
+    }
+  }
+  fn->setAttr(AdjitDialect::getNoAliasArgsAttrName(),
+              DenseI64ArrayAttr::get(fn->getContext(), positions));
+}
+
+void mlir::adjit::fixLaunchCondition(func::FuncOp fn, bool value) {
+  fn.walk([&](LaunchConditionOp cond) {
+    OpBuilder b(cond);
+    cond.replaceAllUsesWith(
+        arith::ConstantIntOp::create(b, cond.getLoc(), value, 1).getResult());
+    cond.erase();
+  });
+}
+
+func::FuncOp mlir::adjit::splitLaunchCondition(OpBuilder &b, func::FuncOp body) {
+  LaunchConditionOp cond;
+  body.walk([&](LaunchConditionOp op) { cond = op; });
+  if (!cond)
+    return {};
+  MLIRContext *ctx = b.getContext();
+  Location loc = cond.getLoc();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfter(body);
+
+  // The condition alone: its backward slice, which reads only the body's
+  // arguments (the launch extents, array sizes, constants).
+  auto condition = func::FuncOp::create(
+      b, loc, (body.getSymName() + "_launch_condition").str(),
+      FunctionType::get(ctx, body.getArgumentTypes(), {b.getI1Type()}));
+  condition.setPrivate();
+  condition->setAttr("llvm.linkage",
+                     LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
+  Block *block = condition.addEntryBlock();
+  IRMapping mapping;
+  mapping.map(body.getArguments(), block->getArguments());
+  SetVector<Operation *> slice;
+  BackwardSliceOptions options;
+  options.omitBlockArguments = true;
+  (void)getBackwardSlice(cond.getOperation(), &slice, options);
+  OpBuilder cb = OpBuilder::atBlockBegin(block);
+  for (Operation *op : slice)
+    cb.clone(*op, mapping);
+  func::ReturnOp::create(cb, loc, mapping.lookup(cond.getCondition()));
+
+  fixLaunchCondition(body, true);
+  return condition;
+}
 
 FailureOr<func::FuncOp> mlir::adjit::outlineKernelBody(func::FuncOp kernel) {
   if (kernel.isExternal())

@@ -20,6 +20,22 @@ constexpr unsigned kMaxLaunchDims = 4;
 /// the kernel has no body.
 FailureOr<func::FuncOp> outlineKernelBody(func::FuncOp kernel);
 
+/// Replaces the launch condition (adjit.launch_condition) in `fn` by the
+/// constant `value`.
+void fixLaunchCondition(func::FuncOp fn, bool value);
+
+/// Splits the launch condition out of `body`, which is then compiled for it
+/// holding: returns the condition as a function of the body's arguments,
+/// created after `body` (null if the body has none; see
+/// adjit-access-checks).
+func::FuncOp splitLaunchCondition(OpBuilder &b, func::FuncOp body);
+
+/// Marks the array (memref) arguments of `fn`, whose argument types are
+/// `argTypes`, as non-overlapping for adjit-apply-noalias: records the
+/// positions of their aligned pointers once the LLVM conversion expands each
+/// memref into (allocated, aligned, offset, sizes..., strides...).
+void markNoAliasArrays(Operation *fn, TypeRange argTypes);
+
 /// Builds a value of `type` (a scalar or a vector/matrix) from its scalar
 /// components; `scalarAt(pos)` returns the component at full position `pos`.
 Value assembleFromScalars(OpBuilder &b, Location loc, Type type,
