@@ -258,9 +258,9 @@ def prepare(out: Path, arch: str, n: int) -> None:
     bench = {"saxpy": K.saxpy, "length_cross": K.length_cross, "springs": K.springs, "trivial": K.trivial}
     manifest["bench"] = {}
     for name, k in bench.items():
-        for which, adjoint in (("forward", False), ("adjoint", True)):
+        for which, adjoint, tangent in (("forward", False, 0), ("adjoint", True, 0), ("tangent", False, 1)):
             for variant, noalias in (("", False), (".noalias", True)):  # (the runner's arrays never overlap)
-                ptx, _ = _ptx(k, arch, adjoint, noalias=noalias)
+                ptx, _ = _ptx(k, arch, adjoint, tangent, noalias=noalias)
                 (out / f"bench.{name}.{which}{variant}.ptx").write_text(ptx)
                 manifest["bench"][f"{name}.{which}{variant}"] = re.search(r"\.entry\s+(\w+)", ptx).group(1)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))

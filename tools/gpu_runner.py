@@ -282,11 +282,15 @@ def _time_ms(driver: Driver, run, repeat: int = 20) -> float:
 
 
 def _bench_launcher(driver: Driver, bundle: Path, manifest: dict, name: str, n: int, arrays: dict,
-                    values: list, grads: dict | None = None, noalias: bool = False):
+                    values: list, grads: dict | None = None, noalias: bool = False, tangents: list | None = None):
     """fn, params for a benchmark kernel: ``arrays`` maps argument names to
     (ptr, shape) in order with ``values`` (packed bytes) at their places.
-    ``noalias``: the variant compiled for arrays that do not overlap."""
-    which = ("adjoint" if grads is not None else "forward") + (".noalias" if noalias else "")
+    ``grads``: the adjoint with these gradient arrays; ``tangents``: the
+    tangent kernel with these tangents, (ptr, shape) or packed bytes, one per
+    float argument. ``noalias``: the variant compiled for arrays that do not
+    overlap."""
+    which = "adjoint" if grads is not None else "tangent" if tangents is not None else "forward"
+    which += ".noalias" if noalias else ""
     ptx = (bundle / f"bench.{name}.{which}.ptx").read_text()
     fn, _ = driver.load(ptx, manifest["bench"][f"{name}.{which}"])
     params = Params(entry_param_sizes(ptx))
@@ -297,6 +301,11 @@ def _bench_launcher(driver: Driver, bundle: Path, manifest: dict, name: str, n: 
             params.array(*arrays[item])
     for item in (grads or {}):
         params.array(*grads[item])
+    for item in (tangents or []):
+        if isinstance(item, bytes):
+            params.value(item)
+        else:
+            params.array(*item)
     record = driver.upload(np.zeros(RECORD_WORDS, np.int64))
     return fn, params.finish(n, record), record
 
@@ -315,17 +324,26 @@ def bench_saxpy(driver: Driver, bundle: Path, manifest: dict, rng, out: dict) ->
     fn, params, _ = _bench_launcher(driver, bundle, manifest, "saxpy", n, {"x": (px, (n,)), "y": (py, (n,))},
                                     [f32(2.0).tobytes(), "x", "y"], noalias=True)
     noalias_ms = _time_ms(driver, lambda: driver.launch(fn, n, params))
+    tx, ty = driver.upload(x), driver.upload(y)
+    fn, params, _ = _bench_launcher(driver, bundle, manifest, "saxpy", n, {"x": (px, (n,)), "y": (py, (n,))},
+                                    [f32(2.0).tobytes(), "x", "y"],
+                                    tangents=[f32(0.5).tobytes(), (tx, (n,)), (ty, (n,))])
+    tangent_ms = _time_ms(driver, lambda: driver.launch(fn, n, params))
+    driver.free(tx)
+    driver.free(ty)
     copy_dst = driver.alloc(4 * n)
     copy_ms = _time_ms(driver, lambda: driver.call("cuMemcpyDtoD_v2", C.c_uint64(copy_dst), C.c_uint64(px),
                                                    C.c_size_t(4 * n)))
-    # correctness after 2 x (1 + 20) launches: y += 42 * 2 x (float32 rounding: compare loosely, a few elements)
+    # correctness after 3 x (1 + 20) launches: y += 63 * 2 x (float32 rounding: compare loosely, a few elements)
     check = driver.download(py, y)[:1000].astype(np.float64)
-    expect = y[:1000].astype(np.float64) + 84.0 * x[:1000]
+    expect = y[:1000].astype(np.float64) + 126.0 * x[:1000]
     out["saxpy"] = {"n": n, "ms": saxpy_ms, "GB_s": 12 * n / saxpy_ms / 1e6, "copy_ms": copy_ms,
                     "copy_GB_s": 8 * n / copy_ms / 1e6, "max_rel_error_vs_numpy": _error(check, expect)}
     out["saxpy"]["fraction_of_copy"] = out["saxpy"]["GB_s"] / out["saxpy"]["copy_GB_s"]
     out["saxpy"]["noalias_ms"] = noalias_ms
     out["saxpy"]["noalias_fraction_of_copy"] = 12 * n / noalias_ms / 1e6 / out["saxpy"]["copy_GB_s"]
+    out["saxpy"]["tangent_ms"] = tangent_ms
+    out["saxpy"]["tangent_over_forward"] = tangent_ms / saxpy_ms
     for p in (px, py, copy_dst):
         driver.free(p)
 
@@ -346,7 +364,12 @@ def bench_length_cross(driver: Driver, bundle: Path, manifest: dict, rng, out: d
         adj, aparams, _ = _bench_launcher(driver, bundle, manifest, "length_cross", n, arrays, ["a", "b", "y"],
                                           {"a": (ga, (n, 3)), "b": (gb, (n, 3)), "y": (gy, (n, 3))},
                                           noalias=bool(variant))
+        tan, tparams, _ = _bench_launcher(driver, bundle, manifest, "length_cross", n, arrays, ["a", "b", "y"],
+                                          noalias=bool(variant),
+                                          tangents=[(ga, (n, 3)), (gb, (n, 3)), (gy, (n, 3))])
         lc[f"{variant}forward_ms"] = _time_ms(driver, lambda: driver.launch(fwd, n, fparams))
+        lc[f"{variant}tangent_ms"] = _time_ms(driver, lambda: driver.launch(tan, n, tparams))
+        lc[f"{variant}tangent_over_forward"] = lc[f"{variant}tangent_ms"] / lc[f"{variant}forward_ms"]
         lc[f"{variant}backward_ms"] = _time_ms(driver, lambda: driver.launch(adj, n, aparams))
         adjoints[variant] = (adj, aparams)
     try:
@@ -414,7 +437,12 @@ def bench_springs(driver: Driver, bundle: Path, manifest: dict, rng, out: dict) 
         fwd, fparams, _ = _bench_launcher(driver, bundle, manifest, "springs", n, arrays, values, noalias=bool(variant))
         adj, aparams, _ = _bench_launcher(driver, bundle, manifest, "springs", n, arrays, values, grads,
                                           noalias=bool(variant))
+        tan, tparams, _ = _bench_launcher(driver, bundle, manifest, "springs", n, arrays, values, noalias=bool(variant),
+                                          tangents=[grads[k] for k in ptrs] + [f32(0.0).tobytes()] * 2)
         out["springs"][f"{variant}forward_ms"] = _time_ms(driver, lambda: driver.launch(fwd, n, fparams))
+        out["springs"][f"{variant}tangent_ms"] = _time_ms(driver, lambda: driver.launch(tan, n, tparams))
+        out["springs"][f"{variant}tangent_over_forward"] = (out["springs"][f"{variant}tangent_ms"]
+                                                           / out["springs"][f"{variant}forward_ms"])
         out["springs"][f"{variant}backward_ms"] = _time_ms(driver, lambda: driver.launch(adj, n, aparams))
     for p in list(ptrs.values()) + [g for g, _ in grads.values()]:
         driver.free(p)
