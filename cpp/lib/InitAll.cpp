@@ -208,6 +208,9 @@ void registerPipelines() {
                             " O=" + llvm::Twine(options.optLevel) +
                             "},gpu.module(convert-scf-to-cf,convert-vector-to-llvm,"
                             "convert-gpu-to-nvvm,"
+                            // math ops without a libdevice function (ctpop,
+                            // absi): LLVM intrinsics
+                            "convert-math-to-llvm,"
                             "canonicalize,cse),reconcile-unrealized-casts,"
                             "adjit-apply-noalias,gpu-module-to-binary{format=isa}")
                                .str());

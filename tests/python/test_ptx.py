@@ -140,3 +140,18 @@ def test_differentiated_kernels_assemble(tmp_path, variant):
         params = re.search(rf"\.entry\s+{symbol}\s*\((.*?)\)", ptx, re.S).group(1)
         assert params.count(".param") > lanes
     _ptxas(tmp_path, ptx, "sm_80")
+
+
+@adjit.kernel
+def integer_bits(x: adjit.array(dtype=adjit.int32), y: adjit.array(dtype=adjit.uint32), out: adjit.array(dtype=int)):
+    # math ops without a libdevice function (found by tools/gpu_replay.py: the
+    # CUDA pipeline left math.ctpop and math.absi unlowered)
+    i = adjit.tid()
+    out[i] = abs(x[i]) + int(adjit.bit_count(y[i]))
+
+
+def test_integer_math_without_libdevice_functions_lowers(tmp_path):
+    ptx = adjit.compile(integer_bits, target="cuda", arch="sm_90")
+    assert re.search(r"\bpopc\.b32\b", ptx), "bit_count: a population count"
+    if shutil.which("ptxas"):
+        _ptxas(tmp_path, ptx, "sm_90")

@@ -59,6 +59,14 @@ void cloneCallees(func::FuncOp root, SymbolTable &hostSymbols,
   }
 }
 
+/// `type` with i1 components widened to i8 (vectors and matrices of bool).
+Type boolComponentsAsBytes(Type type) {
+  auto vecTy = dyn_cast<VectorType>(type);
+  if (!vecTy || !vecTy.getElementType().isInteger(1))
+    return type;
+  return vecTy.clone(IntegerType::get(type.getContext(), 8));
+}
+
 struct AdjitGpuLaunchPass : adjit::impl::AdjitGpuLaunchBase<AdjitGpuLaunchPass> {
   using Base::Base;
   void runOnOperation() override {
@@ -114,7 +122,12 @@ struct AdjitGpuLaunchPass : adjit::impl::AdjitGpuLaunchBase<AdjitGpuLaunchPass> 
         print.erase();
       });
 
-      SmallVector<Type> gpuArgTypes = argTypes;
+      // Bool vectors and matrices travel as one byte per component (as the
+      // CPU entry's packed values): NVPTX sizes an i1-vector parameter in
+      // bits but loads it a byte per component.
+      SmallVector<Type> gpuArgTypes;
+      for (Type type : argTypes)
+        gpuArgTypes.push_back(boolComponentsAsBytes(type));
       gpuArgTypes.append(kMaxLaunchDims, b.getI64Type());
       gpuArgTypes.push_back(LLVM::LLVMPointerType::get(ctx));
       b.setInsertionPointToEnd(gpuModule.getBody());
@@ -140,8 +153,11 @@ struct AdjitGpuLaunchPass : adjit::impl::AdjitGpuLaunchBase<AdjitGpuLaunchPass> 
                                             linear, total);
       auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      SmallVector<Value> bodyArgs(
-          entry.getArguments().take_front(argTypes.size()));
+      SmallVector<Value> bodyArgs;
+      for (auto [arg, type] : llvm::zip(entry.getArguments(), argTypes))
+        bodyArgs.push_back(arg.getType() == type
+                               ? Value(arg)
+                               : arith::TruncIOp::create(b, loc, type, arg));
       bodyArgs.push_back(linear);
       bodyArgs.push_back(total);
       for (unsigned d = 1; d < kMaxLaunchDims; ++d)

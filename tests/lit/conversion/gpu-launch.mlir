@@ -88,3 +88,18 @@ func.func @plain(%x: !adjit.array<i64, 1>) attributes {adjit.kernel} {
   %o = adjit.atomic_add %c, %x[%i] [] : i64, !adjit.array<i64, 1>
   return
 }
+
+/// A bool vector argument travels as one byte per component (the CPU
+/// entry's packing; NVPTX would size an i1-vector parameter in bits but load
+/// it a byte per component): the kernel takes vector<3xi8> and truncates.
+// CHECK-LABEL: gpu.module @bool_mask_module
+// CHECK: gpu.func @bool_mask(%[[M:[^:]*]]: vector<3xi8>, %{{[^:]*}}: memref<?xf32>,
+// CHECK: %[[BITS:.*]] = arith.trunci %[[M]] : vector<3xi8> to vector<3xi1>
+// CHECK: func.call @bool_mask_body(%[[BITS]],
+func.func @bool_mask(%m: vector<3xi1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %b = vector.extract %m[1] : i1 from vector<3xi1>
+  %f = arith.uitofp %b : i1 to f32
+  adjit.store %f, %y[%i] : !adjit.array<f32, 1>
+  return
+}
