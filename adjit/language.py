@@ -280,7 +280,9 @@ class Kernel:
         """The kernel's Module: that of the Python module defining it, unless
         ``@kernel(module=...)`` named another (``"unique"``: its own)."""
         if self._module is None:
-            self._module = get_module(self.pyfunc.__module__)
+            # (code run by exec() with globals that have no __name__ belongs to no module: __main__'s)
+            name = self.pyfunc.__module__
+            self._module = get_module(name if isinstance(name, str) else "__main__")
         return self._module
 
     @property

@@ -405,3 +405,22 @@ def test_from_ptr_bad_inputs():
             from_ptr(0, 4)
         with pytest.raises(ValueError, match="not available"):
             from_ptr(data.ctypes.data, 4, device="cuda")
+
+
+def test_a_kernel_from_exec_without_a_module_name_does_not_break_load_module(tmp_path):
+    """A kernel defined by exec() with globals lacking __name__ has no Python
+    module (its __module__ is None): it belongs to __main__'s, and modules
+    that other kernels are loaded from are unaffected (found by
+    tools/gpu_replay.py, which keeps kernels alive)."""
+    path = tmp_path / "no_module_name.py"
+    path.write_text("import adjit\n\n@adjit.kernel\ndef nameless(x: adjit.array(dtype=float)):\n"
+                    "    x[adjit.tid()] = 2.0\n")
+    namespace = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    nameless = namespace["nameless"]
+    assert nameless.pyfunc.__module__ is None
+    assert nameless.module is wp.get_module("__main__")
+    loader.load_module(MOD)  # iterates over every live kernel's module
+    x = wp.zeros(2)
+    wp.launch(nameless, 2, [x])
+    np.testing.assert_array_equal(x.numpy(), [2.0, 2.0])
