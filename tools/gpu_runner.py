@@ -3,6 +3,7 @@ tools/gpu_check.py. Needs numpy and libcuda.so.1 only (PyTorch and CuPy,
 when present, are the benchmarks' anchors); adjit is not imported.
 
     python tools/gpu_runner.py BUNDLE OUT_DIR [--skip-bench | --bench NAME]
+    python tools/gpu_runner.py replay REPLAY_BUNDLE OUT_DIR   (tools/gpu_replay.py's bundle)
 
 Each case's forward PTX runs on the bundle's inputs and its adjoint on seeded
 output gradients; results and gradients are compared with what adjit's CPU
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import ctypes as C
 import json
+import os
 import re
 import sys
 import time
@@ -490,7 +492,143 @@ def bench(driver: Driver, bundle: Path, manifest: dict, only: str | None = None)
     return out
 
 
+def _compare(actual: np.ndarray, expected: np.ndarray, bfloat16: bool = False) -> float:
+    """0 when equal: integers and bools bit for bit, floats (bfloat16 through
+    float32) as _error, with NaNs and infinities where the CPU has them."""
+    if bfloat16 or expected.dtype.kind == "V" and expected.dtype.itemsize == 2:  # bfloat16: its float32 value
+        widen = lambda a: (a.view(np.uint16).astype(np.uint32) << 16).view(np.float32)  # noqa: E731
+        actual, expected = widen(actual), widen(expected)
+    if expected.dtype.kind not in "fc":
+        return float(actual.tobytes() != expected.tobytes())
+    finite = np.isfinite(expected)
+    if not np.array_equal(finite, np.isfinite(actual)) or \
+            actual[~finite].tobytes() != expected[~finite].astype(actual.dtype).tobytes() and \
+            not np.array_equal(actual[~finite], expected[~finite], equal_nan=True):
+        return float("inf")  # a NaN or infinity where the CPU has none, or another one
+    return _error(actual[finite], expected[finite]) if finite.any() else 0.0
+
+
+def replay_from(bundle: Path, out_dir: Path, start: int) -> int:
+    """Replays the recorded launches from ``start`` on, appending one JSON
+    line per launch to OUT_DIR/replay.jsonl. Returns 3 after a CUDA error
+    (the context is lost: the caller goes on in a new process), else 0."""
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    driver = Driver()
+    if os.environ.get("ADJIT_REPLAY_STACK"):  # bytes of stack per thread (the driver's default: 1 KiB)
+        driver.call("cuCtxSetLimit", 0, C.c_size_t(int(os.environ["ADJIT_REPLAY_STACK"])))
+    functions = {}
+    with open(out_dir / "replay.jsonl", "a") as log:
+        only = os.environ.get("ADJIT_REPLAY_ONLY")  # kernel names, comma-separated
+        for index in range(start, len(manifest["launches"])):
+            launch = manifest["launches"][index]
+            kernel = manifest["kernels"][launch["kernel"]]
+            if only and kernel["name"] not in only.split(","):
+                log.write(json.dumps({"index": index, "key": launch["kernel"], "kernel": kernel["name"],
+                                      "source": kernel["source"], "skipped": True}) + "\n")
+                continue
+            result = {"index": index, "key": launch["kernel"], "kernel": kernel["name"], "source": kernel["source"]}
+            pointers = []
+            try:
+                if launch["kernel"] not in functions:
+                    functions[launch["kernel"]] = driver.load((bundle / kernel["ptx"]).read_text(), kernel["entry"])[0]
+                data = np.load(bundle / launch["file"])
+                params = Params(kernel["sizes"])
+                device = {}
+                for p in launch["params"]:
+                    if "value" in p:
+                        params.value(bytes.fromhex(p["value"]))
+                    else:
+                        host = data[f"in_{p['array']}"]
+                        device[p["array"]] = driver.upload(host)
+                        pointers.append(device[p["array"]])
+                        params.array(device[p["array"]], host.shape)
+                words = np.zeros(RECORD_WORDS, np.int64)
+                for slot, position in enumerate(kernel["ranged"]):
+                    values = data[f"in_{position}"]
+                    words[RANGES_WORD + 2 * slot: RANGES_WORD + 2 * slot + 2] = (values.min(), values.max())
+                record = driver.upload(words)
+                pointers.append(record)
+                total = launch["total"]
+                driver.launch(functions[launch["kernel"]], total, params.finish(total, record, launch["shape"][1:4]))
+                driver.sync()
+                result["record_site"] = int(driver.download(record, words)[0])
+                results = {j: driver.download(ptr, data[f"out_{j}"]) for j, ptr in device.items()}
+                bf16 = {p["array"] for p in launch["params"] if p.get("bfloat16")}
+                errors = {str(j): _compare(results[j], data[f"out_{j}"], j in bf16) for j in results}
+                if max(errors.values(), default=0.0) > 1e-4:  # what the GPU computed, to look at
+                    np.savez(out_dir / f"gpu_{index}.npz", **{f"out_{j}": a for j, a in results.items()})
+                result["worst"] = max(errors.values(), default=0.0)
+                result["errors"] = {j: e for j, e in errors.items() if e > 0}
+                for ptr in pointers:
+                    driver.free(ptr)
+            except CudaError as e:
+                result["cuda_error"] = str(e)
+                log.write(json.dumps(result) + "\n")
+                return 3
+            except (ValueError, KeyError) as e:
+                result["error"] = f"{type(e).__name__}: {e}"
+            log.write(json.dumps(result) + "\n")
+            log.flush()
+    return 0
+
+
+def replay(bundle: Path, out_dir: Path) -> None:
+    """Replays every recorded launch, a new process after each CUDA error,
+    and prints the summary (written to OUT_DIR/replay_summary.json)."""
+    import subprocess
+    out_dir.mkdir(parents=True, exist_ok=True)
+    log = out_dir / "replay.jsonl"
+    log.write_text("")
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    while True:
+        done = len(log.read_text().splitlines())
+        if done >= len(manifest["launches"]):
+            break
+        subprocess.run([sys.executable, __file__, "replay-from", str(bundle), str(out_dir), str(done)])
+        if len(log.read_text().splitlines()) == done:  # the child died without a word
+            with open(log, "a") as f:
+                f.write(json.dumps({"index": done, "kernel": manifest["launches"][done]["kernel"],
+                                    "cuda_error": "the replaying process died"}) + "\n")
+    results = [r for r in map(json.loads, log.read_text().splitlines()) if not r.get("skipped")]
+    by_kernel: dict[str, list] = {}
+    for r in results:
+        by_kernel.setdefault(f"{r['kernel']} ({r.get('source', '?')})", []).append(r)
+
+    def ok(r) -> bool:
+        return r.get("worst", 1.0) <= 1e-4 and r.get("record_site", 1) == 0 and "error" not in r \
+            and "cuda_error" not in r
+
+    bad = {k: rs for k, rs in by_kernel.items() if not all(ok(r) for r in rs)}
+    # kernels whose atomics' old values are used run serially, in thread order, on the CPU; on the GPU
+    # the threads' order is the hardware's, so those results may differ legitimately
+    order_dependent = {k: rs for k, rs in bad.items()
+                       if manifest["kernels"].get(rs[0].get("key"), {}).get("order_dependent")
+                       and not any("cuda_error" in r or r.get("record_site") for r in rs)}
+    bad = {k: rs for k, rs in bad.items() if k not in order_dependent}
+    not_compiled = {k["name"] + f" ({k['source']})": k.get("compile_error") or k.get("layout_error")
+                    for k in manifest["kernels"].values() if "compile_error" in k or "layout_error" in k}
+    summary = {"launches": len(results), "kernels": len(by_kernel),
+               "kernels_ok": len(by_kernel) - len(bad) - len(order_dependent),
+               "launches_ok": sum(ok(r) for r in results), "not_ok": bad, "order_dependent": order_dependent,
+               "not_compiled": not_compiled,
+               "skipped_at_recording": manifest["skipped"]}
+    (out_dir / "replay_summary.json").write_text(json.dumps(summary, indent=1))
+    print(f"replayed {len(results)} launches of {len(by_kernel)} kernels: {summary['launches_ok']} launches and "
+          f"{summary['kernels_ok']} kernels agree with the CPU; {len(order_dependent)} kernels differ where "
+          f"their atomics' order decides; {len(bad)} differ otherwise; {len(not_compiled)} did not compile")
+    for k in order_dependent:
+        print(f"  ORDER-DEPENDENT {k}")
+    for k, rs in bad.items():
+        print(f"  NOT OK {k}: {[{x: r[x] for x in r if x not in ('kernel', 'source', 'key')} for r in rs][:2]}")
+    for k, why in not_compiled.items():
+        print(f"  NOT COMPILED {k}: {why[:300]}")
+
+
 def main() -> None:
+    if sys.argv[1] == "replay":
+        return replay(Path(sys.argv[2]), Path(sys.argv[3]))
+    if sys.argv[1] == "replay-from":
+        sys.exit(replay_from(Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])))
     bundle, out_dir = Path(sys.argv[1]), Path(sys.argv[2])
     manifest = json.loads((bundle / "manifest.json").read_text())
     driver = Driver()

@@ -95,3 +95,65 @@ def test_a_layout_that_does_not_match_the_entry_is_refused():
         gpu_runner.Params([8] * 4).finish(1, 0)  # total, 3 extents and the record: 5
     with pytest.raises(ValueError, match="5 parameters for a kernel that takes 6"):
         gpu_runner.Params([8] * 6).finish(1, 0)
+
+
+import gpu_replay  # noqa: E402
+
+import adjit  # noqa: E402
+
+
+vec3_bool = adjit.types.vector(length=3, dtype=adjit.bool)
+
+
+@adjit.kernel
+def scale_by_vector(x: adjit.array(dtype=adjit.vec3), s: adjit.vec3, flags: vec3_bool, y: adjit.array(dtype=float)):
+    i = adjit.tid()
+    y[i] = adjit.dot(x[i], s) + float(flags[1])
+
+
+def test_the_replay_recorder_keeps_each_launch_and_compiles_its_kernel(tmp_path, monkeypatch):
+    launch_module = sys.modules["adjit.launch"]
+    monkeypatch.setattr(launch_module, "_launch", launch_module._launch)  # restored after the test
+    monkeypatch.setattr(launch_module, "launch_adjoint", launch_module.launch_adjoint)
+    recorder = gpu_replay.LaunchRecorder(tmp_path, "sm_90", per_kernel=2, launch_bytes=1 << 20,
+                                         total_bytes=1 << 24)
+    recorder.pytest_configure(None)
+    x = adjit.array(np.arange(12, dtype=np.float32).reshape(4, 3), dtype=adjit.vec3)
+    y = adjit.zeros(4)
+    for _ in range(3):  # the third is over the per-kernel limit
+        adjit.launch(scale_by_vector, 4, [x, adjit.vec3(1.0, 2.0, 3.0), vec3_bool(False, True, False), y])
+    # an adjoint launch (the tape's backward): recorded with its gradient arrays
+    xg, yg = adjit.array(x.numpy(), dtype=adjit.vec3, requires_grad=True), adjit.zeros(4, requires_grad=True)
+    with adjit.Tape() as tape:
+        adjit.launch(scale_by_vector, 4, [xg, adjit.vec3(1.0, 2.0, 3.0), vec3_bool(False, True, False), yg])
+    tape.backward(grads={yg: np.float32([1, 2, 3, 4])})
+    manifest = gpu_replay.finish(recorder)
+
+    assert len(manifest["launches"]) == 3
+    adjoint = manifest["launches"][2]
+    assert manifest["kernels"][adjoint["kernel"]]["name"] == "scale_by_vector (adjoint)"
+    assert [p["array"] for p in adjoint["params"] if "array" in p] == [0, 3, 4, 5]  # x, y, then their gradients
+    gradients = np.load(tmp_path / adjoint["file"])
+    np.testing.assert_array_equal(gradients["out_4"], np.outer([1, 2, 3, 4], [1, 2, 3]))
+    launch = manifest["launches"][0]
+    kernel = manifest["kernels"][launch["kernel"]]
+    assert kernel["name"] == "scale_by_vector" and not kernel["order_dependent"]
+    # the vec3 value padded to its 16-byte parameter, the bool vector a byte per component (to 4):
+    # parameters 7 and 8, after the 7 of x's descriptor (2 pointers, offset, 2 sizes, 2 strides)
+    assert kernel["sizes"][7:9] == [16, 4]
+    assert launch["params"][1]["value"] == np.float32([1, 2, 3, 0]).tobytes().hex()
+    assert launch["params"][2]["value"] == "00010000"
+    data = np.load(tmp_path / launch["file"])
+    np.testing.assert_array_equal(data["out_3"], x.numpy() @ np.float32([1, 2, 3]) + 1.0)
+    np.testing.assert_array_equal(data["in_3"], np.zeros(4, np.float32))
+
+    out = tmp_path / "out"
+    out.mkdir()
+    driver = RecordingDriver()
+    monkeypatch.setattr(gpu_runner, "Driver", lambda: driver)
+    assert gpu_runner.replay_from(tmp_path, out, 0) == 0
+    results = [json.loads(line) for line in (out / "replay.jsonl").read_text().splitlines()]
+    assert [r["index"] for r in results] == [0, 1, 2] and not any("error" in r for r in results)
+    adjoint_kernel = manifest["kernels"][adjoint["kernel"]]
+    assert [(fn, count) for fn, _, count in driver.launches] == \
+        [(kernel["entry"], len(kernel["sizes"]))] * 2 + [(adjoint_kernel["entry"], len(adjoint_kernel["sizes"]))]
