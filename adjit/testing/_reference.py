@@ -313,7 +313,6 @@ KINKS = {
     "max": lambda a: _closest_pair(a[0]) if len(a) == 1 else _min_abs(np.asarray(a[0]) - a[1]),
     "clamp": lambda a: min(_min_abs(np.asarray(a[0]) - a[1]),
                            _min_abs(np.maximum(a[0], a[1]) - a[2])),
-    # the arc flips at dot(a, b) = 0 and switches to the chord near 1
     # the relative rotation's sign flips at w = 0, its axis is undefined at xyz = 0
     "quat_slerp": lambda a: min(abs(_slerp_relative(a[0], a[1])[3]),
                                 float(np.linalg.norm(_slerp_relative(a[0], a[1])[:3]))),
@@ -323,7 +322,10 @@ KINKS = {
     # singular there) and, unsigned, |dot(q.xyz, axis)|
     "quat_twist": lambda a: _twist_size(a),
     "quat_twist_angle": lambda a: min(abs(float(np.dot(a[1][:3], a[0]))), _twist_size(a)),
-    "quat_twist_angle_signed": lambda a: _twist_size(a),
+    # and, signed, the branch cut of atan2(dot, w) where dot = 0 and w < 0 (the angle jumps by 4 pi; which side a
+    # zero dot takes depends on its sign bit, which the summation order decides)
+    "quat_twist_angle_signed": lambda a: min(_twist_size(a), abs(float(np.dot(a[1][:3], a[0])))
+                                             if a[1][3] < 0 else float("inf")),
     # fmod jumps by b where a / b is an integer: the distance of a to there
     "mod": lambda a: _min_abs((np.asarray(a[0]) / a[1] - np.round(np.asarray(a[0]) / a[1])) * a[1]),
     # |x| kinks at x = 0, the sign of y flips at y = 0
