@@ -166,6 +166,22 @@ def AdjitGpuLaunch : Pass<"adjit-gpu-launch", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def AdjitMergeStackBuffers : Pass<"adjit-merge-stack-buffers", "::mlir::ModuleOp"> {
+  let summary = "Replace each run of adjacent dynamic 1-D allocas by views of one buffer";
+  let description = [{
+    The loop reversal of `adjit-adjoint` keeps checkpoints and a segment's
+    states in dynamically sized stack buffers created next to each other. On
+    the GPU these become PTX `alloca`s, and two of them in one function were
+    seen to come back at the same address (an H100, driver 580 / CUDA 13;
+    docs/gpu.md). This pass replaces each run of adjacent `memref.alloca`s of
+    rank 1 with a dynamic size and identity layout by one `memref.alloca` of
+    bytes and a `memref.view` per buffer, at offsets aligned for the run's
+    strictest element type (its ABI alignment from the data layout). Part of
+    `adjit-lower-gpu`.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
+}
+
 def AdjitArrayAccess : Pass<"adjit-array-access", "::mlir::ModuleOp"> {
   let summary = "Run the array access (alias) analysis and record it on kernels";
   let description = [{

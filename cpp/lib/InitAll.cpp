@@ -191,13 +191,14 @@ void registerPipelines() {
       });
   PassPipelineRegistration<LowerGpuOptions>(
       "adjit-lower-gpu",
-      "Stage optimized -> gpu: lower arrays to memrefs and move kernels into "
-      "gpu.module kernels",
+      "Stage optimized -> gpu: lower arrays to memrefs, move kernels into "
+      "gpu.module kernels and merge adjacent dynamic stack buffers",
       [](OpPassManager &pm, const LowerGpuOptions &options) {
         appendPipeline(pm, std::string("adjit-lower-to-std,adjit-gpu-launch{"
                                        "noalias=") +
                                (options.noalias ? "true" : "false") +
-                               "},canonicalize,cse");
+                               "},canonicalize,cse,adjit-merge-stack-buffers,"
+                               "canonicalize,cse");
       });
   PassPipelineRegistration<GpuToPtxOptions>(
       "adjit-gpu-to-ptx",
