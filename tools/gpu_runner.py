@@ -190,17 +190,24 @@ def _launch(driver: Driver, bundle: Path, name: str, launch: dict, dim, arrays: 
             kind, array = next(iter(p.items()))
             params.array(arrays[kind, array], shapes[array])
     total, extents = _extents(dim)
+    index_arrays = [arrays["host", launch["params"][position]["array"]] for position in launch["ranged"]]
+    ranges = [(-1, -1) if unproven else (a.min(), a.max()) for a in index_arrays]
+    return _run(driver, fn, params, total, extents, ranges)
+
+
+def _run(driver: Driver, fn, params: Params, total: int, extents, ranges: list) -> np.ndarray:
+    """Launches ``fn`` with an error record holding the index arrays'
+    (min, max) ``ranges``, waits, and returns the record's words."""
     words = np.zeros(RECORD_WORDS, np.int64)
-    for slot, position in enumerate(launch["ranged"]):
-        host = arrays["host", launch["params"][position]["array"]]
-        words[RANGES_WORD + 2 * slot: RANGES_WORD + 2 * slot + 2] = (-1, -1) if unproven else (host.min(), host.max())
+    for slot, (lo, hi) in enumerate(ranges):
+        words[RANGES_WORD + 2 * slot: RANGES_WORD + 2 * slot + 2] = (lo, hi)
     record = driver.upload(words)
-    grid_params = params.finish(total, record, extents)
-    driver.launch(fn, total, grid_params)
-    driver.sync()
-    out = driver.download(record, words)
-    driver.free(record)
-    return out
+    try:
+        driver.launch(fn, total, params.finish(total, record, extents))
+        driver.sync()
+        return driver.download(record, words)
+    finally:
+        driver.free(record)
 
 
 def run_case(driver: Driver, bundle: Path, name: str, case: dict) -> dict:
@@ -527,7 +534,6 @@ def replay_from(bundle: Path, out_dir: Path, start: int) -> int:
                                       "source": kernel["source"], "skipped": True}) + "\n")
                 continue
             result = {"index": index, "key": launch["kernel"], "kernel": kernel["name"], "source": kernel["source"]}
-            pointers = []
             try:
                 if launch["kernel"] not in functions:
                     functions[launch["kernel"]] = driver.load((bundle / kernel["ptx"]).read_text(), kernel["entry"])[0]
@@ -540,18 +546,11 @@ def replay_from(bundle: Path, out_dir: Path, start: int) -> int:
                     else:
                         host = data[f"in_{p['array']}"]
                         device[p["array"]] = driver.upload(host)
-                        pointers.append(device[p["array"]])
                         params.array(device[p["array"]], host.shape)
-                words = np.zeros(RECORD_WORDS, np.int64)
-                for slot, position in enumerate(kernel["ranged"]):
-                    values = data[f"in_{position}"]
-                    words[RANGES_WORD + 2 * slot: RANGES_WORD + 2 * slot + 2] = (values.min(), values.max())
-                record = driver.upload(words)
-                pointers.append(record)
-                total = launch["total"]
-                driver.launch(functions[launch["kernel"]], total, params.finish(total, record, launch["shape"][1:4]))
-                driver.sync()
-                result["record_site"] = int(driver.download(record, words)[0])
+                ranges = [(data[f"in_{j}"].min(), data[f"in_{j}"].max()) for j in kernel["ranged"]]
+                words = _run(driver, functions[launch["kernel"]], params, launch["total"], launch["shape"][1:4],
+                             ranges)
+                result["record_site"] = int(words[0])
                 results = {j: driver.download(ptr, data[f"out_{j}"]) for j, ptr in device.items()}
                 bf16 = {p["array"] for p in launch["params"] if p.get("bfloat16")}
                 errors = {str(j): _compare(results[j], data[f"out_{j}"], j in bf16) for j in results}
@@ -559,7 +558,7 @@ def replay_from(bundle: Path, out_dir: Path, start: int) -> int:
                     np.savez(out_dir / f"gpu_{index}.npz", **{f"out_{j}": a for j, a in results.items()})
                 result["worst"] = max(errors.values(), default=0.0)
                 result["errors"] = {j: e for j, e in errors.items() if e > 0}
-                for ptr in pointers:
+                for ptr in device.values():
                     driver.free(ptr)
             except CudaError as e:
                 result["cuda_error"] = str(e)

@@ -46,7 +46,7 @@ void mergeRun(MutableArrayRef<memref::AllocaOp> run, const DataLayout &layout) {
     align = std::max<uint64_t>(
         align, layout.getTypeABIAlignment(alloca.getType().getElementType()));
   Value alignValue = arith::ConstantIndexOp::create(b, loc, align);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value slack = arith::ConstantIndexOp::create(b, loc, align - 1);
   // offset_i: the sum of the earlier buffers' bytes, each rounded up to align
   SmallVector<Value> offsets;
   Value total = arith::ConstantIndexOp::create(b, loc, 0);
@@ -61,9 +61,7 @@ void mergeRun(MutableArrayRef<memref::AllocaOp> run, const DataLayout &layout) {
         b, loc,
         arith::DivUIOp::create(
             b, loc,
-            arith::AddIOp::create(
-                b, loc, bytes,
-                arith::SubIOp::create(b, loc, alignValue, one)),
+            arith::AddIOp::create(b, loc, bytes, slack),
             alignValue),
         alignValue);
     total = arith::AddIOp::create(b, loc, total, rounded);
