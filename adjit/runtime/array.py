@@ -623,6 +623,11 @@ def _host_values(scalar: T.ScalarType, values):
     return scalar.host(values) if isinstance(scalar, T.BFloat16Type) else values
 
 
+def numbers_for(a: Array, values):
+    """``values`` (numbers) ready to store in ``a``'s buffer."""
+    return _host_values(T.scalar_of(a.dtype), values)
+
+
 def _infer_dtype(data: np.ndarray):
     return T.scalar_type_of(data.dtype)
 

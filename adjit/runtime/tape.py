@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import GradientError
 from . import recording
 from .access import Access
-from .array import Array
+from .array import Array, numbers_for
 from .struct_array import StructArray, field_seeds
 
 #: Runs the adjoint of a recorded launch:
@@ -214,13 +214,13 @@ class Tape:
     def _backward(self, loss, grads) -> None:
         if loss is not None:
             _require_grad(loss, "loss")
-            loss.grad._buffer[...] = 1
+            loss.grad._buffer[...] = numbers_for(loss.grad, 1)
         seeds = []
         for array, seed in (grads or {}).items():
             seeds += field_seeds(array, seed) if isinstance(array, StructArray) else [(array, seed)]
         for array, seed in seeds:
             _require_grad(array, "grads")
-            array.grad._buffer[...] = seed._buffer if isinstance(seed, Array) else seed
+            array.grad._buffer[...] = seed._buffer if isinstance(seed, Array) else numbers_for(array.grad, seed)
         for step in reversed(self._steps):
             step()
 

@@ -10,8 +10,8 @@
 // Sections keep their alignment within a group. With everything in one
 // block (limited to 2 GiB), 32-bit PC-relative fields between sections always
 // fit. Symbols from outside the object (the runtime's functions of
-// OrderedAtomics.h, libm through dlsym) can be anywhere
-// in the address space, so references to them go through a GOT slot holding
+// OrderedAtomics.h, the float helpers of FloatHelpers.h, libm through dlsym)
+// can be anywhere in the address space, so references to them go through a GOT slot holding
 // the 64-bit address, and calls through a stub `jmp *slot(%rip)`. Non-alloc
 // sections (symbol tables, debug info) and the relocations applying to them
 // are not loaded; .eh_frame, when present, is loaded like any alloc section

@@ -1,6 +1,7 @@
 //===- OrderedAtomics.cpp - float atomic adds in thread order -------------===//
 
 #include "OrderedAtomics.h"
+#include "FloatHelpers.h"
 
 #include <cstring>
 
@@ -25,6 +26,9 @@ struct NamedSymbol {
 const NamedSymbol kRuntimeSymbols[] = {
     {"adjit_rt_atomic_add_f32", reinterpret_cast<const void *>(&adjit_rt_atomic_add_f32)},
     {"adjit_rt_atomic_add_f64", reinterpret_cast<const void *>(&adjit_rt_atomic_add_f64)},
+    // compiler-rt/libgcc names LLVM calls; ours, so older libgccs work too.
+    {"__truncsfbf2", reinterpret_cast<const void *>(&adjit_rt_truncsfbf2)},
+    {"__truncdfbf2", reinterpret_cast<const void *>(&adjit_rt_truncdfbf2)},
 };
 
 } // namespace
