@@ -2,13 +2,19 @@
 
 #include "adjit-c/Adjit.h"
 #include "adjit/AdjitDialect.h"
+#include "adjit/Adjoint.h"
 #include "adjit/ArrayAccessAnalysis.h"
 #include "adjit/InitAll.h"
 #include "adjit/SymbolNames.h"
+#include "adjit/Tangent.h"
 
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Registration.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <cstdlib>
@@ -46,15 +52,43 @@ int adjitKernelArgumentAccess(MlirOperation module, uint32_t *flags,
   return 1;
 }
 
+static char *copyString(const std::string &text) {
+  char *out = static_cast<char *>(std::malloc(text.size() + 1));
+  std::memcpy(out, text.c_str(), text.size() + 1);
+  return out;
+}
+
+char *adjitDerivativeRules(MlirContext context) {
+  using namespace mlir;
+  using namespace mlir::adjit;
+  MLIRContext *ctx = unwrap(context);
+  ctx->loadAllAvailableDialects();
+  std::string out;
+  for (RegisteredOperationName name : ctx->getRegisteredOperations()) {
+    bool adjoint = name.hasInterface<AdjointOpInterface>();
+    bool tangent = name.hasInterface<TangentOpInterface>();
+    if (!adjoint && !tangent)
+      continue;
+    out += "rule " + name.getStringRef().str() +
+           (adjoint && tangent ? " adjoint tangent\n"
+            : adjoint          ? " adjoint\n"
+                               : " tangent\n");
+  }
+#define ADJIT_TANGENT_ONLY(DIALECT, OP, WHY, ...)                              \
+  out += "declared " + OP::getOperationName().str() + " tangent: " WHY "\n";
+#define ADJIT_ADJOINT_ONLY(DIALECT, OP, WHY, ...)                              \
+  out += "declared " + OP::getOperationName().str() + " adjoint: " WHY "\n";
+#include "Autodiff/DerivativeRules.def"
+  return copyString(out);
+}
+
 char *adjitSymbolName(const char *kernel, enum AdjitSymbolKind kind) {
   namespace symbols = mlir::adjit::symbols;
   std::string name = kind == AdjitSymbolAdjoint    ? symbols::adjoint(kernel)
                      : kind == AdjitSymbolTangent  ? symbols::tangent(kernel)
                      : kind == AdjitSymbolCpuEntry ? symbols::cpuEntry(kernel)
                                                    : symbols::gpuModule(kernel);
-  char *out = static_cast<char *>(std::malloc(name.size() + 1));
-  std::memcpy(out, name.c_str(), name.size() + 1);
-  return out;
+  return copyString(name);
 }
 
 const char *adjitAttributeName(enum AdjitAttribute attribute) {

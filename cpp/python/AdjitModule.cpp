@@ -103,6 +103,14 @@ NB_MODULE(_adjit, m) {
       },
       nb::arg("context"), nb::arg("load") = true,
       "Registers (and loads) the adjit dialect in an existing context.");
+  m.def(
+      "derivative_rules",
+      [](MlirContext context) {
+        return takeString(adjitDerivativeRules(context));
+      },
+      nb::arg("context"),
+      "The derivative rules attached in `context`, and the ops the rule table "
+      "gives one mode only (adjitDerivativeRules in adjit-c/Adjit.h).");
   m.def("register_passes", &adjitRegisterPassesAndPipelines,
         "Registers the adjit passes and stage pipelines globally.");
 

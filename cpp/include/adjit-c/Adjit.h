@@ -84,6 +84,13 @@ int adjitLoadObject(const char *object, size_t size, const char **names,
                     const char **symbolNames, const uint64_t *symbolAddresses,
                     size_t numSymbols, char **error);
 
+/// The derivative rules `context` attaches (every available dialect is
+/// loaded first), malloc'ed, one line per op: "rule <op> <modes>" for each op
+/// with a rule, <modes> being "adjoint tangent", "adjoint" or "tangent"; then
+/// "declared <op> <mode>: <why>" for each op the rule table
+/// (DerivativeRules.def) gives one mode only.
+char *adjitDerivativeRules(MlirContext context);
+
 /// "triple/cpu/features" of this machine (malloc'ed): objects compiled here
 /// run on machines with the same description.
 char *adjitHostTargetDescription(void);

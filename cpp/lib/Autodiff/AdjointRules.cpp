@@ -14,9 +14,12 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/SymbolTable.h"
+
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::adjit;
@@ -368,6 +371,15 @@ LogicalResult transposeRule(vector::TransposeOp op, OpBuilder &b,
   return success();
 }
 
+LogicalResult shapeCastRule(vector::ShapeCastOp op, OpBuilder &b,
+                            AdjointState &s) {
+  if (Value adj = s.adjoint(op.getResult()))
+    s.accumulate(b, op.getLoc(), op.getSource(),
+                 vector::ShapeCastOp::create(b, op.getLoc(),
+                                             op.getSource().getType(), adj));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // adjit
 //===----------------------------------------------------------------------===//
@@ -555,71 +567,19 @@ LogicalResult callRule(CallOp op, OpBuilder &b, AdjointState &s) {
   return success();
 }
 
+/// Attaches this file's rules to the ops of `DialectT` that the rule table
+/// (DerivativeRules.def) gives an adjoint rule.
+template <typename DialectT> void attachRulesOf(MLIRContext *ctx, DialectT *) {
+#define ADJIT_RULE(DIALECT, OP, ...)                                           \
+  if constexpr (std::is_same_v<DialectT, DIALECT>)                             \
+    attach<OP, __VA_ARGS__>(ctx);
+#define ADJIT_ADJOINT_ONLY(DIALECT, OP, WHY, ...) ADJIT_RULE(DIALECT, OP, __VA_ARGS__)
+#include "DerivativeRules.def"
+}
+
 } // namespace
 
 void mlir::adjit::registerAdjointRules(DialectRegistry &registry) {
-  registry.addExtension(+[](MLIRContext *ctx, arith::ArithDialect *) {
-    attach<arith::AddFOp, addfRule>(ctx);
-    attach<arith::SubFOp, subfRule>(ctx);
-    attach<arith::MulFOp, mulfRule>(ctx);
-    attach<arith::DivFOp, divfRule>(ctx);
-    attach<arith::RemFOp, remfRule>(ctx);
-    attach<arith::NegFOp, negfRule>(ctx);
-    attach<arith::MaximumFOp,
-           minMaxRule<arith::MaximumFOp, arith::CmpFPredicate::OGE>>(ctx);
-    attach<arith::MinimumFOp,
-           minMaxRule<arith::MinimumFOp, arith::CmpFPredicate::OLE>>(ctx);
-    attach<arith::SelectOp, selectRule>(ctx);
-    attach<arith::ExtFOp, extfRule>(ctx);
-    attach<arith::TruncFOp, truncfRule>(ctx);
-  });
-  registry.addExtension(+[](MLIRContext *ctx, math::MathDialect *) {
-    attach<math::SqrtOp, unaryRule<math::SqrtOp, dSqrt>>(ctx);
-    attach<math::ExpOp, unaryRule<math::ExpOp, dExp>>(ctx);
-    attach<math::LogOp, unaryRule<math::LogOp, dLog>>(ctx);
-    attach<math::Log2Op, unaryRule<math::Log2Op, dLog2>>(ctx);
-    attach<math::Log10Op, unaryRule<math::Log10Op, dLog10>>(ctx);
-    attach<math::SinOp, unaryRule<math::SinOp, dSin>>(ctx);
-    attach<math::CosOp, unaryRule<math::CosOp, dCos>>(ctx);
-    attach<math::TanOp, unaryRule<math::TanOp, dTan>>(ctx);
-    attach<math::AsinOp, unaryRule<math::AsinOp, dAsin>>(ctx);
-    attach<math::AcosOp, unaryRule<math::AcosOp, dAcos>>(ctx);
-    attach<math::AtanOp, unaryRule<math::AtanOp, dAtan>>(ctx);
-    attach<math::SinhOp, unaryRule<math::SinhOp, dSinh>>(ctx);
-    attach<math::CoshOp, unaryRule<math::CoshOp, dCosh>>(ctx);
-    attach<math::TanhOp, unaryRule<math::TanhOp, dTanh>>(ctx);
-    attach<math::AbsFOp, unaryRule<math::AbsFOp, dAbs>>(ctx);
-    attach<math::FloorOp, zeroRule<math::FloorOp>>(ctx);
-    attach<math::CeilOp, zeroRule<math::CeilOp>>(ctx);
-    attach<math::RoundOp, zeroRule<math::RoundOp>>(ctx);
-    attach<math::RoundEvenOp, zeroRule<math::RoundEvenOp>>(ctx);
-    attach<math::CbrtOp, unaryRule<math::CbrtOp, dCbrt>>(ctx);
-    attach<math::ErfOp, unaryRule<math::ErfOp, dErf>>(ctx);
-    attach<math::ErfcOp, unaryRule<math::ErfcOp, dErfc>>(ctx);
-    attach<math::PowFOp, powfRule>(ctx);
-    attach<math::Atan2Op, atan2Rule>(ctx);
-    attach<math::CopySignOp, copysignRule>(ctx);
-  });
-  registry.addExtension(+[](MLIRContext *ctx, vector::VectorDialect *) {
-    attach<vector::FromElementsOp, fromElementsRule>(ctx);
-    attach<vector::ToElementsOp, toElementsRule>(ctx);
-    attach<vector::ExtractOp, vectorExtractRule>(ctx);
-    attach<vector::InsertOp, vectorInsertRule>(ctx);
-    attach<vector::BroadcastOp, broadcastRule>(ctx);
-    attach<vector::ReductionOp, reductionRule>(ctx);
-    attach<vector::TransposeOp, transposeRule>(ctx);
-  });
-  registry.addExtension(+[](MLIRContext *ctx, AdjitDialect *) {
-    attach<ExtractOp, extractRule>(ctx);
-    attach<InsertOp, insertRule>(ctx);
-    attach<LoadOp, arrayLoadRule>(ctx);
-    attach<LoadComponentOp, componentLoadRule>(ctx);
-    attach<StoreOp, arrayStoreRule>(ctx);
-    attach<StoreComponentOp, componentStoreRule>(ctx);
-    attach<AtomicAddOp, atomicAddRule>(ctx);
-    attach<AtomicMinOp, atomicMinMaxRule<AtomicMinOp>>(ctx);
-    attach<AtomicMaxOp, atomicMinMaxRule<AtomicMaxOp>>(ctx);
-    attach<StopGradientOp, zeroRule<StopGradientOp>>(ctx);
-    attach<CallOp, callRule>(ctx);
-  });
+#define ADJIT_RULE_DIALECT(DIALECT) registry.addExtension(&attachRulesOf<DIALECT>);
+#include "DerivativeRules.def"
 }

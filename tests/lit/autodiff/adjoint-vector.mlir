@@ -286,3 +286,26 @@ func.func @transpose(%x: !adjit.array<f32, 1>, %y: !adjit.array<vector<4x2xf32>,
   adjit.store %e, %y[%i] : !adjit.array<vector<4x2xf32>, 1>
   return
 }
+
+/// shape_cast: the source receives G cast back to the source's shape (here
+/// a 2x2 matrix flattened to 4 components and stored as a vec4).
+// PRIMAL-LABEL: func.func @shape_cast(
+// RAW-LABEL: func.func @shape_cast_adjoint(
+// RAW-SAME: %[[X:[^:]*]]: !adjit.array<vector<2x2xf32>, 1>, %[[Y:[^:]*]]: !adjit.array<vector<4xf32>, 1>, %[[GX:[^:]*]]: !adjit.array<vector<2x2xf32>, 1>, %[[GY:[^:]*]]: !adjit.array<vector<4xf32>, 1>)
+// RAW: %[[G:.*]] = adjit.load %[[GY]][%[[I:.*]]] : <vector<4xf32>, 1>
+// RAW: %[[DX:.*]] = vector.shape_cast %[[G]] : vector<4xf32> to vector<2x2xf32>
+// RAW-NEXT: %[[OLDX:.*]] = adjit.load %[[GX]][%[[I]]] : <vector<2x2xf32>, 1>
+// RAW-NEXT: %[[NEWX:.*]] = arith.addf %[[OLDX]], %[[DX]] : vector<2x2xf32>
+// RAW-NEXT: adjit.store %[[NEWX]], %[[GX]][%[[I]]] : <vector<2x2xf32>, 1>
+// RAW-NEXT: return
+// CANON-LABEL: func.func @shape_cast_adjoint(
+// CANON: %[[G:.*]] = adjit.load
+// CANON: %[[DX:.*]] = vector.shape_cast %[[G]] : vector<4xf32> to vector<2x2xf32>
+// CANON: arith.addf %{{.*}}, %[[DX]] : vector<2x2xf32>
+func.func @shape_cast(%x: !adjit.array<vector<2x2xf32>, 1>, %y: !adjit.array<vector<4xf32>, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %m = adjit.load %x[%i] : !adjit.array<vector<2x2xf32>, 1>
+  %f = vector.shape_cast %m : vector<2x2xf32> to vector<4xf32>
+  adjit.store %f, %y[%i] : !adjit.array<vector<4xf32>, 1>
+  return
+}
