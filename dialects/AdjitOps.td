@@ -5,6 +5,7 @@
 
 include "AdjitDialect.td"
 include "AdjitTypes.td"
+include "ArrayAccessInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/CallInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
@@ -175,6 +176,8 @@ def Adjit_DimOp : Adjit_Op<"dim", [Pure]> {
 }
 
 def Adjit_LoadOp : Adjit_Op<"load", [
+    DeclareOpInterfaceMethods<Adjit_ArrayElementAccessOpInterface,
+        ["getAccessedComponent", "getWrittenValue", "writesElement"]>,
     TypesMatchWith<"result is the array's element type", "array", "result",
                    "::llvm::cast<::mlir::adjit::ArrayType>($_self).getElementType()">]> {
   let summary = "reads one whole element of an array";
@@ -191,6 +194,8 @@ def Adjit_LoadOp : Adjit_Op<"load", [
 }
 
 def Adjit_StoreOp : Adjit_Op<"store", [
+    DeclareOpInterfaceMethods<Adjit_ArrayElementAccessOpInterface,
+        ["getAccessedComponent", "readsElement"]>,
     TypesMatchWith<"value is the array's element type", "array", "value",
                    "::llvm::cast<::mlir::adjit::ArrayType>($_self).getElementType()">]> {
   let summary = "writes one whole element of an array";
@@ -206,7 +211,9 @@ def Adjit_StoreOp : Adjit_Op<"store", [
   let hasVerifier = 1;
 }
 
-def Adjit_LoadComponentOp : Adjit_Op<"load_component"> {
+def Adjit_LoadComponentOp : Adjit_Op<"load_component", [
+    DeclareOpInterfaceMethods<Adjit_ArrayElementAccessOpInterface,
+        ["getWrittenValue", "writesElement"]>]> {
   let summary = "reads one component (or matrix row) of an array element";
   let description = [{
     Reads only the addressed component of the element: `y[i].x`, `m[i][1, 2]`
@@ -225,7 +232,8 @@ def Adjit_LoadComponentOp : Adjit_Op<"load_component"> {
   let hasVerifier = 1;
 }
 
-def Adjit_StoreComponentOp : Adjit_Op<"store_component"> {
+def Adjit_StoreComponentOp : Adjit_Op<"store_component", [
+    DeclareOpInterfaceMethods<Adjit_ArrayElementAccessOpInterface, ["readsElement"]>]> {
   let summary = "writes one component (or matrix row) of an array element";
   let description = [{
     `y[i].x = v` is this one op, never a read-modify-write of the element, so
@@ -245,7 +253,8 @@ def Adjit_StoreComponentOp : Adjit_Op<"store_component"> {
 }
 
 class Adjit_AtomicOp<string mnemonic, string what, string note = "">
-    : Adjit_Op<mnemonic, [AllTypesMatch<["value", "result"]>]> {
+    : Adjit_Op<mnemonic, [AllTypesMatch<["value", "result"]>,
+                          Adjit_ArrayElementAccessOpInterface]> {
   let summary = "atomically " # what # " an array element or one of its components";
   let description = [{
     Atomically combines `value` into the element (or, with a non-empty
@@ -290,7 +299,8 @@ def Adjit_AtomicXorOp : Adjit_AtomicOp<"atomic_xor", "xors bits into", [{
     Integer values only.}]>;
 
 def Adjit_AtomicCasOp : Adjit_Op<"atomic_cas", [
-    AllTypesMatch<["compare", "value", "result"]>]> {
+    AllTypesMatch<["compare", "value", "result"]>,
+    Adjit_ArrayElementAccessOpInterface]> {
   let summary = "atomic compare-and-swap of an array element or one of its components";
   let description = [{
     Atomically reads the element (or, with a non-empty position, the

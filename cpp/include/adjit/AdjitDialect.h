@@ -15,6 +15,8 @@
 
 #include "AdjitDialect.h.inc"
 
+#include "ArrayAccessInterface.h.inc"
+
 #define GET_TYPEDEF_CLASSES
 #include "AdjitTypes.h.inc"
 
@@ -32,7 +34,10 @@ bool isKernel(Operation *op);
 
 /// Whether `op` is an atomic read-modify-write of an array element
 /// (atomic_add/min/max/exch/and/or/xor/cas).
-bool isAtomicOp(Operation *op);
+inline bool isAtomicOp(Operation *op) {
+  auto access = dyn_cast<ArrayElementAccessOpInterface>(op);
+  return access && access.isAtomic();
+}
 } // namespace mlir::adjit
 
 #endif // ADJIT_ADJITDIALECT_H

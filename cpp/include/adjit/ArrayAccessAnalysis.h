@@ -40,11 +40,6 @@ public:
   /// is to the calling thread's own element.
   static bool isOwnElement(ValueRange indices);
 
-  /// The array and indices an access op (load, store, their component
-  /// forms, atomics) addresses; nullopt for other ops.
-  static std::optional<std::pair<Value, ValueRange>>
-  accessedElement(Operation *op);
-
   /// "read", "write", "read-write" or "none", with ", own element" when
   /// every access is to the thread's own element.
   static std::string describe(const ArgumentAccess &access);

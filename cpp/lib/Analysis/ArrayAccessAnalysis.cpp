@@ -6,7 +6,6 @@
 #include "adjit/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::adjit {
 #define GEN_PASS_DEF_ADJITARRAYACCESS
@@ -41,25 +40,6 @@ bool ArrayAccessAnalysis::isOwnElement(ValueRange indices) {
   return tid && tid.getNumResults() == indices.size();
 }
 
-std::optional<std::pair<Value, ValueRange>>
-ArrayAccessAnalysis::accessedElement(Operation *op) {
-  if (auto load = dyn_cast<LoadOp>(op))
-    return std::make_pair(load.getArray(), ValueRange(load.getIndices()));
-  if (auto load = dyn_cast<LoadComponentOp>(op))
-    return std::make_pair(load.getArray(), ValueRange(load.getIndices()));
-  if (auto store = dyn_cast<StoreOp>(op))
-    return std::make_pair(store.getArray(), ValueRange(store.getIndices()));
-  if (auto store = dyn_cast<StoreComponentOp>(op))
-    return std::make_pair(store.getArray(), ValueRange(store.getIndices()));
-  auto atomic = [](auto typed) {
-    return std::make_pair(typed.getArray(), ValueRange(typed.getIndices()));
-  };
-  return TypeSwitch<Operation *, std::optional<std::pair<Value, ValueRange>>>(op)
-      .Case<AtomicAddOp, AtomicMinOp, AtomicMaxOp, AtomicExchOp, AtomicAndOp,
-            AtomicOrOp, AtomicXorOp, AtomicCasOp>(atomic)
-      .Default([](Operation *) { return std::nullopt; });
-}
-
 /// Whether device function `fn` (transitively) reads or writes the array it
 /// takes as argument `position`.
 static void argumentEffects(func::FuncOp fn, unsigned position, bool &reads,
@@ -81,11 +61,11 @@ static void argumentEffects(func::FuncOp fn, unsigned position, bool &reads,
       }
       return;
     }
-    auto access = ArrayAccessAnalysis::accessedElement(op);
-    if (!access || access->first != arg)
+    auto access = dyn_cast<ArrayElementAccessOpInterface>(op);
+    if (!access || access.getAccessedArray() != arg)
       return;
-    reads |= !isa<StoreOp, StoreComponentOp>(op);
-    writes |= !isa<LoadOp, LoadComponentOp>(op);
+    reads |= access.readsElement();
+    writes |= access.writesElement();
   });
 }
 
@@ -117,24 +97,23 @@ ArrayAccessAnalysis::ArrayAccessAnalysis(func::FuncOp kernel) {
       }
       return;
     }
-    auto access = accessedElement(op);
+    auto access = dyn_cast<ArrayElementAccessOpInterface>(op);
     if (!access)
       return;
-    auto it = accesses.find(access->first);
+    auto it = accesses.find(access.getAccessedArray());
     if (it == accesses.end())
       return;
     ArgumentAccess &info = it->second;
     // An atomic reads only if its old value is used; an unused one only
     // combines into memory.
-    bool reads = isa<LoadOp, LoadComponentOp>(op) ||
-                 (isAtomicOp(op) &&
-                  !op->getResult(0).use_empty());
-    bool writes = !isa<LoadOp, LoadComponentOp>(op);
+    bool reads = access.isAtomic() ? !op->getResult(0).use_empty()
+                                   : access.readsElement();
+    bool writes = access.writesElement();
     if (reads)
       info.reads.push_back(op);
     if (writes)
       info.writes.push_back(op);
-    if (!isOwnElement(access->second))
+    if (!isOwnElement(access.getAccessedIndices()))
       info.ownElementOnly = false;
   });
 }

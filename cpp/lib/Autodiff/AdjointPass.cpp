@@ -69,37 +69,18 @@ struct ElementAccess {
 
 /// The access `op` makes, if it is an array access op.
 std::optional<ElementAccess> elementAccess(Operation *op) {
+  auto access = dyn_cast<ArrayElementAccessOpInterface>(op);
+  if (!access)
+    return std::nullopt;
   using Kind = ElementAccess::Kind;
-  auto access = [](Kind kind, auto typedOp, ArrayRef<int64_t> position,
-                   Value value) {
-    return ElementAccess{kind, typedOp.getArray(), typedOp.getIndices(),
-                         position, value};
-  };
-  return TypeSwitch<Operation *, std::optional<ElementAccess>>(op)
-      .Case([&](LoadOp load) { return access(Kind::Load, load, {}, nullptr); })
-      .Case([&](LoadComponentOp load) {
-        return access(Kind::Load, load, load.getPosition(), nullptr);
-      })
-      .Case([&](StoreOp store) {
-        return access(Kind::Store, store, {}, store.getValue());
-      })
-      .Case([&](StoreComponentOp store) {
-        return access(Kind::Store, store, store.getPosition(),
-                      store.getValue());
-      })
-      .Case([&](AtomicAddOp add) {
-        return access(Kind::AtomicAdd, add, add.getPosition(), add.getValue());
-      })
-      .Case<AtomicMinOp, AtomicMaxOp>([&](auto atomic) {
-        return access(Kind::AtomicMinOrMax, atomic, atomic.getPosition(),
-                      atomic.getValue());
-      })
-      .Case<AtomicExchOp, AtomicAndOp, AtomicOrOp, AtomicXorOp, AtomicCasOp>(
-          [&](auto atomic) {
-            return access(Kind::AtomicOther, atomic, atomic.getPosition(),
-                          atomic.getValue());
-          })
-      .Default([](Operation *) { return std::nullopt; });
+  Kind kind = !access.writesElement()             ? Kind::Load
+              : !access.readsElement()            ? Kind::Store
+              : isa<AtomicAddOp>(op)              ? Kind::AtomicAdd
+              : isa<AtomicMinOp, AtomicMaxOp>(op) ? Kind::AtomicMinOrMax
+                                                  : Kind::AtomicOther;
+  return ElementAccess{kind, access.getAccessedArray(),
+                       access.getAccessedIndices(),
+                       access.getAccessedComponent(), access.getWrittenValue()};
 }
 
 /// The access `op` makes to `array`, if it is one the compiler can carry as

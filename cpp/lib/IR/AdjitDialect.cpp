@@ -13,6 +13,8 @@ using namespace mlir::adjit;
 
 #include "AdjitDialect.cpp.inc"
 
+#include "ArrayAccessInterface.cpp.inc"
+
 #define GET_TYPEDEF_CLASSES
 #include "AdjitTypes.cpp.inc"
 
@@ -280,10 +282,15 @@ LogicalResult AtomicOrOp::verify() { return verifyBitwiseAtomic(*this); }
 LogicalResult AtomicXorOp::verify() { return verifyBitwiseAtomic(*this); }
 LogicalResult AtomicCasOp::verify() { return verifyScalarAtomic(*this); }
 
-bool mlir::adjit::isAtomicOp(Operation *op) {
-  return isa<AtomicAddOp, AtomicMinOp, AtomicMaxOp, AtomicExchOp, AtomicAndOp,
-             AtomicOrOp, AtomicXorOp, AtomicCasOp>(op);
-}
+// ArrayElementAccessOpInterface: what differs from an atomic (the default).
+ArrayRef<int64_t> LoadOp::getAccessedComponent() { return {}; }
+Value LoadOp::getWrittenValue() { return Value(); }
+bool LoadOp::writesElement() { return false; }
+ArrayRef<int64_t> StoreOp::getAccessedComponent() { return {}; }
+bool StoreOp::readsElement() { return false; }
+Value LoadComponentOp::getWrittenValue() { return Value(); }
+bool LoadComponentOp::writesElement() { return false; }
+bool StoreComponentOp::readsElement() { return false; }
 
 LogicalResult ExtractOp::verify() {
   if (getPosition().empty())

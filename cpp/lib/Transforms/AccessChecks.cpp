@@ -176,25 +176,12 @@ std::optional<std::pair<StringRef, unsigned>> sourcePosition(Location loc) {
   return std::nullopt;
 }
 
-StringRef accessKind(Operation *op) {
-  if (isa<LoadOp, LoadComponentOp>(op))
+StringRef accessKind(ArrayElementAccessOpInterface access) {
+  if (!access.writesElement())
     return "read";
-  if (isa<StoreOp, StoreComponentOp>(op))
+  if (!access.readsElement())
     return "write";
-  return op->getName().stripDialect(); // atomic_add, atomic_cas, ...
-}
-
-/// The value a store or atomic writes (null for loads).
-Value storedValue(Operation *op) {
-  if (auto store = dyn_cast<StoreOp>(op))
-    return store.getValue();
-  if (auto store = dyn_cast<StoreComponentOp>(op))
-    return store.getValue();
-  if (auto cas = dyn_cast<AtomicCasOp>(op))
-    return cas.getValue();
-  if (isAtomicOp(op))
-    return op->getOperand(0);
-  return Value();
+  return access->getName().stripDialect(); // atomic_add, atomic_cas, ...
 }
 
 /// Whether every component of float (or float vector) `value` is finite:
@@ -354,9 +341,9 @@ Value AdjitAccessChecksPass::tidBounds(func::FuncOp kernel, TidOp tid,
 void AdjitAccessChecksPass::guard(Operation *access, ReportContext context,
                                  int64_t site, Value proven,
                                  ArrayRef<Proof> proofs) {
-  auto element = *ArrayAccessAnalysis::accessedElement(access);
-  Value array = element.first;
-  SmallVector<Value> indices(element.second);
+  auto element = cast<ArrayElementAccessOpInterface>(access);
+  Value array = element.getAccessedArray();
+  SmallVector<Value> indices(element.getAccessedIndices());
   Location loc = access->getLoc();
   OpBuilder b(access);
   SmallVector<Value> sizes;
@@ -418,19 +405,21 @@ int64_t AdjitAccessChecksPass::addSite(Location loc, StringRef what,
 }
 
 int64_t AdjitAccessChecksPass::addSite(Operation *access, StringRef kind) {
-  auto [array, indices] = *ArrayAccessAnalysis::accessedElement(access);
-  return addSite(access->getLoc(), arrayName(array), kind, indices.size());
+  auto element = cast<ArrayElementAccessOpInterface>(access);
+  return addSite(access->getLoc(), arrayName(element.getAccessedArray()), kind,
+                 element.getAccessedIndices().size());
 }
 
 /// Reports a NaN or infinity that `access` stores (for atomic_add, also
 /// the element it leaves), without changing what it does.
 void AdjitAccessChecksPass::checkFinite(Operation *access,
                                         ReportContext context) {
-  Value value = storedValue(access);
+  auto element = cast<ArrayElementAccessOpInterface>(access);
+  Value value = element.getWrittenValue();
   if (!value || !isa<FloatType>(getElementTypeOrSelf(value.getType())))
     return;
-  auto [array, indexRange] = *ArrayAccessAnalysis::accessedElement(access);
-  SmallVector<Value> indices(indexRange);
+  Value array = element.getAccessedArray();
+  SmallVector<Value> indices(element.getAccessedIndices());
   Location loc = access->getLoc();
   auto report = [&](OpBuilder &b, Value stored, StringRef kind) {
     Value bad = arith::XOrIOp::create(
@@ -446,7 +435,7 @@ void AdjitAccessChecksPass::checkFinite(Operation *access,
                           addSite(access, kind), indices, sizes);
   };
   OpBuilder before(access);
-  report(before, value, (accessKind(access) + " of NaN or infinity").str());
+  report(before, value, (accessKind(element) + " of NaN or infinity").str());
   if (isa<AtomicAddOp>(access)) {
     OpBuilder after(access->getContext());
     after.setInsertionPointAfter(access);
@@ -495,7 +484,7 @@ void AdjitAccessChecksPass::checkFunction(func::FuncOp fn) {
   SmallVector<Operation *> accesses;
   SmallVector<CheckIndexOp> componentIndices;
   fn.walk([&](Operation *op) {
-    if (ArrayAccessAnalysis::accessedElement(op))
+    if (isa<ArrayElementAccessOpInterface>(op))
       accesses.push_back(op);
     else if (auto check = dyn_cast<CheckIndexOp>(op))
       componentIndices.push_back(check);
@@ -534,7 +523,9 @@ void AdjitAccessChecksPass::checkFunction(func::FuncOp fn) {
       checkFinite(access, context);
     if (!bounds)
       continue;
-    auto [array, indices] = *ArrayAccessAnalysis::accessedElement(access);
+    auto element = cast<ArrayElementAccessOpInterface>(access);
+    Value array = element.getAccessedArray();
+    OperandRange indices = element.getAccessedIndices();
     SmallVector<Proof> proofs(indices.size(), Proof::None);
     bool argument = isa<BlockArgument>(array) &&
                     cast<BlockArgument>(array).getOwner() == &entry;
@@ -612,7 +603,7 @@ void AdjitAccessChecksPass::checkFunction(func::FuncOp fn) {
       launchFacts.push_back(fact);
       proofs[d] = Proof::Launch;
     }
-    int64_t site = addSite(access, accessKind(access));
+    int64_t site = addSite(access, accessKind(element));
     checked.push_back({access, site, std::move(proofs)});
   }
   LaunchConditionOp cond = conditions.lookup(fn);

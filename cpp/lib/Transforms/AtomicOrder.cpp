@@ -46,7 +46,7 @@ bool isDeferrableAdd(Operation *op) {
 
 /// The array an atomic combines into.
 Value atomicArray(Operation *op) {
-  return ArrayAccessAnalysis::accessedElement(op)->first;
+  return cast<ArrayElementAccessOpInterface>(op).getAccessedArray();
 }
 
 /// Whether `fn` or a function it calls contains an atomic (or a print).
