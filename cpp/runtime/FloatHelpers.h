@@ -1,11 +1,12 @@
 //===- FloatHelpers.h - conversion helpers compiled kernels call -*- C++ -*-===//
 //
 // LLVM lowers some float conversions to calls into compiler-rt/libgcc
-// (`fptrunc float to bfloat` becomes `__truncsfbf2`). libgcc gained the
-// bfloat16 ones only in GCC 13, so on an older system (Debian 12, Ubuntu
-// 22.04) a kernel using bfloat16 would not load. The runtime carries its own
-// copies, resolved before the process's (runtimeSymbol, OrderedAtomics.h),
-// so every machine computes the same bits.
+// (`fptrunc float to bfloat` becomes `__truncsfbf2`; half conversions do on
+// CPUs without F16C). Which of these the host's libgcc has depends on its
+// version (the bfloat16 ones came with GCC 13), so the runtime carries its
+// own and the object loader takes such helpers from the runtime only
+// (runtimeSymbol, OrderedAtomics.h): a kernel loads, and computes the same
+// bits, on every machine, and a helper the runtime lacks fails everywhere.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,14 +25,26 @@ uint16_t bfloat16FromFloat(float x);
 /// The bfloat16 nearest to `x`, rounded once (not through float).
 uint16_t bfloat16FromDouble(double x);
 
+/// The IEEE half nearest to `x` (ties to even), as its bits; NaNs quiet.
+uint16_t halfFromFloat(float x);
+
+/// The IEEE half nearest to `x`, rounded once (not through float).
+uint16_t halfFromDouble(double x);
+
+/// The value of IEEE half bits `h` (exact).
+float floatFromHalf(uint16_t h);
+
 } // namespace runtime
 } // namespace adjit
 
-// bfloat16 travels in the low 16 bits of the first floating-point register
-// (xmm0 on x86-64, h0 on AArch64), as _Float16 does.
+// bfloat16 and half travel in the low 16 bits of the first floating-point
+// register (xmm0 on x86-64, h0 on AArch64), as _Float16 does.
 extern "C" {
-_Float16 adjit_rt_truncsfbf2(float x);
-_Float16 adjit_rt_truncdfbf2(double x);
+_Float16 adjit_rt_truncsfbf2(float x);  // __truncsfbf2
+_Float16 adjit_rt_truncdfbf2(double x); // __truncdfbf2
+_Float16 adjit_rt_truncsfhf2(float x);  // __truncsfhf2
+_Float16 adjit_rt_truncdfhf2(double x); // __truncdfhf2
+float adjit_rt_extendhfsf2(_Float16 h); // __extendhfsf2
 }
 
 #endif // ADJIT_RUNTIME_FLOATHELPERS_H

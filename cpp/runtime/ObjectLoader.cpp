@@ -11,11 +11,13 @@
 // block (limited to 2 GiB), 32-bit PC-relative fields between sections always
 // fit. Symbols from outside the object (the runtime's functions of
 // OrderedAtomics.h, the float helpers of FloatHelpers.h, libm through dlsym)
-// can be anywhere in the address space, so references to them go through a GOT slot holding
-// the 64-bit address, and calls through a stub `jmp *slot(%rip)`. Non-alloc
-// sections (symbol tables, debug info) and the relocations applying to them
-// are not loaded; .eh_frame, when present, is loaded like any alloc section
-// but not registered (kernels never throw).
+// can be anywhere in the address space, so references to them go through a
+// GOT slot holding the 64-bit address, and calls through a stub
+// `jmp *slot(%rip)`. Compiler-runtime helpers ("__" names) come from the
+// runtime only (FloatHelpers.h). Non-alloc sections (symbol tables, debug
+// info) and the relocations applying to them are not loaded; .eh_frame, when
+// present, is loaded like any alloc section but not registered (kernels never
+// throw).
 //
 // What depends on the machine (relocation semantics, stub code) is one
 // Architecture entry; x86-64 is the only one so far.
@@ -392,8 +394,13 @@ private:
         // The runtime's own functions first: this library's symbols are not
         // global when Python loads it.
         const void *found = runtimeSymbol(name.c_str());
-        if (!found)
+        bool helper = isCompilerRuntimeHelper(name.c_str());
+        if (!found && !helper)
           found = dlsym(RTLD_DEFAULT, name.c_str());
+        if (!found && helper)
+          return fail("unresolved symbol '" + name +
+                      "': a compiler-runtime helper the runtime does not "
+                      "provide (FloatHelpers.h)");
         if (!found && ELF64_ST_BIND(symbol.st_info) != STB_WEAK)
           return fail("unresolved symbol '" + name +
                       "': not found in the process");

@@ -29,6 +29,9 @@ const NamedSymbol kRuntimeSymbols[] = {
     // compiler-rt/libgcc names LLVM calls; ours, so older libgccs work too.
     {"__truncsfbf2", reinterpret_cast<const void *>(&adjit_rt_truncsfbf2)},
     {"__truncdfbf2", reinterpret_cast<const void *>(&adjit_rt_truncdfbf2)},
+    {"__truncsfhf2", reinterpret_cast<const void *>(&adjit_rt_truncsfhf2)},
+    {"__truncdfhf2", reinterpret_cast<const void *>(&adjit_rt_truncdfhf2)},
+    {"__extendhfsf2", reinterpret_cast<const void *>(&adjit_rt_extendhfsf2)},
 };
 
 } // namespace
@@ -63,6 +66,10 @@ void AddLog::trim(size_t maxEntries) {
   for (Part &part : parts)
     if (part.entries.capacity() > maxEntries)
       std::vector<Entry>().swap(part.entries);
+}
+
+bool adjit::runtime::isCompilerRuntimeHelper(const char *name) {
+  return std::strncmp(name, "__", 2) == 0;
 }
 
 const void *adjit::runtime::runtimeSymbol(const char *name) {

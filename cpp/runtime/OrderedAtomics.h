@@ -77,6 +77,11 @@ private:
 /// nullptr for other names. Object loaders resolve these first.
 const void *runtimeSymbol(const char *name);
 
+/// Whether `name` is a compiler-runtime helper's (libgcc/compiler-rt: "__"
+/// names). Loaders take these from runtimeSymbol only, never the process:
+/// the host's set depends on its compiler's version.
+bool isCompilerRuntimeHelper(const char *name);
+
 /// The names runtimeSymbol knows.
 std::vector<const char *> runtimeSymbolNames();
 

@@ -25,7 +25,7 @@ def _build(tmp_path, sources, name):
 
 def test_thread_pool_and_cpu_launch(tmp_path):
     exe = _build(tmp_path, [RUNTIME / "ThreadPool.cpp", RUNTIME / "CpuLaunch.cpp", RUNTIME / "OrderedAtomics.cpp",
-                            RUNTIME / "test" / "runtime_test.cpp"], "runtime_test")
+                            RUNTIME / "FloatHelpers.cpp", RUNTIME / "test" / "runtime_test.cpp"], "runtime_test")
     subprocess.run([str(exe)], check=True, timeout=300)
 
 
@@ -34,7 +34,7 @@ def test_object_loader_runs_compiled_kernels_and_refuses_bad_objects(tmp_path):
     subprocess.run([sys.executable, str(RUNTIME / "test" / "make_test_objects.py"), str(objects)],
                    check=True, cwd=tmp_path)
     exe = _build(tmp_path, [RUNTIME / "ObjectLoader.cpp", RUNTIME / "OrderedAtomics.cpp",
-                            RUNTIME / "test" / "object_loader_test.cpp"],
+                            RUNTIME / "FloatHelpers.cpp", RUNTIME / "test" / "object_loader_test.cpp"],
                  "object_loader_test")
     out = subprocess.run([str(exe), str(objects)], check=True, capture_output=True, text=True)
     assert "object loader: all checks passed" in out.stdout
