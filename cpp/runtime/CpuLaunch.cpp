@@ -56,6 +56,35 @@ private:
   std::vector<std::unique_ptr<std::vector<AddLog>>> free;
 };
 
+/// Launches from different host threads run one at a time, each as a whole:
+/// ordered and serial launches apply their float adds as plain
+/// read-modify-writes (in thread order), which another launch's adds into
+/// the same memory would race with and lose. So concurrent launches give the
+/// results of some serial order of whole launches. A launch nested in a
+/// running one (from a pool job) runs under its lock.
+std::mutex &launchMutex() {
+  static std::mutex *mutex = new std::mutex; // never destroyed, like the pool
+  return *mutex;
+}
+thread_local bool HoldsLaunchLock = false;
+
+class LaunchLock {
+public:
+  LaunchLock() {
+    if (HoldsLaunchLock || ThreadPool::inJob())
+      return;
+    lock = std::unique_lock<std::mutex>(launchMutex());
+    HoldsLaunchLock = true;
+  }
+  ~LaunchLock() {
+    if (lock.owns_lock())
+      HoldsLaunchLock = false;
+  }
+
+private:
+  std::unique_lock<std::mutex> lock;
+};
+
 LogCache &logCache() {
   static LogCache *cache = new LogCache; // never destroyed, like the pool
   return *cache;
@@ -127,6 +156,7 @@ void adjit::runtime::launchCpu(CpuEntry entry, void **args,
                                ErrorRecord *record, AtomicOrder order) {
   if (total <= 0)
     return;
+  LaunchLock lock;
   if (order == AtomicOrder::Serial ||
       (order == AtomicOrder::Ordered &&
        (total <= kGrain || ThreadPool::global().numThreads() == 1))) {

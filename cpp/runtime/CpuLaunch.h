@@ -26,7 +26,7 @@ using CpuEntry = void (*)(void **args, const int64_t *launchShape,
                           int64_t begin, int64_t end, ErrorRecord *record);
 
 /// Runs entry over [0, total) split into chunks across the process-wide pool;
-/// blocks until done. Launches of at most 1024 indices run inline on the
+/// blocks until done. Launches from different threads run one at a time. Launches of at most 1024 indices run inline on the
 /// calling thread, as do launches issued from inside a running kernel.
 /// `record` must be zeroed; it holds the first failure afterwards.
 /// `order` is the kernel's adjit.atomic_order (OrderedAtomics.h): Ordered

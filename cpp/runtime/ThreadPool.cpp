@@ -111,6 +111,8 @@ ThreadPool::~ThreadPool() {
     worker.join();
 }
 
+bool ThreadPool::inJob() { return InPoolJob; }
+
 void ThreadPool::parallelFor(int64_t total, int64_t grain,
                              const std::function<void(int64_t, int64_t)> &fn) {
   if (total <= 0)

@@ -49,6 +49,10 @@ public:
   void parallelFor(int64_t total, int64_t grain,
                    const std::function<void(int64_t, int64_t)> &fn);
 
+  /// Whether the calling thread is running a chunk of a job (a worker, or a
+  /// submitter inside its own job).
+  static bool inJob();
+
 private:
   using ChunkFn = void (*)(void *ctx, int64_t begin, int64_t end);
 
