@@ -202,7 +202,7 @@ def to_torch(a: Array, requires_grad: bool | None = None):
         requires_grad = a.requires_grad
     if requires_grad:
         if a.grad is None:
-            a.grad = Array(np.zeros_like(a.numpy()), a.dtype, False, a.device)
+            a.grad = Array(np.zeros_like(a.numpy()), a.dtype, False, a.device, _owned=True)
             a.requires_grad = True
         t.requires_grad_(True)
         t.grad = torch.from_numpy(a.grad.numpy())

@@ -48,7 +48,11 @@ class Array:
     """An array of ``dtype`` elements on a device (only "cpu" so far)."""
 
     def __init__(self, buffer: np.ndarray, dtype: T.ValueType, requires_grad: bool = False,
-                 device: str = "cpu"):
+                 device: str = "cpu", *, _owned: bool = False):
+        """An array over ``buffer``. Unless adjit allocated it (``_owned``),
+        the buffer is the caller's memory, which may change without adjit
+        seeing it: value ranges are measured at each launch and tapes
+        snapshot it (see ``_writable_elsewhere``)."""
         if device != "cpu":
             raise ValueError(f"device '{device}' is not supported yet (only 'cpu')")
         self._buffer = buffer
@@ -59,6 +63,7 @@ class Array:
         #: The write bookkeeping of the memory, shared with every view of it
         #: (slices, reshape, flatten, view): see _Storage.
         self._storage = _Storage()
+        self._storage.shared = not _owned
         #: (version, min, max) of the values, while nothing else can change them.
         self._range_cache: tuple | None = None
         self.grad: Array | None = None
@@ -91,7 +96,8 @@ class Array:
 
     @property
     def _views(self) -> list | None:
-        """Weak references to the numpy views handed out (numpy(), __dlpack__)."""
+        """Weak references to the tokens of the numpy views handed out (numpy(),
+        __dlpack__): alive while any view numpy derived from them is."""
         return self._storage.views
 
     @_views.setter
@@ -127,7 +133,7 @@ class Array:
         value = bool(value)
         if value and self.grad is None:
             self.grad = Array(_zeros_in_layout(self._buffer, self.dtype, self.device, self.shape), self.dtype,
-                              False, self.device)
+                              False, self.device, _owned=True)
         elif not value:
             self.grad = None
         self._requires_grad = value
@@ -155,15 +161,18 @@ class Array:
 
     def _export(self, view: np.ndarray) -> np.ndarray:
         """Hands out ``view`` of the buffer: tapes holding the current values
-        snapshot them now, and while the view lives, launches recorded on a
-        tape snapshot this array (the view may write it at any time)."""
+        snapshot them now, and while the view or anything numpy derives from
+        it (slices, reshapes, transposes) lives, launches recorded on a tape
+        snapshot this array and its value range is measured at each launch
+        (they may write it at any time)."""
         self._may_be_written_outside()
         if self._views is None:
             self._views = []
         else:
             self._views[:] = [ref for ref in self._views if ref() is not None]
-        self._views.append(weakref.ref(view))
-        return view
+        tracked, token = _tracked_view(view)
+        self._views.append(weakref.ref(token))
+        return tracked
 
     def _may_be_written_outside(self) -> None:
         """Memory outside adjit's control may write the buffer from now on:
@@ -501,7 +510,7 @@ class Array:
             raise ValueError(f"arrays have 1 to 4 dimensions; this view would have {ndim}")
         if buffer.size and not np.may_share_memory(buffer, self._buffer):
             raise AssertionError("internal: an array view does not share its base's memory")
-        view = Array(buffer, t, False, self.device)
+        view = Array(buffer, t, False, self.device, _owned=True)  # shares self's storage below
         storage = self._storage
         if storage.arrays is None:
             storage.arrays = weakref.WeakSet([self])
@@ -623,6 +632,18 @@ def _host_values(scalar: T.ScalarType, values):
     return scalar.host(values) if isinstance(scalar, T.BFloat16Type) else values
 
 
+def _tracked_view(view: np.ndarray) -> tuple[np.ndarray, object]:
+    """``view`` again, with a token that lives as long as any numpy array
+    derived from it: numpy keeps a derived view's base chain up to the first
+    object that is not an array, which here is the token (as_strided's
+    holder of the array interface). A view of the buffer itself would not do:
+    numpy points slices of it at the buffer, so they outlive it."""
+    tracked = np.lib.stride_tricks.as_strided(view)
+    token = tracked.base
+    assert not isinstance(token, np.ndarray)
+    return tracked, token
+
+
 def numbers_for(a: Array, values):
     """``values`` (numbers) ready to store in ``a``'s buffer."""
     return _host_values(T.scalar_of(a.dtype), values)
@@ -732,8 +753,7 @@ def _array_at(ptr, dtype, shape, strides, capacity, deleter, requires_grad, devi
                                              else raw[:capacity - capacity % scalar.np_dtype.itemsize]
                                              .view(scalar.np_dtype),
                                              dims + comp, strides + comp_strides, writeable=True)
-    a = Array(buffer, t, requires_grad)
-    a._shared = True  # memory adjit does not own: a tape snapshots it when it records it
+    a = Array(buffer, t, requires_grad)  # memory adjit does not own: shared (a tape snapshots it)
     if deleter is not None:
         weakref.finalize(a, deleter, int(ptr), capacity)
     return a
@@ -784,9 +804,8 @@ def _array_from_data(data, dtype, shape, ndim, requires_grad, device, share: boo
                          f"(data of shape {np_data.shape})")
     if not np.may_share_memory(buffer, np_data):
         buffer = _memory.adopt(buffer, t, _device(device), buffer.shape[:buffer.ndim - len(comp)])
-    a = Array(buffer, t, requires_grad, _device(device))
-    if share and np.may_share_memory(buffer, np_data):
-        a._shared = True  # the caller's numpy array keeps the memory: adjit cannot see its writes
+    # Shared: the caller's numpy array keeps the memory, adjit cannot see its writes.
+    a = Array(buffer, t, requires_grad, _device(device), _owned=not np.may_share_memory(buffer, np_data))
     return a
 
 
@@ -885,7 +904,7 @@ def _shape_tuple(shape) -> tuple[int, ...]:
 
 
 def _unpickle_array(buffer, dtype, requires_grad, device, grad):
-    a = Array(buffer, dtype, requires_grad, device)
+    a = Array(buffer, dtype, requires_grad, device, _owned=True)
     if grad is not None:
         a.grad._buffer[...] = grad
     return a
@@ -924,7 +943,7 @@ def full(shape=None, value=0, dtype=float, device=None, requires_grad: bool = Fa
     dims = _shape_tuple(shape)
     buffer = _memory.allocate(dims + _component_shape(t), scalar.np_dtype, t, _device(device), array_shape=dims)
     buffer[...] = _host_values(scalar, value)
-    return Array(buffer, t, requires_grad, _device(device))
+    return Array(buffer, t, requires_grad, _device(device), _owned=True)
 
 
 def zeros(shape=None, dtype=float, device=None, requires_grad: bool = False, pinned: bool = False, *,
@@ -953,7 +972,7 @@ def empty(shape=None, dtype=float, device=None, requires_grad: bool = False, pin
     scalar = T.scalar_of(t)
     dims = _shape_tuple(shape)
     buffer = _memory.allocate(dims + _component_shape(t), scalar.np_dtype, t, _device(device), array_shape=dims)
-    return Array(buffer, t, requires_grad, _device(device))
+    return Array(buffer, t, requires_grad, _device(device), _owned=True)
 
 
 def full_like(a: Array, value, device=None, requires_grad: bool | None = None, pinned: bool = False) -> Array:
@@ -1178,7 +1197,7 @@ def clone(src: Array, requires_grad: bool | None = None) -> Array:
     if requires_grad is None:
         requires_grad = src.requires_grad
     out = Array(_memory.adopt(src._buffer.copy(), src.dtype, src.device, src.shape), src.dtype, requires_grad,
-                src.device)
+                src.device, _owned=True)
     tapes = active_tapes()
     if tapes and out.grad is not None:
         out_grad, src_grad = out.grad, src.grad

@@ -426,7 +426,7 @@ def _dot_escape(text: str) -> str:
 
 def _snapshot(array: Array) -> Array:
     """A copy of the values (no gradient of its own: the original's is used)."""
-    return Array(array._buffer.copy(), array.dtype, False, array.device)
+    return Array(array._buffer.copy(), array.dtype, False, array.device, _owned=True)
 
 
 def _require_grad(array: Array, what: str) -> None:

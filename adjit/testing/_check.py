@@ -176,7 +176,7 @@ def check_tape_gradients(run, inputs, eps: float | None = None, rtol: float | No
     added = []
     for k in diff:
         if inputs[k].grad is None:
-            inputs[k].grad = Array(np.zeros_like(inputs[k].numpy()), inputs[k].dtype)
+            inputs[k].grad = Array(np.zeros_like(inputs[k].numpy()), inputs[k].dtype, _owned=True)
             added.append(inputs[k])
     try:
         tape = Tape()
@@ -274,7 +274,7 @@ def check_dot_product(run, inputs, rtol: float = DOT_RTOL, seed: int = 0, names=
     added = []
     for k in diff:
         if inputs[k].grad is None:
-            inputs[k].grad = Array(np.zeros_like(inputs[k].numpy()), inputs[k].dtype)
+            inputs[k].grad = Array(np.zeros_like(inputs[k].numpy()), inputs[k].dtype, _owned=True)
             added.append(inputs[k])
     try:
         for k in diff:
