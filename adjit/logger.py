@@ -21,6 +21,7 @@ Warp's names on them:
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from typing import Protocol, runtime_checkable
 
@@ -97,6 +98,14 @@ class _ToLogger(logging.Handler):
 _DEFAULT = _PythonLogger()
 _lock = threading.Lock()
 _active = _DEFAULT
+
+
+def _lock_after_fork() -> None:
+    global _lock
+    _lock = threading.Lock()  # another thread may have held it at the fork
+
+
+os.register_at_fork(after_in_child=_lock_after_fork)
 _handler: _ToLogger | None = None
 _propagate = True  # the "adjit" logger's propagate flag before a custom logger took over
 

@@ -258,6 +258,18 @@ class _Tracking:
 
 
 _tracking = _Tracking()
+
+
+def _locks_after_fork() -> None:
+    """A fork()ed child has only the forking thread: locks another thread
+    held at the fork would never be released there, so they are made anew."""
+    global _custom_lock
+    _custom_lock = threading.Lock()
+    _HOST._lock = threading.Lock()
+    _tracking.lock = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_locks_after_fork)
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -11,6 +11,7 @@
 #include "adjit-c/Adjit.h"
 
 #include "mlir/Bindings/Python/NanobindAdaptors.h"
+#include "runtime/python/WithoutGil.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/map.h>
@@ -35,11 +36,9 @@ std::string takeString(char *s) {
 nb::bytes compileToObject(MlirOperation module, int optLevel) {
   char *object = nullptr, *error = nullptr;
   size_t size = 0;
-  int failed;
-  {
-    nb::gil_scoped_release release;
-    failed = adjitCompileToObject(module, optLevel, &object, &size, &error);
-  }
+  int failed = adjit::withoutGil([&] {
+    return adjitCompileToObject(module, optLevel, &object, &size, &error);
+  });
   if (failed)
     throw std::runtime_error("CPU code generation failed: " +
                              takeString(error));

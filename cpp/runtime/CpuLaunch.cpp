@@ -12,6 +12,9 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <new>
+
+#include <pthread.h>
 
 using namespace adjit::runtime;
 
@@ -62,12 +65,36 @@ private:
 /// the same memory would race with and lose. So concurrent launches give the
 /// results of some serial order of whole launches. A launch nested in a
 /// running one (from a pool job) runs under its lock.
+thread_local bool HoldsLaunchLock = false;
+
 std::mutex &launchMutex() {
   static std::mutex *mutex = new std::mutex; // never destroyed, like the pool
   return *mutex;
 }
-thread_local bool HoldsLaunchLock = false;
 
+/// fork() waits for a launch in flight to end (the copy would hold its lock
+/// and wait for workers that do not exist there) and gives the child a new
+/// thread pool. (A fork from inside a launch, which only a kernel could do,
+/// takes no lock.)
+bool ForkLockedLaunches = false;
+void beforeFork() {
+  ForkLockedLaunches = !HoldsLaunchLock && !ThreadPool::inJob();
+  if (ForkLockedLaunches)
+    launchMutex().lock();
+  ThreadPool::beforeFork();
+}
+void afterForkInParent() {
+  ThreadPool::afterForkInParent();
+  if (ForkLockedLaunches)
+    launchMutex().unlock();
+}
+void afterForkInChild() {
+  ThreadPool::afterForkInChild();
+  new (&launchMutex()) std::mutex;
+  HoldsLaunchLock = false;
+}
+[[maybe_unused]] const bool kForkHandlersRegistered =
+    pthread_atfork(beforeFork, afterForkInParent, afterForkInChild) == 0;
 class LaunchLock {
 public:
   LaunchLock() {

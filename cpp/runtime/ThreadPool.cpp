@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <new>
 #include <system_error>
 
 #if defined(__linux__)
@@ -81,13 +82,46 @@ int defaultNumThreads() {
 
 } // namespace
 
+namespace {
+/// The process-wide pool, created on first use. Intentionally leaked.
+/// Destroying it during static destruction would break static destructors
+/// elsewhere that still launch kernels, and joining at exit can deadlock if
+/// exit() is reached from inside a job. Idle workers are blocked on a
+/// condition variable and are simply discarded at process exit. A child of
+/// fork() has none of the workers: it drops the pool (leaked too) and makes
+/// its own on first use (afterForkInChild).
+std::atomic<ThreadPool *> GlobalPool{nullptr};
+std::mutex GlobalPoolMutex;
+ThreadPool *LockedForFork = nullptr;
+} // namespace
+
 ThreadPool &ThreadPool::global() {
-  // Intentionally leaked. Destroying it during static destruction would break
-  // static destructors elsewhere that still launch kernels, and joining at exit
-  // can deadlock if exit() is reached from inside a job. Idle workers are
-  // blocked on a condition variable and are simply discarded at process exit.
-  static ThreadPool *pool = new ThreadPool(defaultNumThreads());
-  return *pool;
+  if (ThreadPool *pool = GlobalPool.load(std::memory_order_acquire))
+    return *pool;
+  std::lock_guard<std::mutex> lock(GlobalPoolMutex);
+  if (!GlobalPool.load(std::memory_order_relaxed))
+    GlobalPool.store(new ThreadPool(defaultNumThreads()),
+                     std::memory_order_release);
+  return *GlobalPool.load(std::memory_order_relaxed);
+}
+
+void ThreadPool::beforeFork() {
+  // No job runs while the process is copied. (The pool locked here is the
+  // one unlocked after: another thread may create one meanwhile.)
+  LockedForFork = GlobalPool.load(std::memory_order_acquire);
+  if (LockedForFork)
+    LockedForFork->SubmitMutex.lock();
+}
+
+void ThreadPool::afterForkInParent() {
+  if (LockedForFork)
+    LockedForFork->SubmitMutex.unlock();
+}
+
+void ThreadPool::afterForkInChild() {
+  // The old pool's workers do not exist here; it is left as it is.
+  GlobalPool.store(nullptr, std::memory_order_release);
+  new (&GlobalPoolMutex) std::mutex;
 }
 
 ThreadPool::ThreadPool(int numThreads) {

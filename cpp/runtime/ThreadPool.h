@@ -53,6 +53,13 @@ public:
   /// submitter inside its own job).
   static bool inJob();
 
+  /// fork() handlers (registered by the launch layer, CpuLaunch.cpp): no job
+  /// is running while the process is copied, and the child makes a new pool
+  /// on first use (the workers are not copied).
+  static void beforeFork();
+  static void afterForkInParent();
+  static void afterForkInChild();
+
 private:
   using ChunkFn = void (*)(void *ctx, int64_t begin, int64_t end);
 

@@ -11,6 +11,7 @@
 #include "KernelArgs.h"
 #include "ObjectLoader.h"
 #include "ThreadPool.h"
+#include "WithoutGil.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -72,13 +73,12 @@ nb::object launchCpuEntry(uintptr_t entry, int64_t total,
   }
   ErrorRecord record{};
   std::copy(ranges.begin(), ranges.end(), record.ranges);
-  {
-    nb::gil_scoped_release release;
+  adjit::withoutGil([&] {
     launchCpu(reinterpret_cast<CpuEntry>(entry), pointers.data(), shape.data(),
               total, &record, AtomicOrder(atomicOrder));
     // What kernels printed (C's stdio) comes out before Python's next output.
     std::fflush(stdout);
-  }
+  });
   if (record.site == 0)
     return nb::none();
   if (record.site == kLaunchUnproven)
@@ -121,11 +121,9 @@ std::vector<uint64_t> loadKernelObject(nb::bytes object,
                                        const std::vector<std::string> &names) {
   std::vector<uint64_t> addresses;
   std::string error;
-  bool loaded;
-  {
-    nb::gil_scoped_release release;
-    loaded = loadObject(object.c_str(), object.size(), names, addresses, error);
-  }
+  bool loaded = adjit::withoutGil([&] {
+    return loadObject(object.c_str(), object.size(), names, addresses, error);
+  });
   if (!loaded)
     throw std::runtime_error("cannot load kernel object: " + error);
   return addresses;

@@ -1,0 +1,117 @@
+"""Process events while kernels run: interpreter exit with daemon threads
+inside launches, backward passes or compiles exits cleanly; fork() while
+another thread launches gives a child whose launches work (on a new thread
+pool). Each case runs in its own interpreter."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+PRELUDE = textwrap.dedent("""
+    import os, sys, threading, time
+    import numpy as np
+    import adjit as wp
+
+    @wp.kernel
+    def add(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+        i = wp.tid()
+        wp.atomic_add(out, i % 16, x[i] * x[i])
+
+    N = 1_000_000
+    x = wp.array(np.ones(N, np.float32), requires_grad=True)
+    busy = wp.zeros(16, dtype=float, requires_grad=True)
+    wp.launch(add, dim=N, inputs=[x, busy])
+""")
+
+
+def _run(tmp_path, body: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    script = tmp_path / "case.py"  # a file: kernels need their source
+    script.write_text(PRELUDE + textwrap.dedent(body))
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=timeout,
+                          cwd=os.path.dirname(__file__))
+
+
+def _assert_clean(result):
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "terminate called" not in result.stderr and "Fatal" not in result.stderr, result.stderr[-2000:]
+
+
+def test_exit_with_daemon_threads_inside_launches(tmp_path):
+    _assert_clean(_run(tmp_path, """
+        def spin():
+            while True:
+                wp.launch(add, dim=N, inputs=[x, busy])
+        for _ in range(3):
+            threading.Thread(target=spin, daemon=True).start()
+        time.sleep(0.3)
+    """))
+
+
+def test_exit_with_daemon_threads_inside_backward_passes(tmp_path):
+    _assert_clean(_run(tmp_path, """
+        def spin():
+            while True:
+                out = wp.zeros(16, dtype=float, requires_grad=True)
+                with wp.Tape() as tape:
+                    wp.launch(add, dim=N, inputs=[x, out])
+                tape.backward(grads={out: np.ones(16, np.float32)})
+        for _ in range(3):
+            threading.Thread(target=spin, daemon=True).start()
+        time.sleep(0.5)
+    """))
+
+
+def test_exit_with_a_daemon_thread_compiling(tmp_path):
+    _assert_clean(_run(tmp_path, """
+        def make(k):
+            @wp.kernel
+            def scaled(a: wp.array(dtype=float)):
+                i = wp.tid()
+                a[i] = wp.sin(a[i]) * float(k)  # k: a new constant, so a new compile each time
+            return scaled
+
+        def compile_many():
+            for k in range(1000):
+                wp.launch(make(k), dim=4, inputs=[wp.zeros(4, dtype=float)])
+        threading.Thread(target=compile_many, daemon=True).start()
+        time.sleep(1.0)
+    """))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_fork_while_another_thread_launches(tmp_path):
+    result = _run(tmp_path, """
+        stop = False
+        def spin():
+            while not stop:
+                wp.launch(add, dim=N, inputs=[x, busy])
+        t = threading.Thread(target=spin)
+        t.start()
+        ok = 0
+        for _ in range(8):
+            time.sleep(0.02)
+            pid = os.fork()
+            if pid == 0:
+                # the child's pool is new: an ordered launch over many windows
+                out = wp.zeros(16, dtype=float)
+                wp.launch(add, dim=N, inputs=[x, out])
+                os._exit(0 if out.numpy().sum() == N else 3)
+            deadline = time.time() + 30
+            while True:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    break
+                if time.time() > deadline:
+                    os.kill(pid, 9)
+                    os.waitpid(pid, 0)
+                    print("a child hung", file=sys.stderr)
+                    sys.exit(1)
+                time.sleep(0.01)
+            ok += os.waitstatus_to_exitcode(status) == 0
+        stop = True
+        t.join()
+        sys.exit(0 if ok == 8 else 2)
+    """, timeout=300)
+    _assert_clean(result)
