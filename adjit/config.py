@@ -180,4 +180,22 @@ class _ConfigModule(_types.ModuleType):
         return "adjit.config(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in FIELDS) + ")"
 
 
+def _check_environment() -> None:
+    """Warns about an environment setting the runtime cannot use (it falls
+    back to its default there, which would otherwise go unnoticed)."""
+    import re
+    import warnings
+    threads = os.environ.get("ADJIT_NUM_THREADS")
+    if threads is None:
+        return
+    # As cpp/runtime/ThreadPool.cpp reads it: an integer >= 1, at most 1024 used.
+    if not re.fullmatch(r"\s*[+-]?[0-9]+", threads) or int(threads) < 1:
+        warnings.warn(f"ADJIT_NUM_THREADS={threads!r} is not a positive integer: ignored (CPU launches use "
+                      "every core this process may run on)", RuntimeWarning, stacklevel=3)
+    elif int(threads) > 1024:
+        warnings.warn(f"ADJIT_NUM_THREADS={threads!r}: at most 1024 threads are used", RuntimeWarning,
+                      stacklevel=3)
+
+
 sys.modules[__name__].__class__ = _ConfigModule
+_check_environment()

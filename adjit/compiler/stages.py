@@ -129,7 +129,12 @@ def check_sites(module: ir.Module, kernel_symbol: str) -> list[dict]:
 
 def dump_dir() -> Path | None:
     d = os.environ.get("ADJIT_DUMP_DIR")
-    return Path(d) if d else None
+    if not d:
+        return None
+    if os.path.exists(d) and not os.path.isdir(d):
+        raise CompileError(f"ADJIT_DUMP_DIR={d!r} is not a directory (it names an existing file); set it to a "
+                           "folder to dump every compile stage into, or unset it")
+    return Path(d)
 
 
 def verify(module: ir.Module, what: str) -> None:

@@ -975,22 +975,34 @@ def empty(shape=None, dtype=float, device=None, requires_grad: bool = False, pin
     return Array(buffer, t, requires_grad, _device(device), _owned=True)
 
 
+def _like_source(a, who: str) -> Array:
+    if not isinstance(a, Array):
+        raise TypeError(f"{who}: the template must be an adjit array, got {type(a).__module__}."
+                        f"{type(a).__qualname__} (for a numpy array, use adjit.array(np.{who}(a)) or "
+                        f"adjit.{who.replace('_like', '')}(a.shape, dtype=...))")
+    return a
+
+
 def full_like(a: Array, value, device=None, requires_grad: bool | None = None, pinned: bool = False) -> Array:
     """An array of ``a``'s shape and dtype with every element ``value``."""
+    a = _like_source(a, "full_like")
     return full(a.shape, value, a.dtype, device or a.device,
                 a.requires_grad if requires_grad is None else requires_grad)
 
 
 def empty_like(a: Array, device=None, requires_grad: bool | None = None, pinned: bool = False) -> Array:
     """An array of ``a``'s shape and dtype whose values are undefined until written."""
+    a = _like_source(a, "empty_like")
     return empty(a.shape, a.dtype, device or a.device, a.requires_grad if requires_grad is None else requires_grad)
 
 
 def zeros_like(a: Array, device=None, requires_grad: bool | None = None, pinned: bool = False) -> Array:
+    a = _like_source(a, "zeros_like")
     return zeros(a.shape, a.dtype, device or a.device, a.requires_grad if requires_grad is None else requires_grad)
 
 
 def ones_like(a: Array, device=None, requires_grad: bool | None = None, pinned: bool = False) -> Array:
+    a = _like_source(a, "ones_like")
     return ones(a.shape, a.dtype, device or a.device, a.requires_grad if requires_grad is None else requires_grad)
 
 

@@ -752,3 +752,41 @@ def test_config_verify_autograd_array_access_keeps_the_check_on(config):
     x.assign(np.full(2, 3.0, np.float32))  # overwrites what the launch read, unrecorded
     with pytest.raises(adjit.GradientError):
         tape.backward(grads={y: adjit.array(np.ones(2, np.float32))})
+
+
+# --- vague errors made clear (issue 25, item 8) -------------------------------------------------
+
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "empty_like", "full_like"])
+def test_like_constructors_name_a_numpy_template(name):
+    args = (np.zeros(3),) + ((1.0,) if name == "full_like" else ())
+    with pytest.raises(TypeError, match=rf"{name}: the template must be an adjit array, got numpy.ndarray"):
+        getattr(adjit, name)(*args)
+
+
+def test_dump_dir_naming_a_file_is_a_clear_error(tmp_path, monkeypatch):
+    afile = tmp_path / "not_a_folder"
+    afile.write_text("")
+
+    @adjit.kernel
+    def dumped_kernel(x: adjit.array(dtype=float)):
+        i = adjit.tid()
+        x[i] = x[i] + 1.0
+
+    monkeypatch.setenv("ADJIT_DUMP_DIR", str(afile))
+    monkeypatch.setenv("ADJIT_CACHE", "0")
+    with pytest.raises(adjit.CompileError, match="ADJIT_DUMP_DIR=.* is not a directory"):
+        adjit.launch(dumped_kernel, dim=2, inputs=[adjit.zeros(2)])
+
+
+@pytest.mark.parametrize("value, warned", [("abc", "not a positive integer"), ("0", "not a positive integer"),
+                                           ("-3", "not a positive integer"), ("2.5", "not a positive integer"),
+                                           ("5000", "at most 1024"), ("3", None)])
+def test_unusable_num_threads_is_warned_about(value, warned):
+    code = "import warnings; warnings.simplefilter('error'); import adjit"
+    result = subprocess.run([sys.executable, "-c", code], env={**os.environ, "ADJIT_NUM_THREADS": value},
+                            capture_output=True, text=True)
+    if warned is None:
+        assert result.returncode == 0, result.stderr
+    else:
+        assert result.returncode != 0 and f"ADJIT_NUM_THREADS='{value}'" in result.stderr
+        assert warned in result.stderr
