@@ -258,6 +258,10 @@ def _identity(pyfunc, parts: KeyParts) -> str:
     return hashlib.sha256(ident.encode()).hexdigest()[:24]
 
 
+def _kernel_name(pyfunc) -> str:
+    return f"{getattr(pyfunc, '__module__', None) or '__main__'}.{pyfunc.__qualname__}"
+
+
 def entry_path(parts: KeyParts, directory: Path | None = None) -> Path:
     """Where the entry for these key parts lives."""
     return (directory or cache_dir()) / f"{parts.key()}.adjitobj"
@@ -307,6 +311,15 @@ def load(pyfunc, parts: KeyParts) -> tuple[bytes, dict] | None:
     if compiler is not None and payload[1].get("compiler") != compiler:
         log.info("compiling %s: the compiler changed", pyfunc.__qualname__)
         return None
+    stored_key = payload[1].get("key")
+    if stored_key is not None and stored_key != parts.key():
+        # A file renamed or copied over another entry: its code is another
+        # kernel's (or another variant's). Never run it under this key.
+        log.warning("refusing the cache entry %s for kernel %s in %s: it was written for %s (key %s), not "
+                    "for this key; compiling instead (delete the entry, or re-export the folder)",
+                    path.name, _kernel_name(pyfunc), directory, payload[1].get("kernel", "another kernel"),
+                    stored_key)
+        return None
     return payload
 
 
@@ -321,7 +334,8 @@ def store(pyfunc, parts: KeyParts, payload: bytes, metadata: dict | None = None,
         directory = cache_dir()
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        meta = json.dumps({**(metadata or {}), "compiler": compiler_fingerprint()}).encode()
+        meta = json.dumps({**(metadata or {}), "compiler": compiler_fingerprint(), "key": parts.key(),
+                           "kernel": f"{_kernel_name(pyfunc)} ({parts.variant or 'kernel'})"}).encode()
         body = len(meta).to_bytes(8, "little") + meta + payload
         blob = _MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
         _atomic_write(entry_path(parts, directory), blob)

@@ -160,3 +160,33 @@ def test_a_damaged_entry_without_the_compiler_is_a_clear_error(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "ERROR: kernel 'triple'" in out.stdout and "not precompiled" in out.stdout, out.stdout
     assert "is damaged" in out.stderr
+
+
+def test_an_entry_renamed_to_another_kernels_key_is_refused(tmp_path, monkeypatch, caplog):
+    """Entries record their own key and kernel: one copied over another
+    kernel's entry (a renamed file in an export folder) never runs as it."""
+    monkeypatch.setenv("ADJIT_CACHE_DIR", str(tmp_path / "cache"))
+    triple = _kernel_module(tmp_path, "renamed_triple").triple
+    _run(triple)
+    (tmp_path / "renamed_negate.py").write_text(textwrap.dedent("""
+        import adjit as wp
+
+        @wp.kernel
+        def negate(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+            i = wp.tid()
+            y[i] = -x[i]
+        """))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        negate = __import__("renamed_negate").negate
+    finally:
+        sys.path.remove(str(tmp_path))
+    np.testing.assert_array_equal(_run(negate), -np.arange(5))
+    target = cache.entry_path(_forward_parts(triple))
+    target.write_bytes(cache.entry_path(_forward_parts(negate)).read_bytes())
+    again = _kernel_module(tmp_path, "renamed_triple_again").triple
+    with caplog.at_level(logging.WARNING, logger="adjit.cache"):
+        np.testing.assert_array_equal(_run(again), 3 * np.arange(5))  # triple's code, not negate's
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("refusing the cache entry" in w and "renamed_negate.negate" in w and "renamed_triple_again.triple" in w
+               and str(tmp_path / "cache") in w for w in warnings), warnings
