@@ -9,11 +9,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mlir import ir
-from mlir.dialects import gpu
+from .._interrupts import interrupts_deferred
 
-from .. import _adjit, _runtime
-from .. import dialects  # noqa: F401  (registers the dialect and passes)
+# MLIR's bindings and the dialect's registration load whole or not at all (a
+# Ctrl-C half-way left extension modules half-initialized: adjit/_interrupts.py).
+with interrupts_deferred():
+    from mlir import ir
+    from mlir.dialects import gpu
+
+    from .. import _adjit
+    from .. import dialects  # noqa: F401  (registers the dialect and passes)
+
+from .. import _runtime
 from .. import types as T
 from ..errors import CompileError, KernelSyntaxError, KernelTypeError
 from ..language import Kernel

@@ -115,3 +115,38 @@ def test_fork_while_another_thread_launches(tmp_path):
         sys.exit(0 if ok == 8 else 2)
     """, timeout=300)
     _assert_clean(result)
+
+
+INTERRUPTED_FIRST_COMPILE = textwrap.dedent("""
+    import os, signal, sys, threading, time
+    import numpy as np
+    import adjit as wp
+
+    @wp.kernel
+    def bump(x: wp.array(dtype=float)):
+        i = wp.tid()
+        x[i] = x[i] + 1.0
+
+    threading.Timer(float(sys.argv[1]), lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    try:
+        wp.launch(bump, dim=4, inputs=[wp.zeros(4, dtype=float)])  # imports the compiler, compiles
+        time.sleep(5)  # the interrupt comes during the compile or here
+    except KeyboardInterrupt:
+        pass
+    import gc
+    gc.collect()
+    x = wp.zeros(4, dtype=float)
+    wp.launch(bump, dim=4, inputs=[x])
+    sys.exit(0 if list(x.numpy()) == [1.0] * 4 else 2)
+""")
+
+
+@pytest.mark.parametrize("delay", [0.005, 0.01, 0.02, 0.04, 0.08])
+def test_ctrl_c_during_the_first_compile_leaves_a_usable_process(tmp_path, delay):
+    """A KeyboardInterrupt while the compiler is first imported (a notebook
+    user stopping the first cell) crashed the process at the next launch."""
+    script = tmp_path / "interrupted.py"
+    script.write_text(INTERRUPTED_FIRST_COMPILE)
+    result = subprocess.run([sys.executable, str(script), str(delay)], capture_output=True, text=True,
+                            timeout=120, env={**os.environ, "ADJIT_CACHE": "0"})
+    _assert_clean(result)
