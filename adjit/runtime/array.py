@@ -976,7 +976,7 @@ def empty(shape=None, dtype=float, device=None, requires_grad: bool = False, pin
 
 
 def _like_source(a, who: str) -> Array:
-    if not isinstance(a, Array):
+    if isinstance(a, np.ndarray) or not all(hasattr(a, n) for n in ("shape", "dtype", "device", "requires_grad")):
         raise TypeError(f"{who}: the template must be an adjit array, got {type(a).__module__}."
                         f"{type(a).__qualname__} (for a numpy array, use adjit.array(np.{who}(a)) or "
                         f"adjit.{who.replace('_like', '')}(a.shape, dtype=...))")
