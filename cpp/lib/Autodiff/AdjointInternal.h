@@ -10,6 +10,7 @@
 #ifndef ADJIT_AUTODIFF_ADJOINTINTERNAL_H
 #define ADJIT_AUTODIFF_ADJOINTINTERNAL_H
 
+#include "AutodiffUtils.h"
 #include "adjit/Adjoint.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -57,10 +58,6 @@ replayBound(Block &block, ValueRange from, ValueRange to, OpBuilder &b,
 /// or inside it, in the order of a post-order walk: the outer values whose
 /// adjoints reversing `root` may change.
 llvm::SetVector<Value> capturedActiveValues(Operation *root);
-
-/// Positions `b` at the end of `block`, before any terminator it already has
-/// (which is erased: the caller emits its own).
-void setInsertionToEndReplacingTerminator(OpBuilder &b, Block *block);
 
 /// Step 3 for `block`: applies the rules of its ops (but its terminator)
 /// last to first at `b`, reversing the scf.if, scf.for and scf.while ops in

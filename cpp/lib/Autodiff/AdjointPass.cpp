@@ -136,13 +136,6 @@ llvm::SetVector<Value> autodiff::capturedActiveValues(Operation *root) {
   return captured;
 }
 
-void autodiff::setInsertionToEndReplacingTerminator(OpBuilder &b,
-                                                     Block *block) {
-  if (!block->empty() && block->back().hasTrait<OpTrait::IsTerminator>())
-    block->back().erase();
-  b.setInsertionPointToEnd(block);
-}
-
 namespace {
 
 /// Reverses an scf.if: see the file comment.
@@ -278,26 +271,11 @@ LogicalResult differentiate(func::FuncOp kernel, int64_t maxUnroll,
         finalArgs.push_back(i);
         inputs.push_back(kernel.getArgumentTypes()[i]);
       }
-  OpBuilder b(kernel);
-  b.setInsertionPointAfter(kernel);
-  auto adjoint = func::FuncOp::create(
-      b, kernel.getLoc(), symbols::adjoint(kernel.getSymName()),
-      b.getFunctionType(inputs, {}));
-  adjoint->setAttr(AdjitDialect::getKernelAttrName(), b.getUnitAttr());
-  adjoint->setAttr(kAdjointOfAttr, SymbolRefAttr::get(kernel));
-  if (auto names = kernel->getAttrOfType<ArrayAttr>(AdjitDialect::getArgNamesAttrName())) {
-    SmallVector<Attribute> all(names.begin(), names.end());
-    for (unsigned lane = 0; lane < lanes; ++lane) {
-      std::string prefix = lanes == 1 ? "adj_" : "adj" + std::to_string(lane) + "_";
-      for (unsigned i : arrayArgs)
-        all.push_back(b.getStringAttr(prefix + cast<StringAttr>(names[i]).str()));
-    }
-    for (unsigned i : finalArgs)
-      all.push_back(b.getStringAttr("final_" + cast<StringAttr>(names[i]).str()));
-    adjoint->setAttr(AdjitDialect::getArgNamesAttrName(), b.getArrayAttr(all));
-  }
+  func::FuncOp adjoint = createDerivedKernel(
+      kernel, symbols::adjoint(kernel.getSymName()), inputs, kAdjointOfAttr,
+      {{"adj", lanes, arrayArgs}, {"final", 1, finalArgs}});
   Block *entry = adjoint.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  OpBuilder b = OpBuilder::atBlockBegin(entry);
 
   IRMapping map;
   SmallVector<DenseMap<Value, Value>> grads(lanes);
@@ -329,22 +307,15 @@ LogicalResult differentiate(func::FuncOp kernel, int64_t maxUnroll,
 struct AdjitAdjointPass : adjit::impl::AdjitAdjointBase<AdjitAdjointPass> {
   using Base::Base;
   void runOnOperation() override {
-    SmallVector<func::FuncOp> kernels;
-    SymbolTable symbols(getOperation());
-    for (auto fn : getOperation().getOps<func::FuncOp>())
-      if (isKernel(fn) && !fn->hasAttr(kAdjointOfAttr) &&
-          !symbols.lookup(symbols::adjoint(fn.getSymName())))
-        kernels.push_back(fn);
-    for (func::FuncOp kernel : kernels) {
-      if (kernel.isExternal()) {
-        kernel.emitOpError("kernel has no body to differentiate");
-        return signalPassFailure();
-      }
-      if (failed(differentiate(kernel, maxUnroll, checkpointBytes, lanes)))
-        return signalPassFailure();
-    }
+    FailureOr<SmallVector<func::FuncOp>> kernels = differentiateKernels(
+        getOperation(), kAdjointOfAttr, symbols::adjoint,
+        [&](func::FuncOp kernel) {
+          return differentiate(kernel, maxUnroll, checkpointBytes, lanes);
+        });
+    if (failed(kernels))
+      return signalPassFailure();
     if (!keepPrimal) {
-      for (func::FuncOp kernel : kernels)
+      for (func::FuncOp kernel : *kernels)
         kernel.erase();
       getOperation().walk([](func::FuncOp fn) { fn->removeAttr(kAdjointOfAttr); });
     }

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AutodiffUtils.h"
 #include "TangentInternal.h"
 #include "adjit/AdjitDialect.h"
 #include "adjit/Passes.h"
@@ -44,14 +45,6 @@ constexpr llvm::StringLiteral kTangentOfAttr("adjit.tangent_of");
 
 LogicalResult tangentAllocaScope(memref::AllocaScopeOp scope, OpBuilder &b,
                                  TangentState &s);
-
-/// Positions `b` at the end of `block`, before any terminator it already has
-/// (which is erased: the caller emits its own).
-void setInsertionToEndReplacingTerminator(OpBuilder &b, Block *block) {
-  if (!block->empty() && block->back().hasTrait<OpTrait::IsTerminator>())
-    block->back().erase();
-  b.setInsertionPointToEnd(block);
-}
 
 /// The positions of `values` whose types carry tangents.
 SmallVector<unsigned> activePositions(TypeRange types) {
@@ -326,25 +319,11 @@ LogicalResult differentiate(func::FuncOp kernel, unsigned lanes) {
   SmallVector<unsigned> activeArgs = activePositions(kernel.getArgumentTypes());
   SmallVector<Type> inputs =
       typesWithTangents(kernel.getArgumentTypes(), activeArgs, lanes);
-  OpBuilder b(kernel);
-  b.setInsertionPointAfter(kernel);
-  auto tangent = func::FuncOp::create(
-      b, kernel.getLoc(), symbols::tangent(kernel.getSymName()),
-      b.getFunctionType(inputs, {}));
-  tangent->setAttr(AdjitDialect::getKernelAttrName(), b.getUnitAttr());
-  tangent->setAttr(kTangentOfAttr, SymbolRefAttr::get(kernel));
-  if (auto names = kernel->getAttrOfType<ArrayAttr>(AdjitDialect::getArgNamesAttrName())) {
-    SmallVector<Attribute> all(names.begin(), names.end());
-    for (unsigned lane = 0; lane < lanes; ++lane) {
-      std::string prefix = lanes == 1 ? "tan_" : "tan" + std::to_string(lane) + "_";
-      for (unsigned i : activeArgs)
-        all.push_back(
-            b.getStringAttr(prefix + cast<StringAttr>(names[i]).str()));
-    }
-    tangent->setAttr(AdjitDialect::getArgNamesAttrName(), b.getArrayAttr(all));
-  }
+  func::FuncOp tangent = createDerivedKernel(
+      kernel, symbols::tangent(kernel.getSymName()), inputs, kTangentOfAttr,
+      {{"tan", lanes, activeArgs}});
   Block *entry = tangent.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  OpBuilder b = OpBuilder::atBlockBegin(entry);
 
   IRMapping map;
   TangentState state(map, kernel->getParentOp(), lanes);
@@ -361,23 +340,14 @@ LogicalResult differentiate(func::FuncOp kernel, unsigned lanes) {
 struct AdjitTangentPass : adjit::impl::AdjitTangentBase<AdjitTangentPass> {
   using Base::Base;
   void runOnOperation() override {
-    SmallVector<func::FuncOp> kernels;
-    SymbolTable symbols(getOperation());
-    for (auto fn : getOperation().getOps<func::FuncOp>())
-      if (isKernel(fn) && !fn->hasAttr(kTangentOfAttr) &&
-          !symbols.lookup(symbols::tangent(fn.getSymName())))
-        kernels.push_back(fn);
-    for (func::FuncOp kernel : kernels) {
-      if (kernel.isExternal()) {
-        kernel.emitOpError("kernel has no body to differentiate");
-        return signalPassFailure();
-      }
-      if (failed(differentiate(kernel, lanes)))
-        return signalPassFailure();
-    }
+    FailureOr<SmallVector<func::FuncOp>> kernels = differentiateKernels(
+        getOperation(), kTangentOfAttr, symbols::tangent,
+        [&](func::FuncOp kernel) { return differentiate(kernel, lanes); });
+    if (failed(kernels))
+      return signalPassFailure();
     getOperation().walk([](func::FuncOp fn) { fn->removeAttr(kTangentOfAttr); });
     if (!keepPrimal)
-      for (func::FuncOp kernel : kernels)
+      for (func::FuncOp kernel : *kernels)
         kernel.erase();
   }
 };
