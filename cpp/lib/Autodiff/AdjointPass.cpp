@@ -248,7 +248,7 @@ namespace {
 LogicalResult differentiate(func::FuncOp kernel, int64_t maxUnroll,
                             int64_t checkpointBytes, unsigned lanes) {
   auto work = cast<func::FuncOp>(kernel->clone());
-  auto cleanup = llvm::make_scope_exit([&] { work->destroy(); });
+  llvm::scope_exit cleanup([&] { work->destroy(); });
   if (failed(prepare(work, kernel, maxUnroll)))
     return failure();
 

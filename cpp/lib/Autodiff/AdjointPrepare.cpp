@@ -541,7 +541,7 @@ LogicalResult autodiff::prepare(func::FuncOp work, func::FuncOp kernel,
   {
     ArrayAccessAnalysis before(work);
     promoteLoopElements(work, before);
-    forwardStores(work.getBody().front(), before, {});
+    forwardStores(work.getBody().front(), before, DenseMap<Value, Value>());
   }
   promoteKernelElements(work, ArrayAccessAnalysis(work));
 
