@@ -3,7 +3,9 @@
 // The compile stages and the pipelines between them. Python owns the ordered
 // list of stages (adjit/compiler/stages.py); each step between two stages is
 // one pipeline registered here, so a dumped stage replays with
-// `adjit-opt --<pipeline> stage.mlir`.
+// `adjit-opt --<pipeline> stage.mlir`. Each pipeline is built by a
+// build*Pipeline function from its typed options (a PassPipelineOptions),
+// which become the typed options of its passes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,15 +15,26 @@
 #include "adjit/Passes.h"
 #include "adjit/Tangent.h"
 
+#include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "llvm/Support/ErrorHandling.h"
+#include "mlir/Transforms/Passes.h"
 
 #include <mutex>
 
 using namespace mlir;
+using namespace mlir::adjit;
 
 void mlir::adjit::registerAdjitDialects(DialectRegistry &registry) {
   registry.insert<AdjitDialect, func::FuncDialect, math::MathDialect>();
@@ -31,11 +44,76 @@ void mlir::adjit::registerAdjitDialects(DialectRegistry &registry) {
 
 namespace {
 
-/// Appends a textual pipeline of upstream and adjit passes to `pm`.
-void appendPipeline(OpPassManager &pm, StringRef pipeline) {
-  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
-    llvm::report_fatal_error(
-        llvm::Twine("adjit: cannot build pipeline: ") + pipeline);
+/// canonicalize, cse: the clean-up after most steps.
+void addCleanup(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void buildOptimizePipeline(OpPassManager &pm) {
+  pm.addPass(createInlinerPass());
+  pm.addPass(createAdjitExpandGradCalls());
+  pm.addPass(createInlinerPass());
+  addCleanup(pm);
+  pm.addPass(createAdjitArrayAccess());
+}
+
+struct DifferentiateOptions : public PassPipelineOptions<DifferentiateOptions> {
+  Option<int64_t> checkpointBytes{
+      *this, "checkpoint-bytes",
+      llvm::cl::desc("Per-thread bytes of loop states a loop reversal may "
+                     "keep (see adjit-adjoint)"),
+      llvm::cl::init(0)};
+  Option<unsigned> lanes{*this, "lanes",
+                         llvm::cl::desc("Adjoints (seeds) per float value "
+                                        "(see adjit-adjoint)"),
+                         llvm::cl::init(1)};
+};
+
+void buildDifferentiatePipeline(OpPassManager &pm,
+                                const DifferentiateOptions &options) {
+  pm.addPass(createInlinerPass());
+  AdjitAdjointOptions adjoint;
+  adjoint.keepPrimal = false;
+  adjoint.checkpointBytes = options.checkpointBytes;
+  adjoint.lanes = options.lanes;
+  pm.addPass(createAdjitAdjoint(adjoint));
+  addCleanup(pm);
+}
+
+struct DifferentiateForwardOptions
+    : public PassPipelineOptions<DifferentiateForwardOptions> {
+  Option<unsigned> lanes{*this, "lanes",
+                         llvm::cl::desc("Tangents (seed directions) per float "
+                                        "value (see adjit-tangent)"),
+                         llvm::cl::init(1)};
+};
+
+void buildDifferentiateForwardPipeline(
+    OpPassManager &pm, const DifferentiateForwardOptions &options) {
+  pm.addPass(createInlinerPass());
+  AdjitTangentOptions tangent;
+  tangent.keepPrimal = false;
+  tangent.lanes = options.lanes;
+  pm.addPass(createAdjitTangent(tangent));
+  addCleanup(pm);
+}
+
+struct CheckOptions : public PassPipelineOptions<CheckOptions> {
+  Option<bool> bounds{*this, "bounds",
+                      llvm::cl::desc("Check that array indices are in range"),
+                      llvm::cl::init(true)};
+  Option<bool> finite{*this, "finite",
+                      llvm::cl::desc("Report NaN or infinity stored"),
+                      llvm::cl::init(false)};
+};
+
+void buildCheckPipeline(OpPassManager &pm, const CheckOptions &options) {
+  AdjitAccessChecksOptions checks;
+  checks.bounds = options.bounds;
+  checks.finite = options.finite;
+  pm.addPass(createAdjitAccessChecks(checks));
+  addCleanup(pm);
 }
 
 struct LowerCpuOptions : public PassPipelineOptions<LowerCpuOptions> {
@@ -53,34 +131,17 @@ struct LowerCpuOptions : public PassPipelineOptions<LowerCpuOptions> {
       llvm::cl::init(false)};
 };
 
-struct CheckOptions : public PassPipelineOptions<CheckOptions> {
-  Option<bool> bounds{*this, "bounds",
-                      llvm::cl::desc("Check that array indices are in range"),
-                      llvm::cl::init(true)};
-  Option<bool> finite{*this, "finite",
-                      llvm::cl::desc("Report NaN or infinity stored"),
-                      llvm::cl::init(false)};
-};
-
-struct DifferentiateOptions : public PassPipelineOptions<DifferentiateOptions> {
-  Option<int64_t> checkpointBytes{
-      *this, "checkpoint-bytes",
-      llvm::cl::desc("Per-thread bytes of loop states a loop reversal may "
-                     "keep (see adjit-adjoint)"),
-      llvm::cl::init(0)};
-  Option<unsigned> lanes{*this, "lanes",
-                         llvm::cl::desc("Adjoints (seeds) per float value "
-                                        "(see adjit-adjoint)"),
-                         llvm::cl::init(1)};
-};
-
-struct DifferentiateForwardOptions
-    : public PassPipelineOptions<DifferentiateForwardOptions> {
-  Option<unsigned> lanes{*this, "lanes",
-                         llvm::cl::desc("Tangents (seed directions) per float "
-                                        "value (see adjit-tangent)"),
-                         llvm::cl::init(1)};
-};
+void buildLowerCpuPipeline(OpPassManager &pm, const LowerCpuOptions &options) {
+  pm.addPass(createAdjitAtomicOrder());
+  AdjitLowerToStdOptions toStd;
+  toStd.stridedArrays = options.stridedArrays;
+  pm.addPass(createAdjitLowerToStd(toStd));
+  AdjitCpuLaunchOptions launch;
+  launch.noalias = options.noalias;
+  launch.allChecked = options.allChecked;
+  pm.addPass(createAdjitCpuLaunch(launch));
+  addCleanup(pm);
+}
 
 struct CpuToLlvmOptions : public PassPipelineOptions<CpuToLlvmOptions> {
   Option<bool> orderedAtomics{
@@ -90,12 +151,49 @@ struct CpuToLlvmOptions : public PassPipelineOptions<CpuToLlvmOptions> {
       llvm::cl::init(true)};
 };
 
+void buildCpuToLlvmPipeline(OpPassManager &pm,
+                            const CpuToLlvmOptions &options) {
+  pm.addPass(createSCFToControlFlowPass());
+  // Math ops with an LLVM intrinsic become intrinsics (vectorizable); the
+  // rest become libm calls, resolved from the process at load. bf16 math
+  // ops are done in f32, and each explicit conversion to bf16 is expanded
+  // into integer ops rounding to nearest even (the x86 backend's f32 -> bf16
+  // conversion flushes subnormals to zero). bf16 + - * / stay bf16 ops the
+  // backend promotes one at a time (rounding after each, as Warp;
+  // arith-emulate-unsupported-floats would keep chains in f32).
+  math::MathExtendToSupportedTypesOptions extend;
+  extend.extraTypeStrs = {"f16"};
+  extend.targetTypeStr = "f32";
+  pm.addPass(math::createMathExtendToSupportedTypes(extend));
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createAdjitApplyNoAlias());
+  if (options.orderedAtomics)
+    pm.addPass(createAdjitDeferFloatAtomics());
+}
+
 struct LowerGpuOptions : public PassPipelineOptions<LowerGpuOptions> {
   Option<bool> noalias{*this, "noalias",
                        llvm::cl::desc("Promise that array arguments of a "
                                       "launch do not overlap"),
                        llvm::cl::init(false)};
 };
+
+void buildLowerGpuPipeline(OpPassManager &pm, const LowerGpuOptions &options) {
+  pm.addPass(createAdjitLowerToStd());
+  AdjitGpuLaunchOptions launch;
+  launch.noalias = options.noalias;
+  pm.addPass(createAdjitGpuLaunch(launch));
+  addCleanup(pm);
+  pm.addPass(createAdjitMergeStackBuffers());
+  addCleanup(pm);
+}
 
 struct GpuToPtxOptions : public PassPipelineOptions<GpuToPtxOptions> {
   Option<std::string> chip{*this, "chip",
@@ -109,6 +207,26 @@ struct GpuToPtxOptions : public PassPipelineOptions<GpuToPtxOptions> {
                             llvm::cl::init(3)};
 };
 
+void buildGpuToPtxPipeline(OpPassManager &pm, const GpuToPtxOptions &options) {
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &gpuModule = pm.nest<gpu::GPUModuleOp>();
+  gpuModule.addPass(createSCFToControlFlowPass());
+  gpuModule.addPass(createConvertVectorToLLVMPass());
+  gpuModule.addPass(createConvertGpuOpsToNVVMOps());
+  // Math ops without a libdevice function (ctpop, absi): LLVM intrinsics.
+  gpuModule.addPass(createConvertMathToLLVMPass());
+  addCleanup(gpuModule);
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createAdjitApplyNoAlias());
+  GpuModuleToBinaryPassOptions toBinary;
+  toBinary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(toBinary));
+}
+
 void registerPipelines() {
   PassPipelineRegistration<>(
       "adjit-optimize",
@@ -116,106 +234,43 @@ void registerPipelines() {
       "with a custom adjoint), expand gradients of device functions "
       "(wp.grad), simplify (canonicalize, cse) and record the array access "
       "analysis on kernels",
-      [](OpPassManager &pm) {
-        appendPipeline(pm, "inline,adjit-expand-grad-calls,inline,canonicalize,"
-                           "cse,adjit-array-access");
-      });
+      buildOptimizePipeline);
   PassPipelineRegistration<DifferentiateOptions>(
       "adjit-differentiate",
       "Stage optimized -> adjoint: inline device functions and replace each "
       "kernel by its adjoint kernel",
-      [](OpPassManager &pm, const DifferentiateOptions &options) {
-        appendPipeline(pm, "inline,adjit-adjoint{keep-primal=false "
-                           "checkpoint-bytes=" +
-                               std::to_string(options.checkpointBytes) +
-                               " lanes=" + std::to_string(options.lanes) +
-                               "},canonicalize,cse");
-      });
+      buildDifferentiatePipeline);
   PassPipelineRegistration<DifferentiateForwardOptions>(
       "adjit-differentiate-forward",
       "Stage optimized (or adjoint) -> tangent: inline device functions and "
       "replace each kernel by its forward-mode tangent kernel",
-      [](OpPassManager &pm, const DifferentiateForwardOptions &options) {
-        appendPipeline(pm, "inline,adjit-tangent{keep-primal=false lanes=" +
-                               std::to_string(options.lanes) +
-                               "},canonicalize,cse");
-      });
+      buildDifferentiateForwardPipeline);
   PassPipelineRegistration<CheckOptions>(
       "adjit-check",
       "Stage optimized or adjoint -> checked: guard every array access with "
       "a range check (proved once per launch where possible) and, with "
       "finite, report non-finite values stored",
-      [](OpPassManager &pm, const CheckOptions &options) {
-        appendPipeline(pm, std::string("adjit-access-checks{bounds=") +
-                               (options.bounds ? "true" : "false") +
-                               " finite=" + (options.finite ? "true" : "false") +
-                               "},canonicalize,cse");
-      });
+      buildCheckPipeline);
   PassPipelineRegistration<LowerCpuOptions>(
       "adjit-lower-cpu",
       "Stage optimized -> cpu: decide how each kernel's atomics are ordered, "
       "lower arrays to memrefs and wrap kernels in packed CPU entry points",
-      [](OpPassManager &pm, const LowerCpuOptions &options) {
-        appendPipeline(pm, std::string("adjit-atomic-order,adjit-lower-to-std{"
-                                       "strided-arrays=") +
-                               (options.stridedArrays ? "true" : "false") +
-                               "},adjit-cpu-launch{noalias=" +
-                               (options.noalias ? "true" : "false") +
-                               " all-checked=" +
-                               (options.allChecked ? "true" : "false") +
-                               "},canonicalize,cse");
-      });
+      buildLowerCpuPipeline);
   PassPipelineRegistration<CpuToLlvmOptions>(
       "adjit-cpu-to-llvm",
       "Stage cpu -> llvm: lower everything to the LLVM dialect; with "
       "ordered-atomics (the default), float atomic adds become calls the "
       "runtime orders",
-      [](OpPassManager &pm, const CpuToLlvmOptions &options) {
-        // Math ops with an LLVM intrinsic become intrinsics (vectorizable);
-        // the rest become libm calls, resolved from the process at load.
-        // bf16 math ops are done in f32, and each explicit conversion to
-        // bf16 is expanded into integer ops rounding to nearest even (the x86
-        // backend's f32 -> bf16 conversion flushes subnormals to zero). bf16
-        // + - * / stay bf16 ops the backend promotes one at a time (rounding
-        // after each, as Warp; arith-emulate-unsupported-floats would keep
-        // chains in f32).
-        appendPipeline(pm, std::string("convert-scf-to-cf,"
-                                       "math-extend-to-supported-types{"
-                                       "extra-types=f16 target-type=f32},"
-                                       "arith-expand{include-bf16=true},"
-                                       "convert-math-to-llvm,"
-                                       "convert-math-to-libm,convert-vector-to-llvm,"
-                                       "convert-to-llvm,reconcile-unrealized-casts,"
-                                       "adjit-apply-noalias") +
-                               (options.orderedAtomics ? ",adjit-defer-float-atomics" : ""));
-      });
+      buildCpuToLlvmPipeline);
   PassPipelineRegistration<LowerGpuOptions>(
       "adjit-lower-gpu",
       "Stage optimized -> gpu: lower arrays to memrefs, move kernels into "
       "gpu.module kernels and merge adjacent dynamic stack buffers",
-      [](OpPassManager &pm, const LowerGpuOptions &options) {
-        appendPipeline(pm, std::string("adjit-lower-to-std,adjit-gpu-launch{"
-                                       "noalias=") +
-                               (options.noalias ? "true" : "false") +
-                               "},canonicalize,cse,adjit-merge-stack-buffers,"
-                               "canonicalize,cse");
-      });
+      buildLowerGpuPipeline);
   PassPipelineRegistration<GpuToPtxOptions>(
       "adjit-gpu-to-ptx",
       "Stage gpu -> ptx: lower gpu.modules through NVVM to PTX in gpu.binary ops",
-      [](OpPassManager &pm, const GpuToPtxOptions &options) {
-        appendPipeline(pm, (llvm::Twine("nvvm-attach-target{chip=") +
-                            options.chip + " features=" + options.features +
-                            " O=" + llvm::Twine(options.optLevel) +
-                            "},gpu.module(convert-scf-to-cf,convert-vector-to-llvm,"
-                            "convert-gpu-to-nvvm,"
-                            // math ops without a libdevice function (ctpop,
-                            // absi): LLVM intrinsics
-                            "convert-math-to-llvm,"
-                            "canonicalize,cse),reconcile-unrealized-casts,"
-                            "adjit-apply-noalias,gpu-module-to-binary{format=isa}")
-                               .str());
-      });
+      buildGpuToPtxPipeline);
 }
 
 } // namespace

@@ -17,6 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AutodiffUtils.h"
+#include "TangentInternal.h"
 #include "adjit/AdjitDialect.h"
 #include "adjit/Passes.h"
 #include "adjit/SymbolNames.h"
@@ -24,17 +26,16 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::adjit {
 #define GEN_PASS_DEF_ADJITTANGENT
-#define GEN_PASS_DEF_ADJITEXPANDGRADCALLS
 #include "Passes.h.inc"
 } // namespace mlir::adjit
 
 using namespace mlir;
 using namespace mlir::adjit;
+using namespace mlir::adjit::autodiff;
 
 namespace {
 
@@ -42,17 +43,8 @@ namespace {
 /// runs (so it is not differentiated again).
 constexpr llvm::StringLiteral kTangentOfAttr("adjit.tangent_of");
 
-LogicalResult tangentBlock(Block &block, OpBuilder &b, TangentState &s);
 LogicalResult tangentAllocaScope(memref::AllocaScopeOp scope, OpBuilder &b,
                                  TangentState &s);
-
-/// Positions `b` at the end of `block`, before any terminator it already has
-/// (which is erased: the caller emits its own).
-void setInsertionToEndReplacingTerminator(OpBuilder &b, Block *block) {
-  if (!block->empty() && block->back().hasTrait<OpTrait::IsTerminator>())
-    block->back().erase();
-  b.setInsertionPointToEnd(block);
-}
 
 /// The positions of `values` whose types carry tangents.
 SmallVector<unsigned> activePositions(TypeRange types) {
@@ -273,7 +265,10 @@ bool needsRule(Operation &op, TangentState &s) {
   return takesFloatArray && mayWrite;
 }
 
-LogicalResult tangentBlock(Block &block, OpBuilder &b, TangentState &s) {
+} // namespace
+
+LogicalResult autodiff::tangentBlock(Block &block, OpBuilder &b,
+                                     TangentState &s) {
   for (Operation &op : block.without_terminator()) {
     if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
       if (failed(tangentIf(ifOp, b, s)))
@@ -316,31 +311,19 @@ LogicalResult tangentBlock(Block &block, OpBuilder &b, TangentState &s) {
   return success();
 }
 
+namespace {
+
 LogicalResult differentiate(func::FuncOp kernel, unsigned lanes) {
   // @k_tangent(args..., tangents...): one tangent per float argument and
   // lane, lane after lane.
   SmallVector<unsigned> activeArgs = activePositions(kernel.getArgumentTypes());
   SmallVector<Type> inputs =
       typesWithTangents(kernel.getArgumentTypes(), activeArgs, lanes);
-  OpBuilder b(kernel);
-  b.setInsertionPointAfter(kernel);
-  auto tangent = func::FuncOp::create(
-      b, kernel.getLoc(), symbols::tangent(kernel.getSymName()),
-      b.getFunctionType(inputs, {}));
-  tangent->setAttr(AdjitDialect::getKernelAttrName(), b.getUnitAttr());
-  tangent->setAttr(kTangentOfAttr, SymbolRefAttr::get(kernel));
-  if (auto names = kernel->getAttrOfType<ArrayAttr>(AdjitDialect::getArgNamesAttrName())) {
-    SmallVector<Attribute> all(names.begin(), names.end());
-    for (unsigned lane = 0; lane < lanes; ++lane) {
-      std::string prefix = lanes == 1 ? "tan_" : "tan" + std::to_string(lane) + "_";
-      for (unsigned i : activeArgs)
-        all.push_back(
-            b.getStringAttr(prefix + cast<StringAttr>(names[i]).str()));
-    }
-    tangent->setAttr(AdjitDialect::getArgNamesAttrName(), b.getArrayAttr(all));
-  }
+  func::FuncOp tangent = createDerivedKernel(
+      kernel, symbols::tangent(kernel.getSymName()), inputs, kTangentOfAttr,
+      {{"tan", lanes, activeArgs}});
   Block *entry = tangent.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  OpBuilder b = OpBuilder::atBlockBegin(entry);
 
   IRMapping map;
   TangentState state(map, kernel->getParentOp(), lanes);
@@ -354,103 +337,17 @@ LogicalResult differentiate(func::FuncOp kernel, unsigned lanes) {
   return success();
 }
 
-/// The scalar components of a value of `type` (1 for a scalar).
-int64_t componentCount(Type type) {
-  if (auto v = dyn_cast<VectorType>(type))
-    return v.getNumElements();
-  return 1;
-}
-
-/// A value of `type` that is zero but for a one at flat component `k`.
-Value unitSeed(OpBuilder &b, Location loc, Type type, int64_t k) {
-  if (auto v = dyn_cast<VectorType>(type)) {
-    Type element = v.getElementType();
-    SmallVector<Attribute> values(v.getNumElements(),
-                                  FloatAttr::get(element, 0.0));
-    values[k] = FloatAttr::get(element, 1.0);
-    return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(v, values));
-  }
-  return arith::ConstantOp::create(b, loc, FloatAttr::get(type, 1.0));
-}
-
-/// Replaces `call` (adjit.grad_call @f) by f's body differentiated in
-/// forward mode: one lane per argument component, seeded with a unit
-/// tangent; each lane's tangent of the result is one gradient component.
-LogicalResult expandGradCall(GradCallOp call, Operation *module) {
-  auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-      call, call.getCalleeAttr());
-  if (!fn || fn.isExternal() || !llvm::hasSingleElement(fn.getBody()))
-    return call.emitOpError("needs a device function with a body of one "
-                            "block (structured control flow) to differentiate");
-  Block &body = fn.getBody().front();
-  Value result = cast<func::ReturnOp>(body.getTerminator()).getOperand(0);
-  Location loc = call.getLoc();
-  unsigned lanes = 0;
-  for (Type t : call.getOperandTypes())
-    lanes += componentCount(t);
-
-  OpBuilder b(call);
-  IRMapping map;
-  TangentState s(map, module, lanes);
-  unsigned lane = 0;
-  for (auto [arg, operand] : llvm::zip(body.getArguments(), call.getOperands())) {
-    map.map(arg, operand);
-    for (int64_t k = 0; k < componentCount(operand.getType()); ++k) {
-      s.setLane(lane++);
-      s.setTangent(arg, unitSeed(b, loc, operand.getType(), k));
-    }
-  }
-  if (failed(tangentBlock(body, b, s)))
-    return failure();
-  SmallVector<Value> grads;
-  lane = 0;
-  for (Type t : call.getOperandTypes()) {
-    SmallVector<Value> components;
-    for (int64_t k = 0; k < componentCount(t); ++k) {
-      s.setLane(lane++);
-      components.push_back(s.tangentOrZero(b, loc, result));
-    }
-    grads.push_back(isa<VectorType>(t)
-                        ? vector::FromElementsOp::create(b, loc, t, components)
-                              .getResult()
-                        : components.front());
-  }
-  call.replaceAllUsesWith(grads);
-  call.erase();
-  return success();
-}
-
-struct AdjitExpandGradCallsPass
-    : adjit::impl::AdjitExpandGradCallsBase<AdjitExpandGradCallsPass> {
-  void runOnOperation() override {
-    SmallVector<GradCallOp> calls;
-    getOperation().walk([&](GradCallOp call) { calls.push_back(call); });
-    for (GradCallOp call : calls)
-      if (failed(expandGradCall(call, getOperation())))
-        return signalPassFailure();
-  }
-};
-
 struct AdjitTangentPass : adjit::impl::AdjitTangentBase<AdjitTangentPass> {
   using Base::Base;
   void runOnOperation() override {
-    SmallVector<func::FuncOp> kernels;
-    SymbolTable symbols(getOperation());
-    for (auto fn : getOperation().getOps<func::FuncOp>())
-      if (isKernel(fn) && !fn->hasAttr(kTangentOfAttr) &&
-          !symbols.lookup(symbols::tangent(fn.getSymName())))
-        kernels.push_back(fn);
-    for (func::FuncOp kernel : kernels) {
-      if (kernel.isExternal()) {
-        kernel.emitOpError("kernel has no body to differentiate");
-        return signalPassFailure();
-      }
-      if (failed(differentiate(kernel, lanes)))
-        return signalPassFailure();
-    }
+    FailureOr<SmallVector<func::FuncOp>> kernels = differentiateKernels(
+        getOperation(), kTangentOfAttr, symbols::tangent,
+        [&](func::FuncOp kernel) { return differentiate(kernel, lanes); });
+    if (failed(kernels))
+      return signalPassFailure();
     getOperation().walk([](func::FuncOp fn) { fn->removeAttr(kTangentOfAttr); });
     if (!keepPrimal)
-      for (func::FuncOp kernel : kernels)
+      for (func::FuncOp kernel : *kernels)
         kernel.erase();
   }
 };

@@ -1,4 +1,4 @@
-//===- CpuEntry.cpp - packed CPU entry points for kernels -----------------===//
+//===- CpuLaunch.cpp - packed CPU entry points for kernels ----------------===//
 //
 // Algorithm: for each kernel, outline its body as a private function of its
 // thread coordinates (see LaunchUtils.h) and add a public entry
