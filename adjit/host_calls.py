@@ -23,7 +23,7 @@ import numpy as np
 from . import language
 from . import types as T
 from .types import host_type
-from .compiler import builtins as B
+from . import builtins as B
 from ._generated import load_module
 from .device import get_device
 from .errors import AdjitError

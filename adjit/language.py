@@ -691,7 +691,7 @@ class GradWrapper:
 def grad(func) -> GradWrapper:
     """The gradient of a device function or builtin (Warp's ``wp.grad``);
     see ``GradWrapper``."""
-    from .compiler.builtins import Builtin
+    from .builtins import Builtin
     if not isinstance(func, (Function, Builtin)):
         raise TypeError(f"grad(func) needs an @adjit.func or a builtin, got {func!r}")
     if isinstance(func, Function) and not func.differentiable:

@@ -2310,7 +2310,7 @@ def _emit_lower_bound(vals, types, result):
         begin = values.constant(T.int32, 0)
         end = values.from_index(adjit_d.DimOp(ir.IndexType.get(), array,
                                               ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0)).result)
-    from .random_builtins import emit_lower_bound  # (the draws use it too: sample_cdf)
+    from .random import emit_lower_bound  # (the draws use it too: sample_cdf)
     return emit_lower_bound(array, begin, end, value, types[0].dtype)
 
 
@@ -2451,13 +2451,13 @@ def _emit_nonzero(x, t):
 
 
 # The random draws (a module of their own).
-from .random_builtins import ENTRIES as _RANDOM  # noqa: E402
+from .random import ENTRIES as _RANDOM  # noqa: E402
 
 for _name, _doc, _infer, _emit, _options in _RANDOM:
     add_builtin(_name, _doc, _infer, _emit, **_options)
 
 # Perlin noise (a module of its own).
-from .noise_builtins import ENTRIES as _NOISE  # noqa: E402
+from .noise import ENTRIES as _NOISE  # noqa: E402
 
 for _name, _doc, _infer, _emit, _options in _NOISE:
     add_builtin(_name, _doc, _infer, _emit, **_options)

@@ -97,7 +97,7 @@ def _literal_types(*params):
     return lambda types: [None, *params][:len(types)] + [None] * max(0, len(types) - 1 - len(params))
 
 
-#: (name, doc, infer, emit, keyword arguments) of each builtin; builtins.py
+#: (name, doc, infer, emit, keyword arguments) of each builtin; the package
 #: registers them (this module does not import the registry: no cycle).
 ENTRIES: list[tuple] = []
 

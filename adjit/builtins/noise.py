@@ -42,7 +42,7 @@ import itertools
 
 from .. import types as T
 from .._deferred import deferred_import
-from .random_builtins import pcg, uniform
+from .random import pcg, uniform
 
 ir = deferred_import("mlir.ir")
 arith = deferred_import("mlir.dialects.arith")
@@ -285,7 +285,7 @@ def _emit_curlnoise(vals, types, result):
     return _vector([_sub(d3[1], d2[2]), _sub(d1[2], d3[0]), _sub(d2[0], d1[1])])
 
 
-#: (name, doc, infer, emit, keyword arguments) of each builtin; builtins.py
+#: (name, doc, infer, emit, keyword arguments) of each builtin; the package
 #: registers them (this module does not import the registry: no cycle).
 ENTRIES: list[tuple] = [
     ("noise", "noise(state, x): Perlin noise (float32, about [-1, 1], zero at the integer lattice) at x: a float, "
