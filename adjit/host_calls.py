@@ -147,7 +147,7 @@ def call_function(fn, args, kwargs):
 
 # Builtins and funcs call these when called outside kernels (hooks, so that
 # neither imports this module: it imports the compiler).
-B.host_call = call_builtin
+B.registry.host_call = call_builtin
 language.host_call = call_function
 
 
