@@ -11,7 +11,7 @@ import math as _math
 
 from . import types  # noqa: F401
 from . import config  # noqa: F401
-from .compiler.builtins import registry as builtin_registry
+from .builtins.registry import registry as builtin_registry
 from .device import (Device, ScopedDevice, get_cuda_device_count, get_cuda_devices, get_device,  # noqa: F401
                      get_devices, get_preferred_device, is_cpu_available, is_cuda_available,
                      is_device_available, set_device, synchronize_device)

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from . import _runtime, config
 from . import types as T
-from .compiler.builtins import Builtin
+from .builtins import Builtin
 from .language import Function, GradWrapper
 from .language import static as language_static
 from .source import OPERATOR_FUNCS as _OPERATOR_FUNCS, Scope, SourceInfo, Unresolved
@@ -62,8 +62,9 @@ def enabled() -> bool:
 
 @functools.cache
 def compiler_fingerprint() -> str | None:
-    """Hash of the compiler's sources and native module, or None where the
-    compiler is not installed (a runtime-only install)."""
+    """Hash of the compiler's sources (the builtins' emitters included) and
+    native module, or None where the compiler is not installed (a
+    runtime-only install)."""
     try:
         spec = importlib.util.find_spec("adjit._adjit")
     except (ImportError, ValueError):
@@ -74,8 +75,8 @@ def compiler_fingerprint() -> str | None:
     h = hashlib.sha256(f"format={CACHE_FORMAT}".encode())
     # File identities (size, mtime), not contents: this runs on every warm
     # start, and an edited file always gets a new mtime.
-    files = sorted(pkg.glob("compiler/*.py")) + [pkg / "types.py", pkg / "source.py",
-                                                  Path(spec.origin)]
+    files = sorted(pkg.glob("compiler/*.py")) + sorted(pkg.glob("builtins/*.py")) + [
+        pkg / "types.py", pkg / "source.py", Path(spec.origin)]
     for path in files:
         stat = path.stat()
         h.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())

@@ -23,7 +23,7 @@ import numpy as np
 from . import language
 from . import types as T
 from .types import host_type
-from .compiler import builtins as B
+from . import builtins as B
 from ._generated import load_module
 from .device import get_device
 from .errors import AdjitError
@@ -147,7 +147,7 @@ def call_function(fn, args, kwargs):
 
 # Builtins and funcs call these when called outside kernels (hooks, so that
 # neither imports this module: it imports the compiler).
-B.host_call = call_builtin
+B.registry.host_call = call_builtin
 language.host_call = call_function
 
 

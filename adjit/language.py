@@ -17,6 +17,7 @@ import weakref
 
 from . import config
 from . import types as T
+from .builtins import Builtin
 from .errors import KernelTypeError
 from .source import SourceInfo, parameter_types
 
@@ -691,7 +692,6 @@ class GradWrapper:
 def grad(func) -> GradWrapper:
     """The gradient of a device function or builtin (Warp's ``wp.grad``);
     see ``GradWrapper``."""
-    from .compiler.builtins import Builtin
     if not isinstance(func, (Function, Builtin)):
         raise TypeError(f"grad(func) needs an @adjit.func or a builtin, got {func!r}")
     if isinstance(func, Function) and not func.differentiable:

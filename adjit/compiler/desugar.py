@@ -18,7 +18,7 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from .. import types as T
-from . import builtins as B
+from .. import builtins as B
 from .values import StructRef, Val, constant
 
 

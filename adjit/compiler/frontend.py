@@ -24,7 +24,7 @@ from .. import types as T
 from ..dialects import adjit as adjit_d
 from ..errors import GradientError, KernelError, KernelNameError, KernelSyntaxError, KernelTypeError
 from ..source import OPERATOR_FUNCS as _OPERATOR_FUNCS, Scope, SourceInfo, Unresolved, parameter_types
-from . import builtins as B
+from .. import builtins as B
 from . import indexed_arrays as IA
 from . import by_reference as BR
 from . import local_arrays as LA

@@ -204,7 +204,7 @@ def test_a_correct_program_passes_and_its_reproducer_is_a_passing_test_file(tmp_
 def test_a_wrong_forward_formula_is_caught_with_a_reproducer(monkeypatch):
     # sin emitted as cos, in this process only (and out of the compile cache)
     from mlir.dialects import math
-    from adjit.compiler import builtins as B
+    from adjit import builtins as B
     monkeypatch.setattr(wp.config, "cache", False)
     monkeypatch.setattr(B.lookup("sin"), "emit", lambda vals, types, result: math.CosOp(vals[0]).result)
     with pytest.raises(AssertionError) as info:

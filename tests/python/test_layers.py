@@ -1,5 +1,6 @@
-"""The package's layers: imports point one way, ``import adjit`` loads no
-MLIR, and the C++/Python contracts agree."""
+"""The package's layers: imports point one way, the builtins reach MLIR
+only through ``deferred_import``, ``import adjit`` loads no MLIR (nor the
+compiler), and the C++/Python contracts agree."""
 import ast
 import importlib.util
 import subprocess
@@ -17,14 +18,23 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path, modules: set[str]) -> set[str]:
-    """Every adjit module ``path`` imports: at the top, inside functions,
-    relative or absolute, and through ``deferred_import("...")``."""
+#: The modules that need MLIR: its bindings, and adjit's compiler and dialect.
+MLIR_MODULES = ("mlir", "adjit.compiler", "adjit.dialects", "adjit._adjit")
+
+
+def _needs_mlir(module: str) -> bool:
+    return any(module == m or module.startswith(m + ".") for m in MLIR_MODULES)
+
+
+def _import_targets(path: Path, modules: set[str]) -> set[tuple[str, bool]]:
+    """(module, deferred) for every import in ``path``: at the top, inside
+    functions, relative or absolute, and through ``deferred_import("...")``
+    (deferred). ``modules`` are adjit's; others are named as written."""
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        targets = []
+        targets, deferred = [], False
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -37,17 +47,27 @@ def _imports(path: Path, modules: set[str]) -> set[str]:
             targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
                        for a in node.names]
         elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "deferred_import":
-            targets = [node.args[0].value]
-        found.update(t for t in targets if t in modules and t != name)
+            targets, deferred = [node.args[0].value], True
+        found.update((t, deferred) for t in targets if t != name)
     return found
 
 
-def _import_graph() -> dict[str, set[str]]:
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """Every adjit module ``path`` imports, deferred imports included."""
+    return {t for t, _ in _import_targets(path, modules) if t in modules}
+
+
+def _package_modules() -> tuple[list[Path], set[str]]:
+    """The package's Python files, and the names of all its modules."""
     files = [p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts]
     # Native modules (adjit._runtime, adjit._adjit) import nothing of adjit's.
     native = {f"adjit.{name}" for name in ("_runtime", "_adjit")
               if importlib.util.find_spec(f"adjit.{name}") is not None}
-    modules = {_module_name(p) for p in files} | native
+    return files, {_module_name(p) for p in files} | native
+
+
+def _import_graph() -> dict[str, set[str]]:
+    files, modules = _package_modules()
     return {_module_name(p): _imports(p, modules) for p in files}
 
 
@@ -81,7 +101,7 @@ def test_no_import_cycle_in_the_package():
     graph = _import_graph()
     # The walker sees the edges that matter (a broken walker finds no cycle).
     assert "adjit.compiler.driver" in graph["adjit.loader"]  # inside a function
-    assert "adjit.compiler.values" in graph["adjit.compiler.builtins"]  # deferred
+    assert "adjit.compiler.values" in graph["adjit.builtins.math"]  # deferred
     assert "adjit.runtime.recording" in graph["adjit.runtime.array"]
     cycle = _find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
@@ -98,13 +118,27 @@ def test_layers_below_the_compiler_never_import_it():
         "adjit.types", "adjit.errors", "adjit.source", "adjit.language", "adjit.cache",
         "adjit.interop")]
     for module in below:
-        assert not any(d.startswith("adjit.compiler.") and d != "adjit.compiler.builtins"
-                       for d in graph[module]), (module, graph[module])
+        assert not any(d.startswith("adjit.compiler.") for d in graph[module]), (module, graph[module])
+
+
+def test_the_builtins_import_mlir_only_through_deferred_import():
+    # The builtins belong to the language (adjit.sin is an entry) and are
+    # imported with it; their emitters bind the modules that need MLIR
+    # (adjit.compiler.values among them) with deferred_import, which imports
+    # them when a kernel is compiled.
+    files, modules = _package_modules()
+    rooms = [p for p in files if _module_name(p).startswith("adjit.builtins")]
+    assert len(rooms) > 10 and ("adjit.compiler.values", True) in _import_targets(
+        PACKAGE / "builtins" / "math.py", modules)  # (the walker sees them)
+    for path in rooms:
+        eager = {t for t, deferred in _import_targets(path, modules) if not deferred}
+        assert not any(_needs_mlir(t) for t in eager), (_module_name(path), sorted(eager))
 
 
 def test_import_adjit_loads_no_mlir():
+    # ... nor anything of the compiler: compiler/ holds what needs MLIR.
     code = ("import sys, adjit\n"
-            "print(sorted(m for m in sys.modules if m == 'mlir' or m.startswith(('mlir.', 'adjit._adjit'))))")
+            f"print(sorted(m for m in sys.modules if any(m == p or m.startswith(p + '.') for p in {MLIR_MODULES!r})))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

@@ -20,6 +20,8 @@ import math as pymath
 
 from .. import types as T
 from .._deferred import deferred_import
+from .arrays import emit_lower_bound
+from .registry import add_builtin
 
 ir = deferred_import("mlir.ir")
 arith = deferred_import("mlir.dialects.arith")
@@ -97,14 +99,10 @@ def _literal_types(*params):
     return lambda types: [None, *params][:len(types)] + [None] * max(0, len(types) - 1 - len(params))
 
 
-#: (name, doc, infer, emit, keyword arguments) of each builtin; builtins.py
-#: registers them (this module does not import the registry: no cycle).
-ENTRIES: list[tuple] = []
-
-
 def _draw(name, doc, infer, emit, params=()):
-    ENTRIES.append((name, doc, infer, emit, dict(differentiable=False, rebinds=(0,), advances_state=True,
-                                                 literal_types=_literal_types(*params))))
+    """Registers a draw: it writes its state (the first argument)."""
+    add_builtin(name, doc, infer, emit, differentiable=False, rebinds=(0,), advances_state=True,
+                literal_types=_literal_types(*params))
 
 
 # --- rand_init, randi, randu, randf, randn -------------------------------------------------
@@ -121,10 +119,9 @@ def _emit_rand_init(vals, types, result):
     return pcg(arith.AddIOp(vals[0], pcg(vals[1])).result)
 
 
-ENTRIES.append(("rand_init", "rand_init(seed) / rand_init(seed, offset): a random number generator state "
-                "(uint32): the PCG hash of the seed (plus the hash of the offset, a distinct stream per offset).",
-                _infer_rand_init, _emit_rand_init,
-                dict(differentiable=False, literal_types=lambda ts: [I32] * len(ts))))
+add_builtin("rand_init", "rand_init(seed) / rand_init(seed, offset): a random number generator state "
+            "(uint32): the PCG hash of the seed (plus the hash of the offset, a distinct stream per offset).",
+            _infer_rand_init, _emit_rand_init, differentiable=False, literal_types=lambda ts: [I32] * len(ts))
 
 
 def _infer_randi(args):
@@ -258,30 +255,6 @@ for _name, _doc, _emit, _t in [
 
 # --- sample_cdf ------------------------------------------------------------------------------
 
-def emit_lower_bound(array, begin, end, value, element):
-    """The first index in [begin, end) whose element is >= value (end if
-    none): a binary search (elements read with their range checks)."""
-    i32 = T.int32.mlir()
-    less = (lambda a, b: arith.CmpFOp(arith.CmpFPredicate.OLT, a, b).result) if element.is_float else (
-        lambda a, b: arith.CmpIOp(arith.CmpIPredicate.ult if element.is_unsigned else arith.CmpIPredicate.slt,
-                                  a, b).result)
-    loop = scf.WhileOp([i32, i32], [begin, end])
-    before = loop.before.blocks.append(i32, i32)
-    with ir.InsertionPoint(before):
-        lo, hi = before.arguments
-        scf.ConditionOp(arith.CmpIOp(arith.CmpIPredicate.slt, lo, hi).result, [lo, hi])
-    after = loop.after.blocks.append(i32, i32)
-    with ir.InsertionPoint(after):
-        lo, hi = after.arguments
-        mid = arith.AddIOp(lo, arith.DivSIOp(arith.SubIOp(hi, lo).result, values.constant(T.int32, 2)).result).result
-        x = adjit_d.LoadOp(element.mlir(), array, [values.to_index(mid)]).result
-        go_right = less(x, value)
-        scf.YieldOp([arith.SelectOp(go_right, arith.AddIOp(mid, values.constant(T.int32, 1)).result, lo).result,
-                     arith.SelectOp(go_right, hi, mid).result])
-    return loop.results[0]
-
-
-
 def _infer_sample_cdf(args):
     if len(args) == 2 and args[0] == U32 and isinstance(args[1], T.ArrayType) and args[1].ndim == 1 \
             and args[1].dtype == F32:
@@ -298,10 +271,10 @@ def _emit_sample_cdf(vals, types, result):
     return emit_lower_bound(vals[1], values.constant(I32, 0), n, u, F32), [state]
 
 
-ENTRIES.append(("sample_cdf", "sample_cdf(state, cdf): an index drawn with the probabilities of the bins of the "
-                "normalized cumulative distribution cdf (inverse transform sampling). Advances state.",
-                _infer_sample_cdf, _emit_sample_cdf,
-                dict(differentiable=False, rebinds=(0,), advances_state=True, array_args=True)))
+add_builtin("sample_cdf", "sample_cdf(state, cdf): an index drawn with the probabilities of the bins of the "
+            "normalized cumulative distribution cdf (inverse transform sampling). Advances state.",
+            _infer_sample_cdf, _emit_sample_cdf, differentiable=False, rebinds=(0,), advances_state=True,
+            array_args=True)
 
 
 # --- poisson ---------------------------------------------------------------------------------

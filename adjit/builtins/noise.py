@@ -42,7 +42,8 @@ import itertools
 
 from .. import types as T
 from .._deferred import deferred_import
-from .random_builtins import pcg, uniform
+from .random import pcg, uniform
+from .registry import add_builtin
 
 ir = deferred_import("mlir.ir")
 arith = deferred_import("mlir.dialects.arith")
@@ -285,21 +286,18 @@ def _emit_curlnoise(vals, types, result):
     return _vector([_sub(d3[1], d2[2]), _sub(d1[2], d3[0]), _sub(d2[0], d1[1])])
 
 
-#: (name, doc, infer, emit, keyword arguments) of each builtin; builtins.py
-#: registers them (this module does not import the registry: no cycle).
-ENTRIES: list[tuple] = [
-    ("noise", "noise(state, x): Perlin noise (float32, about [-1, 1], zero at the integer lattice) at x: a float, "
-     "vec2, vec3 or vec4; one feature per unit. ``state`` (from rand_init) selects the field and is not "
-     "advanced. Warp's field; differentiable in x.", _infer_noise, _emit_noise,
-     dict(literal_types=lambda ts: [None, F32][:len(ts)] + [None] * max(0, len(ts) - 2))),
-    ("pnoise", "pnoise(state, x, px[, py[, pz[, pt]]]): Perlin noise that repeats every px cells along x, py "
-     "along y, ... (one int period per coordinate of x; a negative coordinate wraps too; a period below 1 leaves "
-     "its axis unwrapped). ``state`` is not advanced. Warp's field; differentiable in x.",
-     _infer_pnoise, _emit_pnoise, dict(literal_types=lambda ts: [None, F32][:len(ts)] + [I32] * max(0, len(ts) - 2))),
-    ("curlnoise", "curlnoise(state, xy, octaves=1, lacunarity=2.0, gain=0.5): a divergence-free field from Perlin "
-     "noise (positional arguments only): for a vec2, the rotated noise gradient (-dN/dy, dN/dx) (a vec2); for a "
-     "vec3 (or vec4, whose 4th coordinate is time), the curl of three noise potentials (a vec3). Octave i samples "
-     "the gradient at lacunarity^i xy with weight gain^i. ``state`` is not advanced. Warp's field; differentiable "
-     "in xy.", _infer_curlnoise, _emit_curlnoise,
-     dict(literal_types=lambda ts: [None, None, U32, F32, F32][:len(ts)])),
-]
+add_builtin("noise", "noise(state, x): Perlin noise (float32, about [-1, 1], zero at the integer lattice) at x: a "
+            "float, vec2, vec3 or vec4; one feature per unit. ``state`` (from rand_init) selects the field and is "
+            "not advanced. Warp's field; differentiable in x.", _infer_noise, _emit_noise,
+            literal_types=lambda ts: [None, F32][:len(ts)] + [None] * max(0, len(ts) - 2))
+add_builtin("pnoise", "pnoise(state, x, px[, py[, pz[, pt]]]): Perlin noise that repeats every px cells along x, "
+            "py along y, ... (one int period per coordinate of x; a negative coordinate wraps too; a period below "
+            "1 leaves its axis unwrapped). ``state`` is not advanced. Warp's field; differentiable in x.",
+            _infer_pnoise, _emit_pnoise,
+            literal_types=lambda ts: [None, F32][:len(ts)] + [I32] * max(0, len(ts) - 2))
+add_builtin("curlnoise", "curlnoise(state, xy, octaves=1, lacunarity=2.0, gain=0.5): a divergence-free field from "
+            "Perlin noise (positional arguments only): for a vec2, the rotated noise gradient (-dN/dy, dN/dx) (a "
+            "vec2); for a vec3 (or vec4, whose 4th coordinate is time), the curl of three noise potentials (a "
+            "vec3). Octave i samples the gradient at lacunarity^i xy with weight gain^i. ``state`` is not "
+            "advanced. Warp's field; differentiable in xy.", _infer_curlnoise, _emit_curlnoise,
+            literal_types=lambda ts: [None, None, U32, F32, F32][:len(ts)])
