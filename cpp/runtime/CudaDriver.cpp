@@ -306,9 +306,11 @@ std::string deviceName(int ordinal) { return "cuda:" + std::to_string(ordinal); 
 /// Throws CudaError for a failed call; see CudaDriver.h. `doing` says what
 /// the call was for ("" if nothing to add); `launching` is the label of a
 /// kernel being launched (nullptr for other calls).
+/// `after` is appended to the message (the JIT's log).
 [[noreturn]] void fail(const char *call, CUresult r, int ordinal,
                        const std::string &doing,
-                       const std::string *launching = nullptr) {
+                       const std::string *launching = nullptr,
+                       const std::string &after = std::string()) {
   std::string message = std::string(call) + " failed";
   if (ordinal >= 0)
     message += " on " + deviceName(ordinal);
@@ -323,7 +325,7 @@ std::string deviceName(int ordinal) { return "cuda:" + std::to_string(ordinal); 
                " was " + (last.empty() ? "none (no launch through adjit)" : last) +
                ". The device's context cannot be used again: restart the process";
   }
-  throw CudaError(call, r, message);
+  throw CudaError(call, r, message + after);
 }
 
 inline void check(CUresult r, const char *call, int ordinal,
@@ -706,12 +708,10 @@ ModuleHandle loadModule(int ordinal, const void *image, size_t bytes,
                     reinterpret_cast<void *>(uintptr_t(kLogBytes - 1))};
   CUmodule module = nullptr;
   CUresult r = api().cuModuleLoadDataEx(&module, image, 4, options, values);
-  if (r != kSuccess) {
-    std::string doing = "loading module " + label;
-    if (errorLog[0])
-      doing += "; the JIT's log:\n" + std::string(errorLog.get()) + "\n";
-    fail("cuModuleLoadDataEx", r, ordinal, doing);
-  }
+  if (r != kSuccess)
+    fail("cuModuleLoadDataEx", r, ordinal, "loading module " + label, nullptr,
+         errorLog[0] ? "; the JIT's log:\n" + std::string(errorLog.get())
+                     : std::string("; the JIT wrote no log"));
   return module;
 }
 
