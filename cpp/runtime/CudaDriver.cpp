@@ -218,7 +218,7 @@ void load(Driver &d) {
   // The library stays loaded for the process's lifetime.
   std::string missing;
 #define ADJIT_CUDA_LOOKUP(member, symbol, type)                                \
-  d.api.member = reinterpret_cast<Entry<type>>(dlsym(handle, symbol));                \
+  d.api.member = reinterpret_cast<Entry<type>>(dlsym(handle, symbol));         \
   if (!d.api.member && missing.empty())                                        \
     missing = symbol;
   ADJIT_CUDA_REQUIRED(ADJIT_CUDA_LOOKUP)
@@ -301,7 +301,9 @@ std::string errorText(CUresult r) {
   return std::string(name) + " (" + std::to_string(r) + "): " + text;
 }
 
-std::string deviceName(int ordinal) { return "cuda:" + std::to_string(ordinal); }
+std::string deviceName(int ordinal) {
+  return "cuda:" + std::to_string(ordinal);
+}
 
 /// Throws CudaError for a failed call; see CudaDriver.h. `doing` says what
 /// the call was for ("" if nothing to add); `launching` is the label of a
@@ -322,8 +324,10 @@ std::string deviceName(int ordinal) { return "cuda:" + std::to_string(ordinal); 
     message += ". A kernel faulted: the driver reports such faults at the "
                "next call; the last kernel launched on " +
                deviceName(ordinal) + (launching ? " before this one" : "") +
-               " was " + (last.empty() ? "none (no launch through adjit)" : last) +
-               ". The device's context cannot be used again: restart the process";
+               " was " +
+               (last.empty() ? "none (no launch through adjit)" : last) +
+               ". The device's context cannot be used again: restart the "
+               "process";
   }
   throw CudaError(call, r, message + after);
 }
@@ -361,8 +365,8 @@ CUcontext retain(int ordinal) {
   const Api &a = api();
   CUdevice device = 0;
   check(a.cuDeviceGet(&device, ordinal), "cuDeviceGet", ordinal);
-  check(a.cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain",
-        ordinal);
+  check(a.cuDevicePrimaryCtxRetain(&context, device),
+        "cuDevicePrimaryCtxRetain", ordinal);
   CUcontext saved = nullptr;
   check(a.cuCtxGetCurrent(&saved), "cuCtxGetCurrent", ordinal);
   check(a.cuCtxSetCurrent(context), "cuCtxSetCurrent", ordinal);
@@ -416,7 +420,8 @@ DeviceProperties deviceProperties(int ordinal) {
   p.major = attribute(kAttrComputeCapabilityMajor, "compute capability major");
   p.minor = attribute(kAttrComputeCapabilityMinor, "compute capability minor");
   p.multiprocessors = attribute(kAttrMultiprocessorCount, "multiprocessors");
-  p.maxThreadsPerBlock = attribute(kAttrMaxThreadsPerBlock, "threads per block");
+  p.maxThreadsPerBlock =
+      attribute(kAttrMaxThreadsPerBlock, "threads per block");
   p.warpSize = attribute(kAttrWarpSize, "warp size");
   p.maxSharedMemoryPerBlockOptin =
       attribute(kAttrMaxSharedMemoryPerBlockOptin, "shared memory per block");

@@ -155,7 +155,8 @@ def test_memory_round_trip_copies_and_free():
     gc.collect()
     assert stats()["allocations"] == live
     with pytest.raises(cuda.CudaError, match=r"^cuMemAlloc_v2 failed on cuda:0 \(allocating 1125899906842624 "
-                                             r"bytes, 1048576.00 GiB\): CUDA_ERROR_OUT_OF_MEMORY \(2\): out of memory$"):
+                                             r"bytes, 1048576.00 GiB\): CUDA_ERROR_OUT_OF_MEMORY \(2\): out of "
+                                             r"memory$"):
         cuda.DeviceBuffer(1 << 50, "cuda:0")
     with pytest.raises(ValueError, match="nbytes must be >= 0"):
         cuda.DeviceBuffer(-1, "cuda:0")

@@ -323,7 +323,9 @@ void defCuda(nb::module_ &parent) {
         "A dict: name, major, minor, total_memory, sm_count, ...");
   m.def(
       "memory_info",
-      [](int ordinal) { return unlocked([&] { return cu::memoryInfo(ordinal); }); },
+      [](int ordinal) {
+        return unlocked([&] { return cu::memoryInfo(ordinal); });
+      },
       nb::arg("ordinal"), "(free, total) bytes of device memory.");
   m.def(
       "make_current",
@@ -583,7 +585,8 @@ void defCuda(nb::module_ &parent) {
           [](const Module &mod, const std::string &name) {
             return new Function(mod, name);
           },
-          nb::arg("name"), nb::rv_policy::take_ownership, nb::keep_alive<0, 1>(),
+          nb::arg("name"), nb::rv_policy::take_ownership,
+          nb::keep_alive<0, 1>(),
           "The kernel `name` (ValueError if the module has none).");
 
   nb::class_<Function>(m, "Function", "A kernel of a loaded module")

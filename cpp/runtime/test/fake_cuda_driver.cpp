@@ -113,11 +113,12 @@ void parse(const std::string &ptx, Module &module) {
     while ((p = params.find(".param", p)) != std::string::npos) {
       p += 6;
       size_t end = params.find(',', p);
-      std::string param =
-          params.substr(p, end == std::string::npos ? std::string::npos : end - p);
+      std::string param = params.substr(
+          p, end == std::string::npos ? std::string::npos : end - p);
       size_t bracket = param.find('[');
       if (bracket != std::string::npos)
-        f.sizes.push_back(std::strtoul(param.c_str() + bracket + 1, nullptr, 10));
+        f.sizes.push_back(
+            std::strtoul(param.c_str() + bracket + 1, nullptr, 10));
       else
         f.sizes.push_back(sizeOf(param));
       if (end == std::string::npos)
@@ -394,7 +395,8 @@ CUresult cuStreamCreateWithPriority(Stream **stream, unsigned flags,
   if (flags > 1)
     return kInvalidValue;
   std::lock_guard<std::mutex> lock(mutex);
-  *stream = new Stream{current, priority < -5 ? -5 : priority > 0 ? 0 : priority};
+  int clamped = priority < -5 ? -5 : priority > 0 ? 0 : priority;
+  *stream = new Stream{current, clamped};
   streams.insert(*stream);
   return kOk;
 }
@@ -589,7 +591,8 @@ CUresult cuLaunchKernel(Function *f, unsigned gx, unsigned gy, unsigned gz,
     ++launches;
   }
   if (f->name == "fill_u32" && args.size() == 3) {
-    auto *ptr = reinterpret_cast<uint32_t *>(uintptr_t(read<uint64_t>(args[0])));
+    auto *ptr =
+        reinterpret_cast<uint32_t *>(uintptr_t(read<uint64_t>(args[0])));
     uint32_t value = read<uint32_t>(args[1]);
     uint64_t n = read<uint64_t>(args[2]);
     for (uint64_t i = 0; i < n; ++i)
