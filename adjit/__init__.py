@@ -12,9 +12,13 @@ import math as _math
 from . import types  # noqa: F401
 from . import config  # noqa: F401
 from .builtins.registry import registry as builtin_registry
-from .device import (Device, ScopedDevice, get_cuda_device_count, get_cuda_devices, get_device,  # noqa: F401
-                     get_devices, get_preferred_device, is_cpu_available, is_cuda_available,
-                     is_device_available, set_device, synchronize_device)
+from .device import (Device, ScopedDevice, cuda_unavailable_reason, get_cuda_device,  # noqa: F401
+                     get_cuda_device_count, get_cuda_devices, get_device, get_devices, get_preferred_device,
+                     is_cpu_available, is_cuda_available, is_device_available, set_device, synchronize,
+                     synchronize_device)
+from .runtime.cuda import (Event, ScopedStream, Stream, get_event_elapsed_time, get_stream,  # noqa: F401
+                           record_event, set_stream, synchronize_event, synchronize_stream, wait_event,
+                           wait_stream)
 from .errors import (AdjitError, CompileError, GradientError, KernelError, KernelNameError,  # noqa: F401
                      KernelSyntaxError, KernelTypeError, LaunchError, NonFiniteError, OutOfBoundsError,
                      WarpCodegenAttributeError, WarpCodegenError, WarpCodegenIndexError, WarpCodegenKeyError,
@@ -25,7 +29,7 @@ from .interop import (device_from_jax, device_from_torch, device_to_jax, device_
 from .language import (Function, Kernel, adjoint, constant, expect_eq, expect_near, expect_neq,  # noqa: F401
                        func, func_grad, func_jvp, func_replay, grad, kernel, printf, static, tid)
 from .language import Module, get_module, get_module_options, overload, set_module_options  # noqa: F401
-from .launch import Launch, launch, synchronize  # noqa: F401
+from .launch import Launch, launch  # noqa: F401
 from . import host_calls  # noqa: F401,E402  (builtins and funcs called from Python)
 from .host_calls import map_function as map  # noqa: F401,E402  (Warp's wp.map)
 from .forward import jvp, jvp_batch  # noqa: F401

@@ -1,26 +1,129 @@
 """Devices, as Warp's host API names them: ``get_device``, ``ScopedDevice``, ...
 
-adjit runs on the CPU so far, so there is one device, ``"cpu"``. The CUDA
-names answer truthfully (``is_cuda_available()`` is False, no CUDA devices),
-and asking for a CUDA device raises a ``ValueError`` saying so, rather than
-running somewhere else than asked.
+Two kinds of device: ``"cpu"``, where adjit's arrays live and its kernels run,
+and the CUDA devices ``"cuda:0"``, ``"cuda:1"``, ... that the CUDA driver
+reports (libcuda.so.1 is opened the first time a CUDA name is asked about:
+importing adjit does not). A CUDA device has its name, compute capability
+(``arch``: 90 for sm_90), memory, a default stream, and the driver layer's
+streams, events, device memory and module launches (``adjit.runtime.cuda``).
+adjit's arrays and ``launch`` do not run on CUDA devices yet: asking them to
+raises a ValueError saying so (``device_alias``), rather than running
+somewhere else than asked.
+
+Where CUDA cannot be used, the CUDA names say why: ``is_cuda_available()``
+is False, ``cuda_unavailable_reason()`` gives the reason (the driver's
+dlopen message, cuInit's error, no device), and asking for a CUDA device
+raises a ValueError with it.
 """
 from __future__ import annotations
 
+import os
 import platform
 import threading
 
+from . import _runtime
+
+_cuda = _runtime.cuda
+
 
 class Device:
-    """A device kernels run on and arrays live on (only the CPU so far)."""
+    """A device kernels run on and arrays live on (Warp's ``wp.Device``)."""
 
-    def __init__(self, alias: str):
+    def __init__(self, alias: str, ordinal: int = -1, properties: dict | None = None):
         self.alias = alias
-        self.name = platform.processor() or platform.machine() or "CPU"
-        self.ordinal = -1
-        self.is_cpu = alias == "cpu"
-        self.is_cuda = False
-        self.arch = 0
+        self.ordinal = ordinal
+        self.is_cpu = ordinal < 0
+        self.is_cuda = ordinal >= 0
+        #: This CUDA device's current stream (``stream``, ``set_stream``).
+        self._stream = None
+        if self.is_cpu:
+            self.name = platform.processor() or platform.machine() or "CPU"
+            self.arch = 0
+            self.sm_count = 0
+            self.max_shared_memory_per_block = 0
+            self.is_uva = False
+            self.is_mempool_supported = False
+            self.pci_bus_id = None
+            return
+        p = properties or _cuda.device_properties(ordinal)
+        self.name = p["name"]
+        #: Compute capability as 10 * major + minor (90 for sm_90), as Warp's.
+        self.arch = 10 * p["major"] + p["minor"]
+        self.sm_count = p["sm_count"]
+        self.max_shared_memory_per_block = p["max_shared_memory_per_block"]
+        self.max_threads_per_block = p["max_threads_per_block"]
+        self.warp_size = p["warp_size"]
+        self.is_uva = p["is_uva"]
+        self.is_mempool_supported = p["is_mempool_supported"]
+        self.pci_bus_id = p["pci_bus_id"]
+        self._total_memory = p["total_memory"]
+
+    @property
+    def is_primary(self) -> bool:
+        """Whether this device's CUDA context is its primary context (always,
+        for adjit's CUDA devices)."""
+        return self.is_cuda
+
+    @property
+    def total_memory(self) -> int:
+        """Bytes of memory: the GPU's, or the host's for the CPU."""
+        if self.is_cuda:
+            return self._total_memory
+        try:
+            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            return 0
+
+    @property
+    def free_memory(self) -> int:
+        """Bytes of memory free now (a CUDA device's context is retained to ask)."""
+        if self.is_cuda:
+            return _cuda.memory_info(self.ordinal)[0]
+        try:
+            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            return 0
+
+    @property
+    def has_context(self) -> bool:
+        """Whether this CUDA device's primary context was retained (on first use)."""
+        return self.is_cuda and _cuda.has_context(self.ordinal)
+
+    def make_current(self) -> None:
+        """Makes this CUDA device's primary context current on this thread
+        (adjit's own calls do so themselves; this is for code beside it)."""
+        if self.is_cuda:
+            _cuda.make_current(self.ordinal)
+
+    @property
+    def stream(self):
+        """This CUDA device's current stream (``adjit.Stream``): its default
+        stream until ``set_stream``. RuntimeError on the CPU."""
+        if not self.is_cuda:
+            raise RuntimeError(f"Device {self} is not a CUDA device: it has no stream")
+        if self._stream is None:
+            self._stream = _stream_type._default(self)
+        return self._stream
+
+    @stream.setter
+    def stream(self, stream) -> None:
+        self.set_stream(stream)
+
+    @property
+    def has_stream(self) -> bool:
+        return self._stream is not None
+
+    def set_stream(self, stream, sync: bool = True) -> None:
+        """Makes ``stream`` this CUDA device's current stream; with ``sync``,
+        work queued on it from now on waits for the previous stream's."""
+        if not self.is_cuda:
+            raise RuntimeError(f"Device {self} is not a CUDA device: it has no stream")
+        if stream.device != self:
+            raise RuntimeError(f"Stream from device {stream.device} cannot be used on device {self}")
+        previous = self._stream
+        if sync and previous is not None and previous is not stream:
+            stream.wait_stream(previous)
+        self._stream = stream
 
     def __str__(self) -> str:
         return self.alias
@@ -32,6 +135,8 @@ class Device:
         if isinstance(other, Device):
             return other.alias == self.alias
         if isinstance(other, str):
+            if other == "cuda" and self.is_cuda:
+                return _current_cuda_device() is self
             return other == self.alias
         return NotImplemented
 
@@ -41,55 +146,48 @@ class Device:
 
 CPU = Device("cpu")
 
-#: The default device of each thread (``set_device``, ``ScopedDevice``).
+#: The default device of each thread (``set_device``, ``ScopedDevice``), and
+#: the CUDA device "cuda" names there.
 _state = threading.local()
 
+#: The CUDA devices, found the first time they are asked about.
+_cuda_devices: list[Device] | None = None
+_cuda_lock = threading.Lock()
 
-def _unavailable(ident) -> ValueError:
-    return ValueError(f"device {str(ident)!r} is not available: adjit runs kernels on the CPU so far "
-                      "(its GPU runtime is not built yet); use 'cpu'")
-
-
-def get_device(ident=None) -> Device:
-    """The device ``ident`` names ("cpu", a Device), or the current default
-    device with no argument."""
-    if ident is None:
-        return getattr(_state, "device", CPU)
-    if isinstance(ident, Device):
-        return ident
-    if ident == "cpu":
-        return CPU
-    if isinstance(ident, str) and (ident == "cuda" or ident.startswith("cuda:")):
-        raise _unavailable(ident)
-    raise ValueError(f"unknown device {ident!r} (devices are named 'cpu' or 'cuda:N')")
+#: The class of ``Device.stream``'s default streams: adjit.runtime.cuda's
+#: Stream, which registers itself (it imports this module, not the reverse).
+_stream_type = None
 
 
-def device_alias(ident) -> str:
-    """The alias of the device ``ident`` names (None: the default device)."""
-    return get_device(ident).alias
+def _register_stream_type(stream_type) -> None:
+    global _stream_type
+    _stream_type = stream_type
 
 
-def set_device(ident) -> None:
-    """Makes ``ident`` the default device of this thread."""
-    _state.device = get_device(ident)
-
-
-def get_devices() -> list[Device]:
-    """Every device available: the CPU."""
-    return [CPU]
-
-
-def get_preferred_device() -> Device:
-    """The device Warp would pick by default: the first CUDA device, else the CPU."""
-    return CPU
+def cuda_unavailable_reason() -> str:
+    """Why CUDA cannot be used here ("" where it can): the CUDA driver could
+    not be loaded (dlopen's message), cuInit failed, no device, ..."""
+    return _cuda.unavailable_reason()
 
 
 def get_cuda_devices() -> list[Device]:
-    return []
+    """The CUDA devices, cuda:0 first (none where CUDA is unavailable)."""
+    global _cuda_devices
+    if _cuda_devices is None:
+        with _cuda_lock:
+            if _cuda_devices is None:
+                _cuda_devices = [Device(f"cuda:{i}", i) for i in range(_cuda.device_count())]
+    return list(_cuda_devices)
 
 
 def get_cuda_device_count() -> int:
-    return 0
+    """How many CUDA devices this process can use (0 without a driver)."""
+    return len(get_cuda_devices())
+
+
+def get_cuda_device(ordinal: int | None = None) -> Device:
+    """The CUDA device ``ordinal``, or the current one ("cuda") with none."""
+    return get_device("cuda" if ordinal is None else f"cuda:{ordinal}")
 
 
 def is_cpu_available() -> bool:
@@ -97,8 +195,88 @@ def is_cpu_available() -> bool:
 
 
 def is_cuda_available() -> bool:
-    """False: adjit has no GPU runtime yet (it produces PTX; nothing runs it)."""
-    return False
+    """Whether a CUDA device can be used (``cuda_unavailable_reason()`` says
+    why not). Loads the CUDA driver the first time."""
+    return get_cuda_device_count() > 0
+
+
+def _no_cuda(ident) -> ValueError:
+    reason = cuda_unavailable_reason()
+    if not reason:
+        count = get_cuda_device_count()
+        reason = f"this machine has {count} CUDA device{'s' if count != 1 else ''} (cuda:0" + \
+                 (f" to cuda:{count - 1})" if count > 1 else ")")
+        return ValueError(f"device {str(ident)!r} is not available: {reason}")
+    return ValueError(f"device {str(ident)!r} is not available: adjit runs kernels on the CPU only here, because "
+                      f"{reason[0].lower() + reason[1:]}; use 'cpu'")
+
+
+def _current_cuda_device() -> Device:
+    """The device "cuda" names on this thread: the last CUDA device made the
+    default here (set_device, ScopedDevice), else cuda:0."""
+    device = getattr(_state, "cuda_device", None)
+    if device is None:
+        devices = get_cuda_devices()
+        if not devices:
+            raise _no_cuda("cuda")
+        device = devices[0]
+    return device
+
+
+def get_device(ident=None) -> Device:
+    """The device ``ident`` names ("cpu", "cuda", "cuda:N", a Device), or the
+    current default device with no argument. ValueError for a device that
+    is not there, saying why."""
+    if ident is None:
+        return getattr(_state, "device", CPU)
+    if isinstance(ident, Device):
+        return ident
+    if ident == "cpu":
+        return CPU
+    if ident == "cuda":
+        return _current_cuda_device()
+    if isinstance(ident, str) and ident.startswith("cuda:"):
+        number = ident[5:]
+        if not number.isdigit():
+            raise ValueError(f"unknown device {ident!r} (CUDA devices are named 'cuda:N', N a number)")
+        devices = get_cuda_devices()
+        if int(number) >= len(devices):
+            raise _no_cuda(ident)
+        return devices[int(number)]
+    raise ValueError(f"unknown device {ident!r} (devices are named 'cpu' or 'cuda:N')")
+
+
+def device_alias(ident) -> str:
+    """The alias of the device ``ident`` names (None: the default device),
+    for an array or a launch: ValueError for a CUDA device, where adjit's
+    arrays and launches do not run yet."""
+    device = get_device(ident)
+    if device.is_cuda:
+        raise ValueError(f"device {device.alias!r} is not available for arrays and kernel launches yet: adjit has "
+                         f"the CUDA driver layer (adjit.runtime.cuda: streams, events, device memory, modules) but "
+                         f"its arrays and launch() run on the CPU only so far; use 'cpu'")
+    return device.alias
+
+
+def set_device(ident) -> None:
+    """Makes ``ident`` the default device of this thread (a CUDA device's
+    context is also made current here, as Warp's)."""
+    device = get_device(ident)
+    _state.device = device
+    if device.is_cuda:
+        _state.cuda_device = device
+        device.make_current()
+
+
+def get_devices() -> list[Device]:
+    """Every device available: the CPU, then the CUDA devices."""
+    return [CPU, *get_cuda_devices()]
+
+
+def get_preferred_device() -> Device:
+    """The CPU: Warp prefers cuda:0 where there is one, but adjit's arrays
+    and launches run on the CPU only so far (see device_alias)."""
+    return CPU
 
 
 def is_device_available(device) -> bool:
@@ -109,24 +287,37 @@ def is_device_available(device) -> bool:
 
 
 def synchronize_device(device=None) -> None:
-    """Waits for ``device``'s outstanding work: CPU launches are synchronous,
-    so this only checks the device exists."""
-    get_device(device)
+    """Waits for ``device``'s outstanding work (a CUDA device's, all
+    streams; CPU launches are synchronous). A kernel that faulted is
+    reported here (a CudaError naming the last kernel launched)."""
+    device = get_device(device)
+    if device.is_cuda:
+        _cuda.synchronize_device(device.ordinal)
+
+
+def synchronize() -> None:
+    """Waits for the outstanding work of every CUDA device in use (CPU
+    launches are synchronous). A kernel that faulted is reported here."""
+    if _cuda_devices:
+        _cuda.synchronize()
 
 
 class ScopedDevice:
-    """``with ScopedDevice("cpu"):``: the default device inside the block."""
+    """``with ScopedDevice("cuda:0"):``: the default device inside the block
+    (a CUDA device's context is made current, as by ``set_device``)."""
 
     def __init__(self, device):
         self.device = get_device(device)
 
     def __enter__(self) -> Device:
         self._saved = get_device()
+        self._saved_cuda = getattr(_state, "cuda_device", None)
         set_device(self.device)
         return self.device
 
     def __exit__(self, *exc) -> None:
-        set_device(self._saved)
+        _state.device = self._saved
+        _state.cuda_device = self._saved_cuda
 
 
 def is_cubql_available() -> bool:

@@ -10,7 +10,7 @@ from importlib import metadata
 import numpy as np
 
 from . import _runtime, cache, config
-from .device import get_devices, is_cuda_available
+from .device import cuda_unavailable_reason, get_devices, is_cuda_available
 
 #: The distribution of the MLIR Python bindings adjit is built against.
 MLIR_DISTRIBUTION = "xtc-mlir-python-bindings"
@@ -47,6 +47,9 @@ def diagnostics() -> dict:
         "cpu_kernel_cache_key": cache.get_cpu_kernel_cache_key(),
         "devices": [str(d) for d in get_devices()],
         "cuda_available": is_cuda_available(),
+        # why not, where CUDA is unavailable ("" where it is)
+        "cuda_unavailable_reason": cuda_unavailable_reason(),
+        "cuda_driver_version": _runtime.cuda.driver_version(),
         "config": {name: getattr(config, name) for name in config.FIELDS},
     }
 

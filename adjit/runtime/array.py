@@ -239,8 +239,7 @@ class Array:
         """This array on ``device`` (Warp's): the CPU is adjit's only device,
         so this array itself (``requires_grad`` is then ignored, as Warp
         ignores it when the array is already there); a CUDA device raises."""
-        from ..device import get_device
-        get_device(device)  # an unknown or unavailable device raises
+        device_alias(device)  # an unknown device, or a CUDA one, raises
         return self
 
     @property

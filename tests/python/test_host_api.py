@@ -12,18 +12,23 @@ def double(x: wp.array(dtype=float), y: wp.array(dtype=float)):
     y[i] = 2.0 * x[i]
 
 
-def test_the_cpu_is_the_one_device():
+def test_the_cpu_is_the_default_device():
     cpu = wp.get_device()
     assert cpu == "cpu" and str(cpu) == "cpu" and cpu.is_cpu and not cpu.is_cuda
     assert wp.get_device("cpu") is cpu and wp.get_device(cpu) is cpu
-    assert wp.get_devices() == [cpu] and wp.get_preferred_device() == cpu
+    assert wp.get_devices()[0] is cpu and wp.get_preferred_device() == cpu
     assert wp.is_cpu_available() and wp.is_device_available("cpu")
-    # No GPU runtime yet: the CUDA names say so instead of running elsewhere.
-    assert not wp.is_cuda_available() and wp.get_cuda_device_count() == 0 and wp.get_cuda_devices() == []
+    # Arrays and launches run on the CPU only so far: asking for a CUDA device
+    # says so (why, where CUDA is unavailable) instead of running elsewhere.
+    with pytest.raises(ValueError, match="'cuda:0' is not available"):
+        wp.zeros(3, device="cuda:0")
+    if wp.is_cuda_available():  # (test_cuda_driver.py checks the CUDA devices)
+        return
+    assert wp.get_devices() == [cpu]
+    assert wp.get_cuda_device_count() == 0 and wp.get_cuda_devices() == []
     assert not wp.is_device_available("cuda:0")
     for ask in (lambda: wp.get_device("cuda:0"), lambda: wp.set_device("cuda"),
-                lambda: wp.ScopedDevice("cuda:1"), lambda: wp.synchronize_device("cuda:0"),
-                lambda: wp.zeros(3, device="cuda:0")):
+                lambda: wp.ScopedDevice("cuda:1"), lambda: wp.synchronize_device("cuda:0")):
         with pytest.raises(ValueError, match="not available: adjit runs kernels on the CPU"):
             ask()
     with pytest.raises(ValueError, match="unknown device"):

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuLaunch.h"
+#include "CudaModule.h"
 #include "HostInfo.h"
 #include "KernelArgs.h"
 #include "ObjectLoader.h"
@@ -179,4 +180,5 @@ NB_MODULE(_runtime, m) {
   m.def("host_id", &hostId,
         "This CPU's identity: compiled CPU code is reused only where it is "
         "the same.");
+  adjit::defCuda(m);
 }

@@ -1,0 +1,498 @@
+"""CUDA streams, events and device memory (Warp's names), and what the CUDA
+backend calls: modules loaded from PTX, kernels launched with packed
+parameters, the error record read back.
+
+All of it is the C++ runtime's CUDA driver layer (``adjit._runtime.cuda``,
+cpp/runtime/CudaDriver.h): every driver call is checked, and a failure
+raises ``CudaError`` (a RuntimeError) naming the call, the driver's error
+and what was being done; a kernel fault, which the driver reports at a later
+call (a synchronize, a copy), also names the last kernel launched on the
+device. Where CUDA is unavailable, asking for a CUDA device raises a
+ValueError with the reason (see adjit.device).
+
+Public (Warp's): ``Stream``, ``Event``, ``ScopedStream``, ``get_stream``,
+``set_stream``, ``wait_stream``, ``wait_event``, ``record_event``,
+``get_event_elapsed_time``, ``synchronize_stream``, ``synchronize_event``.
+Internal, for the CUDA backend: ``DeviceBuffer``, ``load_module``,
+``KernelParams``, ``launch_kernel``, ``ErrorRecord``, ``set_stack_size``.
+"""
+from __future__ import annotations
+
+import math
+import struct
+import threading
+
+import numpy as np
+
+from .. import _runtime
+from .. import device as _device
+from ..device import Device, get_device
+
+_cuda = _runtime.cuda
+
+#: A failed CUDA driver call (a RuntimeError).
+CudaError = _cuda.CudaError
+#: CUDA cannot be used in this process (a RuntimeError; asking for a CUDA
+#: device raises ValueError first).
+CudaUnavailableError = _cuda.CudaUnavailableError
+
+
+def _cuda_device(device, what: str) -> Device:
+    """The CUDA device ``device`` names (None: the default device); Warp's
+    RuntimeError for a device that is not a CUDA device."""
+    d = get_device(device)
+    if not d.is_cuda:
+        reason = _device.cuda_unavailable_reason()
+        why = f" (CUDA is not available here: {reason})" if reason else " (name a CUDA device, e.g. 'cuda:0')"
+        raise RuntimeError(f"{what}: device {d} is not a CUDA device{why}")
+    return d
+
+
+class Event:
+    """A CUDA event, recorded on a stream (``Stream.record_event``) for
+    another stream or the host to wait for, or to time the work between two
+    (``enable_timing``)."""
+
+    class Flags:
+        DEFAULT = 0x0
+        BLOCKING_SYNC = 0x1
+        DISABLE_TIMING = 0x2
+        INTERPROCESS = 0x4
+
+    def __init__(self, device=None, cuda_event=None, enable_timing: bool = False, interprocess: bool = False):
+        self.device = _cuda_device(device, "Event")
+        if interprocess and enable_timing:
+            raise ValueError("The combination of 'enable_timing=True' and 'interprocess=True' is not allowed.")
+        if interprocess or cuda_event is not None:
+            raise NotImplementedError("Event: interprocess events and events created elsewhere (cuda_event=) are "
+                                      "not supported by adjit yet")
+        self.enable_timing = enable_timing
+        self._event = _cuda.Event(self.device.ordinal, enable_timing)
+
+    @property
+    def cuda_event(self) -> int:
+        """The CUevent handle."""
+        return self._event.handle
+
+    @property
+    def is_complete(self) -> bool:
+        """Whether the work recorded before this event is done."""
+        return self._event.is_complete
+
+    def ipc_handle(self) -> bytes:
+        raise NotImplementedError("Event.ipc_handle: interprocess events are not supported by adjit yet")
+
+    def __repr__(self) -> str:
+        return f"<adjit Event on '{self.device}'>"
+
+
+class Stream:
+    """A CUDA stream: work queued on it runs in order, and after what it was
+    told to wait for (``wait_event``, ``wait_stream``)."""
+
+    def __init__(self, device=None, priority: int = 0, **kwargs):
+        self._cached_event = None
+        self.device = _cuda_device(device, "Stream")
+        unknown = set(kwargs) - {"cuda_stream"}
+        if unknown:
+            raise TypeError(f"Stream() got unexpected keyword arguments {sorted(unknown)}")
+        if "cuda_stream" in kwargs:  # a stream created elsewhere, not destroyed here
+            self._stream = _cuda.Stream.wrap(self.device.ordinal, int(kwargs["cuda_stream"] or 0))
+            return
+        if isinstance(priority, bool) or not isinstance(priority, int):
+            raise TypeError("Stream priority must be an integer.")
+        self._stream = _cuda.Stream(self.device.ordinal, max(-1, min(priority, 0)))
+
+    @classmethod
+    def _default(cls, device: Device) -> "Stream":
+        """The device's default stream (the C++ layer's: never destroyed)."""
+        stream = cls.__new__(cls)
+        stream._cached_event = None
+        stream.device = device
+        stream._stream = _cuda.Stream.default(device.ordinal)
+        return stream
+
+    @property
+    def cuda_stream(self) -> int:
+        """The CUstream handle (0: the legacy default stream)."""
+        return self._stream.handle
+
+    def __cuda_stream__(self):
+        return (0, self.cuda_stream)
+
+    @property
+    def cached_event(self) -> Event:
+        if self._cached_event is None:
+            self._cached_event = Event(self.device)
+        return self._cached_event
+
+    def record_event(self, event: Event | None = None, external: bool = False) -> Event:
+        """Records ``event`` (a new one if None) on this stream and returns it."""
+        if event is None:
+            event = Event(self.device)
+        elif event.device != self.device:
+            raise RuntimeError(f"Event from device {event.device} cannot be recorded on stream from device "
+                               f"{self.device}")
+        self._stream.record_event(event._event)
+        return event
+
+    def wait_event(self, event: Event, external: bool = False) -> None:
+        """Work queued on this stream from now on waits for ``event`` (the
+        host does not wait)."""
+        self._stream.wait_event(event._event)
+
+    def wait_stream(self, other_stream: "Stream", event: Event | None = None, external: bool = False) -> None:
+        """Work queued on this stream from now on waits for the work queued
+        on ``other_stream`` so far (an event recorded there)."""
+        if event is None:
+            event = other_stream.cached_event
+        other_stream.record_event(event)
+        self.wait_event(event)
+
+    def synchronize(self) -> None:
+        """Waits (on the host) for the work queued on this stream."""
+        self._stream.synchronize()
+
+    @property
+    def is_complete(self) -> bool:
+        return self._stream.is_complete
+
+    @property
+    def is_capturing(self) -> bool:
+        """False: adjit does not capture CUDA graphs yet."""
+        return False
+
+    @property
+    def is_blocking(self) -> bool:
+        """True: adjit's streams synchronize with the legacy default stream."""
+        return True
+
+    @property
+    def priority(self) -> int:
+        return self._stream.priority
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Stream) and other.cuda_stream == self.cuda_stream and other.device == self.device
+
+    def __hash__(self) -> int:
+        return hash((self.device.alias, self.cuda_stream))
+
+    def __repr__(self) -> str:
+        return f"<adjit Stream on '{self.device}'>"
+
+
+_device._register_stream_type(Stream)
+
+
+class ScopedStream:
+    """``with ScopedStream(stream):``: ``stream`` is its device's current
+    stream (and the device the default) inside the block. ``sync_enter``:
+    it first waits for the previous stream's work; ``sync_exit``: the
+    previous stream waits for its work after."""
+
+    def __init__(self, stream: Stream | None, sync_enter: bool = True, sync_exit: bool = False):
+        self.stream = stream
+        self.sync_enter = sync_enter
+        self.sync_exit = sync_exit
+        if stream is not None:
+            self.device = stream.device
+            self.device_scope = _device.ScopedDevice(self.device)
+
+    def __enter__(self) -> Stream | None:
+        if self.stream is not None:
+            self.device_scope.__enter__()
+            self.saved_stream = self.device.stream
+            self.device.set_stream(self.stream, self.sync_enter)
+        return self.stream
+
+    def __exit__(self, *exc) -> None:
+        if self.stream is not None:
+            self.device.set_stream(self.saved_stream, self.sync_exit)
+            self.device_scope.__exit__(*exc)
+
+
+def get_stream(device=None) -> Stream:
+    """The current stream of ``device`` (default: the default device);
+    RuntimeError for the CPU."""
+    return _cuda_device(device, "get_stream").stream
+
+
+def set_stream(stream: Stream, device=None, sync: bool = False) -> None:
+    """Makes ``stream`` the current stream of ``device`` (default: the
+    default device)."""
+    _cuda_device(device, "set_stream").set_stream(stream, sync=sync)
+
+
+def record_event(event: Event | None = None, external: bool = False) -> Event:
+    """Records ``event`` (a new one if None) on the current stream."""
+    return get_stream().record_event(event, external=external)
+
+
+def wait_event(event: Event, external: bool = False) -> None:
+    """The current stream waits for ``event``."""
+    get_stream().wait_event(event, external=external)
+
+
+def wait_stream(other_stream: Stream, event: Event | None = None, external: bool = False) -> None:
+    """The current stream waits for the work queued on ``other_stream``."""
+    get_stream().wait_stream(other_stream, event=event, external=external)
+
+
+def synchronize_stream(stream_or_device=None) -> None:
+    """Waits (on the host) for a stream's work, or a device's current
+    stream's; nothing for the CPU."""
+    if isinstance(stream_or_device, Stream):
+        stream_or_device.synchronize()
+        return
+    device = get_device(stream_or_device)
+    if device.is_cuda:
+        device.stream.synchronize()
+
+
+def synchronize_event(event: Event) -> None:
+    """Waits (on the host) for the work recorded before ``event``."""
+    event._event.synchronize()
+
+
+def get_event_elapsed_time(start_event: Event, end_event: Event, synchronize: bool = True) -> float:
+    """Milliseconds between two recorded events (created with
+    ``enable_timing=True``); waits for ``end_event`` first with
+    ``synchronize``."""
+    if synchronize:
+        synchronize_event(end_event)
+    return start_event._event.elapsed_ms(end_event._event)
+
+
+#
+# Internal: what the CUDA backend calls.
+#
+
+def _stream_handle(stream, device: Device) -> int:
+    """A stream argument's handle: a Stream, or None for the device's current stream."""
+    if stream is None:
+        return device.stream.cuda_stream
+    if not isinstance(stream, Stream):
+        raise TypeError(f"stream must be an adjit.Stream or None, got {type(stream).__name__}")
+    if stream.device != device:
+        raise ValueError(f"the stream is on {stream.device}, not {device}")
+    return stream.cuda_stream
+
+
+class DeviceBuffer:
+    """``nbytes`` of memory on a CUDA device, freed when this object is
+    collected (or by ``free()``). Copies are queued on ``stream`` (None: the
+    device's current stream); ``numpy()`` and ``copy_to`` wait for theirs."""
+
+    def __init__(self, nbytes: int, device=None):
+        self.device = _cuda_device(device, "DeviceBuffer")
+        nbytes = int(nbytes)
+        if nbytes < 0:
+            raise ValueError(f"DeviceBuffer: nbytes must be >= 0, got {nbytes}")
+        self._allocation = _cuda.DeviceAllocation(self.device.ordinal, nbytes)
+
+    @classmethod
+    def from_numpy(cls, array, device=None, stream=None) -> "DeviceBuffer":
+        """A buffer holding a copy of ``array``'s bytes."""
+        array = np.ascontiguousarray(array)
+        buffer = cls(array.nbytes, device)
+        buffer.copy_from(array, stream=stream)
+        return buffer
+
+    @property
+    def ptr(self) -> int:
+        """The device address (0 for 0 bytes)."""
+        return self._allocation.ptr
+
+    @property
+    def nbytes(self) -> int:
+        return self._allocation.nbytes
+
+    def copy_from(self, source, offset: int = 0, stream=None) -> None:
+        """Copies a host array (C-contiguous: a copy is made otherwise) or
+        another DeviceBuffer (all of it) in at byte ``offset``."""
+        handle = _stream_handle(stream, self.device)
+        if isinstance(source, DeviceBuffer):
+            self._allocation.copy_from(source._allocation, source.nbytes, offset, 0, handle, True)
+            return
+        self._allocation.copy_from_host(np.ascontiguousarray(source), offset, handle, True)
+
+    def copy_to(self, out: np.ndarray, offset: int = 0, stream=None) -> np.ndarray:
+        """Copies ``out.nbytes`` from byte ``offset`` into the C-contiguous
+        host array ``out`` after the stream's earlier work; returns ``out``
+        once the copy is done."""
+        if not isinstance(out, np.ndarray) or not out.flags.c_contiguous or not out.flags.writeable:
+            raise ValueError("DeviceBuffer.copy_to needs a writeable C-contiguous numpy array")
+        handle = _stream_handle(stream, self.device)
+        self._allocation.copy_to_host(out, offset, handle, True)
+        _cuda.Stream.wrap(self.device.ordinal, handle).synchronize()
+        return out
+
+    def numpy(self, dtype=np.uint8, shape=None, stream=None) -> np.ndarray:
+        """The buffer's bytes as a new host array of ``dtype`` (and ``shape``)."""
+        dtype = np.dtype(dtype)
+        if shape is None:
+            shape = (self.nbytes // dtype.itemsize,)
+        out = np.empty(shape, dtype)
+        return self.copy_to(out, stream=stream)
+
+    def zero_(self, stream=None) -> None:
+        """Sets every byte to 0."""
+        self._allocation.fill(0, _stream_handle(stream, self.device), True)
+
+    def free(self) -> None:
+        """Frees the memory now."""
+        self._allocation.free()
+
+    def __repr__(self) -> str:
+        return f"<adjit DeviceBuffer of {self.nbytes} bytes on '{self.device}'>"
+
+
+#: Modules loaded by the backend: (device alias, key) -> module.
+_modules: dict = {}
+_modules_lock = threading.Lock()
+
+
+def load_module(device, key, image, label: str | None = None):
+    """The CUDA module of ``image`` (PTX text, or a cubin's bytes) loaded on
+    ``device``, once per (device, ``key``); later calls with the key return
+    it. Returns ``adjit._runtime.cuda.Module``: ``.function(name)`` gives a
+    kernel (``Function``: ``.launch``, ``.attributes``,
+    ``.parameter_layout``). A PTX that does not load raises CudaError with
+    the JIT's log; ``label`` names the module there."""
+    d = _cuda_device(device, "load_module")
+    with _modules_lock:
+        module = _modules.get((d.alias, key))
+        if module is None:
+            data = image.encode() if isinstance(image, str) else bytes(image)
+            module = _cuda.Module(d.ordinal, data, label or repr(key))
+            _modules[d.alias, key] = module
+        return module
+
+
+def unload_modules() -> None:
+    """Forgets the loaded modules (each is unloaded when no function of it is left)."""
+    with _modules_lock:
+        _modules.clear()
+
+
+class KernelParams:
+    """Packs a launch's parameters, one value per kernel parameter in the
+    kernel's order, each at an offset aligned to its size. ``array`` adds
+    an array as the GPU lowering passes it (MLIR's memref descriptor
+    expanded: allocated and aligned pointers, offset, sizes, strides); the
+    launch's total, extents and error record end adjit's kernels' lists."""
+
+    def __init__(self):
+        self._data = bytearray()
+        self.offsets: list[int] = []
+
+    def value(self, data: bytes, align: int | None = None) -> "KernelParams":
+        """A parameter of ``len(data)`` bytes (a scalar, vector or matrix value)."""
+        size = len(data)
+        align = align or (8 if size >= 8 else 4 if size >= 4 else 2 if size >= 2 else 1)
+        offset = -len(self._data) % align + len(self._data)
+        self._data.extend(b"\0" * (offset - len(self._data)))
+        self.offsets.append(offset)
+        self._data.extend(data)
+        return self
+
+    def u64(self, value: int) -> "KernelParams":
+        return self.value(struct.pack("<Q", value & 0xFFFFFFFFFFFFFFFF))
+
+    def i64(self, value: int) -> "KernelParams":
+        return self.value(struct.pack("<q", value))
+
+    def i32(self, value: int) -> "KernelParams":
+        return self.value(struct.pack("<i", value))
+
+    def u32(self, value: int) -> "KernelParams":
+        return self.value(struct.pack("<I", value))
+
+    def f32(self, value: float) -> "KernelParams":
+        return self.value(struct.pack("<f", value))
+
+    def f64(self, value: float) -> "KernelParams":
+        return self.value(struct.pack("<d", value))
+
+    def array(self, ptr: int, shape, strides=None, offset: int = 0) -> "KernelParams":
+        """An array at device address ``ptr``; ``strides`` in elements
+        (default: C-contiguous)."""
+        shape = tuple(int(s) for s in shape)
+        if strides is None:
+            strides, step = [], 1
+            for extent in reversed(shape):
+                strides.insert(0, step)
+                step *= extent
+        for word in (ptr, ptr, offset, *shape, *strides):
+            self.i64(int(word))
+        return self
+
+    @property
+    def data(self) -> bytes:
+        return bytes(self._data)
+
+
+def launch_kernel(function, total: int, params: KernelParams, stream=None, block_dim: int = 256,
+                  shared_bytes: int = 0, label: str = "") -> None:
+    """Launches ``function`` (from ``load_module(...).function(name)``) over
+    ``total`` threads in blocks of ``block_dim`` on ``stream`` (None: the
+    device's current stream). ``label`` names the kernel (and its
+    file:line) in errors, now or when a fault is reported later."""
+    device = get_device(f"cuda:{function.ordinal}")
+    if block_dim < 1:
+        raise ValueError(f"block_dim must be positive, got {block_dim}")
+    grid = max(1, math.ceil(total / block_dim))
+    if grid > 0x7FFFFFFF:
+        raise ValueError(f"{total} threads in blocks of {block_dim}: more blocks than a launch can have")
+    function.launch((grid, 1, 1), (block_dim, 1, 1), params.data, params.offsets,
+                    _stream_handle(stream, device), shared_bytes, label)
+
+
+#: An error record's words (cpp/runtime/KernelArgs.h: ErrorRecord).
+ERROR_RECORD_WORDS = 19
+_RANGES_WORD = 10
+_MAX_RANGES = 4
+
+
+class ErrorRecord:
+    """A launch's error record on the device (cpp/runtime/KernelArgs.h): the
+    first failed check's words, filled in by the kernel, after the index
+    arrays' (min, max) ``ranges`` that the launch condition reads."""
+
+    def __init__(self, device, ranges=(), stream=None):
+        if len(ranges) > _MAX_RANGES:
+            raise ValueError(f"at most {_MAX_RANGES} index ranges per launch")
+        words = np.zeros(ERROR_RECORD_WORDS, np.int64)
+        for slot, (lo, hi) in enumerate(ranges):
+            words[_RANGES_WORD + 2 * slot:_RANGES_WORD + 2 * slot + 2] = (lo, hi)
+        self.buffer = DeviceBuffer(words.nbytes, device)
+        self.buffer.copy_from(words, stream=stream)
+
+    @property
+    def ptr(self) -> int:
+        return self.buffer.ptr
+
+    def read(self, stream=None) -> np.ndarray:
+        """The record's words, after the stream's work (waits for it)."""
+        return self.buffer.numpy(np.int64, stream=stream)
+
+    def failure(self, stream=None):
+        """None, or the first failed check as (site, thread, indices, sizes),
+        as ``adjit._runtime.launch_cpu`` reports it (-1 for site: the
+        launch condition did not hold)."""
+        w = self.read(stream)
+        if w[0] == 0:
+            return None
+        if w[0] == _runtime.LAUNCH_UNPROVEN:
+            return int(w[0])
+        return int(w[0]) - 1, int(w[1]), tuple(int(x) for x in w[2:6]), tuple(int(x) for x in w[6:10])
+
+
+def set_stack_size(device, nbytes: int) -> None:
+    """Bytes of stack per GPU thread (cuCtxSetLimit): runtime-loop adjoints
+    keep checkpoints there (docs/gpu.md)."""
+    _cuda.set_limit(_cuda_device(device, "set_stack_size").ordinal, _cuda.LIMIT_STACK_SIZE, int(nbytes))
+
+
+def get_stack_size(device) -> int:
+    return _cuda.get_limit(_cuda_device(device, "get_stack_size").ordinal, _cuda.LIMIT_STACK_SIZE)

@@ -1,0 +1,621 @@
+//===- fake_cuda_driver.cpp - a stand-in libcuda for tests without a GPU --===//
+//
+// Exports the CUDA driver entry points the runtime's CUDA layer looks up
+// (CudaDriver.cpp), with "device memory" in host memory, so that the layer,
+// its bindings and adjit's Python API over them run through dlopen on a
+// machine without a GPU (tests/python/test_cuda_driver.py builds this file
+// and points ADJIT_CUDA_DRIVER at it). It checks what the real driver
+// checks where a mistake of the layer would show: a call that needs a
+// context fails without a current one, freed handles are unknown.
+//
+// Kernels are recognized by name (from ".entry NAME(" in the "PTX"):
+//   fill_u32(u64 ptr, u32 value, u64 n): ptr[i] = value for i < n
+//   fault(...): a fault, reported by the next call that waits (sticky)
+// anything else does nothing. A module whose text has FAKE_BAD_PTX fails to
+// load with a JIT log. FAKE_CUDA_DEVICES sets the device count (0: cuInit
+// fails with CUDA_ERROR_NO_DEVICE). fake_cuda_stats() reports what is live.
+//
+// Build: c++ -std=c++17 -shared -fPIC fake_cuda_driver.cpp -o libfakecuda.so
+//
+//===----------------------------------------------------------------------===//
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+using CUresult = int;
+constexpr CUresult kOk = 0, kInvalidValue = 1, kOutOfMemory = 2,
+                   kNotInitialized = 3, kNoDevice = 100, kInvalidDevice = 101,
+                   kInvalidContext = 201, kInvalidPtx = 218,
+                   kInvalidHandle = 400, kNotFound = 500,
+                   kIllegalAddress = 700;
+
+struct Context {
+  int device;
+  CUresult sticky = kOk;
+  size_t limits[3] = {1024, 1 << 20, 8 << 20};
+};
+
+struct Function {
+  std::string name;
+  std::vector<size_t> sizes; ///< parameter sizes; offsets aligned to them
+};
+
+struct Module {
+  Context *context;
+  std::map<std::string, Function> functions;
+};
+
+struct Stream {
+  Context *context;
+  int priority;
+};
+
+struct Event {
+  Context *context;
+  unsigned flags;
+  bool recorded = false;
+};
+
+std::mutex mutex;
+bool initialized = false;
+int deviceCount = 1;
+Context contexts[8];
+std::map<uint64_t, size_t> allocations;
+std::set<Stream *> streams;
+std::set<Event *> events;
+std::set<Module *> modules;
+std::set<Function *> functions;
+long launches = 0, retains = 0;
+thread_local Context *current = nullptr;
+
+CUresult needContext() {
+  if (!initialized)
+    return kNotInitialized;
+  if (!current)
+    return kInvalidContext;
+  return current->sticky;
+}
+
+size_t sizeOf(const std::string &type) {
+  if (type.find("64") != std::string::npos)
+    return 8;
+  if (type.find("32") != std::string::npos)
+    return 4;
+  if (type.find("16") != std::string::npos)
+    return 2;
+  return 1;
+}
+
+/// ".entry NAME(\n .param .u64 a,\n .param .align 4 .b8 v[12] ...)".
+void parse(const std::string &ptx, Module &module) {
+  size_t at = 0;
+  while ((at = ptx.find(".entry", at)) != std::string::npos) {
+    at += 6;
+    size_t open = ptx.find('(', at);
+    size_t close = ptx.find(')', open);
+    if (open == std::string::npos || close == std::string::npos)
+      return;
+    std::string name = ptx.substr(at, open - at);
+    name.erase(0, name.find_first_not_of(" \t\n"));
+    name.erase(name.find_last_not_of(" \t\n") + 1);
+    Function f{name, {}};
+    std::string params = ptx.substr(open + 1, close - open - 1);
+    size_t p = 0;
+    while ((p = params.find(".param", p)) != std::string::npos) {
+      p += 6;
+      size_t end = params.find(',', p);
+      std::string param = params.substr(
+          p, end == std::string::npos ? std::string::npos : end - p);
+      size_t bracket = param.find('[');
+      if (bracket != std::string::npos)
+        f.sizes.push_back(
+            std::strtoul(param.c_str() + bracket + 1, nullptr, 10));
+      else
+        f.sizes.push_back(sizeOf(param));
+      if (end == std::string::npos)
+        break;
+    }
+    module.functions[name] = f;
+    at = close;
+  }
+}
+
+std::vector<size_t> offsetsOf(const Function &f) {
+  std::vector<size_t> offsets;
+  size_t offset = 0;
+  for (size_t size : f.sizes) {
+    size_t align = size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1;
+    offset = (offset + align - 1) / align * align;
+    offsets.push_back(offset);
+    offset += size;
+  }
+  return offsets;
+}
+
+template <typename T> T read(const void *p) {
+  T value;
+  std::memcpy(&value, p, sizeof(T));
+  return value;
+}
+
+} // namespace
+
+extern "C" {
+
+CUresult cuInit(unsigned flags) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (flags != 0)
+    return kInvalidValue;
+  const char *count = std::getenv("FAKE_CUDA_DEVICES");
+  deviceCount = count ? std::atoi(count) : 1;
+  if (deviceCount <= 0)
+    return kNoDevice;
+  if (deviceCount > 8)
+    deviceCount = 8;
+  for (int i = 0; i < deviceCount; ++i)
+    contexts[i].device = i;
+  initialized = true;
+  return kOk;
+}
+
+CUresult cuDriverGetVersion(int *version) {
+  *version = 13000;
+  return kOk;
+}
+
+CUresult cuGetErrorName(CUresult r, const char **name) {
+  switch (r) {
+  case kOk: *name = "CUDA_SUCCESS"; return kOk;
+  case kInvalidValue: *name = "CUDA_ERROR_INVALID_VALUE"; return kOk;
+  case kOutOfMemory: *name = "CUDA_ERROR_OUT_OF_MEMORY"; return kOk;
+  case kNotInitialized: *name = "CUDA_ERROR_NOT_INITIALIZED"; return kOk;
+  case kNoDevice: *name = "CUDA_ERROR_NO_DEVICE"; return kOk;
+  case kInvalidDevice: *name = "CUDA_ERROR_INVALID_DEVICE"; return kOk;
+  case kInvalidContext: *name = "CUDA_ERROR_INVALID_CONTEXT"; return kOk;
+  case kInvalidPtx: *name = "CUDA_ERROR_INVALID_PTX"; return kOk;
+  case kInvalidHandle: *name = "CUDA_ERROR_INVALID_HANDLE"; return kOk;
+  case kNotFound: *name = "CUDA_ERROR_NOT_FOUND"; return kOk;
+  case 600: *name = "CUDA_ERROR_NOT_READY"; return kOk;
+  case kIllegalAddress: *name = "CUDA_ERROR_ILLEGAL_ADDRESS"; return kOk;
+  default: *name = nullptr; return kInvalidValue;
+  }
+}
+
+CUresult cuGetErrorString(CUresult r, const char **text) {
+  switch (r) {
+  case kNoDevice: *text = "no CUDA-capable device is detected"; return kOk;
+  case kInvalidContext: *text = "invalid device context"; return kOk;
+  case kOutOfMemory: *text = "out of memory"; return kOk;
+  case kInvalidPtx: *text = "a PTX JIT compilation failed"; return kOk;
+  case kIllegalAddress:
+    *text = "an illegal memory access was encountered";
+    return kOk;
+  case kInvalidValue: *text = "invalid argument"; return kOk;
+  case kInvalidHandle: *text = "invalid resource handle"; return kOk;
+  default: *text = "a fake driver error"; return kOk;
+  }
+}
+
+CUresult cuDeviceGetCount(int *count) {
+  if (!initialized)
+    return kNotInitialized;
+  *count = deviceCount;
+  return kOk;
+}
+
+CUresult cuDeviceGet(int *device, int ordinal) {
+  if (!initialized)
+    return kNotInitialized;
+  if (ordinal < 0 || ordinal >= deviceCount)
+    return kInvalidDevice;
+  *device = ordinal;
+  return kOk;
+}
+
+CUresult cuDeviceGetName(char *name, int len, int device) {
+  if (device < 0 || device >= deviceCount)
+    return kInvalidDevice;
+  std::snprintf(name, size_t(len), "Fake CUDA Device %d", device);
+  return kOk;
+}
+
+CUresult cuDeviceGetAttribute(int *value, int attribute, int device) {
+  if (device < 0 || device >= deviceCount)
+    return kInvalidDevice;
+  switch (attribute) {
+  case 1: *value = 1024; break;   // threads per block
+  case 10: *value = 32; break;    // warp size
+  case 16: *value = 132; break;   // multiprocessors
+  case 33: *value = 0x41 + device; break; // PCI bus
+  case 34: *value = 0; break;
+  case 41: *value = 1; break;     // unified addressing
+  case 50: *value = 0; break;
+  case 75: *value = 9; break;     // compute capability
+  case 76: *value = 0; break;
+  case 97: *value = 232448; break;
+  case 115: *value = 1; break;    // memory pools
+  default: return kInvalidValue;
+  }
+  return kOk;
+}
+
+CUresult cuDeviceTotalMem_v2(size_t *bytes, int device) {
+  if (device < 0 || device >= deviceCount)
+    return kInvalidDevice;
+  *bytes = size_t(16) << 30;
+  return kOk;
+}
+
+CUresult cuDevicePrimaryCtxRetain(Context **context, int device) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (device < 0 || device >= deviceCount)
+    return kInvalidDevice;
+  ++retains;
+  *context = &contexts[device];
+  return kOk;
+}
+
+CUresult cuCtxGetCurrent(Context **context) {
+  *context = current;
+  return initialized ? kOk : kNotInitialized;
+}
+
+CUresult cuCtxSetCurrent(Context *context) {
+  current = context;
+  return initialized ? kOk : kNotInitialized;
+}
+
+CUresult cuCtxSynchronize() { return needContext(); }
+
+CUresult cuCtxSetLimit(int limit, size_t value) {
+  if (CUresult r = needContext())
+    return r;
+  if (limit < 0 || limit > 2)
+    return kInvalidValue;
+  current->limits[limit] = value;
+  return kOk;
+}
+
+CUresult cuCtxGetLimit(size_t *value, int limit) {
+  if (CUresult r = needContext())
+    return r;
+  if (limit < 0 || limit > 2)
+    return kInvalidValue;
+  *value = current->limits[limit];
+  return kOk;
+}
+
+CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
+  if (CUresult r = needContext())
+    return r;
+  std::lock_guard<std::mutex> lock(mutex);
+  size_t used = 0;
+  for (auto &a : allocations)
+    used += a.second;
+  *total = size_t(16) << 30;
+  *free = *total - used;
+  return kOk;
+}
+
+CUresult cuMemAlloc_v2(uint64_t *ptr, size_t bytes) {
+  if (CUresult r = needContext())
+    return r;
+  if (bytes == 0)
+    return kInvalidValue;
+  if (bytes > (size_t(16) << 30))
+    return kOutOfMemory;
+  void *p = std::calloc(1, bytes);
+  if (!p)
+    return kOutOfMemory;
+  std::lock_guard<std::mutex> lock(mutex);
+  *ptr = reinterpret_cast<uintptr_t>(p);
+  allocations[*ptr] = bytes;
+  return kOk;
+}
+
+CUresult cuMemFree_v2(uint64_t ptr) {
+  if (CUresult r = needContext())
+    return r;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = allocations.find(ptr);
+  if (it == allocations.end())
+    return kInvalidValue;
+  std::free(reinterpret_cast<void *>(uintptr_t(ptr)));
+  allocations.erase(it);
+  return kOk;
+}
+
+CUresult cuMemAllocAsync(uint64_t *ptr, size_t bytes, Stream *) {
+  return cuMemAlloc_v2(ptr, bytes);
+}
+
+CUresult cuMemFreeAsync(uint64_t ptr, Stream *) { return cuMemFree_v2(ptr); }
+
+CUresult cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t bytes) {
+  if (CUresult r = needContext())
+    return r;
+  std::memcpy(reinterpret_cast<void *>(uintptr_t(dst)), src, bytes);
+  return kOk;
+}
+
+CUresult cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t bytes) {
+  if (CUresult r = needContext())
+    return r;
+  std::memcpy(dst, reinterpret_cast<const void *>(uintptr_t(src)), bytes);
+  return kOk;
+}
+
+CUresult cuMemcpyDtoD_v2(uint64_t dst, uint64_t src, size_t bytes) {
+  if (CUresult r = needContext())
+    return r;
+  std::memmove(reinterpret_cast<void *>(uintptr_t(dst)),
+               reinterpret_cast<const void *>(uintptr_t(src)), bytes);
+  return kOk;
+}
+
+CUresult cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t bytes,
+                              Stream *) {
+  return cuMemcpyHtoD_v2(dst, src, bytes);
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void *dst, uint64_t src, size_t bytes, Stream *) {
+  return cuMemcpyDtoH_v2(dst, src, bytes);
+}
+
+CUresult cuMemcpyDtoDAsync_v2(uint64_t dst, uint64_t src, size_t bytes,
+                              Stream *) {
+  return cuMemcpyDtoD_v2(dst, src, bytes);
+}
+
+CUresult cuMemsetD8_v2(uint64_t dst, unsigned char value, size_t bytes) {
+  if (CUresult r = needContext())
+    return r;
+  std::memset(reinterpret_cast<void *>(uintptr_t(dst)), value, bytes);
+  return kOk;
+}
+
+CUresult cuMemsetD8Async(uint64_t dst, unsigned char value, size_t bytes,
+                         Stream *) {
+  return cuMemsetD8_v2(dst, value, bytes);
+}
+
+CUresult cuStreamCreateWithPriority(Stream **stream, unsigned flags,
+                                    int priority) {
+  if (CUresult r = needContext())
+    return r;
+  if (flags > 1)
+    return kInvalidValue;
+  std::lock_guard<std::mutex> lock(mutex);
+  int clamped = priority < -5 ? -5 : priority > 0 ? 0 : priority;
+  *stream = new Stream{current, clamped};
+  streams.insert(*stream);
+  return kOk;
+}
+
+CUresult cuStreamDestroy_v2(Stream *stream) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!streams.erase(stream))
+    return kInvalidHandle;
+  delete stream;
+  return kOk;
+}
+
+static CUresult knownStream(Stream *stream) {
+  if (!stream)
+    return needContext();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!streams.count(stream))
+    return kInvalidHandle;
+  return stream->context->sticky;
+}
+
+CUresult cuStreamSynchronize(Stream *stream) { return knownStream(stream); }
+CUresult cuStreamQuery(Stream *stream) { return knownStream(stream); }
+
+CUresult cuStreamGetPriority(Stream *stream, int *priority) {
+  if (CUresult r = knownStream(stream))
+    return r;
+  *priority = stream ? stream->priority : 0;
+  return kOk;
+}
+
+static CUresult knownEvent(Event *event) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!events.count(event))
+    return kInvalidHandle;
+  return event->context->sticky;
+}
+
+CUresult cuStreamWaitEvent(Stream *stream, Event *event, unsigned flags) {
+  if (CUresult r = knownStream(stream))
+    return r;
+  if (flags != 0)
+    return kInvalidValue;
+  return knownEvent(event);
+}
+
+CUresult cuEventCreate(Event **event, unsigned flags) {
+  if (CUresult r = needContext())
+    return r;
+  std::lock_guard<std::mutex> lock(mutex);
+  *event = new Event{current, flags};
+  events.insert(*event);
+  return kOk;
+}
+
+CUresult cuEventDestroy_v2(Event *event) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!events.erase(event))
+    return kInvalidHandle;
+  delete event;
+  return kOk;
+}
+
+CUresult cuEventRecord(Event *event, Stream *stream) {
+  if (CUresult r = knownStream(stream))
+    return r;
+  if (CUresult r = knownEvent(event))
+    return r;
+  event->recorded = true;
+  return kOk;
+}
+
+CUresult cuEventSynchronize(Event *event) { return knownEvent(event); }
+CUresult cuEventQuery(Event *event) { return knownEvent(event); }
+
+CUresult cuEventElapsedTime(float *ms, Event *start, Event *end) {
+  if (CUresult r = knownEvent(start))
+    return r;
+  if (CUresult r = knownEvent(end))
+    return r;
+  if ((start->flags | end->flags) & 2) // CU_EVENT_DISABLE_TIMING
+    return kInvalidHandle;
+  if (!start->recorded || !end->recorded)
+    return kInvalidHandle;
+  *ms = 1.5f;
+  return kOk;
+}
+
+CUresult cuModuleLoadDataEx(Module **module, const void *image,
+                            unsigned count, int *options, void **values) {
+  if (CUresult r = needContext())
+    return r;
+  std::string text(static_cast<const char *>(image));
+  if (text.find("FAKE_BAD_PTX") != std::string::npos) {
+    for (unsigned i = 0; i + 1 < count; ++i)
+      if (options[i] == 5 && options[i + 1] == 6) // the error log and its size
+        std::snprintf(static_cast<char *>(values[i]),
+                      size_t(reinterpret_cast<uintptr_t>(values[i + 1])),
+                      "ptxas application ptx input, line 3; error   : fake "
+                      "syntax error");
+    return kInvalidPtx;
+  }
+  auto *m = new Module{current, {}};
+  parse(text, *m);
+  std::lock_guard<std::mutex> lock(mutex);
+  modules.insert(m);
+  *module = m;
+  return kOk;
+}
+
+CUresult cuModuleUnload(Module *module) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!modules.erase(module))
+    return kInvalidHandle;
+  delete module;
+  return kOk;
+}
+
+CUresult cuModuleGetFunction(Function **function, Module *module,
+                             const char *name) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!modules.count(module))
+    return kInvalidHandle;
+  auto it = module->functions.find(name);
+  if (it == module->functions.end())
+    return kNotFound;
+  *function = &it->second;
+  functions.insert(*function);
+  return kOk;
+}
+
+CUresult cuFuncGetAttribute(int *value, int attribute, Function *function) {
+  if (!functions.count(function))
+    return kInvalidHandle;
+  static const int values[] = {1024, 0, 0, 16, 24, 80, 90};
+  if (attribute < 0 || attribute > 6)
+    return kInvalidValue;
+  *value = values[attribute];
+  return kOk;
+}
+
+CUresult cuFuncGetParamInfo(Function *function, size_t index, size_t *offset,
+                            size_t *size) {
+  if (!functions.count(function))
+    return kInvalidHandle;
+  if (index >= function->sizes.size())
+    return kInvalidValue;
+  *offset = offsetsOf(*function)[index];
+  if (size)
+    *size = function->sizes[index];
+  return kOk;
+}
+
+CUresult cuLaunchKernel(Function *f, unsigned gx, unsigned gy, unsigned gz,
+                        unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                        Stream *stream, void **params, void **extra) {
+  if (CUresult r = needContext())
+    return r;
+  if (CUresult r = knownStream(stream))
+    return r;
+  if (!functions.count(f) || gx * gy * gz == 0 || shared > 49152)
+    return kInvalidValue;
+  if (uint64_t(bx) * by * bz > 1024 || bx * by * bz == 0)
+    return kInvalidValue;
+  // Where parameter i is: kernelParams[i], or the packed buffer at its offset.
+  std::vector<const void *> args(f->sizes.size());
+  if (params) {
+    for (size_t i = 0; i < args.size(); ++i)
+      args[i] = params[i];
+  } else if (extra) {
+    const char *buffer = nullptr;
+    size_t bytes = 0;
+    for (size_t i = 0; extra[i] != nullptr; i += 2) {
+      if (extra[i] == reinterpret_cast<void *>(uintptr_t(1)))
+        buffer = static_cast<const char *>(extra[i + 1]);
+      else if (extra[i] == reinterpret_cast<void *>(uintptr_t(2)))
+        bytes = *static_cast<size_t *>(extra[i + 1]);
+      else
+        return kInvalidValue;
+    }
+    std::vector<size_t> offsets = offsetsOf(*f);
+    size_t end = offsets.empty() ? 0 : offsets.back() + f->sizes.back();
+    if (!buffer || bytes != end)
+      return kInvalidValue;
+    for (size_t i = 0; i < args.size(); ++i)
+      args[i] = buffer + offsets[i];
+  } else if (!args.empty()) {
+    return kInvalidValue;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++launches;
+  }
+  if (f->name == "fill_u32" && args.size() == 3) {
+    auto *ptr =
+        reinterpret_cast<uint32_t *>(uintptr_t(read<uint64_t>(args[0])));
+    uint32_t value = read<uint32_t>(args[1]);
+    uint64_t n = read<uint64_t>(args[2]);
+    for (uint64_t i = 0; i < n; ++i)
+      ptr[i] = value;
+  } else if (f->name == "fault") {
+    current->sticky = kIllegalAddress;
+  }
+  return kOk;
+}
+
+/// For the tests: live allocations, streams, events, modules; launches;
+/// context retains.
+void fake_cuda_stats(long *out) {
+  std::lock_guard<std::mutex> lock(mutex);
+  out[0] = long(allocations.size());
+  out[1] = long(streams.size());
+  out[2] = long(events.size());
+  out[3] = long(modules.size());
+  out[4] = launches;
+  out[5] = retains;
+}
+
+/// For the tests: whether this thread has a current context.
+int fake_cuda_has_current() { return current != nullptr; }
+
+} // extern "C"
