@@ -358,10 +358,10 @@ def _load_options(device, block_dim, max_workers, what: str) -> None:
     device: a CUDA device raises ValueError); block_dim and max_workers are
     checked and change nothing (CPU launches have no blocks, and kernels
     compile one after another)."""
-    from .device import get_device
+    from .device import device_alias
     for d in device if isinstance(device, (list, tuple)) else [device]:
         if d is not None:
-            get_device(d)
+            device_alias(d)  # a CUDA device: ValueError (not for launches yet)
     if block_dim is not None and (isinstance(block_dim, bool) or not isinstance(block_dim, int) or block_dim < 1):
         raise ValueError(f"{what}: block_dim must be a positive int or None, got {block_dim!r}")
     if max_workers is not None and (isinstance(max_workers, bool) or not isinstance(max_workers, int)
