@@ -568,7 +568,7 @@ class Array:
             copy(self, src)
         else:
             try:
-                values = np.asarray(_host_values(T.scalar_of(self.dtype), src), dtype=self._buffer.dtype)
+                values = np.asarray(numbers_for(self, src), dtype=self._buffer.dtype)
             except (TypeError, ValueError) as e:
                 raise ValueError(f"assign: cannot convert {type(src).__name__} to {self._buffer.dtype} "
                                  f"values: {e}") from None
@@ -599,7 +599,7 @@ class Array:
         """Sets every element to ``value`` (recorded: the old values get no gradient)."""
         with recording.locked(active_tapes()):
             _before_write(self)
-            self._buffer[...] = _host_values(T.scalar_of(self.dtype), value)
+            self._buffer[...] = numbers_for(self, value)
             _record_overwrite(self)
         return self
 
