@@ -174,6 +174,8 @@ def compile_kernel(k, arch: str, checks: tuple[bool, bool], adjoint: bool = Fals
     import inspect
     from adjit.compiler import driver
     from adjit.compiler import stages as S
+    from adjit.variant import Checks, VariantSpec
+    spec = VariantSpec("cuda", adjoint=adjoint, noalias=False, checks=Checks(*checks))
     info = {"name": k.__name__ + (" (adjoint)" if adjoint else ""),
             "source": f"{k.source.filename}:{k.source.first_line}"}
     try:
@@ -181,16 +183,15 @@ def compile_kernel(k, arch: str, checks: tuple[bool, bool], adjoint: bool = Fals
     except (OSError, TypeError):
         pass
     try:
-        module = driver.build_module(k, driver.new_context())
+        module = driver.build_variant_module(k, spec, driver.new_context())
         ranged = []
-        symbol = driver.kernel_symbol(k, adjoint, 0)
+        symbol = driver.kernel_symbol(k, spec)
 
         def after(stage, m):
             if stage == "checked":
                 ranged.extend(S.ranged_args(m, symbol))
 
-        S.run_stages(module, S.cuda_stages(arch, adjoint, bounds_check=checks[0], verify_fp=checks[1]), k.mlir_name,
-                     dump=False, after_stage=after)
+        S.run_stages(module, S.cuda_stages(spec, arch), k.mlir_name, dump=False, after_stage=after)
         ptx = driver.ptx_of(module)
     except Exception as e:  # a kernel the CUDA pipeline does not take: reported, not replayed
         info["compile_error"] = f"{type(e).__name__}: {' '.join(str(e).split())}"[:600]
