@@ -125,7 +125,7 @@ class LaunchRecorder:
     def _after(self, k, total, shape, packed, before, adjoint) -> None:
         from adjit import loader
         from adjit import types as T
-        from adjit.launch import _SERIAL
+        from adjit.backends.cpu import _SERIAL
         variant = loader.cpu_variant(k, adjoint=adjoint)  # the one this launch ran (no overlap, no strides)
         key = (id(k), adjoint, loader.checks(k), variant.digest)
         if key not in self.compiled:

@@ -96,10 +96,20 @@ def test_layers_below_the_compiler_never_import_it():
     graph = _import_graph()
     below = [m for m in graph if m.startswith("adjit.runtime") or m in (
         "adjit.types", "adjit.errors", "adjit.source", "adjit.language", "adjit.cache",
-        "adjit.interop", "adjit.variant")]
+        "adjit.interop", "adjit.variant", "adjit.backends.base")]
     for module in below:
         assert not any(d.startswith("adjit.compiler.") and d != "adjit.compiler.builtins"
                        for d in graph[module]), (module, graph[module])
+
+
+def test_launches_reach_a_device_only_through_a_backend():
+    graph = _import_graph()
+    # the device-independent launch calls no runtime; a backend does
+    assert "adjit._runtime" not in graph["adjit.launch"]
+    assert "adjit._runtime" in graph["adjit.backends.cpu"]
+    # the interface a backend implements depends on nothing of adjit's
+    assert graph["adjit.backends.base"] == set()
+    assert graph["adjit.variant"] <= {"adjit.config"}
 
 
 def test_import_adjit_loads_no_mlir():
