@@ -8,12 +8,14 @@ tape); ``launch_adjoint`` runs its adjoint, which is what the tape calls on
 the batched adjoint and the tangent of the adjoint. Each checks and packs its
 arguments into a ``PackedLaunch`` and hands it to ``_execute``; what depends
 on the device (which variant runs, the runtime call, what a failed check
-means) is the backend's (``adjit.backends``).
+means) is the backend's (``adjit.backends``). ``observe_launches`` lets
+tools see every launch.
 """
 from __future__ import annotations
 
 import math
 import struct
+import threading
 
 import numpy as np
 
@@ -359,12 +361,13 @@ def _execute(launch: PackedLaunch, compiled_from=None, tapes=(), n_inputs: int |
     variant; a recorded launch's adjoint must come from the code that ran
     (``compiled_from``); the launch is recorded on ``tapes`` (forward and
     tangent launches: ``n_inputs`` arguments are inputs); the arrays it
-    writes (``written(launch)``) get new versions; the backend runs it."""
+    writes (``written(launch)``) get new versions; observers see it; the
+    backend runs it."""
     _backend.prepare(launch)
     if compiled_from is not None:
         _check_compiled_from(launch.kernel, launch.variant, compiled_from)
     if not tapes:
-        _run(launch, written)
+        _run_observed(launch, written)
         return
     k = launch.kernel
     access = loader.argument_access(k)
@@ -377,15 +380,74 @@ def _execute(launch: PackedLaunch, compiled_from=None, tapes=(), n_inputs: int |
             if n_inputs is not None:
                 step.n_inputs = n_inputs  # where the outputs start (autograd.gradcheck_tape)
             step.compiled_from = launch.variant.digest
-        _run(launch, written)
+        _run_observed(launch, written)
         _keep_finals(steps, launch.primal, access)
 
 
-def _run(launch: PackedLaunch, written) -> None:
+def _run_observed(launch: PackedLaunch, written) -> None:
     if written is not None:
         for array in written(launch):
             array._version += 1
+    observers = _observers
+    for observer in observers:
+        if observer.before is not None:
+            observer.before(launch)
     _backend.run(launch)
+    for observer in observers:
+        if observer.after is not None:
+            observer.after(launch)
+
+
+class LaunchObserver:
+    """A registration made by ``observe_launches``: ``close()`` (or the end
+    of its ``with`` block) ends it."""
+
+    def __init__(self, before, after):
+        self.before, self.after = before, after
+
+    def close(self) -> None:
+        global _observers
+        with _observers_lock:
+            _observers = tuple(o for o in _observers if o is not self)
+
+    def __enter__(self) -> "LaunchObserver":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+#: The open observers (replaced, never changed in place: launches in other
+#: threads iterate over them).
+_observers: tuple[LaunchObserver, ...] = ()
+_observers_lock = threading.Lock()
+
+
+def observe_launches(before=None, after=None) -> LaunchObserver:
+    """Calls ``before(launch)`` before each kernel launch runs and
+    ``after(launch)`` once it ran without a failed check, in every thread,
+    until the returned observer is closed (it is a context manager:
+    ``with adjit.observe_launches(after=f): ...``). Forward, adjoint (the
+    tape's ``backward()``) and tangent launches are all observed.
+
+    ``launch`` (the same object in both calls) is an
+    ``adjit.backends.base.PackedLaunch``: the kernel, ``dim``, ``total``
+    threads and the 4 extents ``shape``, the kernel's arguments ``primal``,
+    the packed arguments ``args`` as the compiled entry takes them (array
+    buffers and value bytes), and the variant that runs: ``spec`` (a
+    ``VariantSpec``: adjoint and tangent lanes, noalias, strided, checks...)
+    and the backend's loaded ``variant``. Observers read the launch; an
+    exception raised by one propagates out of the launch."""
+    global _observers
+    if before is None and after is None:
+        raise TypeError("observe_launches: give before=, after= or both")
+    for name, f in (("before", before), ("after", after)):
+        if f is not None and not callable(f):
+            raise TypeError(f"observe_launches: {name} must be callable, got {f!r}")
+    observer = LaunchObserver(before, after)
+    with _observers_lock:
+        _observers = _observers + (observer,)
+    return observer
 
 
 def _keep_finals(steps: list, args: list, access: list) -> None:

@@ -13,7 +13,8 @@ import abc
 
 
 class PackedLaunch:
-    """One launch, its arguments packed: what a backend runs."""
+    """One launch, its arguments packed: what a backend runs and what launch
+    observers (``adjit.observe_launches``) see."""
 
     __slots__ = ("kernel", "dim", "total", "shape", "args", "primal", "adjoint", "tangent", "spec", "variant")
 

@@ -1,13 +1,17 @@
 """The seam between the device-independent launch and a backend: the
-``VariantSpec`` that names a compiled variant (and keys the disk cache)."""
+``VariantSpec`` that names a compiled variant (and keys the disk cache), and
+the launch observers (``adjit.observe_launches``)."""
 import dataclasses
 import json
+import threading
 
 import numpy as np
 import pytest
 
 import adjit as wp
 from adjit import config, loader
+from adjit.backends.base import PackedLaunch
+from adjit.launch import launch_tangent
 from adjit.variant import Checks, VariantSpec
 
 # --- VariantSpec -------------------------------------------------------------
@@ -118,3 +122,101 @@ def test_stage_lists_follow_the_spec():
         stages.cpu_stages(VariantSpec("cuda"))
     with pytest.raises(ValueError, match="no all-checked or strided"):
         stages.cuda_stages(VariantSpec("cuda", strided=True))
+
+
+# --- launch observers --------------------------------------------------------
+
+
+@wp.kernel
+def gather(x: wp.array(dtype=float), idx: wp.array(dtype=int), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = x[idx[i]]
+
+
+def test_observers_see_each_launch_before_and_after_it_runs():
+    x = wp.array(np.arange(4, dtype=np.float32), requires_grad=True)
+    y = wp.zeros(4, requires_grad=True)
+    events = []
+
+    def before(launch):
+        assert isinstance(launch, PackedLaunch) and launch.variant is not None
+        events.append(("before", launch, launch.spec.kind, launch.args[1].copy()))
+
+    def after(launch):
+        events.append(("after", launch, launch.spec.kind, launch.args[1].copy()))
+
+    with wp.observe_launches(before=before, after=after):
+        with wp.Tape() as tape:
+            wp.launch(double, 4, [x, y])
+        tape.backward(grads={y: np.ones(4, np.float32)})
+        launch_tangent(double, 4, [x, y], [wp.ones(4), wp.zeros(4)], record=False)
+    assert [(e[0], e[2]) for e in events] == [("before", "forward"), ("after", "forward"),
+                                              ("before", "backward"), ("after", "backward"),
+                                              ("before", "tangent"), ("after", "tangent")]
+    forward = events[0][1]
+    assert events[1][1] is forward  # one object per launch
+    assert forward.kernel is double and (forward.dim, forward.total, forward.shape) == (4, 4, (4, 1, 1, 1))
+    assert forward.primal == [x, y] and forward.spec == VariantSpec(checks=loader.checks(double))
+    assert forward.variant.digest is not None
+    # the packed arguments are the arrays' buffers: y before and after the launch
+    assert np.shares_memory(forward.args[1], y.numpy())
+    np.testing.assert_array_equal(events[0][3], np.zeros(4))
+    np.testing.assert_array_equal(events[1][3], 2.0 * np.arange(4))
+    backward = events[2][1]
+    assert backward.spec.adjoint == 1 and len(backward.args) == 4  # x, y, then their gradients
+    assert np.shares_memory(backward.args[2], x.grad.numpy())
+    tangent = events[4][1]
+    assert tangent.spec.tangent == 1 and len(tangent.args) == 4  # x, y, then their tangents
+
+
+def test_a_closed_observer_sees_nothing_and_a_failed_launch_has_no_after():
+    seen = []
+    observer = wp.observe_launches(after=lambda launch: seen.append(launch.spec))
+    x, y = wp.array(np.arange(4, dtype=np.float32)), wp.zeros(4)
+    bad = wp.array(np.array([0, 1, 2, 9], np.int32))
+    before = []
+    with wp.observe_launches(before=lambda launch: before.append(launch.spec)):
+        with pytest.raises(wp.OutOfBoundsError):
+            wp.launch(gather, 4, [x, bad, y])
+    assert len(before) == 1 and seen == []
+    # the launch condition (idx's range) does not hold: the all-checked variant ran
+    wp.launch(gather, 4, [x, wp.array(np.array([0, 1, 2, 3], np.int32)), y])
+    assert len(seen) == 1 and not seen[0].all_checked
+    observer.close()
+    wp.launch(gather, 4, [x, wp.array(np.array([0, 1, 2, 3], np.int32)), y])
+    assert len(seen) == 1 and len(before) == 1
+
+
+@wp.kernel
+def guarded(x: wp.array(dtype=float), n: int):
+    i = wp.tid()
+    if i < n:
+        x[i] = 1.0
+
+
+def test_observers_see_the_variant_that_ran():
+    seen = []
+    with wp.observe_launches(before=lambda launch: seen.append(launch.spec),
+                             after=lambda launch: seen.append(launch.spec)):
+        wp.launch(guarded, 16, [wp.zeros(10), 10])  # 16 threads, 10 elements: not proved for the launch
+    assert not seen[0].all_checked and seen[1] == seen[0].fully_checked
+
+
+def test_observers_see_launches_from_every_thread():
+    seen = []
+    with wp.observe_launches(after=lambda launch: seen.append(threading.current_thread().name)):
+        def work():
+            wp.launch(double, 4, [wp.array(np.arange(4, dtype=np.float32)), wp.zeros(4)])
+        threads = [threading.Thread(target=work, name=f"launcher {n}") for n in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert len(seen) == 3 and len(set(seen)) == 3
+
+
+def test_observe_launches_checks_its_arguments():
+    with pytest.raises(TypeError, match="before=, after="):
+        wp.observe_launches()
+    with pytest.raises(TypeError, match="callable"):
+        wp.observe_launches(after=3)
