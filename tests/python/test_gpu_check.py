@@ -88,6 +88,11 @@ def test_the_runner_packs_each_launch_as_its_ptx_declares(bundle):
     assert blur == [17 * 20] * 3
 
 
+def test_the_runner_reads_the_error_record_words_the_runtime_has():
+    from adjit import _runtime
+    assert gpu_runner.RECORD == _runtime.ERROR_RECORD  # (the runner imports no adjit: it reads the header)
+
+
 def test_a_layout_that_does_not_match_the_entry_is_refused():
     with pytest.raises(ValueError, match="parameter 0: 16 bytes for a 8-byte slot"):
         gpu_runner.Params([8] * 5).value(bytes(16))

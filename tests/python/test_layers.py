@@ -123,3 +123,18 @@ def test_access_flags_are_the_compilers():
     from adjit import _adjit
     assert _adjit.ACCESS_FLAGS == {"READ": Access.READ, "WRITE": Access.WRITE,
                                    "OWN_ELEMENT": Access.OWN_ELEMENT, "FLOAT_MIN_MAX": Access.FLOAT_MIN_MAX}
+
+
+def test_the_error_record_words_are_the_headers():
+    """cpp/runtime/ErrorRecord.h numbers the words of a launch's error record
+    for the runtime and the passes; Python reads them from the runtime."""
+    import re
+    from adjit import _runtime
+    header = (Path(__file__).resolve().parents[2] / "cpp" / "runtime" / "ErrorRecord.h").read_text()
+    words = dict(re.findall(r"\b(Adjit\w+)\s*=\s*(-?\d+)", header))
+    assert {k: int(v) for k, v in words.items() if k.startswith("AdjitRecord")} == {
+        "AdjitRecord" + "".join(part.title() for part in name.split("_")): value
+        for name, value in _runtime.ERROR_RECORD.items()}
+    assert int(words["AdjitLaunchUnproven"]) == _runtime.LAUNCH_UNPROVEN
+    record = _runtime.ERROR_RECORD
+    assert record["words"] == record["add_log"] + 1 == record["ranges"] + 2 * record["max_ranged"] + 1
