@@ -29,7 +29,7 @@ from .interop import (device_from_jax, device_from_torch, device_to_jax, device_
 from .language import (Function, Kernel, adjoint, constant, expect_eq, expect_near, expect_neq,  # noqa: F401
                        func, func_grad, func_jvp, func_replay, grad, kernel, printf, static, tid)
 from .language import Module, get_module, get_module_options, overload, set_module_options  # noqa: F401
-from .launch import Launch, launch  # noqa: F401
+from .launch import Launch, launch, observe_launches  # noqa: F401
 from . import host_calls  # noqa: F401,E402  (builtins and funcs called from Python)
 from .host_calls import map_function as map  # noqa: F401,E402  (Warp's wp.map)
 from .forward import jvp, jvp_batch  # noqa: F401

@@ -17,6 +17,7 @@ from pathlib import Path
 from . import cache, loader
 from .device import device_alias
 from .language import _kernels
+from .variant import VariantSpec
 
 _SUFFIX = ".adjit-aot.json"
 
@@ -106,44 +107,36 @@ def load_aot_module(module, device=None, arch=None, module_dir=None, use_ptx: bo
 
 def _load_kernel(kernel, folder: Path, adjoint: bool) -> None:
     """Loads the variants ``adjit.export`` wrote for ``kernel`` from ``folder``."""
-    checked = loader.checks(kernel)
-    variants = [(noalias, all_checked) for noalias in (True, False)
-                for all_checked in ((False, True) if checked[0] else (False,))]
-    for adj in ((False, True) if adjoint else (False,)):
-        for noalias, all_checked in variants:
-            ordered = _load_variant(kernel, folder, adj, noalias, checked, all_checked, True)
+    for specs in loader.exported_specs(kernel, adjoint):
+        for spec in specs:
+            ordered = _load_variant(kernel, folder, spec)
             if ordered.atomic_order != loader._PARALLEL:
-                _load_variant(kernel, folder, adj, noalias, checked, all_checked, False)
+                _load_variant(kernel, folder, spec.inline_atomics)
 
 
-def _load_variant(kernel, folder: Path, adjoint: bool, noalias: bool, checked, all_checked: bool,
-                  ordered: bool) -> loader.CpuVariant:
+def _load_variant(kernel, folder: Path, spec: VariantSpec) -> loader.CpuVariant:
     state = loader._loaded(kernel)
     digest = cache.kernel_digest(kernel.pyfunc, kernel.param_types)
     if state.digest is not None and digest != state.digest:
         loader._forget_variants(kernel, state, digest)
     state.digest = digest
-    parts = loader._key_parts(kernel, adjoint, noalias, checked, all_checked, ordered, 0, False, digest)
+    parts = loader._key_parts(kernel, spec, digest)
     path = cache.entry_path(parts, folder)
     try:
         blob = path.read_bytes()
     except FileNotFoundError:
         raise FileNotFoundError(
             f"load_aot_module: {folder} has no code for kernel '{kernel.key}'"
-            f"{' (its adjoint)' if adjoint else ''} as it is now (tried {path.name}): its source, the functions "
-            f"it calls or the settings (bounds_check={checked[0]}, verify_fp={checked[1]}) changed since "
-            "compile_aot_module; compile the module again") from None
+            f"{' (its adjoint)' if spec.adjoint else ''} as it is now (tried {path.name}): its source, the "
+            f"functions it calls or the settings (bounds_check={spec.checks.bounds}, "
+            f"verify_fp={spec.checks.finite}) changed since compile_aot_module; compile the module again") from None
     payload = cache._verified_payload(blob)
     if payload is None:
         raise RuntimeError(f"load_aot_module: the compiled code {path} is corrupted or truncated; compile the "
                            "module again")
     try:
-        variant = loader._from_entry(kernel, adjoint, *payload)
+        variant = loader._from_entry(kernel, spec, *payload)
     except loader._DamagedEntry as e:
         raise RuntimeError(f"load_aot_module: the compiled code {path} does not load ({e}); compile the module "
                            "again") from None
-    kind = "backward" if adjoint else "forward"
-    variant.name = f"{kernel.__name__}_cpu_kernel_{kind}"
-    variant.digest = digest
-    state.variants[(adjoint, noalias, checked, all_checked, ordered, 0, False)] = variant
-    return variant
+    return loader._keep(kernel, state, spec, variant, digest)

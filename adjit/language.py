@@ -272,6 +272,7 @@ class Kernel:
         self._arg_names: list | None = None
         self._arg_types: list | None = None
         self._array_args: int | None = None
+        self._has_struct_params: bool | None = None
         self._linear_tid: bool | None = None
         self._serial = next(_serials)
         _kernels.add(self)
@@ -412,7 +413,10 @@ class Kernel:
 
     @property
     def has_struct_params(self) -> bool:
-        return any(isinstance(t, (T.StructType, T.StructArrayType, T.IndexedArrayType)) for t in self.param_types)
+        if self._has_struct_params is None:  # (asked at every launch)
+            self._has_struct_params = any(isinstance(t, (T.StructType, T.StructArrayType, T.IndexedArrayType))
+                                          for t in self.param_types)
+        return self._has_struct_params
 
     def flatten_arguments(self, args: list) -> list:
         """Launch arguments in parameter order -> kernel arguments (struct

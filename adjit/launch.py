@@ -1,26 +1,30 @@
-"""Launching kernels: argument checks and packing, the variant to run, and
-the tape.
+"""Launching kernels, on any device: argument checks and packing, the tape,
+and the one sequence every launch runs through.
 
 ``launch`` runs a kernel over a grid of threads (recording it on the active
 tape); ``launch_adjoint`` runs its adjoint, which is what the tape calls on
 ``backward()``; ``launch_tangent`` runs its forward-mode tangent kernel
-(``adjit.jvp``).
+(``adjit.jvp``); ``launch_adjoint_batch`` and ``launch_adjoint_tangent`` run
+the batched adjoint and the tangent of the adjoint. Each checks and packs its
+arguments into a ``PackedLaunch`` and hands it to ``_execute``; what depends
+on the device (which variant runs, the runtime call, what a failed check
+means) is the backend's (``adjit.backends``). ``observe_launches`` lets
+tools see every launch.
 """
 from __future__ import annotations
 
-import linecache
 import math
-import re
 import struct
-import sys
-import time
+import threading
 
 import numpy as np
 
-from . import _runtime, cache, config, loader, timing
+from . import cache, config, loader
+from .backends import cpu
+from .backends.base import Backend, PackedLaunch
 from .device import device_alias
 from . import types as T
-from .errors import GradientError, LaunchError, NonFiniteError, OutOfBoundsError
+from .errors import GradientError, LaunchError
 from .language import Kernel
 from .runtime.array import Array, grad_or_scratch
 from .runtime.indexed_array import IndexedArray
@@ -149,12 +153,6 @@ def _pack_argument(k: Kernel, name: str, t, value):
     return packed.tobytes()
 
 
-def _strided(packed: list) -> bool:
-    """Whether an array argument is a strided view (not C-contiguous): the
-    launch then runs the variant whose arrays have dynamic strides."""
-    return any(isinstance(a, np.ndarray) and not a.flags.c_contiguous for a in packed)
-
-
 def _check_buffer(k: Kernel, name: str, buffer) -> np.ndarray:
     """The buffer of an array argument, if the runtime can take it: a
     writable host ndarray whose strides are whole, non-negative numbers of
@@ -226,6 +224,8 @@ def _describe_list(values) -> str:
 
 
 def _check_launch_options(k: Kernel, stream, max_blocks, block_dim) -> None:
+    if stream is None and type(max_blocks) is int and type(block_dim) is int and block_dim >= 1:
+        return  # the common case, kept cheap
     if stream is not None:
         raise LaunchError(f"launch of kernel '{k.__name__}': stream= is for CUDA launches; adjit launches on the "
                           "CPU here, which has no streams (pass stream=None)")
@@ -341,34 +341,113 @@ def _launch(k: Kernel, dim, inputs, outputs) -> None:
     if total > MAX_EXTENT:
         _check_linear_tid(k, dim, total)
     packed = [_pack_argument(k, n, t, v) for n, t, v in zip(k.arg_names, k.arg_types, args)]
-    # Arrays that overlap (the same array twice, or views of one buffer) get
-    # the variant compiled without the no-overlap promise.
-    overlap = k.array_args > 1 and _runtime.arrays_overlap(packed)
-    variant = loader.cpu_variant(k, noalias=not overlap, strided=_strided(packed))
-    ranges = _index_ranges(variant, args, overlap) if variant.ranged else []
-    tapes = active_tapes()
+    _execute(PackedLaunch(k, dim, total, shape, packed, args), tapes=active_tapes(), n_inputs=n_inputs,
+             written=_written_arguments)
+
+
+def _written_arguments(launch: PackedLaunch) -> list:
+    """The arguments a launch of the kernel writes."""
+    return [launch.primal[i] for i in loader.written_arguments(launch.kernel)]
+
+
+#: The backend launches run on (a CUDA backend will be chosen by the
+#: launch's device).
+_backend: Backend = cpu.BACKEND
+
+
+def _execute(launch: PackedLaunch, compiled_from=None, tapes=(), n_inputs: int | None = None,
+             written=None) -> None:
+    """The sequence every launch runs: the backend chooses and loads the
+    variant; a recorded launch's adjoint must come from the code that ran
+    (``compiled_from``); the launch is recorded on ``tapes`` (forward and
+    tangent launches: ``n_inputs`` arguments are inputs); the arrays it
+    writes (``written(launch)``) get new versions; observers see it; the
+    backend runs it."""
+    _backend.prepare(launch)
+    if compiled_from is not None:
+        _check_compiled_from(launch.kernel, launch.variant, compiled_from)
     if not tapes:
-        for i in loader.written_arguments(k):
-            args[i]._version += 1
-        failure = _run(variant, total, shape, packed, ranges, noalias=not overlap)
-        if failure is not None:
-            _after_failure(k, variant, failure, dim, total, shape, packed, adjoint=False, noalias=not overlap)
+        _run_observed(launch, written)
         return
+    k = launch.kernel
     access = loader.argument_access(k)
     # Recorded on every tape open in this thread (nested tapes both record),
     # and run while holding their locks (threads sharing a tape record in the
     # order their launches run).
     with recording.locked(tapes):
-        steps = [tape.record_launch(k, dim, args, access, launch_adjoint) for tape in tapes]
+        steps = [tape.record_launch(k, launch.dim, launch.primal, access, launch_adjoint) for tape in tapes]
         for step in steps:
-            step.n_inputs = n_inputs  # where the outputs start (autograd.gradcheck_tape)
-            step.compiled_from = variant.digest
-        for i in loader.written_arguments(k):
-            args[i]._version += 1
-        failure = _run(variant, total, shape, packed, ranges, noalias=not overlap)
-        if failure is not None:
-            _after_failure(k, variant, failure, dim, total, shape, packed, adjoint=False, noalias=not overlap)
-        _keep_finals(steps, args, access)
+            if n_inputs is not None:
+                step.n_inputs = n_inputs  # where the outputs start (autograd.gradcheck_tape)
+            step.compiled_from = launch.variant.digest
+        _run_observed(launch, written)
+        _keep_finals(steps, launch.primal, access)
+
+
+def _run_observed(launch: PackedLaunch, written) -> None:
+    if written is not None:
+        for array in written(launch):
+            array._version += 1
+    observers = _observers
+    for observer in observers:
+        if observer.before is not None:
+            observer.before(launch)
+    _backend.run(launch)
+    for observer in observers:
+        if observer.after is not None:
+            observer.after(launch)
+
+
+class LaunchObserver:
+    """A registration made by ``observe_launches``: ``close()`` (or the end
+    of its ``with`` block) ends it."""
+
+    def __init__(self, before, after):
+        self.before, self.after = before, after
+
+    def close(self) -> None:
+        global _observers
+        with _observers_lock:
+            _observers = tuple(o for o in _observers if o is not self)
+
+    def __enter__(self) -> "LaunchObserver":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+#: The open observers (replaced, never changed in place: launches in other
+#: threads iterate over them).
+_observers: tuple[LaunchObserver, ...] = ()
+_observers_lock = threading.Lock()
+
+
+def observe_launches(before=None, after=None) -> LaunchObserver:
+    """Calls ``before(launch)`` before each kernel launch runs and
+    ``after(launch)`` once it ran without a failed check, in every thread,
+    until the returned observer is closed (it is a context manager:
+    ``with adjit.observe_launches(after=f): ...``). Forward, adjoint (the
+    tape's ``backward()``) and tangent launches are all observed.
+
+    ``launch`` (the same object in both calls) is an
+    ``adjit.backends.base.PackedLaunch``: the kernel, ``dim``, ``total``
+    threads and the 4 extents ``shape``, the kernel's arguments ``primal``,
+    the packed arguments ``args`` as the compiled entry takes them (array
+    buffers and value bytes), and the variant that runs: ``spec`` (a
+    ``VariantSpec``: adjoint and tangent lanes, noalias, strided, checks...)
+    and the backend's loaded ``variant``. Observers read the launch; an
+    exception raised by one propagates out of the launch."""
+    global _observers
+    if before is None and after is None:
+        raise TypeError("observe_launches: give before=, after= or both")
+    for name, f in (("before", before), ("after", after)):
+        if f is not None and not callable(f):
+            raise TypeError(f"observe_launches: {name} must be callable, got {f!r}")
+    observer = LaunchObserver(before, after)
+    with _observers_lock:
+        _observers = _observers + (observer,)
+    return observer
 
 
 def _keep_finals(steps: list, args: list, access: list) -> None:
@@ -403,73 +482,6 @@ def _keep_unchanged_elements(args: list, grads_by_position: dict, positions: lis
             grad._buffer[changed] = 0
 
 
-def _run(variant, total: int, shape, args: list, ranges: list, noalias: bool):
-    """Runs a loaded variant (``_runtime.launch_cpu``), its float atomics
-    ordered as ``_atomic_order`` says; returns what the runtime reports.
-    Between ``adjit.timing_begin()`` and ``timing_end()``, each launch that
-    completes is recorded with its time (CPU launches are synchronous)."""
-    if not timing.recording():
-        return _run_variant(variant, total, shape, args, ranges, noalias)
-    start = time.perf_counter()
-    failure = _run_variant(variant, total, shape, args, ranges, noalias)
-    if failure is None:
-        timing.record(variant.name, (time.perf_counter() - start) * 1e3)
-    return failure
-
-
-def _run_variant(variant, total: int, shape, args: list, ranges: list, noalias: bool):
-    order = _atomic_order(variant, noalias, total)
-    if variant.atomic_order == _SERIAL:
-        sys.stdout.flush()  # a kernel that prints (serial) comes after Python's earlier output
-    if order == _PARALLEL or variant.atomic_order != _ORDERED or total < _ORDERED_MIN_THREADS:
-        return _runtime.launch_cpu(variant.entry, total, shape, args, ranges, order)
-    start = time.perf_counter()
-    failure = _runtime.launch_cpu(variant.entry, total, shape, args, ranges, order)
-    seconds = (time.perf_counter() - start) / total
-    past = variant.seconds_per_thread.get(order)
-    variant.seconds_per_thread[order] = seconds if past is None else (past + seconds) / 2
-    return failure
-
-
-#: Launches of an ordered kernel with fewer threads run serially.
-_ORDERED_MIN_THREADS = 1 << 16
-#: An ordered kernel is timed again in the order it does not prefer every
-#: this many launches times how much slower that order was, to follow
-#: changes in its launches and in the machine.
-_REPROBE_EVERY = 32
-
-
-def _atomic_order(variant, noalias: bool, total: int) -> int:
-    """How the launch orders the kernel's float atomics: as the compiler
-    decided (adjit-atomic-order); with ``config.deterministic = False``, as
-    they come. An "ordered" kernel runs in one thread where arrays overlap
-    (its adds may then reach memory it reads). Otherwise it may run either
-    ordered (in parallel, its adds logged and applied in thread order) or
-    serial (one thread, adding directly): both give the same bits, so the
-    launch takes the one that has been faster per thread for this kernel
-    (serial for small launches and on one core), timing both at first and
-    the slower one again now and then."""
-    if not config.deterministic:
-        return _PARALLEL
-    if variant.atomic_order != _ORDERED:
-        return variant.atomic_order
-    if not noalias or total < _ORDERED_MIN_THREADS or _runtime.num_threads() == 1:
-        return _SERIAL
-    times = variant.seconds_per_thread
-    variant.timed_launches += 1
-    for order in (_ORDERED, _SERIAL):
-        if order not in times:
-            return order
-    faster, slower = (_ORDERED, _SERIAL) if times[_ORDERED] <= times[_SERIAL] else (_SERIAL, _ORDERED)
-    # The slower the other order, the rarer its probes: they cost about
-    # 1 / _REPROBE_EVERY of a launch.
-    every = _REPROBE_EVERY * max(1, round(times[slower] / times[faster]))
-    return slower if variant.timed_launches % every == 0 else faster
-
-
-_PARALLEL, _ORDERED, _SERIAL = (_runtime.ATOMIC_ORDERS[o] for o in ("parallel", "ordered", "serial"))
-
-
 def _check_linear_tid(k: Kernel, dim, total: int) -> None:
     """Refuses a launch whose linear thread index overflows the kernel's
     int32 ``i = tid()``."""
@@ -499,13 +511,7 @@ def launch_adjoint(k: Kernel, dim, args: list, grads_of: list | None = None, fin
              if isinstance(t, T.ArrayType)]
     all_args = packed + [_check_buffer(k, n, g._buffer) for n, g in grads]
     all_args += [_check_buffer(k, k.arg_names[i], f._buffer) for i, f in zip(positions, finals or ())]
-    noalias = not _runtime.arrays_overlap(all_args)
-    variant = loader.cpu_variant(k, adjoint=True, noalias=noalias, strided=_strided(all_args))
-    _check_compiled_from(k, variant, compiled_from)
-    ranges = _index_ranges(variant, args + [g for _, g in grads], not noalias) if variant.ranged else []
-    failure = _run(variant, total, shape, all_args, ranges, noalias)
-    if failure is not None:
-        _after_failure(k, variant, failure, dim, total, shape, all_args, adjoint=True, noalias=noalias)
+    _execute(PackedLaunch(k, dim, total, shape, all_args, args, adjoint=1), compiled_from)
     if positions:
         array_positions = [i for i, t in enumerate(k.arg_types) if isinstance(t, T.ArrayType)]
         by_position = {p: [g] for p, (_, g) in zip(array_positions, grads)}
@@ -548,15 +554,7 @@ def launch_adjoint_batch(k: Kernel, dim, args: list, grad_batch: list[list], fin
     positions = _min_max_arrays(k, finals)
     all_args = packed + [_check_buffer(k, n, g._buffer) for n, g in zip(array_names * lanes, grads)]
     all_args += [_check_buffer(k, k.arg_names[i], f._buffer) for i, f in zip(positions, finals or ())]
-    noalias = not _runtime.arrays_overlap(all_args)
-    variant = loader.cpu_variant(k, adjoint=lanes if lanes > 1 else True, noalias=noalias,
-                                 strided=_strided(all_args))
-    _check_compiled_from(k, variant, compiled_from)
-    ranges = _index_ranges(variant, list(args) + grads, not noalias) if variant.ranged else []
-    failure = _run(variant, total, shape, all_args, ranges, noalias)
-    if failure is not None:
-        _after_failure(k, variant, failure, dim, total, shape, all_args, adjoint=lanes if lanes > 1 else True,
-                       noalias=noalias)
+    _execute(PackedLaunch(k, dim, total, shape, all_args, list(args), adjoint=max(lanes, 1)), compiled_from)
     if positions:
         array_positions = [i for i, t in enumerate(k.arg_types) if isinstance(t, T.ArrayType)]
         by_position = {p: [lane_grads[n] for lane_grads in grad_batch] for n, p in enumerate(array_positions)}
@@ -591,32 +589,16 @@ def launch_tangent(k: Kernel, dim, args: list, tangents: list, record: bool = Tr
                           f"for {lanes} lane(s)")
     packed += [_check_buffer(k, n, tangent._buffer) if isinstance(t, T.ArrayType)
                else _pack_argument(k, n, t, tangent) for (n, t), tangent in zip(floats * lanes, tangents)]
-    noalias = not _runtime.arrays_overlap(packed)
-    variant = loader.cpu_variant(k, noalias=noalias, tangent=lanes, strided=_strided(packed))
-    _check_compiled_from(k, variant, compiled_from)
-    ranges = _index_ranges(variant, list(args) + list(tangents), not noalias) if variant.ranged else []
-    written = loader.written_arguments(k)
-    # The tangent arrays of each written float array are written too.
-    float_names = [n for n, _ in floats]
-    written_names = {k.arg_names[i] for i in written}
-    written_tangents = [tangent for n, tangent in zip(float_names * lanes, tangents)
-                        if n in written_names and isinstance(tangent, Array)]
-    tapes = active_tapes() if record else ()
-    with recording.locked(tapes):
-        steps = []
-        if tapes:
-            access = loader.argument_access(k)
-            steps = [tape.record_launch(k, dim, args, access, launch_adjoint) for tape in tapes]
-            for step in steps:
-                step.compiled_from = variant.digest
-        for array in [args[i] for i in written] + written_tangents:
-            array._version += 1
-        failure = _run(variant, total, shape, packed, ranges, noalias)
-        if failure is not None:
-            _after_failure(k, variant, failure, dim, total, shape, packed, adjoint=False, noalias=noalias,
-                           tangent=lanes)
-        if steps:
-            _keep_finals(steps, args, access)
+
+    def written(launch: PackedLaunch) -> list:
+        # The tangent arrays of each written float array are written too.
+        written = loader.written_arguments(k)
+        written_names = {k.arg_names[i] for i in written}
+        return [args[i] for i in written] + [tangent for (n, _), tangent in zip(floats * lanes, tangents)
+                                             if n in written_names and isinstance(tangent, Array)]
+
+    _execute(PackedLaunch(k, dim, total, shape, packed, args, tangent=lanes), compiled_from,
+             tapes=active_tapes() if record else (), written=written)
 
 
 def launch_adjoint_tangent(k: Kernel, dim, args: list, grads: list, tangents: list, grad_tangents: list,
@@ -649,14 +631,7 @@ def launch_adjoint_tangent(k: Kernel, dim, args: list, grads: list, tangents: li
     packed += [_check_buffer(k, n, g._buffer) for (n, _), g in zip(float_arrays, grad_tangents)]
     # (the final arrays' tangents: zero, a comparison has none)
     packed += [_check_buffer(k, k.arg_names[i], np.zeros_like(f._buffer)) for i, f in zip(positions, finals or ())]
-    noalias = not _runtime.arrays_overlap(packed)
-    variant = loader.cpu_variant(k, adjoint=True, noalias=noalias, tangent=1, strided=_strided(packed))
-    _check_compiled_from(k, variant, compiled_from)
-    every = list(args) + list(grads) + list(tangents) + list(grad_tangents)
-    ranges = _index_ranges(variant, every, not noalias) if variant.ranged else []
-    failure = _run(variant, total, shape, packed, ranges, noalias)
-    if failure is not None:
-        _after_failure(k, variant, failure, dim, total, shape, packed, adjoint=True, noalias=noalias, tangent=1)
+    _execute(PackedLaunch(k, dim, total, shape, packed, list(args), adjoint=1, tangent=1), compiled_from)
     if positions:
         by_position = {}
         for (n, t), g in zip(array_params, grads):
@@ -665,56 +640,3 @@ def launch_adjoint_tangent(k: Kernel, dim, args: list, grads: list, tangents: li
             by_position.setdefault(k.arg_names.index(n), []).append(g)
         _keep_unchanged_elements(args, by_position, positions, finals)
 
-
-def _index_ranges(variant, args: list, overlap: bool) -> list[int]:
-    """(min, max) of each index array the variant proves gathers through
-    (flattened). With overlapping arrays a write could change an index array
-    during the launch: (-1, -1) makes the proof fail (the all-checked variant
-    runs)."""
-    out = []
-    for position in variant.ranged:
-        out.extend((-1, -1) if overlap else args[position]._value_range())
-    return out
-
-
-def _after_failure(k: Kernel, variant, failure, dim, total, shape, packed, adjoint: bool, noalias: bool,
-                   tangent: int = 0) -> None:
-    """Handles what ``_runtime.launch_cpu`` reported: a launch condition that
-    does not hold (nothing ran) runs the kernel's all-checked variant instead;
-    a failed check raises."""
-    if failure == _runtime.LAUNCH_UNPROVEN:
-        variant = loader.cpu_variant(k, adjoint=adjoint, noalias=noalias, all_checked=True, tangent=tangent,
-                                     strided=_strided(packed))
-        failure = _run(variant, total, shape, packed, [], noalias)
-        if failure is None:
-            return
-    raise _check_failed(k, variant, failure, dim, adjoint, tangent)
-
-
-def _check_failed(k: Kernel, variant, failure, dim, adjoint: bool,
-                  tangent: int = 0) -> OutOfBoundsError | NonFiniteError:
-    """The error for a launch's first failed check (``failure`` as
-    ``_runtime.launch_cpu`` returns it): an index out of range, or a
-    non-finite value stored."""
-    site_number, thread, indices, sizes = failure
-    site = variant.sites[site_number]
-    rank = site["rank"]
-    array = site["array"]
-    lane = re.match(r"tan\d*_", array) if tangent else None
-    seed = re.match(r"adj\d*_", array) if adjoint else None
-    if lane and array[lane.end():] in k.arg_names:
-        array = f"'{array[lane.end():]}' (its tangent, in the tangent kernel)"
-    elif seed and array[seed.end():] in k.arg_names:
-        array = f"'{array[seed.end():]}' (its gradient, in the adjoint)"
-    elif array in k.arg_names:
-        array = f"'{array}'"
-    extents = (dim,) if np.ndim(dim) == 0 else tuple(dim)
-    coords = tuple(int(c) for c in np.unravel_index(thread, [int(e) for e in extents]))
-    where = site["file"], site["line"]
-    error = NonFiniteError if "NaN or infinity" in site["access"] else OutOfBoundsError
-    return error(k.__name__, *where, array, site["access"], tuple(indices[:rank]),
-                 tuple(sizes[:rank]), coords, linecache.getline(*where) or None)
-
-
-def synchronize() -> None:
-    """Waits for outstanding work (CPU launches are synchronous)."""

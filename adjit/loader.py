@@ -18,6 +18,7 @@ from . import _runtime, cache, config, language
 from .errors import CompileError, GradientError
 from .language import Kernel
 from .runtime.access import Access
+from .variant import Checks, VariantSpec, checks
 
 log = logging.getLogger("adjit.cache")
 
@@ -51,14 +52,15 @@ class CpuVariant:
     #: What it was compiled from (cache.KernelDigest): a recorded launch's
     #: adjoint must come from the same sources and constants.
     digest: object = None
+    #: Which variant of the kernel it is.
+    spec: VariantSpec | None = None
 
 
 class _Loaded:
     """What is known of one kernel's compiled code in this process."""
 
     def __init__(self):
-        # (adjoint, noalias, checks, all_checked, ordered_atomics, tangent, strided) -> CpuVariant
-        self.variants: dict[tuple[bool, bool, tuple[bool, bool], bool, bool, bool], CpuVariant] = {}
+        self.variants: dict[VariantSpec, CpuVariant] = {}
         self.access: list[Access] | None = None
         # What the loaded variants were compiled from (all the same), and the
         # language.definitions count when that was last checked.
@@ -78,21 +80,14 @@ def _loaded(kernel: Kernel) -> _Loaded:
     return state
 
 
-def loaded_variants(kernel: Kernel) -> dict[tuple[bool, bool], CpuVariant]:
-    """The variants of ``kernel`` loaded so far for its current bounds-check
-    setting, by (adjoint, noalias) (tangent kernels not included)."""
+def loaded_variants(kernel: Kernel) -> dict[tuple[int, bool], CpuVariant]:
+    """The variants of ``kernel`` loaded so far for its current checks, by
+    (adjoint, noalias) (tangent kernels, all-checked, inline-atomics and
+    strided variants not included)."""
     current = checks(kernel)
-    return {(a, n): v for (a, n, c, all_checked, ordered, tangent, strided), v in _loaded(kernel).variants.items()
-            if c == current and not all_checked and ordered and not tangent and not strided}
-
-
-def checks(kernel: Kernel) -> tuple[bool, bool]:
-    """The run-time checks launches of ``kernel`` compile in now: (indices in
-    range: the kernel's ``bounds_check`` option, else
-    ``adjit.config.bounds_check``; stored floats finite:
-    ``adjit.config.verify_fp`` or debug mode)."""
-    return (config.bounds_check if kernel.bounds_check is None else kernel.bounds_check,
-            config.verify_fp or config.mode == "debug")
+    return {(s.adjoint, s.noalias): v for s, v in _loaded(kernel).variants.items()
+            if s.checks == current and not s.all_checked and s.ordered_atomics and not s.tangent
+            and not s.strided}
 
 
 def argument_access(kernel: Kernel) -> list[Access]:
@@ -112,44 +107,48 @@ def written_arguments(kernel: Kernel) -> tuple[int, ...]:
     return state.written
 
 
-def cpu_variant(kernel: Kernel, adjoint: bool = False, noalias: bool = True,
+def cpu_variant(kernel: Kernel, adjoint: int = False, noalias: bool = True,
                 all_checked: bool = False, tangent: int = 0, strided: bool = False) -> CpuVariant:
     """The kernel or its adjoint, or with ``tangent`` lanes the forward-mode
-    tangent kernel (adjit-tangent) of either, loaded for the CPU: once per process, from
-    the disk cache where it is there. ``noalias``: the variant for launches
-    whose arrays do not overlap (faster; the launch checks). ``strided``: the
-    variant for launches with an array that is a strided view (dynamic
-    element strides). ``all_checked``:
-    the variant for launches whose bounds checks could not be proved once
-    for the launch (the launch asks for it: ``_runtime.LAUNCH_UNPROVEN``).
-    With ``adjit.config.deterministic = False``, a kernel with float atomic
-    adds gets the variant whose atomics are inline (not through the runtime,
-    which orders them)."""
-    tangent = int(tangent)
-    variant = _variant(kernel, adjoint, noalias, all_checked, True, tangent, strided)
+    tangent kernel (adjit-tangent) of either, as a CPU launch with these
+    properties runs it (``launch_variant``). ``noalias``: the variant for
+    launches whose arrays do not overlap (faster; the launch checks).
+    ``strided``: the variant for launches with an array that is a strided
+    view (dynamic element strides). ``all_checked``: the variant for
+    launches whose bounds checks could not be proved once for the launch
+    (the launch asks for it: ``_runtime.LAUNCH_UNPROVEN``)."""
+    spec = VariantSpec.of(kernel, adjoint, tangent, noalias, strided)
+    return launch_variant(kernel, spec.fully_checked if all_checked else spec)
+
+
+def launch_variant(kernel: Kernel, spec: VariantSpec) -> CpuVariant:
+    """The code a CPU launch asking for ``spec`` runs: that variant, except
+    that with ``adjit.config.deterministic = False`` a kernel with float
+    atomic adds gets its twin whose atomics are inline (not through the
+    runtime, which orders them)."""
+    variant = load_variant(kernel, spec)
     if config.deterministic or variant.atomic_order == _PARALLEL:
         return variant
-    return _variant(kernel, adjoint, noalias, all_checked, False, tangent, strided)
+    return load_variant(kernel, spec.inline_atomics)
 
 
 _PARALLEL = _runtime.ATOMIC_ORDERS["parallel"]
 
 
-def _variant(kernel: Kernel, adjoint: bool, noalias: bool, all_checked: bool,
-             ordered_atomics: bool, tangent: int = 0, strided: bool = False) -> CpuVariant:
+def load_variant(kernel: Kernel, spec: VariantSpec) -> CpuVariant:
+    """The variant ``spec`` of ``kernel`` loaded for the CPU: once per
+    process, from the disk cache where it is there, else compiled."""
     state = _loaded(kernel)
     if state.generation != language.definitions:
         _check_sources(kernel, state)
-    checked = checks(kernel)
-    key = (adjoint, noalias, checked, all_checked, ordered_atomics, tangent, strided)
-    variant = state.variants.get(key)
+    variant = state.variants.get(spec)
     if variant is not None:
         return variant
     digest = cache.kernel_digest(kernel.pyfunc, kernel.param_types)
     if state.digest is not None and digest != state.digest:
         _forget_variants(kernel, state, digest)
     state.digest = digest
-    parts = _key_parts(kernel, adjoint, noalias, checked, all_checked, ordered_atomics, tangent, strided, digest)
+    parts = _key_parts(kernel, spec, digest)
     if os.environ.get("ADJIT_DUMP_DIR"):
         # The stages exist only while compiling: dumping them means compiling.
         log.info("compiling %s: ADJIT_DUMP_DIR is set", kernel.pyfunc.__qualname__)
@@ -158,7 +157,7 @@ def _variant(kernel: Kernel, adjoint: bool, noalias: bool, all_checked: bool,
         entry = cache.load(kernel.pyfunc, parts)
     if entry is not None:
         try:
-            variant = _from_entry(kernel, adjoint, *entry)
+            variant = _from_entry(kernel, spec, *entry)
         except _DamagedEntry as e:
             # A checksum catches accidents, not every bad entry: one that does
             # not parse or load is deleted and rebuilt, never trusted.
@@ -166,22 +165,27 @@ def _variant(kernel: Kernel, adjoint: bool, noalias: bool, all_checked: bool,
                         kernel.pyfunc.__qualname__, cache.entry_path(parts), e)
             cache.discard(parts)
     if variant is None:
-        compiled = _compiler(kernel).compile_cpu_object(kernel, adjoint, noalias, CPU_OPT_LEVEL, checked,
-                                                        all_checked, ordered_atomics, tangent, strided)
+        compiled = _compiler(kernel).compile_cpu_object(kernel, spec, CPU_OPT_LEVEL)
         cache.store(kernel.pyfunc, parts, compiled.code, _entry_metadata(compiled))
         try:
             address = _load(kernel, compiled.code, compiled.entry)
         except _DamagedEntry as e:
             raise CompileError(f"kernel '{kernel.__name__}': the compiled code does not load ({e}); "
                                "this is a bug in adjit") from None
-        if not adjoint:
+        if not spec.adjoint:
             state.access = compiled.access
         variant = CpuVariant(address, False, compiled.sites, tuple(compiled.ranged),
                              _runtime.ATOMIC_ORDERS[compiled.atomic_order])
-    kind = "tangent" if tangent else "backward" if adjoint else "forward"
-    variant.name = f"{kernel.__name__}_cpu_kernel_{kind}"
+    return _keep(kernel, state, spec, variant, digest)
+
+
+def _keep(kernel: Kernel, state: "_Loaded", spec: VariantSpec, variant: CpuVariant,
+          digest: cache.KernelDigest) -> CpuVariant:
+    """Names a loaded variant and keeps it for the next launches of ``spec``."""
+    variant.name = f"{kernel.__name__}_cpu_kernel_{spec.kind}"
     variant.digest = digest
-    state.variants[key] = variant
+    variant.spec = spec
+    state.variants[spec] = variant
     return variant
 
 
@@ -201,13 +205,13 @@ def _entry_metadata(compiled) -> dict:
     return metadata
 
 
-def _from_entry(kernel: Kernel, adjoint: bool, code: bytes, metadata: dict) -> CpuVariant:
-    """Loads a cache entry, checking its metadata first."""
+def _from_entry(kernel: Kernel, spec: VariantSpec, code: bytes, metadata: dict) -> CpuVariant:
+    """Loads a cache entry of the variant ``spec``, checking its metadata first."""
     symbol = metadata.get("entry")
     if not isinstance(symbol, str) or not symbol:
         raise _DamagedEntry("no entry symbol in its metadata")
     access = None
-    if not adjoint:
+    if not spec.adjoint:
         bits = metadata.get("access")
         if not isinstance(bits, list) or len(bits) != len(kernel.arg_names) or not all(
                 type(b) is int and 0 <= b <= _ALL_ACCESS for b in bits):
@@ -240,27 +244,18 @@ def _valid_site(site) -> bool:
         type(site[k]) is t for k, t in _SITE_FIELDS.items()) and 1 <= site["rank"] <= 4
 
 
-def _options(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, bool],
-             all_checked: bool, ordered_atomics: bool, tangent: int = 0, strided: bool = False) -> dict:
-    lanes = {"adjoint_lanes": int(adjoint)} if int(adjoint) > 1 else {}
-    if strided:
-        lanes["strided_arrays"] = True
-    return {"target": "cpu", "opt_level": CPU_OPT_LEVEL, "adjoint": bool(adjoint), **lanes, "tangent": int(tangent),
-            "noalias": noalias,
-            "bounds_check": checked[0], "verify_fp": checked[1], "all_checked": all_checked,
-            "ordered_atomics": ordered_atomics, "no_grad": list(kernel.no_grad)}
+def compile_options(kernel: Kernel, spec: VariantSpec) -> dict:
+    """Everything a CPU variant's code depends on beside the kernel's
+    sources: what its cache key holds."""
+    return {**spec.cache_options(), "opt_level": CPU_OPT_LEVEL, "no_grad": list(kernel.no_grad)}
 
 
-def _key_parts(kernel: Kernel, adjoint: bool, noalias: bool, checked: tuple[bool, bool],
-               all_checked: bool = False, ordered_atomics: bool = True,
-               tangent: int = 0, strided: bool = False, digest: cache.KernelDigest | None = None
-               ) -> cache.KeyParts:
+def _key_parts(kernel: Kernel, spec: VariantSpec, digest: cache.KernelDigest | None = None) -> cache.KeyParts:
     """The cache key of one variant. The digest is recomputed for each (unless
     given): the globals a kernel reads may have changed since its other
     variants were compiled, and the key must describe what is compiled now."""
     return cache.key_parts(digest or cache.kernel_digest(kernel.pyfunc, kernel.param_types),
-                           _options(kernel, adjoint, noalias, checked, all_checked, ordered_atomics, tangent,
-                                    strided))
+                           compile_options(kernel, spec))
 
 
 def _check_sources(kernel: Kernel, state: _Loaded) -> None:
@@ -322,34 +317,38 @@ def export(kernels, path, adjoint: bool = True) -> Path:
         if not isinstance(kernel, Kernel):
             raise TypeError(f"export() takes @adjit.kernel objects, got {kernel!r}")
         record = {"kernel": kernel.key, "file": kernel.source.filename, "adjoint": adjoint}
-        checked = checks(kernel)
-        # Every variant a launch may ask for: also those for launches whose
-        # bounds checks cannot be proved once for the launch (all_checked).
-        variants = [(noalias, all_checked) for noalias in (True, False)
-                    for all_checked in ((False, True) if checked[0] else (False,))]
-        for adj in ((False, True) if adjoint else (False,)):
-            for noalias, all_checked in variants:
+        for specs in exported_specs(kernel, adjoint):
+            for spec in specs:
                 try:
-                    ordered = _export_variant(kernel, path, adj, noalias, checked, all_checked, True)
+                    ordered = _export_variant(kernel, path, spec)
                 except GradientError as e:
                     record["adjoint"] = False
                     record["no_adjoint_because"] = str(e)
                     break
                 if ordered.atomic_order != "parallel":
                     # (for launches with adjit.config.deterministic = False)
-                    _export_variant(kernel, path, adj, noalias, checked, all_checked, False)
+                    _export_variant(kernel, path, spec.inline_atomics)
         manifest["kernels"].append(record)
     path.mkdir(parents=True, exist_ok=True)
     (path / "adjit-export.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return path
 
 
-def _export_variant(kernel: Kernel, path: Path, adjoint: bool, noalias: bool, checked: tuple[bool, bool],
-                    all_checked: bool, ordered_atomics: bool):
-    compiled = _compiler(kernel).compile_cpu_object(kernel, adjoint, noalias, CPU_OPT_LEVEL, checked,
-                                                    all_checked, ordered_atomics)
-    cache.store(kernel.pyfunc, _key_parts(kernel, adjoint, noalias, checked, all_checked, ordered_atomics),
-                compiled.code, _entry_metadata(compiled), directory=path)
+def exported_specs(kernel: Kernel, adjoint: bool) -> list[list[VariantSpec]]:
+    """The variants ``export`` writes for ``kernel`` (those a launch may ask
+    for, with ordered atomics; each also with inline atomics where those
+    differ): the kernel's, then with ``adjoint`` its adjoint's, each for
+    arrays that overlap or not and, with bounds checks on, also for launches
+    whose checks cannot be proved once for the launch (all_checked)."""
+    checked: Checks = checks(kernel)
+    return [[VariantSpec(adjoint=adj, noalias=noalias, checks=checked, all_checked=all_checked)
+             for noalias in (True, False) for all_checked in ((False, True) if checked.bounds else (False,))]
+            for adj in ((0, 1) if adjoint else (0,))]
+
+
+def _export_variant(kernel: Kernel, path: Path, spec: VariantSpec):
+    compiled = _compiler(kernel).compile_cpu_object(kernel, spec, CPU_OPT_LEVEL)
+    cache.store(kernel.pyfunc, _key_parts(kernel, spec), compiled.code, _entry_metadata(compiled), directory=path)
     return compiled
 
 
@@ -382,7 +381,7 @@ def _load_kernels(kernels) -> None:
         cpu_variant(kernel)
         if kernel.enable_backward:
             try:
-                cpu_variant(kernel, adjoint=True)
+                cpu_variant(kernel, adjoint=1)
             except GradientError:
                 pass
 

@@ -80,9 +80,10 @@ def Adjit_AccessErrorOp : Adjit_Op<"access_error", [AttrSizedOperandSegments]> {
   let description = [{
     Writes the failed access (an index out of range, or a non-finite value
     stored; the site says which) into the launch's error record unless an
-    earlier failure is there (first failure wins, atomically): the record
-    holds 10 int64 words, `[site + 1, thread, index[0..3], size[0..3]]`, and
-    word 0 is zero while nothing failed. `site` indexes the kernel's
+    earlier failure is there (first failure wins, atomically): the record's
+    failure words (cpp/runtime/ErrorRecord.h numbers them) are `[site + 1,
+    thread, index[0..3], size[0..3]]`, the first zero while nothing failed.
+    `site` indexes the kernel's
     `adjit.check_sites`; `thread` is the linear thread index.
 
     ```mlir
@@ -120,7 +121,7 @@ def Adjit_IndexRangeOp : Adjit_Op<"index_range", [Pure]> {
     Only valid in a kernel. The minimum and maximum of the values of the
     integer array argument the kernel's `adjit.ranged_args` lists at `slot`,
     as the runtime measured them before the launch (it passes them in the
-    error record, after the failure words). adjit-access-checks uses them to
+    error record, after the failure words: cpp/runtime/ErrorRecord.h). adjit-access-checks uses them to
     prove gathers such as `x[idx[i]]` once per launch; the runtime keeps the
     measurement while the array's version is unchanged.
 

@@ -59,9 +59,10 @@ def AdjitCpuLaunch : Pass<"adjit-cpu-launch", "::mlir::ModuleOp"> {
 
     A kernel with an `adjit.launch_condition` (from adjit-access-checks) is
     compiled for the condition true: the entry evaluates it first and, if it
-    does not hold, runs no thread and writes -1 (unproven) into word 0 of
-    the record; the runtime then relaunches the variant compiled with
-    `all-checked`, where the condition is false (every check kept).
+    does not hold, runs no thread and writes -1 (unproven) into the site
+    word of the record (cpp/runtime/ErrorRecord.h); the runtime then
+    relaunches the variant compiled with `all-checked`, where the condition
+    is false (every check kept).
     Rationale: launches that fit their arrays are the rule, so the common
     variant holds one copy of the kernel (compile time), and the other is
     compiled only if a launch needs it.

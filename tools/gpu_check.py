@@ -35,6 +35,7 @@ from adjit import types as T  # noqa: E402
 from adjit.compiler import driver  # noqa: E402
 from adjit.compiler import stages as S  # noqa: E402
 from adjit.launch import is_differentiable, launch_tangent  # noqa: E402
+from adjit.variant import VariantSpec  # noqa: E402
 
 import kernels as K  # noqa: E402  (benchmarks/kernels.py: the benchmark kernels)
 from bench import springs_inputs  # noqa: E402
@@ -130,15 +131,15 @@ def _ptx(k, arch: str, adjoint: bool, tangent: int = 0, noalias: bool = False) -
     """The PTX of k's kernel (or adjoint) and the argument positions of the
     index arrays whose (min, max) its launch condition reads from the error
     record (adjit.index_range; the CPU runtime fills them in the same way)."""
-    module = driver.build_module(k, driver.new_context(), tangent_rules=bool(tangent))
+    spec = VariantSpec("cuda", adjoint=adjoint, tangent=tangent, noalias=noalias)
+    module = driver.build_variant_module(k, spec, driver.new_context())
     ranged = []
 
     def after(stage: str, m) -> None:
         if stage == "checked":
-            ranged.extend(S.ranged_args(m, driver.kernel_symbol(k, adjoint, tangent)))
+            ranged.extend(S.ranged_args(m, driver.kernel_symbol(k, spec)))
 
-    S.run_stages(module, S.cuda_stages(arch, adjoint, tangent=tangent, noalias=noalias), k.mlir_name,
-                 after_stage=after)
+    S.run_stages(module, S.cuda_stages(spec, arch), k.mlir_name, after_stage=after)
     ptx = driver.ptx_of(module)
     if shutil.which("ptxas"):
         with tempfile.TemporaryDirectory() as tmp:

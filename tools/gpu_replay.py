@@ -6,14 +6,15 @@ suite on a real GPU, before adjit has a GPU runtime (issue 10).
     python tools/gpu_replay.py build/gpu_replay [pytest arguments]   # default: tests/python
     python3 tools/gpu_runner.py replay build/gpu_replay OUT_DIR         # on the GPU machine
 
-Forward and adjoint launches (the tape's backward) are recorded (arguments
-before, arrays after), at most ``--per-kernel`` of each per kernel and
-within a byte budget; adjoints are recorded when every array argument has a
-gradient array and the kernel has no atomic min/max; a launch is left out
-when its arrays overlap, are views with strides, or are larger than the
-per-launch limit. Each recorded kernel is compiled for ``--arch`` with the
-CUDA pipeline as ``adjit.compile(k, target="cuda")`` does; kernels that do
-not compile are listed with the error.
+Forward and adjoint launches (the tape's backward) are recorded through
+``adjit.observe_launches`` (the packed arguments before, the arrays after),
+at most ``--per-kernel`` of each per kernel and within a byte budget;
+adjoints are recorded when the kernel has no atomic min/max (their adjoint
+takes extra arrays), batched adjoints and tangent kernels are not; a launch
+is left out when its arrays overlap, are views with strides, or are larger
+than the per-launch limit. Each recorded kernel is compiled for ``--arch``
+with the CUDA pipeline as ``adjit.compile(k, target="cuda")`` does; kernels
+that do not compile are listed with the error.
 """
 from __future__ import annotations
 
@@ -29,13 +30,13 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import pytest  # noqa: E402
 
-import adjit.launch  # noqa: E402,F401  (the module whose launches are recorded)
+import adjit  # noqa: E402
 
 from gpu_runner import entry_param_sizes  # noqa: E402
 
 
 class LaunchRecorder:
-    """A pytest plugin: wraps adjit's forward launch while the tests run."""
+    """A pytest plugin: observes adjit's launches while the tests run."""
 
     def __init__(self, out: Path, arch: str, per_kernel: int, launch_bytes: int, total_bytes: int):
         self.out, self.arch = out, arch
@@ -47,93 +48,63 @@ class LaunchRecorder:
         self.launches: list[dict] = []
         self.bytes = 0
         self.skipped: dict[str, int] = {}
+        self.pending: dict[int, tuple] = {}  # id(launch) -> what _before captured
+        self.observer = None
 
     def pytest_configure(self, config) -> None:
-        launch_module = sys.modules["adjit.launch"]
-        original, original_adjoint = launch_module._launch, launch_module.launch_adjoint
+        self.observer = adjit.observe_launches(before=self._before, after=self._after)
 
-        def recording_launch(k, dim, inputs, outputs):
-            capture = self._before(launch_module, k, dim, inputs, outputs)
-            original(k, dim, inputs, outputs)
-            if capture is not None:
-                self._after(*capture)
-
-        def recording_adjoint(k, dim, args, grads_of=None, finals=None, compiled_from=None):
-            capture = self._before_adjoint(launch_module, k, dim, args, grads_of, finals)
-            original_adjoint(k, dim, args, grads_of, finals, compiled_from)
-            if capture is not None:
-                self._after(*capture)
-
-        launch_module._launch = recording_launch
-        launch_module.launch_adjoint = recording_adjoint  # (what tapes record, and replay at backward())
+    def pytest_unconfigure(self, config) -> None:
+        if self.observer is not None:
+            self.observer.close()
+            self.observer = None
 
     def _skip(self, why: str) -> None:
         self.skipped[why] = self.skipped.get(why, 0) + 1
 
-    def _before(self, L, k, dim, inputs, outputs):
-        try:
-            args = L._argument_list(k, "inputs", inputs) + L._argument_list(k, "outputs", outputs)
-            if len(args) != len(k.param_names):
-                return None
-            if k.is_generic:
-                k = k.overload([L._argument_type(k, n, v) for n, v in zip(k.param_names, args)])
-            args = k.flatten_arguments(args)
-            total, shape = L._launch_shape(dim)
-            packed = [L._pack_argument(k, n, t, v) for n, t, v in zip(k.arg_names, k.arg_types, args)]
-        except Exception:  # the launch itself reports it
-            return None
-        return self._capture(k, total, shape, packed, adjoint=False)
-
-    def _before_adjoint(self, L, k, dim, args, grads_of, finals):
-        """An adjoint launch whose arrays all have gradients (a scratch one
-        would be another array than the launch's) and no atomic min/max."""
-        from adjit import types as T
-        if finals or not k.enable_backward:
-            return None
-        try:
-            total, shape = L._launch_shape(dim)
-            packed = [L._pack_argument(k, n, t, v) for n, t, v in zip(k.arg_names, k.arg_types, args)]
-            holders = [a for a, t in zip(grads_of or args, k.arg_types) if isinstance(t, T.ArrayType)]
-            if any(getattr(a, "grad", None) is None for a in holders):
-                return None
-            packed += [a.grad._buffer for a in holders]
-        except Exception:
-            return None
-        return self._capture(k, total, shape, packed, adjoint=True)
-
-    def _capture(self, k, total, shape, packed, adjoint: bool):
-        if total == 0:
-            return None
-        if self.counts.get((id(k), adjoint), 0) >= self.per_kernel:
-            return None
+    def _before(self, launch) -> None:
+        """Copies the arguments of a forward launch, or of an adjoint one
+        whose kernel has no atomic min/max (tangent kernels and batched
+        adjoints are not replayed)."""
+        from adjit import loader
+        spec, k = launch.spec, launch.kernel
+        if spec.tangent or spec.adjoint > 1:
+            return
+        if spec.adjoint and any(a.float_min_max for a in loader.argument_access(k)):
+            return
+        if launch.total == 0 or self.counts.get((id(k), spec.adjoint), 0) >= self.per_kernel:
+            return
+        packed = launch.args
         if not all(isinstance(p, (np.ndarray, bytes)) for p in packed):
-            return None
-        arrays = [p for p in packed if isinstance(p, np.ndarray)]
-        if any(not a.flags.c_contiguous for a in arrays):
+            return
+        if spec.strided:
             return self._skip("strided array views")
-        if any(np.shares_memory(a, b) for i, a in enumerate(arrays) for b in arrays[i + 1:]):
+        if not spec.noalias:
             return self._skip("overlapping arrays")
-        size = sum(a.nbytes for a in arrays)
+        size = sum(p.nbytes for p in packed if isinstance(p, np.ndarray))
         if size > self.launch_bytes:
             return self._skip("arrays over the per-launch limit")
         if self.bytes + 2 * size > self.total_bytes:
             return self._skip("over the bundle's byte budget")
-        before = [p.copy() if isinstance(p, np.ndarray) else bytes(p) for p in packed]
+        self.pending[id(launch)] = [p.copy() if isinstance(p, np.ndarray) else bytes(p) for p in packed]
         self.alive.append(k)
-        return k, total, shape, packed, before, adjoint
 
-    def _after(self, k, total, shape, packed, before, adjoint) -> None:
-        from adjit import loader
+    def _after(self, launch) -> None:
+        from adjit import _runtime
         from adjit import types as T
-        from adjit.launch import _SERIAL
-        variant = loader.cpu_variant(k, adjoint=adjoint)  # the one this launch ran (no overlap, no strides)
-        key = (id(k), adjoint, loader.checks(k), variant.digest)
+        before = self.pending.pop(id(launch), None)
+        if before is None:
+            return
+        k, spec, variant, packed = launch.kernel, launch.spec, launch.variant, launch.args
+        adjoint = bool(spec.adjoint)
+        key = (id(k), adjoint, spec.checks, variant.digest)
         if key not in self.compiled:
             # compiled now: the kernel's globals and options as this launch saw them
             self.compiled[key] = f"k{len(self.compiled)}"
-            self.kernels[self.compiled[key]] = compile_kernel(k, self.arch, loader.checks(k), adjoint)
-            self.kernels[self.compiled[key]]["order_dependent"] = variant.atomic_order == _SERIAL
-        self.counts[(id(k), adjoint)] = self.counts.get((id(k), adjoint), 0) + 1
+            self.kernels[self.compiled[key]] = compile_kernel(k, self.arch, spec.checks, adjoint)
+            self.kernels[self.compiled[key]]["order_dependent"] = \
+                variant.atomic_order == _runtime.ATOMIC_ORDERS["serial"]
+        self.counts[(id(k), spec.adjoint)] = self.counts.get((id(k), spec.adjoint), 0) + 1
         index = len(self.launches)
         # an adjoint's parameters: the kernel's, then a gradient per array argument
         arg_types = list(k.arg_types) + ([t for t in k.arg_types if isinstance(t, T.ArrayType)] if adjoint else [])
@@ -149,8 +120,8 @@ class LaunchRecorder:
                 params.append({"value": b.hex()})
         np.savez(self.out / f"launch_{index}.npz", **arrays)
         self.bytes += sum(a.nbytes for a in arrays.values())
-        self.launches.append({"kernel": self.compiled[key], "total": total, "shape": list(shape), "params": params,
-                              "arg_types": arg_types})
+        self.launches.append({"kernel": self.compiled[key], "total": launch.total, "shape": list(launch.shape),
+                              "params": params, "arg_types": arg_types})
 
 
 def _pad_value(t, data: bytes, size: int) -> bytes:
@@ -174,6 +145,8 @@ def compile_kernel(k, arch: str, checks: tuple[bool, bool], adjoint: bool = Fals
     import inspect
     from adjit.compiler import driver
     from adjit.compiler import stages as S
+    from adjit.variant import Checks, VariantSpec
+    spec = VariantSpec("cuda", adjoint=adjoint, noalias=False, checks=Checks(*checks))
     info = {"name": k.__name__ + (" (adjoint)" if adjoint else ""),
             "source": f"{k.source.filename}:{k.source.first_line}"}
     try:
@@ -181,16 +154,15 @@ def compile_kernel(k, arch: str, checks: tuple[bool, bool], adjoint: bool = Fals
     except (OSError, TypeError):
         pass
     try:
-        module = driver.build_module(k, driver.new_context())
+        module = driver.build_variant_module(k, spec, driver.new_context())
         ranged = []
-        symbol = driver.kernel_symbol(k, adjoint, 0)
+        symbol = driver.kernel_symbol(k, spec)
 
         def after(stage, m):
             if stage == "checked":
                 ranged.extend(S.ranged_args(m, symbol))
 
-        S.run_stages(module, S.cuda_stages(arch, adjoint, bounds_check=checks[0], verify_fp=checks[1]), k.mlir_name,
-                     dump=False, after_stage=after)
+        S.run_stages(module, S.cuda_stages(spec, arch), k.mlir_name, dump=False, after_stage=after)
         ptx = driver.ptx_of(module)
     except Exception as e:  # a kernel the CUDA pipeline does not take: reported, not replayed
         info["compile_error"] = f"{type(e).__name__}: {' '.join(str(e).split())}"[:600]

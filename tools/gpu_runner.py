@@ -29,10 +29,21 @@ from pathlib import Path
 
 import numpy as np
 
-# the error record's words (cpp/runtime/KernelArgs.h: ErrorRecord)
-RECORD_WORDS = 19
-RANGES_WORD = 10
 BLOCK = 256
+
+
+def error_record_layout(header: Path = Path(__file__).resolve().parents[1] / "cpp" / "runtime" / "ErrorRecord.h"
+                        ) -> dict[str, int]:
+    """The error record's word indices and sizes, read from the C header that
+    numbers them (as adjit._runtime.ERROR_RECORD has them: "site", "thread",
+    "index", "size", "ranges", "add_log", "words", "max_rank", "max_ranged").
+    adjit is not imported here."""
+    fields = re.findall(r"\bAdjitRecord(\w+)\s*=\s*(-?\d+)", header.read_text())
+    return {re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower(): int(value) for name, value in fields}
+
+
+#: The error record's words (cpp/runtime/ErrorRecord.h).
+RECORD = error_record_layout()
 
 
 class CudaError(RuntimeError):
@@ -198,9 +209,9 @@ def _launch(driver: Driver, bundle: Path, name: str, launch: dict, dim, arrays: 
 def _run(driver: Driver, fn, params: Params, total: int, extents, ranges: list) -> np.ndarray:
     """Launches ``fn`` with an error record holding the index arrays'
     (min, max) ``ranges``, waits, and returns the record's words."""
-    words = np.zeros(RECORD_WORDS, np.int64)
+    words = np.zeros(RECORD["words"], np.int64)
     for slot, (lo, hi) in enumerate(ranges):
-        words[RANGES_WORD + 2 * slot: RANGES_WORD + 2 * slot + 2] = (lo, hi)
+        words[RECORD["ranges"] + 2 * slot: RECORD["ranges"] + 2 * slot + 2] = (lo, hi)
     record = driver.upload(words)
     try:
         driver.launch(fn, total, params.finish(total, record, extents))
@@ -234,7 +245,8 @@ def run_case(driver: Driver, bundle: Path, name: str, case: dict) -> dict:
                 driver.free(ptr)
 
     arrays = fresh({})
-    site = _launch(driver, bundle, f"{name}.forward", case["launches"]["forward"], case["dim"], arrays, shapes)[0]
+    site = _launch(driver, bundle, f"{name}.forward", case["launches"]["forward"], case["dim"], arrays,
+                   shapes)[RECORD["site"]]
     compare("forward", arrays, {("array", a): data[f"out.{a}"] for a in inputs})
     report["forward"]["record_site"] = int(site)
 
@@ -242,20 +254,22 @@ def run_case(driver: Driver, bundle: Path, name: str, case: dict) -> dict:
         release(arrays)
         arrays = fresh({})
         site = _launch(driver, bundle, f"{name}.forward", case["launches"]["forward"], case["dim"], arrays, shapes,
-                       unproven=True)[0]
+                       unproven=True)[RECORD["site"]]
         compare("forward_checked", arrays, {("array", a): data[f"out.{a}"] for a in inputs})
         report["forward_checked"]["record_site"] = int(site)
 
     # the adjoint runs on the forward's results, as the tape's does
     for a in inputs:
         arrays["grad", a] = driver.upload(data[f"seed.{a}"] if a in case["seeds"] else np.zeros_like(inputs[a]))
-    site = _launch(driver, bundle, f"{name}.adjoint", case["launches"]["adjoint"], case["dim"], arrays, shapes)[0]
+    site = _launch(driver, bundle, f"{name}.adjoint", case["launches"]["adjoint"], case["dim"], arrays,
+                   shapes)[RECORD["site"]]
     compare("adjoint", arrays, {("grad", a): data[f"grad.{a}"] for a in inputs if a not in case["seeds"]})
     report["adjoint"]["record_site"] = int(site)
     release(arrays)
 
     arrays = fresh({("tangent", k[11:]): v for k, v in data.items() if k.startswith("tangent_in.")})
-    site = _launch(driver, bundle, f"{name}.tangent", case["launches"]["tangent"], case["dim"], arrays, shapes)[0]
+    site = _launch(driver, bundle, f"{name}.tangent", case["launches"]["tangent"], case["dim"], arrays,
+                   shapes)[RECORD["site"]]
     compare("tangent", arrays, {**{("tangent", k[12:]): v for k, v in data.items() if k.startswith("tangent_out.")},
                                 **{("array", a): data[f"out.{a}"] for a in inputs}})
     report["tangent"]["record_site"] = int(site)
@@ -271,7 +285,8 @@ def run_out_of_range(driver: Driver, bundle: Path, case: dict) -> dict:
     arrays.update({("host", a): v for a, v in inputs.items()})
     words = _launch(driver, bundle, "bad_index.forward", case["forward"], case["dim"], arrays,
                     {a: v.shape for a, v in inputs.items()})
-    report = {"site": int(words[0]), "thread": int(words[1]), "index": int(words[2])}
+    report = {"site": int(words[RECORD["site"]]), "thread": int(words[RECORD["thread"]]),
+              "index": int(words[RECORD["index"]])}
     report["ok"] = report["site"] > 0 and report["thread"] == case["thread"] and report["index"] == case["index"]
     return report
 
@@ -315,7 +330,7 @@ def _bench_launcher(driver: Driver, bundle: Path, manifest: dict, name: str, n: 
             params.value(item)
         else:
             params.array(*item)
-    record = driver.upload(np.zeros(RECORD_WORDS, np.int64))
+    record = driver.upload(np.zeros(RECORD["words"], np.int64))
     return fn, params.finish(n, record), record
 
 
@@ -550,7 +565,7 @@ def replay_from(bundle: Path, out_dir: Path, start: int) -> int:
                 ranges = [(data[f"in_{j}"].min(), data[f"in_{j}"].max()) for j in kernel["ranged"]]
                 words = _run(driver, functions[launch["kernel"]], params, launch["total"], launch["shape"][1:4],
                              ranges)
-                result["record_site"] = int(words[0])
+                result["record_site"] = int(words[RECORD["site"]])
                 results = {j: driver.download(ptr, data[f"out_{j}"]) for j, ptr in device.items()}
                 bf16 = {p["array"] for p in launch["params"] if p.get("bfloat16")}
                 errors = {str(j): _compare(results[j], data[f"out_{j}"], j in bf16) for j in results}

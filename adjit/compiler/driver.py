@@ -25,6 +25,7 @@ from .. import types as T
 from ..errors import CompileError, KernelSyntaxError, KernelTypeError
 from ..language import Kernel
 from ..runtime.access import Access
+from ..variant import Checks, VariantSpec
 from . import stages as S
 from .frontend import ModuleBuilder
 
@@ -95,40 +96,41 @@ def function_result_types(fn, arg_types: list) -> list:
     return results
 
 
-def kernel_symbol(kernel: Kernel, adjoint: bool, tangent: int = 0) -> str:
+def kernel_symbol(kernel: Kernel, spec: VariantSpec) -> str:
     """The symbol of the kernel, of its adjoint, of its tangent kernel or of
-    the tangent kernel of its adjoint in compiled code."""
+    the tangent kernel of its adjoint (as ``spec`` says) in compiled code."""
     symbol = kernel.mlir_name
-    if adjoint:
+    if spec.adjoint:
         symbol = _adjit.symbol_name(symbol, "adjoint")
-    if tangent:
+    if spec.tangent:
         symbol = _adjit.symbol_name(symbol, "tangent")
     return symbol
 
 
-def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: int,
-                       checks: tuple[bool, bool] = (True, False), all_checked: bool = False,
-                       ordered_atomics: bool = True, tangent: int = 0, strided: bool = False) -> CpuObject:
-    """Compiles the kernel (or its adjoint; with ``tangent`` lanes, the
-    forward-mode tangent kernel of either) for this CPU at LLVM ``opt_level``.
-    ``noalias``: the variant for launches whose arrays do not overlap (the
-    launch checks). ``checks``: (range checks on array accesses, reports of
-    non-finite values stored). ``all_checked``: the variant for launches
-    whose proved checks do not hold (the other variant reports them as
-    ``_runtime.LAUNCH_UNPROVEN``). ``ordered_atomics``: float atomic adds go
-    through the runtime, which can apply them in thread order; else they are
-    inline atomics (for launches that need not be deterministic)."""
+def build_variant_module(kernel: Kernel, spec: VariantSpec, context: ir.Context) -> ir.Module:
+    """The module the stages of ``spec`` start from (``build_module`` with
+    the tangent rules a tangent kernel needs)."""
+    return build_module(kernel, context, tangent_rules=bool(spec.tangent),
+                        second_order=bool(spec.adjoint and spec.tangent))
+
+
+def compile_cpu_object(kernel: Kernel, spec: VariantSpec, opt_level: int) -> CpuObject:
+    """Compiles the variant ``spec`` of the kernel (the kernel or its
+    adjoint; with tangent lanes, the forward-mode tangent kernel of either;
+    see ``VariantSpec``) for this CPU at LLVM ``opt_level``."""
+    if spec.target != "cpu":
+        raise ValueError(f"compile_cpu_object: a variant for target {spec.target!r}")
     context = new_context()
-    module = build_module(kernel, context, tangent_rules=bool(tangent), second_order=bool(adjoint and tangent))
+    module = build_variant_module(kernel, spec, context)
     access = []
     sites, ranged = [], []
     atomic_order = []
-    symbol = kernel_symbol(kernel, adjoint, tangent)
+    symbol = kernel_symbol(kernel, spec)
     entry = _adjit.symbol_name(symbol, "cpu_entry")
 
     def record(stage: str, module: ir.Module) -> None:
         # (the optimized stage is the kernel's, also when a tangent kernel follows)
-        if stage == "optimized" and not adjoint:
+        if stage == "optimized" and not spec.adjoint:
             access.extend(Access(bits) for bits in _adjit.kernel_argument_access(module.operation))
         if stage == "checked":
             sites.extend(S.check_sites(module, symbol))
@@ -136,13 +138,12 @@ def compile_cpu_object(kernel: Kernel, adjoint: bool, noalias: bool, opt_level: 
         if stage == "cpu":
             atomic_order.append(S.atomic_order(module, entry))
 
-    S.run_stages(module, S.cpu_stages(adjoint, noalias, *checks, all_checked, ordered_atomics, tangent, strided),
-                 kernel.mlir_name, after_stage=record)
+    S.run_stages(module, S.cpu_stages(spec), kernel.mlir_name, after_stage=record)
     try:
         code = _adjit.compile_to_object(module.operation, opt_level)
     except RuntimeError as e:
         raise CompileError(f"kernel '{kernel.__name__}': {e}") from None
-    return CpuObject(code, entry, None if adjoint else access, sites, ranged, atomic_order[0])
+    return CpuObject(code, entry, None if spec.adjoint else access, sites, ranged, atomic_order[0])
 
 
 def load_with_jit(code: bytes, names: list[str]) -> list[int]:
@@ -167,13 +168,10 @@ def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80", adjoint: bool =
     """
     if target not in ("cpu", "cuda"):
         raise ValueError(f"unknown target '{target}' (expected 'cpu' or 'cuda')")
-    context = new_context()
-    module = build_module(k, context, tangent_rules=bool(tangent), second_order=bool(adjoint and tangent))
-    if target == "cuda":
-        S.run_stages(module, S.cuda_stages(arch, adjoint, bounds_check, verify_fp, tangent), k.mlir_name)
-        return ptx_of(module)
-    S.run_stages(module, S.cpu_stages(adjoint, False, bounds_check, verify_fp, tangent=tangent), k.mlir_name)
-    return str(module)
+    spec = VariantSpec(target, adjoint, tangent, noalias=False, checks=Checks(bounds_check, verify_fp))
+    module = build_variant_module(k, spec, new_context())
+    S.run_stages(module, S.variant_stages(spec, arch), k.mlir_name)
+    return ptx_of(module) if target == "cuda" else str(module)
 
 
 def ptx_of(module: ir.Module) -> str:

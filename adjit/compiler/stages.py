@@ -18,6 +18,7 @@ from mlir.passmanager import PassManager
 
 from .. import _adjit
 from ..errors import CompileError, GradientError
+from ..variant import VariantSpec
 
 #: The attributes adjit-access-checks describes a kernel's checked accesses
 #: and the index arrays whose value ranges it needs in.
@@ -63,33 +64,43 @@ def _checked(bounds_check: bool, verify_fp: bool) -> list[Stage]:
     return [Stage("checked", f"adjit-check{{bounds={'true' if bounds_check else 'false'} finite=true}}")]
 
 
-def cpu_stages(adjoint: bool = False, noalias: bool = False, bounds_check: bool = True,
-               verify_fp: bool = False, all_checked: bool = False,
-               ordered_atomics: bool = True, tangent: int = 0, strided: bool = False) -> list[Stage]:
-    """adjit -> optimized [-> adjoint | tangent] [-> checked] -> cpu -> llvm.
-    ``noalias``: compile for launches whose arrays do not overlap (the runtime
-    checks). ``bounds_check``: guard array accesses; ``verify_fp``: report
-    non-finite values stored (adjit-access-checks). ``all_checked``: the
-    variant for launches whose proved bounds checks do not hold.
-    ``ordered_atomics``: float atomic adds go through the runtime, which
-    keeps them in thread order (else they are inline atomics). ``tangent``:
-    the forward-mode tangent kernel (adjit-tangent) with that many lanes
-    instead of the kernel (of the adjoint, with ``adjoint``). ``strided``:
-    arrays may be views with any element strides (not C-contiguous)."""
-    lower = (f"adjit-lower-cpu{{noalias={'true' if noalias else 'false'}"
-             + (" all-checked=true" if all_checked else "") + (" strided-arrays=true" if strided else "") + "}")
-    return _front(adjoint, CPU_CHECKPOINT_BYTES, tangent) + _checked(bounds_check, verify_fp) + [
-        Stage("cpu", lower),
-        Stage("llvm", f"adjit-cpu-to-llvm{{ordered-atomics={'true' if ordered_atomics else 'false'}}}")]
+def variant_stages(spec: VariantSpec, chip: str = "sm_80") -> list[Stage]:
+    """The stages compiling the variant ``spec`` for its target (``chip``:
+    the CUDA architecture)."""
+    return cuda_stages(spec, chip) if spec.target == "cuda" else cpu_stages(spec)
 
 
-def cuda_stages(chip: str = "sm_80", adjoint: bool = False, bounds_check: bool = True,
-                verify_fp: bool = False, tangent: int = 0, noalias: bool = False) -> list[Stage]:
-    """adjit -> optimized [-> adjoint | tangent] [-> checked] -> gpu -> ptx.
-    ``noalias``: for launches whose arrays do not overlap (as on the CPU,
-    the launcher must check)."""
-    return _front(adjoint, tangent=tangent) + _checked(bounds_check, verify_fp) + [
-        Stage("gpu", "adjit-lower-gpu{noalias=true}" if noalias else "adjit-lower-gpu"),
+def cpu_stages(spec: VariantSpec) -> list[Stage]:
+    """adjit -> optimized [-> adjoint | tangent] [-> checked] -> cpu -> llvm,
+    for the CPU variant ``spec``: the adjoint and the tangent kernel
+    (adjit-tangent) with its lanes; for launches whose arrays do not overlap
+    (``noalias``: the runtime checks); its checks (adjit-access-checks);
+    every check kept (``all_checked``: for launches whose proved checks do
+    not hold); float atomic adds through the runtime, which keeps them in
+    thread order (``ordered_atomics``), else inline; arrays that may be
+    views with any element strides (``strided``)."""
+    if spec.target != "cpu":
+        raise ValueError(f"cpu_stages: a variant for target {spec.target!r}")
+    lower = (f"adjit-lower-cpu{{noalias={'true' if spec.noalias else 'false'}"
+             + (" all-checked=true" if spec.all_checked else "")
+             + (" strided-arrays=true" if spec.strided else "") + "}")
+    ordered = "true" if spec.ordered_atomics else "false"
+    return _front(spec.adjoint, CPU_CHECKPOINT_BYTES, spec.tangent) + _checked(*spec.checks) + [
+        Stage("cpu", lower), Stage("llvm", f"adjit-cpu-to-llvm{{ordered-atomics={ordered}}}")]
+
+
+def cuda_stages(spec: VariantSpec, chip: str = "sm_80") -> list[Stage]:
+    """adjit -> optimized [-> adjoint | tangent] [-> checked] -> gpu -> ptx,
+    for the CUDA variant ``spec`` on ``chip``. ``noalias``: for launches
+    whose arrays do not overlap (as on the CPU, the launcher must check).
+    GPU atomics are the hardware's (``ordered_atomics`` changes nothing);
+    the GPU lowering has no all-checked or strided variant yet."""
+    if spec.target != "cuda":
+        raise ValueError(f"cuda_stages: a variant for target {spec.target!r}")
+    if spec.all_checked or spec.strided:
+        raise ValueError("cuda_stages: the GPU lowering has no all-checked or strided variant yet")
+    return _front(spec.adjoint, tangent=spec.tangent) + _checked(*spec.checks) + [
+        Stage("gpu", "adjit-lower-gpu{noalias=true}" if spec.noalias else "adjit-lower-gpu"),
         Stage("ptx", f"adjit-gpu-to-ptx{{chip={chip}}}")]
 
 

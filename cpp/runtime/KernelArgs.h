@@ -4,13 +4,15 @@
 // scalar, vector or matrix argument points at its packed value; an array
 // argument points at a ranked memref descriptor, MLIR's standard layout for
 // a memref in the LLVM dialect (what adjit-cpu-launch reads back). The
-// entry also gets the launch's ErrorRecord. This header is the one place the
-// runtime spells these layouts.
+// entry also gets the launch's ErrorRecord, whose words ErrorRecord.h
+// numbers. This header is the one place the runtime spells these layouts.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ADJIT_RUNTIME_KERNELARGS_H
 #define ADJIT_RUNTIME_KERNELARGS_H
+
+#include "ErrorRecord.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -47,33 +49,42 @@ static_assert(sizeof(MemRefDescriptor) <= sizeof(ArgSlot),
 /// (adjit.index_range), filled in by the runtime before the launch, then
 /// where the float atomic adds of the threads it is given to go (an ordered
 /// launch gives each chunk of threads its own record; OrderedAtomics.h).
-constexpr unsigned kMaxRangedArrays = 4;
+/// The fields are the words of ErrorRecord.h, checked below.
+constexpr unsigned kMaxRangedArrays = AdjitRecordMaxRanged;
 
 class AddLog;
 
 struct ErrorRecord {
   int64_t site;
   int64_t thread;
-  int64_t index[4];
-  int64_t size[4];
+  int64_t index[AdjitRecordMaxRank];
+  int64_t size[AdjitRecordMaxRank];
   int64_t ranges[2 * kMaxRangedArrays];
   AddLog *addLog; ///< nullptr: add atomically; kDirectAdds: add directly
 };
-static_assert(sizeof(ErrorRecord) == 19 * sizeof(int64_t),
-              "10 failure words (adjit.access_error), the index ranges "
-              "(adjit.index_range), the add log (adjit-defer-float-atomics)");
-static_assert(offsetof(ErrorRecord, addLog) == 18 * sizeof(int64_t),
-              "adjit-defer-float-atomics reads the add log at word 18");
+#define ADJIT_CHECK_RECORD_WORD(field, word)                                  \
+  static_assert(offsetof(ErrorRecord, field) == (word) * sizeof(int64_t),     \
+                "ErrorRecord::" #field " is word " #word " (ErrorRecord.h)")
+ADJIT_CHECK_RECORD_WORD(site, AdjitRecordSite);
+ADJIT_CHECK_RECORD_WORD(thread, AdjitRecordThread);
+ADJIT_CHECK_RECORD_WORD(index, AdjitRecordIndex);
+ADJIT_CHECK_RECORD_WORD(size, AdjitRecordSize);
+ADJIT_CHECK_RECORD_WORD(ranges, AdjitRecordRanges);
+ADJIT_CHECK_RECORD_WORD(addLog, AdjitRecordAddLog);
+#undef ADJIT_CHECK_RECORD_WORD
+static_assert(sizeof(ErrorRecord) == AdjitRecordWords * sizeof(int64_t),
+              "the record is AdjitRecordWords words (ErrorRecord.h)");
 
 /// ErrorRecord::addLog of a launch that runs its threads one after another
 /// on one thread: compiled kernels add directly, with no atomics and no call
-/// (adjit-defer-float-atomics spells the value and the word, 18, for them).
-inline AddLog *const kDirectAdds = reinterpret_cast<AddLog *>(uintptr_t(1));
+/// (adjit-defer-float-atomics).
+inline AddLog *const kDirectAdds =
+    reinterpret_cast<AddLog *>(uintptr_t(AdjitDirectAdds));
 
 /// ErrorRecord::site of a launch whose launch condition (its proved bounds
 /// checks) does not hold: the entry ran no thread, and the launch must be
 /// run again with the kernel's all-checked variant (adjit-cpu-launch).
-constexpr int64_t kLaunchUnproven = -1;
+constexpr int64_t kLaunchUnproven = AdjitLaunchUnproven;
 
 } // namespace runtime
 } // namespace adjit

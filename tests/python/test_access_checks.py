@@ -9,6 +9,7 @@ import pytest
 import adjit as wp
 from adjit import loader
 from adjit.launch import launch_adjoint
+from adjit.variant import VariantSpec
 
 
 def _line_of(kernel, text):
@@ -109,11 +110,11 @@ def test_a_launch_larger_than_its_arrays_with_its_own_guard_runs_clean():
     # version runs, and no access is out of range.
     x = wp.zeros(10)
     wp.launch(guarded, dim=10, inputs=[x, 10])
-    assert (False, True, loader.checks(guarded), True, True, 0, False) not in loader._loaded(guarded).variants
+    assert VariantSpec(checks=loader.checks(guarded), all_checked=True) not in loader._loaded(guarded).variants
     wp.launch(guarded, dim=16, inputs=[x, 10])
     np.testing.assert_array_equal(x.numpy(), np.ones(10))
     # The proved variant ran nothing and asked for the all-checked one.
-    assert (False, True, loader.checks(guarded), True, True, 0, False) in loader._loaded(guarded).variants
+    assert VariantSpec(checks=loader.checks(guarded), all_checked=True) in loader._loaded(guarded).variants
 
 
 @wp.kernel
@@ -355,7 +356,7 @@ def test_gathers_through_an_index_array_are_proved_per_launch_from_its_value_ran
     np.testing.assert_array_equal(out.numpy(), 2.0 * np.arange(9, -1, -1))
     variant = loader.cpu_variant(gather)
     assert variant.ranged == (1,)  # idx's (min, max) proves x[idx[i]]
-    all_checked = [key for key in loader._loaded(gather).variants if key[3]]
+    all_checked = [spec for spec in loader._loaded(gather).variants if spec.all_checked]
     assert not all_checked  # the proved variant ran it
     # A write through a numpy view: the cached range is dropped, the next
     # launch measures again, fails the proof and reports the index.

@@ -12,6 +12,7 @@ import pytest
 
 import adjit as wp
 from adjit import cache, loader
+from adjit.variant import VariantSpec
 
 
 def _kernel_module(tmp_path, name):
@@ -41,7 +42,7 @@ def _run(kernel):
 
 
 def _forward_parts(kernel):
-    return loader._key_parts(kernel, False, True, loader.checks(kernel))
+    return loader._key_parts(kernel, VariantSpec(checks=loader.checks(kernel)))
 
 
 def _with(**changes):

@@ -13,6 +13,7 @@ import pytest
 import adjit as wp
 from adjit import _runtime, loader
 from adjit import types as T
+from adjit.variant import VariantSpec
 
 
 # --- kernels ----------------------------------------------------------------
@@ -432,10 +433,9 @@ def test_nondeterministic_mode_uses_inline_tangent_atomics():
     wp.config.deterministic = False
     try:
         (t,) = wp.jvp(sum_into, 1000, [x], [v], [wp.zeros(1, dtype=wp.float64)])
-        # (adjoint, noalias, checks, all_checked, ordered_atomics, tangent lanes, strided): compiled with
-        # inline atomics
+        # compiled with inline atomics
         variants = loader._loaded(sum_into).variants
-        assert (False, True, loader.checks(sum_into), False, False, 1, False) in variants
+        assert VariantSpec(tangent=1, checks=loader.checks(sum_into), ordered_atomics=False) in variants
     finally:
         wp.config.deterministic = True
     assert t.numpy()[0] == pytest.approx(v.sum(), rel=1e-12)
@@ -443,8 +443,8 @@ def test_nondeterministic_mode_uses_inline_tangent_atomics():
 
 def test_tangent_kernels_have_their_own_cache_entries():
     checked = loader.checks(sum_into)
-    assert loader._key_parts(sum_into, False, True, checked, tangent=True) != \
-        loader._key_parts(sum_into, False, True, checked)
+    assert loader._key_parts(sum_into, VariantSpec(tangent=1, checks=checked)) != \
+        loader._key_parts(sum_into, VariantSpec(checks=checked))
     x = wp.array(X, dtype=wp.float64)
     (first,) = wp.jvp(sum_into, N, [x], [np.ones(N)], [wp.zeros(1, dtype=wp.float64)])
     loader._LOADED.pop(sum_into)  # forget the loaded code: the next jvp reads the cache

@@ -88,6 +88,11 @@ def test_the_runner_packs_each_launch_as_its_ptx_declares(bundle):
     assert blur == [17 * 20] * 3
 
 
+def test_the_runner_reads_the_error_record_words_the_runtime_has():
+    from adjit import _runtime
+    assert gpu_runner.RECORD == _runtime.ERROR_RECORD  # (the runner imports no adjit: it reads the header)
+
+
 def test_a_layout_that_does_not_match_the_entry_is_refused():
     with pytest.raises(ValueError, match="parameter 0: 16 bytes for a 8-byte slot"):
         gpu_runner.Params([8] * 5).value(bytes(16))
@@ -111,13 +116,11 @@ def scale_by_vector(x: adjit.array(dtype=adjit.vec3), s: adjit.vec3, flags: vec3
     y[i] = adjit.dot(x[i], s) + float(flags[1])
 
 
-def test_the_replay_recorder_keeps_each_launch_and_compiles_its_kernel(tmp_path, monkeypatch):
-    launch_module = sys.modules["adjit.launch"]
-    monkeypatch.setattr(launch_module, "_launch", launch_module._launch)  # restored after the test
-    monkeypatch.setattr(launch_module, "launch_adjoint", launch_module.launch_adjoint)
+def test_the_replay_recorder_keeps_each_launch_and_compiles_its_kernel(tmp_path, monkeypatch, request):
     recorder = gpu_replay.LaunchRecorder(tmp_path, "sm_90", per_kernel=2, launch_bytes=1 << 20,
                                          total_bytes=1 << 24)
     recorder.pytest_configure(None)
+    request.addfinalizer(lambda: recorder.pytest_unconfigure(None))  # (the observer ends with the test)
     x = adjit.array(np.arange(12, dtype=np.float32).reshape(4, 3), dtype=adjit.vec3)
     y = adjit.zeros(4)
     for _ in range(3):  # the third is over the per-kernel limit

@@ -116,7 +116,7 @@ def test_layers_below_the_compiler_never_import_it():
     graph = _import_graph()
     below = [m for m in graph if m.startswith("adjit.runtime") or m in (
         "adjit.types", "adjit.errors", "adjit.source", "adjit.language", "adjit.cache",
-        "adjit.interop")]
+        "adjit.interop", "adjit.variant", "adjit.backends.base")]
     for module in below:
         assert not any(d.startswith("adjit.compiler.") for d in graph[module]), (module, graph[module])
 
@@ -135,6 +135,16 @@ def test_the_builtins_import_mlir_only_through_deferred_import():
         assert not any(_needs_mlir(t) for t in eager), (_module_name(path), sorted(eager))
 
 
+def test_launches_reach_a_device_only_through_a_backend():
+    graph = _import_graph()
+    # the device-independent launch calls no runtime; a backend does
+    assert "adjit._runtime" not in graph["adjit.launch"]
+    assert "adjit._runtime" in graph["adjit.backends.cpu"]
+    # the interface a backend implements depends on nothing of adjit's
+    assert graph["adjit.backends.base"] == set()
+    assert graph["adjit.variant"] <= {"adjit.config"}
+
+
 def test_import_adjit_loads_no_mlir():
     # ... nor anything of the compiler: compiler/ holds what needs MLIR.
     code = ("import sys, adjit\n"
@@ -147,3 +157,18 @@ def test_access_flags_are_the_compilers():
     from adjit import _adjit
     assert _adjit.ACCESS_FLAGS == {"READ": Access.READ, "WRITE": Access.WRITE,
                                    "OWN_ELEMENT": Access.OWN_ELEMENT, "FLOAT_MIN_MAX": Access.FLOAT_MIN_MAX}
+
+
+def test_the_error_record_words_are_the_headers():
+    """cpp/runtime/ErrorRecord.h numbers the words of a launch's error record
+    for the runtime and the passes; Python reads them from the runtime."""
+    import re
+    from adjit import _runtime
+    header = (Path(__file__).resolve().parents[2] / "cpp" / "runtime" / "ErrorRecord.h").read_text()
+    words = dict(re.findall(r"\b(Adjit\w+)\s*=\s*(-?\d+)", header))
+    assert {k: int(v) for k, v in words.items() if k.startswith("AdjitRecord")} == {
+        "AdjitRecord" + "".join(part.title() for part in name.split("_")): value
+        for name, value in _runtime.ERROR_RECORD.items()}
+    assert int(words["AdjitLaunchUnproven"]) == _runtime.LAUNCH_UNPROVEN
+    record = _runtime.ERROR_RECORD
+    assert record["words"] == record["add_log"] + 1 == record["ranges"] + 2 * record["max_ranged"] + 1

@@ -24,6 +24,7 @@
 #include "adjit/AdjitDialect.h"
 #include "adjit/Passes.h"
 #include "adjit/SymbolNames.h"
+#include "runtime/ErrorRecord.h"
 
 
 namespace mlir::adjit {
@@ -36,9 +37,8 @@ using namespace mlir::adjit;
 
 namespace {
 
-/// Word 0 of the error record when a launch condition does not hold and the
-/// entry ran nothing (cpp/runtime/KernelArgs.h spells it for the runtime).
-constexpr int64_t kLaunchUnproven = -1;
+// The entry stores AdjitLaunchUnproven through the record pointer itself.
+static_assert(AdjitRecordSite == 0, "the site is the record's first word");
 
 /// The LLVM struct of a ranked memref descriptor (index lowered to i64).
 Type memrefDescriptorType(MemRefType type) {
@@ -153,7 +153,8 @@ LogicalResult buildEntry(OpBuilder &b, StringRef name, func::FuncOp body,
     b.setInsertionPoint(ifOp.getThenRegion().front().getTerminator());
     threadLoop(body);
     b.setInsertionPoint(ifOp.getElseRegion().front().getTerminator());
-    Value unproven = LLVM::ConstantOp::create(b, loc, i64, kLaunchUnproven);
+    Value unproven =
+        LLVM::ConstantOp::create(b, loc, i64, int64_t(AdjitLaunchUnproven));
     LLVM::StoreOp::create(b, loc, unproven, record);
     b.setInsertionPointAfter(ifOp);
   }

@@ -3,6 +3,7 @@
 #include "LaunchUtils.h"
 
 #include "adjit/AdjitDialect.h"
+#include "runtime/ErrorRecord.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -123,7 +124,8 @@ FailureOr<func::FuncOp> mlir::adjit::outlineKernelBody(func::FuncOp kernel) {
     op.replaceAllUsesWith(record);
     op.erase();
   });
-  // Index ranges: record words 10 + 2 * slot (min) and 11 + 2 * slot (max).
+  // Index ranges: the record's words AdjitRecordRanges + 2 * slot (min) and
+  // the one after it (max).
   kernel.walk([&](IndexRangeOp op) {
     OpBuilder b(op);
     Location at = op.getLoc();
@@ -136,7 +138,8 @@ FailureOr<func::FuncOp> mlir::adjit::outlineKernelBody(func::FuncOp kernel) {
       return arith::IndexCastOp::create(b, at, b.getIndexType(), v);
     };
     int64_t slot = op.getSlot();
-    op.replaceAllUsesWith(ValueRange{word(10 + 2 * slot), word(11 + 2 * slot)});
+    int64_t min = AdjitRecordRanges + 2 * slot;
+    op.replaceAllUsesWith(ValueRange{word(min), word(min + 1)});
     op.erase();
   });
 

@@ -14,6 +14,7 @@
 #include "adjit/AdjitDialect.h"
 #include "adjit/Passes.h"
 #include "LaunchUtils.h"
+#include "runtime/ErrorRecord.h"
 
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -274,8 +275,8 @@ struct AtomicCasLowering : OpConversionPattern<AtomicCasOp> {
   }
 };
 
-/// Writes the failure into the error record unless one is there (word 0
-/// goes from 0 to site + 1 atomically; the winner fills in the rest).
+/// Writes the failure into the error record unless one is there (the site
+/// word goes from 0 to site + 1 atomically; the winner fills in the rest).
 struct AccessErrorLowering : OpConversionPattern<AccessErrorOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -287,6 +288,7 @@ struct AccessErrorLowering : OpConversionPattern<AccessErrorOp> {
     Value record = adaptor.getRecord();
     Value none = LLVM::ConstantOp::create(rewriter, loc, i64, 0);
     Value tag = LLVM::ConstantOp::create(rewriter, loc, i64, op.getSite() + 1);
+    static_assert(AdjitRecordSite == 0, "the site is the record's first word");
     auto exchange = LLVM::AtomicCmpXchgOp::create(
         rewriter, loc, record, none, tag, LLVM::AtomicOrdering::monotonic,
         LLVM::AtomicOrdering::monotonic);
@@ -301,11 +303,11 @@ struct AccessErrorLowering : OpConversionPattern<AccessErrorOp> {
                                      ArrayRef<LLVM::GEPArg>{word});
       LLVM::StoreOp::create(rewriter, loc, value, at);
     };
-    storeWord(1, adaptor.getThread());
+    storeWord(AdjitRecordThread, adaptor.getThread());
     for (auto [d, index] : llvm::enumerate(adaptor.getIndices()))
-      storeWord(2 + d, index);
+      storeWord(AdjitRecordIndex + d, index);
     for (auto [d, size] : llvm::enumerate(adaptor.getSizes()))
-      storeWord(6 + d, size);
+      storeWord(AdjitRecordSize + d, size);
     rewriter.eraseOp(op);
     return success();
   }

@@ -21,6 +21,7 @@
 #include "adjit/AdjitDialect.h"
 #include "adjit/ArrayAccessAnalysis.h"
 #include "adjit/Passes.h"
+#include "runtime/ErrorRecord.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -467,7 +468,7 @@ AdjitAccessChecksPass::indexRange(func::FuncOp kernel, BlockArgument arg) {
   auto it = llvm::find(args, arg);
   unsigned slot = it - args.begin();
   if (it == args.end()) {
-    if (args.size() >= 4) // ErrorRecord::ranges holds 4
+    if (args.size() >= AdjitRecordMaxRanged) // the record's ranges are full
       return std::nullopt;
     args.push_back(arg);
   }

@@ -11,6 +11,7 @@
 
 #include "adjit/AdjitDialect.h"
 #include "adjit/Passes.h"
+#include "runtime/ErrorRecord.h"
 
 namespace mlir::adjit {
 #define GEN_PASS_DEF_ADJITDEFERFLOATATOMICS
@@ -76,9 +77,9 @@ struct AdjitDeferFloatAtomicsPass
   }
 
   /// The ErrorRecord word holding the add log, and the log value of a launch
-  /// on one thread (cpp/runtime/KernelArgs.h spells both for the runtime).
-  static constexpr int32_t kAddLogWord = 18;
-  static constexpr int64_t kDirectAdds = 1;
+  /// on one thread (cpp/runtime/ErrorRecord.h).
+  static constexpr int32_t kAddLogWord = AdjitRecordAddLog;
+  static constexpr int64_t kDirectAdds = AdjitDirectAdds;
 
   Type ptrType() { return LLVM::LLVMPointerType::get(&getContext()); }
 

@@ -8,6 +8,7 @@
 
 #include "CpuLaunch.h"
 #include "CudaModule.h"
+#include "ErrorRecord.h"
 #include "HostInfo.h"
 #include "KernelArgs.h"
 #include "ObjectLoader.h"
@@ -84,7 +85,8 @@ nb::object launchCpuEntry(uintptr_t entry, int64_t total,
     return nb::none();
   if (record.site == kLaunchUnproven)
     return nb::int_(kLaunchUnproven);
-  auto words = [](const int64_t(&w)[4]) {
+  static_assert(AdjitRecordMaxRank == 4, "the tuples below have 4 words");
+  auto words = [](const int64_t(&w)[AdjitRecordMaxRank]) {
     return nb::make_tuple(w[0], w[1], w[2], w[3]);
   };
   return nb::make_tuple(record.site - 1, record.thread, words(record.index),
@@ -148,6 +150,16 @@ NB_MODULE(_runtime, m) {
         "all-checked variant); or the launch's first failed check as (site, "
         "thread, indices, sizes).");
   m.attr("LAUNCH_UNPROVEN") = kLaunchUnproven;
+  m.attr("ERROR_RECORD") = std::map<std::string, int>{
+      {"site", AdjitRecordSite},
+      {"thread", AdjitRecordThread},
+      {"index", AdjitRecordIndex},
+      {"size", AdjitRecordSize},
+      {"ranges", AdjitRecordRanges},
+      {"add_log", AdjitRecordAddLog},
+      {"words", AdjitRecordWords},
+      {"max_rank", AdjitRecordMaxRank},
+      {"max_ranged", AdjitRecordMaxRanged}};
   m.attr("ATOMIC_ORDERS") = std::map<std::string, int>{
       {"parallel", int(AtomicOrder::Parallel)},
       {"ordered", int(AtomicOrder::Ordered)},

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import adjit as wp
 from adjit.compiler import driver
+from adjit.variant import VariantSpec
 
 OPT_LEVEL = 3
 OFFSET = wp.constant(wp.vec3(1.0, -2.0, 0.5))
@@ -86,7 +87,7 @@ OBJECTS = [(saxpy, False), (libm_f32, False), (libm_f64, False), (vec3_math, Fal
 
 def compile_object(k, adjoint: bool) -> bytes:
     """The host object of kernel ``k`` (or of its adjoint), bypassing the cache."""
-    return driver.compile_cpu_object(k, adjoint, noalias=True, opt_level=OPT_LEVEL).code
+    return driver.compile_cpu_object(k, VariantSpec(adjoint=adjoint), OPT_LEVEL).code
 
 
 #: Touches each kind of symbol the loader handles; checked by the C++ test.
@@ -187,8 +188,7 @@ def main() -> None:
         print(f"wrote {path} (entry {name}_cpu_entry)")
     # saxpy's variant for launches its arrays do not fit (every check kept)
     path = out / "saxpy_all_checked.o"
-    path.write_bytes(driver.compile_cpu_object(saxpy, False, noalias=True, opt_level=OPT_LEVEL,
-                                               all_checked=True).code)
+    path.write_bytes(driver.compile_cpu_object(saxpy, VariantSpec(all_checked=True), OPT_LEVEL).code)
     print(f"wrote {path} (entry saxpy_cpu_entry)")
     compile_c_objects(out)
 
