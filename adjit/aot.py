@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from . import cache, loader
-from .device import device_alias
+from .device import cpu_only
 from .language import _kernels
 from .variant import VariantSpec
 
@@ -26,7 +26,7 @@ def _check_target(device, arch, use_ptx, strip_hash, what: str) -> None:
     """Warp's target arguments, on adjit's one target (this CPU)."""
     for d in device if isinstance(device, (list, tuple)) else [device]:
         if d is not None:
-            device_alias(d)  # a CUDA device: ValueError, not for launches yet
+            cpu_only(d, what)
     if arch is not None:
         raise ValueError(f"{what}: arch={arch!r} selects CUDA architectures; adjit compiles kernels for this "
                          "CPU only (its GPU runtime is not built yet): leave arch=None")

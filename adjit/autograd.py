@@ -222,12 +222,12 @@ def _row_limit(max_per_var) -> int:
 
 
 def _check_kernel_call(what: str, kernel: Kernel, dim, inputs, outputs, device, max_blocks, block_dim) -> None:
-    from .device import device_alias
+    from .device import cpu_only
     from .launch import _check_launch_options
     if dim is None:
         raise TypeError(f"{what} of kernel '{kernel.__name__}': dim is required for a kernel")
     try:
-        device_alias(device)
+        cpu_only(device, what)
     except ValueError as e:
         raise TypeError(f"{what} of kernel '{kernel.__name__}': {e}") from None
     _check_launch_options(kernel, None, max_blocks, block_dim)

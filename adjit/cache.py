@@ -251,7 +251,10 @@ def key_parts(digest: KernelDigest, options: dict) -> KeyParts:
     opts = hashlib.sha256(json.dumps(options, sort_keys=True).encode()).hexdigest()
     variant = "-".join([str(options.get("target", ""))] + [flag for flag in ("adjoint", "noalias")
                                                            if options.get(flag)])
-    return KeyParts(digest.source, digest.functions, opts, target_id(), variant)
+    # PTX is for a GPU architecture, whatever the host: an entry compiled here
+    # runs on a GPU machine with another CPU.
+    target = f"cuda-{options['arch']}" if options.get("target") == "cuda" else target_id()
+    return KeyParts(digest.source, digest.functions, opts, target, variant)
 
 
 def _identity(pyfunc, parts: KeyParts) -> str:

@@ -6,9 +6,8 @@ reports (libcuda.so.1 is opened the first time a CUDA name is asked about:
 importing adjit does not). A CUDA device has its name, compute capability
 (``arch``: 90 for sm_90), memory, a default stream, and the driver layer's
 streams, events, device memory and module launches (``adjit.runtime.cuda``).
-adjit's arrays and ``launch`` do not run on CUDA devices yet: asking them to
-raises a ValueError saying so (``device_alias``), rather than running
-somewhere else than asked.
+adjit's arrays live on either kind of device (``device="cuda:0"``) and
+``launch`` runs kernels where their arrays are (``adjit.backends``).
 
 Where CUDA cannot be used, the CUDA names say why: ``is_cuda_available()``
 is False, ``cuda_unavailable_reason()`` gives the reason (the driver's
@@ -248,14 +247,19 @@ def get_device(ident=None) -> Device:
 
 def device_alias(ident) -> str:
     """The alias of the device ``ident`` names (None: the default device),
-    for an array or a launch: ValueError for a CUDA device, where adjit's
-    arrays and launches do not run yet."""
-    device = get_device(ident)
-    if device.is_cuda:
-        raise ValueError(f"device {device.alias!r} is not available for arrays and kernel launches yet: adjit has "
-                         f"the CUDA driver layer (adjit.runtime.cuda: streams, events, device memory, modules) but "
-                         f"its arrays and launch() run on the CPU only so far; use 'cpu'")
-    return device.alias
+    for an array or a launch: "cpu" or "cuda:N" (ValueError for a device
+    that does not exist here, with the reason where CUDA is unavailable)."""
+    return get_device(ident).alias
+
+
+def cpu_only(ident, what: str) -> str:
+    """``device_alias`` for what runs on the CPU only so far: ValueError
+    naming ``what`` for a CUDA device."""
+    alias = device_alias(ident)
+    if alias != "cpu":
+        raise ValueError(f"{what} runs on the CPU only so far (adjit's GPU runtime does not cover it yet); "
+                         f"got device {alias!r}")
+    return alias
 
 
 def set_device(ident) -> None:
@@ -286,20 +290,33 @@ def is_device_available(device) -> bool:
         return False
 
 
+#: Called after a synchronize with the device's ordinal (None: every
+#: device): runtime/cuda.py sets it to raise the failed checks of the
+#: launches it waited for (none before it is imported: no launch ran).
+synchronized = None
+
+
 def synchronize_device(device=None) -> None:
     """Waits for ``device``'s outstanding work (a CUDA device's, all
     streams; CPU launches are synchronous). A kernel that faulted is
-    reported here (a CudaError naming the last kernel launched)."""
+    reported here (a CudaError naming the last kernel launched), and so is
+    a failed check of a kernel launched there (``OutOfBoundsError``,
+    ``NonFiniteError``)."""
     device = get_device(device)
     if device.is_cuda:
         _cuda.synchronize_device(device.ordinal)
+        if synchronized is not None:
+            synchronized(device.ordinal)
 
 
 def synchronize() -> None:
     """Waits for the outstanding work of every CUDA device in use (CPU
-    launches are synchronous). A kernel that faulted is reported here."""
+    launches are synchronous). A kernel that faulted is reported here, and
+    so is a failed check of a kernel launched on one."""
     if _cuda_devices:
         _cuda.synchronize()
+        if synchronized is not None:
+            synchronized(None)
 
 
 class ScopedDevice:

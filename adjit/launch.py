@@ -22,11 +22,12 @@ import numpy as np
 from . import cache, config, loader
 from .backends import cpu
 from .backends.base import Backend, PackedLaunch
-from .device import device_alias
+from .device import CPU, device_alias, get_device
 from . import types as T
 from .errors import GradientError, LaunchError
 from .language import Kernel
 from .runtime.array import Array, grad_or_scratch
+from .runtime.cuda_memory import CudaMemory
 from .runtime.indexed_array import IndexedArray
 from .runtime.struct_array import StructArray
 from .runtime import recording
@@ -158,6 +159,8 @@ def _check_buffer(k: Kernel, name: str, buffer) -> np.ndarray:
     writable host ndarray whose strides are whole, non-negative numbers of
     elements (else the runtime would fail with a C++ cast error, or run on a
     temporary copy and write nothing)."""
+    if isinstance(buffer, CudaMemory):
+        return buffer.view(np.uint16) if buffer.dtype.kind == "V" else buffer
     if not isinstance(buffer, np.ndarray):
         raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}': the array's buffer is a "
                             f"{type(buffer).__name__}, not a numpy array", name)
@@ -195,10 +198,11 @@ def launch(kernel: Kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_output
     k = kernel
     if not isinstance(k, Kernel):
         raise LaunchError(f"launch() needs an @adjit.kernel, got {k!r}")
-    try:
-        device_alias(device)
-    except ValueError as e:
-        raise LaunchError(f"kernel '{k.__name__}': {e}") from None
+    if device is not None:
+        try:
+            device = get_device(device)
+        except ValueError as e:
+            raise LaunchError(f"kernel '{k.__name__}': {e}") from None
     _check_launch_options(k, stream, max_blocks, block_dim)
     if record_cmd:
         return Launch(k, dim, list(inputs), list(outputs), list(adj_inputs), list(adj_outputs), device=device,
@@ -206,12 +210,13 @@ def launch(kernel: Kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_output
     if config.print_launches:
         print(f"kernel: {k.__name__}{' (adjoint)' if adjoint else ''} dim: {dim} inputs: {_describe_list(inputs)} "
               f"outputs: {_describe_list(outputs)} device: {device_alias(device)}")
+    where = None if device is None and stream is None and block_dim == 256 else (device, stream, block_dim)
     if adjoint:
         return _launch_adjoint_with(k, dim, inputs, outputs, adj_inputs, adj_outputs)
     if not record_tape:
         with recording.paused():
-            return _launch(k, dim, inputs, outputs)
-    return _launch(k, dim, inputs, outputs)
+            return _launch(k, dim, inputs, outputs, where)
+    return _launch(k, dim, inputs, outputs, where)
 
 
 def _describe_list(values) -> str:
@@ -226,9 +231,10 @@ def _describe_list(values) -> str:
 def _check_launch_options(k: Kernel, stream, max_blocks, block_dim) -> None:
     if stream is None and type(max_blocks) is int and type(block_dim) is int and block_dim >= 1:
         return  # the common case, kept cheap
-    if stream is not None:
-        raise LaunchError(f"launch of kernel '{k.__name__}': stream= is for CUDA launches; adjit launches on the "
-                          "CPU here, which has no streams (pass stream=None)")
+    from .runtime.cuda import Stream
+    if stream is not None and not isinstance(stream, Stream):
+        raise LaunchError(f"launch of kernel '{k.__name__}': stream must be an adjit.Stream (CUDA launches) or "
+                          f"None, got {type(stream).__name__}")
     for name, value, low in (("max_blocks", max_blocks, None), ("block_dim", block_dim, 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or (low is not None and value < low):
             raise LaunchError(f"launch of kernel '{k.__name__}': {name} must be an int"
@@ -325,7 +331,7 @@ class Launch:
                record_tape=self.record_tape, max_blocks=self.max_blocks, block_dim=self.block_dim)
 
 
-def _launch(k: Kernel, dim, inputs, outputs) -> None:
+def _launch(k: Kernel, dim, inputs, outputs, where=None) -> None:
     args = _argument_list(k, "inputs", inputs) + _argument_list(k, "outputs", outputs)
     n_inputs = len(inputs)
     if len(args) != len(k.param_names):
@@ -341,8 +347,22 @@ def _launch(k: Kernel, dim, inputs, outputs) -> None:
     if total > MAX_EXTENT:
         _check_linear_tid(k, dim, total)
     packed = [_pack_argument(k, n, t, v) for n, t, v in zip(k.arg_names, k.arg_types, args)]
-    _execute(PackedLaunch(k, dim, total, shape, packed, args), tapes=active_tapes(), n_inputs=n_inputs,
-             written=_written_arguments)
+    launch = PackedLaunch(k, dim, total, shape, packed, args)
+    if where is not None:
+        _place(launch, *where)
+    _execute(launch, tapes=active_tapes(), n_inputs=n_inputs, written=_written_arguments)
+
+
+def _place(launch: PackedLaunch, device, stream, block_dim: int) -> None:
+    """The device, stream and block size ``launch()`` was given."""
+    if stream is not None:
+        if device is not None and stream.device != device:
+            raise _launch_error(launch.kernel, f"launch of kernel '{launch.kernel.__name__}': the stream is on "
+                                f"{stream.device}, not on device {device}")
+        device = stream.device
+        launch.stream = stream.cuda_stream
+    launch.device = device
+    launch.block_dim = block_dim
 
 
 def _written_arguments(launch: PackedLaunch) -> list:
@@ -350,9 +370,45 @@ def _written_arguments(launch: PackedLaunch) -> list:
     return [launch.primal[i] for i in loader.written_arguments(launch.kernel)]
 
 
-#: The backend launches run on (a CUDA backend will be chosen by the
-#: launch's device).
+#: The backend of CPU launches (CUDA launches: backends/cuda.py's, loaded
+#: at the first one).
 _backend: Backend = cpu.BACKEND
+
+
+def _backend_for(launch: PackedLaunch) -> Backend:
+    """The backend of the device the launch runs on: the one its arrays are
+    on (they must all be on one), or ``launch()``'s ``device=``, which must
+    be theirs; the CPU for a launch with neither."""
+    found = None
+    for position, a in enumerate(launch.args):
+        if a.__class__ is CudaMemory:
+            if found is None:
+                found = a.ordinal
+            elif a.ordinal != found:
+                raise _wrong_device(launch, position, f"cuda:{found}", f"cuda:{a.ordinal}")
+    asked = launch.device
+    if found is None and (asked is None or not asked.is_cuda):
+        launch.device = CPU
+        return _backend
+    device = asked if found is None else get_device(f"cuda:{found}")
+    if asked is not None and asked != device:
+        raise _launch_error(launch.kernel, f"launch of kernel '{launch.kernel.__name__}' on {asked}: its arrays "
+                            f"are on {device} (move them with a.to('{asked.alias}'))")
+    for position, a in enumerate(launch.args):
+        if a.__class__ is np.ndarray:
+            raise _wrong_device(launch, position, device.alias, "cpu")
+    launch.device = device
+    from .backends import cuda
+    return cuda.BACKEND
+
+
+def _wrong_device(launch: PackedLaunch, position: int, expected: str, got: str) -> LaunchError:
+    k = launch.kernel
+    names = list(k.arg_names)
+    name = names[position] if position < len(names) else f"#{position} (a gradient or tangent)"
+    return _launch_error(k, f"kernel '{k.__name__}' argument '{name}' is on '{got}', but the launch's other "
+                         f"arrays are on '{expected}': the arrays of a launch must be on one device (move it with "
+                         f"a.to('{expected}'))", name if position < len(names) else None)
 
 
 def _execute(launch: PackedLaunch, compiled_from=None, tapes=(), n_inputs: int | None = None,
@@ -363,11 +419,12 @@ def _execute(launch: PackedLaunch, compiled_from=None, tapes=(), n_inputs: int |
     tangent launches: ``n_inputs`` arguments are inputs); the arrays it
     writes (``written(launch)``) get new versions; observers see it; the
     backend runs it."""
-    _backend.prepare(launch)
+    backend = _backend_for(launch)
+    backend.prepare(launch)
     if compiled_from is not None:
         _check_compiled_from(launch.kernel, launch.variant, compiled_from)
     if not tapes:
-        _run_observed(launch, written)
+        _run_observed(launch, written, backend)
         return
     k = launch.kernel
     access = loader.argument_access(k)
@@ -380,11 +437,11 @@ def _execute(launch: PackedLaunch, compiled_from=None, tapes=(), n_inputs: int |
             if n_inputs is not None:
                 step.n_inputs = n_inputs  # where the outputs start (autograd.gradcheck_tape)
             step.compiled_from = launch.variant.digest
-        _run_observed(launch, written)
+        _run_observed(launch, written, backend)
         _keep_finals(steps, launch.primal, access)
 
 
-def _run_observed(launch: PackedLaunch, written) -> None:
+def _run_observed(launch: PackedLaunch, written, backend: Backend) -> None:
     if written is not None:
         for array in written(launch):
             array._version += 1
@@ -392,7 +449,7 @@ def _run_observed(launch: PackedLaunch, written) -> None:
     for observer in observers:
         if observer.before is not None:
             observer.before(launch)
-    _backend.run(launch)
+    backend.run(launch)
     for observer in observers:
         if observer.after is not None:
             observer.after(launch)

@@ -56,11 +56,33 @@ class CpuVariant:
     spec: VariantSpec | None = None
 
 
+@dataclass
+class CudaVariant:
+    """A kernel (or its adjoint, or its tangent kernel) loaded on one CUDA device."""
+
+    #: The loaded kernel (``_runtime.cuda.Function``).
+    function: object
+    #: Whether its PTX came from the disk cache rather than the compiler.
+    from_cache: bool
+    #: As ``CpuVariant``'s.
+    sites: list
+    ranged: tuple = ()
+    name: str = ""
+    digest: object = None
+    spec: VariantSpec | None = None
+    #: The architecture its PTX is for ("sm_90").
+    arch: str = ""
+    #: (size, alignment) of each parameter of its PTX entry.
+    layout: list = field(default_factory=list)
+
+
 class _Loaded:
     """What is known of one kernel's compiled code in this process."""
 
     def __init__(self):
         self.variants: dict[VariantSpec, CpuVariant] = {}
+        #: Variants loaded on CUDA devices, by (spec, device alias).
+        self.cuda_variants: dict[tuple[VariantSpec, str], CudaVariant] = {}
         self.access: list[Access] | None = None
         # What the loaded variants were compiled from (all the same), and the
         # language.definitions count when that was last checked.
@@ -179,6 +201,69 @@ def load_variant(kernel: Kernel, spec: VariantSpec) -> CpuVariant:
     return _keep(kernel, state, spec, variant, digest)
 
 
+def load_cuda_variant(kernel: Kernel, spec: VariantSpec, device) -> CudaVariant:
+    """The variant ``spec`` (target "cuda") of ``kernel`` loaded on the CUDA
+    ``device``: its PTX for the device's architecture from the disk cache
+    where it is there, else compiled; loaded once per device."""
+    state = _loaded(kernel)
+    if state.generation != language.definitions:
+        _check_sources(kernel, state)
+    variant = state.cuda_variants.get((spec, device.alias))
+    if variant is not None:
+        return variant
+    digest = cache.kernel_digest(kernel.pyfunc, kernel.param_types)
+    if state.digest is not None and digest != state.digest:
+        _forget_variants(kernel, state, digest)
+    state.digest = digest
+    arch = f"sm_{device.arch}"
+    parts = _key_parts(kernel, spec, digest, arch)
+    entry = None if os.environ.get("ADJIT_DUMP_DIR") else cache.load(kernel.pyfunc, parts)
+    metadata, from_cache = None, False
+    if entry is not None:
+        ptx, metadata = entry
+        if not _valid_cuda_metadata(kernel, spec, metadata):
+            log.warning("compiling %s: the cache entry %s is damaged (its metadata); rebuilding it",
+                        kernel.pyfunc.__qualname__, cache.entry_path(parts))
+            cache.discard(parts)
+            metadata = None
+        else:
+            from_cache = True
+    if metadata is None:
+        compiled = _compiler(kernel, arch).compile_cuda_code(kernel, spec, arch)
+        ptx = compiled.ptx.encode()
+        metadata = {"entry": compiled.entry, "sites": compiled.sites, "ranged": compiled.ranged}
+        if compiled.access is not None:
+            metadata["access"] = [int(a) for a in compiled.access]
+        cache.store(kernel.pyfunc, parts, ptx, metadata)
+    from .runtime import cuda
+    label = f"{kernel.__name__} ({kernel.source.filename}:{kernel.source.first_line})"
+    module = cuda.load_module(device, (parts.key(),), ptx, label)
+    layout = cuda.ptx_parameters(ptx.decode() if isinstance(ptx, bytes) else ptx)
+    if not spec.adjoint and "access" in metadata:
+        state.access = [Access(b) for b in metadata["access"]]
+    variant = CudaVariant(module.function(metadata["entry"]), from_cache, metadata["sites"],
+                          tuple(metadata["ranged"]), f"{kernel.__name__}_cuda_kernel_{spec.kind}", digest,
+                          spec, arch, layout)
+    state.cuda_variants[spec, device.alias] = variant
+    return variant
+
+
+def _valid_cuda_metadata(kernel: Kernel, spec: VariantSpec, metadata: dict) -> bool:
+    if not isinstance(metadata.get("entry"), str) or not metadata["entry"]:
+        return False
+    sites, ranged = metadata.get("sites"), metadata.get("ranged")
+    if not isinstance(sites, list) or not all(_valid_site(site) for site in sites):
+        return False
+    if not isinstance(ranged, list) or len(ranged) > 4 or not all(
+            type(p) is int and 0 <= p < len(kernel.arg_names) for p in ranged):
+        return False
+    bits = metadata.get("access")
+    if not spec.adjoint and (not isinstance(bits, list) or len(bits) != len(kernel.arg_names) or not all(
+            type(b) is int and 0 <= b <= _ALL_ACCESS for b in bits)):
+        return False
+    return True
+
+
 def _keep(kernel: Kernel, state: "_Loaded", spec: VariantSpec, variant: CpuVariant,
           digest: cache.KernelDigest) -> CpuVariant:
     """Names a loaded variant and keeps it for the next launches of ``spec``."""
@@ -244,18 +329,24 @@ def _valid_site(site) -> bool:
         type(site[k]) is t for k, t in _SITE_FIELDS.items()) and 1 <= site["rank"] <= 4
 
 
-def compile_options(kernel: Kernel, spec: VariantSpec) -> dict:
-    """Everything a CPU variant's code depends on beside the kernel's
-    sources: what its cache key holds."""
-    return {**spec.cache_options(), "opt_level": CPU_OPT_LEVEL, "no_grad": list(kernel.no_grad)}
+def compile_options(kernel: Kernel, spec: VariantSpec, arch: str | None = None) -> dict:
+    """Everything a variant's code depends on beside the kernel's sources:
+    what its cache key holds (a CUDA variant's: with its ``arch``)."""
+    options = {**spec.cache_options(), "opt_level": CPU_OPT_LEVEL, "no_grad": list(kernel.no_grad)}
+    if spec.target == "cuda":
+        if arch is None:
+            raise ValueError("compile_options: a CUDA variant's key needs its arch")
+        options["arch"] = arch
+    return options
 
 
-def _key_parts(kernel: Kernel, spec: VariantSpec, digest: cache.KernelDigest | None = None) -> cache.KeyParts:
+def _key_parts(kernel: Kernel, spec: VariantSpec, digest: cache.KernelDigest | None = None,
+               arch: str | None = None) -> cache.KeyParts:
     """The cache key of one variant. The digest is recomputed for each (unless
     given): the globals a kernel reads may have changed since its other
     variants were compiled, and the key must describe what is compiled now."""
     return cache.key_parts(digest or cache.kernel_digest(kernel.pyfunc, kernel.param_types),
-                           compile_options(kernel, spec))
+                           compile_options(kernel, spec, arch))
 
 
 def _check_sources(kernel: Kernel, state: _Loaded) -> None:
@@ -264,7 +355,7 @@ def _check_sources(kernel: Kernel, state: _Loaded) -> None:
     function it calls, as in a notebook), its loaded variants are dropped and
     compile again on use (Warp rebuilds a module whose functions change)."""
     state.generation = language.definitions
-    if state.digest is None or not state.variants:
+    if state.digest is None or not (state.variants or state.cuda_variants):
         return
     digest = cache.kernel_digest(kernel.pyfunc, kernel.param_types)
     if digest != state.digest:
@@ -275,6 +366,7 @@ def _forget_variants(kernel: Kernel, state: _Loaded, digest: cache.KernelDigest)
     log.info("compiling %s again: %s since it was loaded", kernel.pyfunc.__qualname__,
              cache.describe_change(state.digest, digest))
     state.variants.clear()
+    state.cuda_variants.clear()
     state.access = state.written = None
     state.digest = digest
 
@@ -291,14 +383,15 @@ def _load(kernel: Kernel, code: bytes, symbol: str) -> int:
     return address
 
 
-def _compiler(kernel: Kernel):
+def _compiler(kernel: Kernel, arch: str | None = None):
     """The compiler driver; a clear error where it is not installed."""
     try:
         from .compiler import driver
     except ImportError as e:
         raise CompileError(
             f"kernel '{kernel.__name__}' ({kernel.source.filename}:{kernel.source.first_line}) is not "
-            f"precompiled for this CPU in the kernel cache ({cache.cache_dir()}), and the compiler is "
+            f"precompiled for {'CUDA ' + arch if arch else 'this CPU'} in the kernel cache "
+            f"({cache.cache_dir()}), and the compiler is "
             f"not installed here ({e}). Install the full adjit (`pip install adjit`), or compile the "
             "kernel on a machine that has it with adjit.export([kernels], folder) and point "
             "ADJIT_CACHE_DIR at that folder here.") from None
@@ -352,36 +445,42 @@ def _export_variant(kernel: Kernel, path: Path, spec: VariantSpec):
     return compiled
 
 
-def _load_options(device, block_dim, max_workers, what: str) -> None:
-    """Checks Warp's load options: the devices must be the CPU (adjit's one
-    device: a CUDA device raises ValueError); block_dim and max_workers are
-    checked and change nothing (CPU launches have no blocks, and kernels
-    compile one after another)."""
-    from .device import device_alias
+def _load_options(device, block_dim, max_workers, what: str) -> list:
+    """Checks Warp's load options; returns the CUDA devices named (their
+    kernels load there too). block_dim and max_workers are checked and
+    change nothing (kernels compile one after another)."""
+    from .device import get_device
+    cuda_devices = []
     for d in device if isinstance(device, (list, tuple)) else [device]:
-        if d is not None:
-            device_alias(d)  # a CUDA device: ValueError (not for launches yet)
+        if d is not None and get_device(d).is_cuda:
+            cuda_devices.append(get_device(d))
     if block_dim is not None and (isinstance(block_dim, bool) or not isinstance(block_dim, int) or block_dim < 1):
         raise ValueError(f"{what}: block_dim must be a positive int or None, got {block_dim!r}")
     if max_workers is not None and (isinstance(max_workers, bool) or not isinstance(max_workers, int)
                                     or max_workers < 0):
         raise ValueError(f"{what}: max_workers must be an int >= 0 or None, got {max_workers!r}")
+    return cuda_devices
 
 
-def _load_kernels(kernels) -> None:
+def _load_kernels(kernels, cuda_devices=()) -> None:
     """Compiles (or takes from the disk cache) and loads what a launch of each
     kernel uses: its forward variant for arrays that do not overlap and are
     not strided views, under the current settings (bounds checks, verify_fp,
     determinism), and its adjoint where it has one (a kernel that cannot be
     differentiated raises its GradientError at backward() instead, as
-    without loading). Generic kernels are loaded through their instances."""
+    without loading); on the CPU and on each of ``cuda_devices``. Generic
+    kernels are loaded through their instances."""
     for kernel in kernels:
         if kernel.is_generic:
             continue
         cpu_variant(kernel)
+        for device in cuda_devices:
+            load_cuda_variant(kernel, VariantSpec.of(kernel, target="cuda"), device)
         if kernel.enable_backward:
             try:
                 cpu_variant(kernel, adjoint=1)
+                for device in cuda_devices:
+                    load_cuda_variant(kernel, VariantSpec.of(kernel, adjoint=1, target="cuda"), device)
             except GradientError:
                 pass
 
@@ -416,7 +515,7 @@ def load_module(module=None, device=None, recursive: bool = False, block_dim: in
         name = _module_name(module, "load_module")
     if type(recursive) is not bool:
         raise TypeError(f"load_module: recursive must be True or False, got {recursive!r}")
-    _load_options(device, block_dim, max_workers, "load_module")
+    cuda_devices = _load_options(device, block_dim, max_workers, "load_module")
     kernels = sorted((k for k in list(_kernels)
                       if k.module.name == name or (recursive and k.module.name.startswith(name + "."))),
                      key=lambda k: k._serial)
@@ -424,7 +523,7 @@ def load_module(module=None, device=None, recursive: bool = False, block_dim: in
         raise RuntimeError(f"load_module: module {name!r} has no adjit kernels"
                            + ("" if recursive else " (recursive=True also loads its submodules)")
                            + "; import it first, or name the module its kernels were declared in")
-    _load_kernels(kernels)
+    _load_kernels(kernels, cuda_devices)
 
 
 def force_load(device=None, modules=None, block_dim: int | None = None, max_workers: int | None = None) -> None:
@@ -432,7 +531,7 @@ def force_load(device=None, modules=None, block_dim: int | None = None, max_work
     Python modules or names; None: every module with kernels), as
     ``load_module`` does for one (Warp's ``wp.force_load``)."""
     from .language import _kernels
-    _load_options(device, block_dim, max_workers, "force_load")
+    cuda_devices = _load_options(device, block_dim, max_workers, "force_load")
     if modules is None:
         kernels = list(_kernels)
     else:
@@ -440,4 +539,4 @@ def force_load(device=None, modules=None, block_dim: int | None = None, max_work
             raise TypeError(f"force_load: modules must be a list of modules or None, got {modules!r}")
         names = {_module_name(m, "force_load") for m in modules}
         kernels = [k for k in list(_kernels) if k.module.name in names]
-    _load_kernels(sorted(kernels, key=lambda k: k._serial))
+    _load_kernels(sorted(kernels, key=lambda k: k._serial), cuda_devices)

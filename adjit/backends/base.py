@@ -10,16 +10,23 @@ loads its code, ``run`` runs it and raises the error of a failed check.
 from __future__ import annotations
 
 import abc
+import linecache
+import re
+
+import numpy as np
+
+from ..errors import NonFiniteError, OutOfBoundsError
 
 
 class PackedLaunch:
     """One launch, its arguments packed: what a backend runs and what launch
     observers (``adjit.observe_launches``) see."""
 
-    __slots__ = ("kernel", "dim", "total", "shape", "args", "primal", "adjoint", "tangent", "spec", "variant")
+    __slots__ = ("kernel", "dim", "total", "shape", "args", "primal", "adjoint", "tangent", "spec", "variant",
+                 "device", "stream", "block_dim")
 
     def __init__(self, kernel, dim, total: int, shape: tuple, args: list, primal: list, adjoint: int = 0,
-                 tangent: int = 0):
+                 tangent: int = 0, device=None, stream: int | None = None, block_dim: int = 0):
         #: The kernel (a generic kernel's instance for these arguments).
         self.kernel = kernel
         #: The launch dim as given; ``total`` threads, ``shape``: its 4 extents.
@@ -42,6 +49,13 @@ class PackedLaunch:
         #: atomics; its ``digest`` says what it was compiled from).
         self.spec = None
         self.variant = None
+        #: The device it runs on (``adjit.Device``; None: where its arrays
+        #: are, the CPU for none, set by ``adjit.launch``), the CUDA stream
+        #: handle given (None: the device's current stream) and the threads
+        #: per block asked for (0: the backend's default).
+        self.device = device
+        self.stream = stream
+        self.block_dim = block_dim
 
     def __repr__(self) -> str:
         return (f"<PackedLaunch of '{self.kernel.__name__}' dim={self.dim!r} "
@@ -65,3 +79,28 @@ class Backend(abc.ABC):
         first failed check (``OutOfBoundsError``, ``NonFiniteError``). The
         backend may run another variant than the one prepared (e.g. with
         every check kept) and then updates ``launch.spec`` and ``.variant``."""
+
+
+def check_failed(launch: PackedLaunch, variant, failure) -> OutOfBoundsError | NonFiniteError:
+    """The error for a launch's first failed check (``failure`` as
+    ``_runtime.launch_cpu`` returns it): an index out of range, or a
+    non-finite value stored."""
+    k, dim = launch.kernel, launch.dim
+    site_number, thread, indices, sizes = failure
+    site = variant.sites[site_number]
+    rank = site["rank"]
+    array = site["array"]
+    lane = re.match(r"tan\d*_", array) if launch.tangent else None
+    seed = re.match(r"adj\d*_", array) if launch.adjoint else None
+    if lane and array[lane.end():] in k.arg_names:
+        array = f"'{array[lane.end():]}' (its tangent, in the tangent kernel)"
+    elif seed and array[seed.end():] in k.arg_names:
+        array = f"'{array[seed.end():]}' (its gradient, in the adjoint)"
+    elif array in k.arg_names:
+        array = f"'{array}'"
+    extents = (dim,) if np.ndim(dim) == 0 else tuple(dim)
+    coords = tuple(int(c) for c in np.unravel_index(thread, [int(e) for e in extents]))
+    where = site["file"], site["line"]
+    error = NonFiniteError if "NaN or infinity" in site["access"] else OutOfBoundsError
+    return error(k.__name__, *where, array, site["access"], tuple(indices[:rank]),
+                 tuple(sizes[:rank]), coords, linecache.getline(*where) or None)

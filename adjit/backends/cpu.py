@@ -12,17 +12,14 @@ hold, and turns the first failed check into an ``OutOfBoundsError`` or
 """
 from __future__ import annotations
 
-import linecache
-import re
 import sys
 import time
 
 import numpy as np
 
 from .. import _runtime, config, loader, timing
-from ..errors import NonFiniteError, OutOfBoundsError
 from ..variant import VariantSpec
-from .base import Backend, PackedLaunch
+from .base import Backend, PackedLaunch, check_failed
 
 _PARALLEL, _ORDERED, _SERIAL = (_runtime.ATOMIC_ORDERS[o] for o in ("parallel", "ordered", "serial"))
 #: Launches of an ordered kernel with fewer threads run serially.
@@ -63,7 +60,7 @@ class CpuBackend(Backend):
             failure = _run(variant, launch.total, launch.shape, launch.args, [], noalias)
             if failure is None:
                 return
-        raise _check_failed(launch, variant, failure)
+        raise check_failed(launch, variant, failure)
 
 
 #: The backend of CPU launches.
@@ -144,28 +141,3 @@ def _atomic_order(variant, noalias: bool, total: int) -> int:
     # 1 / _REPROBE_EVERY of a launch.
     every = _REPROBE_EVERY * max(1, round(times[slower] / times[faster]))
     return slower if variant.timed_launches % every == 0 else faster
-
-
-def _check_failed(launch: PackedLaunch, variant, failure) -> OutOfBoundsError | NonFiniteError:
-    """The error for a launch's first failed check (``failure`` as
-    ``_runtime.launch_cpu`` returns it): an index out of range, or a
-    non-finite value stored."""
-    k, dim = launch.kernel, launch.dim
-    site_number, thread, indices, sizes = failure
-    site = variant.sites[site_number]
-    rank = site["rank"]
-    array = site["array"]
-    lane = re.match(r"tan\d*_", array) if launch.tangent else None
-    seed = re.match(r"adj\d*_", array) if launch.adjoint else None
-    if lane and array[lane.end():] in k.arg_names:
-        array = f"'{array[lane.end():]}' (its tangent, in the tangent kernel)"
-    elif seed and array[seed.end():] in k.arg_names:
-        array = f"'{array[seed.end():]}' (its gradient, in the adjoint)"
-    elif array in k.arg_names:
-        array = f"'{array}'"
-    extents = (dim,) if np.ndim(dim) == 0 else tuple(dim)
-    coords = tuple(int(c) for c in np.unravel_index(thread, [int(e) for e in extents]))
-    where = site["file"], site["line"]
-    error = NonFiniteError if "NaN or infinity" in site["access"] else OutOfBoundsError
-    return error(k.__name__, *where, array, site["access"], tuple(indices[:rank]),
-                 tuple(sizes[:rank]), coords, linecache.getline(*where) or None)

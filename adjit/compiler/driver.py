@@ -50,6 +50,22 @@ class CpuObject:
     atomic_order: str = "parallel"
 
 
+@dataclass
+class CudaCode:
+    """A kernel (or its adjoint, or its tangent kernel) compiled for one
+    CUDA architecture."""
+
+    #: The PTX text.
+    ptx: str
+    #: The name of its ``.entry``.
+    entry: str
+    #: As ``CpuObject``'s: the access analysis, the check sites and the
+    #: index arrays whose (min, max) the error record carries.
+    access: list[Access] | None
+    sites: list[dict]
+    ranged: list[int]
+
+
 def new_context() -> ir.Context:
     """An MLIR context for one compile, without MLIR's thread pool: kernel
     modules are small, so its threads would only be extra threads in every
@@ -144,6 +160,36 @@ def compile_cpu_object(kernel: Kernel, spec: VariantSpec, opt_level: int) -> Cpu
     except RuntimeError as e:
         raise CompileError(f"kernel '{kernel.__name__}': {e}") from None
     return CpuObject(code, entry, None if spec.adjoint else access, sites, ranged, atomic_order[0])
+
+
+def compile_cuda_code(kernel: Kernel, spec: VariantSpec, arch: str) -> CudaCode:
+    """Compiles the variant ``spec`` of the kernel to PTX for ``arch``
+    (e.g. "sm_90")."""
+    if spec.target != "cuda":
+        raise ValueError(f"compile_cuda_code: a variant for target {spec.target!r}")
+    module = build_variant_module(kernel, spec, new_context())
+    access, sites, ranged = [], [], []
+    symbol = kernel_symbol(kernel, spec)
+
+    def record(stage: str, module: ir.Module) -> None:
+        if stage == "optimized" and not spec.adjoint:
+            access.extend(Access(bits) for bits in _adjit.kernel_argument_access(module.operation))
+        if stage == "checked":
+            sites.extend(S.check_sites(module, symbol))
+            ranged.extend(S.ranged_args(module, symbol))
+
+    S.run_stages(module, S.cuda_stages(spec, arch), kernel.mlir_name, after_stage=record)
+    ptx = ptx_of(module)
+    entry = ptx_entry(ptx)
+    return CudaCode(ptx, entry, None if spec.adjoint else access, sites, ranged)
+
+
+def ptx_entry(ptx: str) -> str:
+    """The name of the (one) kernel entry of a PTX module."""
+    at = ptx.find(".entry")
+    if at < 0:
+        raise CompileError("the CUDA pipeline produced PTX without a kernel entry (a bug in adjit)")
+    return ptx[at + len(".entry"):].split("(")[0].strip()
 
 
 def load_with_jit(code: bytes, names: list[str]) -> list[int]:

@@ -16,9 +16,10 @@ import weakref
 import numpy as np
 
 from .. import types as T
-from ..device import Device, device_alias
+from ..device import Device, device_alias, get_device
 from ..errors import GradientError
 from . import memory as _memory
+from .cuda_memory import CudaMemory, may_share_memory
 from . import recording
 from .recording import active_tapes
 
@@ -41,11 +42,13 @@ def _structs():
 
 #: DLPack's device type of host memory (``DLDeviceType.kDLCPU``).
 _DL_CPU = 1
+_DL_CUDA = 2
 
 
 @T.register_host_array_class
 class Array:
-    """An array of ``dtype`` elements on a device (only "cpu" so far)."""
+    """An array of ``dtype`` elements on a device: the CPU (its buffer a
+    numpy array) or a CUDA device (a ``CudaMemory``, see cuda_memory.py)."""
 
     def __init__(self, buffer: np.ndarray, dtype: T.ValueType, requires_grad: bool = False,
                  device: str = "cpu", *, _owned: bool = False):
@@ -53,8 +56,8 @@ class Array:
         the buffer is the caller's memory, which may change without adjit
         seeing it: value ranges are measured at each launch and tapes
         snapshot it (see ``_writable_elsewhere``)."""
-        if device != "cpu":
-            raise ValueError(f"device '{device}' is not supported yet (only 'cpu')")
+        if (device == "cpu") == isinstance(buffer, CudaMemory):
+            raise ValueError(f"an array on '{device}' over {type(buffer).__name__} memory (internal)")
         self._buffer = buffer
         self.dtype = dtype
         self.device = device
@@ -141,9 +144,8 @@ class Array:
     def __reduce__(self):
         """Pickles a copy of the values, the dtype, ``requires_grad`` and the
         gradient's values; unpickling makes a new array (sharing nothing)."""
-        grad = None if self.grad is None else np.ascontiguousarray(self.grad._buffer).copy()
-        return (_unpickle_array, (np.ascontiguousarray(self._buffer).copy(), self.dtype,
-                                  self.requires_grad, self.device, grad))
+        grad = None if self.grad is None else _host_copy(self.grad._buffer)
+        return (_unpickle_array, (_host_copy(self._buffer), self.dtype, self.requires_grad, self.device, grad))
 
     @property
     def ndim(self) -> int:
@@ -156,7 +158,12 @@ class Array:
     def numpy(self) -> np.ndarray:
         """A numpy view of the data (shape + component shape); writes go
         through. Tapes that recorded launches reading this array save its
-        values first, so writes through the view cannot change gradients."""
+        values first, so writes through the view cannot change gradients.
+        A CUDA array's values are copied to the host (after the work queued
+        on the device's current stream; a kernel's failed check is raised
+        here), as in Warp."""
+        if self.device != "cpu":
+            return self._buffer.numpy()
         return self._export(self._buffer.view())
 
     def _export(self, view: np.ndarray) -> np.ndarray:
@@ -197,7 +204,7 @@ class Array:
         cached = self._range_cache
         if cached is not None and cached[0] == self._version:
             return cached[1], cached[2]
-        buffer = self._buffer
+        buffer = self._buffer if self.device == "cpu" else self._buffer.numpy()
         lo, hi = (int(buffer.min()), int(buffer.max())) if buffer.size else (0, -1)
         self._range_cache = None if self._writable_elsewhere else (self._version, lo, hi)
         return lo, hi
@@ -236,17 +243,23 @@ class Array:
         return self if self.is_contiguous else clone(self)
 
     def to(self, device, requires_grad: bool | None = None) -> "Array":
-        """This array on ``device`` (Warp's): the CPU is adjit's only device,
-        so this array itself (``requires_grad`` is then ignored, as Warp
-        ignores it when the array is already there); a CUDA device raises."""
-        device_alias(device)  # an unknown device, or a CUDA one, raises
-        return self
+        """This array on ``device`` (Warp's): itself if it is there
+        (``requires_grad`` is then ignored, as Warp ignores it), else a copy
+        there (``clone(device=)``, recorded on an active tape)."""
+        if _device(device) == self.device:
+            return self
+        return clone(self, device=device, requires_grad=requires_grad)
 
     @property
     def memory_kind(self) -> "_memory.MemoryKind":
-        """The memory class backing the array (Warp's): ``MemoryKind.HOST``,
-        adjit's arrays living in host memory."""
-        return _memory.MemoryKind.HOST
+        """The memory class backing the array (Warp's): ``MemoryKind.HOST``
+        on the CPU, ``CUDA_MEMPOOL`` or ``CUDA_DEVICE`` on a CUDA device
+        (pooled memory where the device has a pool)."""
+        if self.device == "cpu":
+            return _memory.MemoryKind.HOST
+        from ..device import get_device
+        return _memory.MemoryKind.CUDA_MEMPOOL if get_device(self.device).is_mempool_supported \
+            else _memory.MemoryKind.CUDA_DEVICE
 
     @property
     def ptr(self) -> int:
@@ -255,13 +268,15 @@ class Array:
         from then on (tapes save its values when they record a launch)."""
         self._may_be_written_outside()
         self._shared = True
+        if self.device != "cpu":
+            return self._buffer.ptr
         return int(self._buffer.ctypes.data)
 
     def list(self) -> list:
         """The elements in flattened order, as a Python list: numbers for
         scalar arrays, vector/matrix values (numpy arrays) otherwise."""
         comp = _component_shape(self.dtype)
-        elements = self._buffer.reshape((self.size,) + comp)
+        elements = _host_copy(self._buffer).reshape((self.size,) + comp)
         return elements.tolist() if not comp else [e.copy() for e in elements]
 
     def __iter__(self):
@@ -507,7 +522,7 @@ class Array:
         ndim = buffer.ndim - len(_component_shape(t))
         if not 1 <= ndim <= 4:
             raise ValueError(f"arrays have 1 to 4 dimensions; this view would have {ndim}")
-        if buffer.size and not np.may_share_memory(buffer, self._buffer):
+        if buffer.size and not may_share_memory(buffer, self._buffer):
             raise AssertionError("internal: an array view does not share its base's memory")
         view = Array(buffer, t, False, self.device, _owned=True)  # shares self's storage below
         storage = self._storage
@@ -532,20 +547,47 @@ class Array:
         of a strided view (None when C-contiguous).
         Its users hold the memory without a view adjit can track, so the
         array counts as shared from then on (see ``numpy()``)."""
+        if self.device != "cpu":
+            raise TypeError(f"an array on '{self.device}' has no host memory for numpy to view: copy it with "
+                            "a.numpy()")
         self._may_be_written_outside()
         self._shared = True
         return self._buffer.__array_interface__
 
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """The CUDA array interface (v3) of a CUDA array's memory (CuPy,
+        PyTorch, Numba and JAX read it without a copy): the array's shape and
+        the element's components, byte strides (None when C-contiguous) and
+        the device's current stream, which consumers wait for. Its users hold
+        the memory where adjit cannot see their writes (as ``ptr``)."""
+        if self.device == "cpu":
+            raise AttributeError("a CPU array has no __cuda_array_interface__ (it has __array_interface__)")
+        from .cuda import current_stream_handle
+        buffer = self._buffer
+        self._may_be_written_outside()
+        self._shared = True
+        return {"version": 3, "shape": buffer.shape, "typestr": buffer.dtype.str,
+                "data": (buffer.ptr if buffer.size else 0, False),
+                "strides": None if buffer.is_c_contiguous else buffer.strides,
+                "stream": current_stream_handle(buffer.ordinal) or 1}
+
     def __dlpack__(self, stream=None, **kwargs):
         """A DLPack capsule of the buffer (CPU: ``stream`` must be None);
         ``max_version``, ``dl_device`` and ``copy`` are passed on to numpy."""
+        if self.device != "cpu":
+            raise BufferError(f"DLPack export of a CUDA array is not in adjit yet: hand '{self.device}' memory "
+                              "over with __cuda_array_interface__ (torch.as_tensor(a, device='cuda'), "
+                              "cupy.asarray(a))")
         if stream is not None:
             raise BufferError("adjit CPU arrays take no stream (stream must be None)")
         view = self._export(self._buffer.view())
         return view.__dlpack__(**{k: v for k, v in kwargs.items() if v is not None})
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        """(kDLCPU, 0): adjit arrays live in host memory so far."""
+        """(kDLCPU, 0) for a CPU array, (kDLCUDA, ordinal) for a CUDA one."""
+        if self.device != "cpu":
+            return (_DL_CUDA, self._buffer.ordinal)
         return (_DL_CPU, 0)
 
     # --- writes recorded on an active tape --------------------------------------
@@ -801,10 +843,14 @@ def _array_from_data(data, dtype, shape, ndim, requires_grad, device, share: boo
     if ndim is not None and buffer.ndim - len(comp) != ndim:
         raise ValueError(f"array: ndim={ndim} but the data makes a {buffer.ndim - len(comp)}-d array of {t} "
                          f"(data of shape {np_data.shape})")
+    alias = _device(device)
+    if alias != "cpu":
+        buffer = _memory.adopt(_on_device(buffer, alias), t, alias, buffer.shape[:buffer.ndim - len(comp)])
+        return Array(buffer, t, requires_grad, alias, _owned=True)
     if not np.may_share_memory(buffer, np_data):
-        buffer = _memory.adopt(buffer, t, _device(device), buffer.shape[:buffer.ndim - len(comp)])
+        buffer = _memory.adopt(buffer, t, alias, buffer.shape[:buffer.ndim - len(comp)])
     # Shared: the caller's numpy array keeps the memory, adjit cannot see its writes.
-    a = Array(buffer, t, requires_grad, _device(device), _owned=not np.may_share_memory(buffer, np_data))
+    a = Array(buffer, t, requires_grad, alias, _owned=not np.may_share_memory(buffer, np_data))
     return a
 
 
@@ -873,6 +919,8 @@ def _strided(base: np.ndarray, dtype: np.dtype, shape: tuple, strides: tuple) ->
     """A numpy view of ``base``'s memory from its first element, as ``shape``
     elements of ``dtype`` ``strides`` bytes apart (numpy's ``view`` cannot
     change the item size of a strided array)."""
+    if isinstance(base, CudaMemory):
+        return CudaMemory(base.allocation, dtype, shape, strides, base.offset)
     address = base.__array_interface__["data"][0]
     interface = {"version": 3, "shape": tuple(shape), "typestr": np.dtype(dtype).str,
                  "data": (address, not base.flags.writeable), "strides": tuple(strides)}
@@ -889,6 +937,8 @@ def _zeros_in_layout(buffer: np.ndarray, dtype, device: str, shape: tuple) -> np
     span = sum((n - 1) * s for n, s in zip(buffer.shape, buffer.strides)) + buffer.itemsize
     memory = _memory.allocate((-(-span // buffer.itemsize),), buffer.dtype, dtype, device, zero=True,
                               array_shape=shape)
+    if isinstance(memory, CudaMemory):
+        return memory.as_strided(buffer.shape, buffer.strides)
     return np.lib.stride_tricks.as_strided(memory, buffer.shape, buffer.strides)
 
 
@@ -902,7 +952,23 @@ def _shape_tuple(shape) -> tuple[int, ...]:
     return (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
 
 
+def _host_copy(buffer) -> np.ndarray:
+    """A C-contiguous host copy of a buffer (numpy or device memory)."""
+    if isinstance(buffer, CudaMemory):
+        return buffer.numpy()
+    return np.ascontiguousarray(buffer).copy()
+
+
+def _on_device(buffer: np.ndarray, device: str):
+    """A host buffer as the memory of an array on ``device`` (uploaded to a CUDA device)."""
+    if device == "cpu":
+        return buffer
+    return CudaMemory.from_host(get_device(device).ordinal, buffer)
+
+
 def _unpickle_array(buffer, dtype, requires_grad, device, grad):
+    if device != "cpu":
+        buffer = _memory.adopt(CudaMemory.from_host(get_device(device).ordinal, buffer), dtype, device)
     a = Array(buffer, dtype, requires_grad, device, _owned=True)
     if grad is not None:
         a.grad._buffer[...] = grad
@@ -1156,6 +1222,8 @@ def _read_elements(a: Array, offset: int, count: int) -> np.ndarray:
     buffer = a._buffer
     if buffer.flags.c_contiguous:
         return buffer.reshape((a.size,) + comp)[offset:offset + count]
+    if isinstance(buffer, CudaMemory):
+        buffer = buffer.numpy()  # (a strided view: through the host)
     k = int(np.prod(comp))
     return buffer.flat[offset * k:(offset + count) * k].reshape((count,) + comp)
 
@@ -1165,11 +1233,19 @@ def _write_elements(a: Array, offset: int, count: int, values: np.ndarray) -> No
     flattened array (through the strides of a strided view)."""
     comp = _component_shape(a.dtype)
     buffer = a._buffer
+    if isinstance(values, CudaMemory) and not isinstance(buffer, CudaMemory):
+        values = values.numpy()
     if buffer.flags.c_contiguous:
-        # (numpy copies through a temporary when the ranges overlap)
+        # (numpy copies through a temporary when the ranges overlap; device
+        # memory copies within one allocation are queued in order)
         buffer.reshape((a.size,) + comp)[offset:offset + count] = values
+    elif isinstance(buffer, CudaMemory):
+        host = buffer.numpy()  # (a strided view: through the host)
+        k = int(np.prod(comp))
+        host.reshape(-1)[offset * k:(offset + count) * k] = np.ravel(np.asarray(values, host.dtype))
+        buffer[...] = host
     elif offset == 0 and count == a.size:
-        buffer[...] = np.reshape(values, buffer.shape)
+        buffer[...] = np.broadcast_to(values, (count,) + comp).reshape(buffer.shape)
     else:
         k = int(np.prod(comp))
         if np.may_share_memory(values, buffer):
@@ -1189,7 +1265,7 @@ def _copy_elements(dest: Array, src: Array, dest_offset: int, src_offset: int, c
                 # The copied range's gradient is taken before it is zeroed, so
                 # a copy within one array (overlapping ranges) is right too.
                 arriving = _read_elements(dest_grad, dest_offset, count).copy()
-                _write_elements(dest_grad, dest_offset, count, 0 * arriving)
+                _write_elements(dest_grad, dest_offset, count, 0)
                 if src_grad is not None:
                     _write_elements(src_grad, src_offset, count,
                                     _read_elements(src_grad, src_offset, count) + arriving)
@@ -1197,25 +1273,36 @@ def _copy_elements(dest: Array, src: Array, dest_offset: int, src_offset: int, c
                 tape.record(backward, [dest, src], name="copy", inputs=[src], outputs=[dest])
 
 
-def clone(src: Array, requires_grad: bool | None = None) -> Array:
-    """A copy of ``src``, recorded on an active tape: the adjoint adds the
-    clone's gradient into ``src.grad`` (an array of structs: field by
-    field)."""
+def clone(src: Array, device=None, requires_grad: bool | None = None, pinned: bool = False) -> Array:
+    """A copy of ``src`` (on ``device``: None is ``src``'s), recorded on an
+    active tape: the adjoint adds the clone's gradient into ``src.grad`` (an
+    array of structs: field by field)."""
     if type(src) is not Array:
         structs = _structs()
         if isinstance(src, structs.StructArray):
+            if device is not None and _device(device) != src.device:
+                raise ValueError("clone: an array of structs is cloned on its own device only so far")
             return structs.clone(src, requires_grad)
+    if isinstance(device, bool) and requires_grad is None:
+        device, requires_grad = None, device  # (adjit's older clone(src, requires_grad))
     if requires_grad is None:
         requires_grad = src.requires_grad
-    out = Array(_memory.adopt(src._buffer.copy(), src.dtype, src.device, src.shape), src.dtype, requires_grad,
-                src.device, _owned=True)
+    alias = src.device if device is None else _device(device)
+    if alias == src.device:
+        buffer = src._buffer.copy()
+    elif alias == "cpu":
+        buffer = src._buffer.numpy()
+    else:
+        buffer = _on_device(_host_copy(src._buffer), alias)
+    out = Array(_memory.adopt(buffer, src.dtype, alias, src.shape), src.dtype, requires_grad, alias, _owned=True)
     tapes = active_tapes()
     if tapes and out.grad is not None:
         out_grad, src_grad = out.grad, src.grad
 
         def backward():
             if src_grad is not None:
-                src_grad._buffer[...] += out_grad._buffer
+                src_grad._buffer[...] += out_grad._buffer if out_grad.device == src_grad.device \
+                    else _host_copy(out_grad._buffer)
             out_grad._buffer[...] = 0
         for tape in tapes:
             tape.record(backward, [out, src], name="clone", inputs=[src], outputs=[out])

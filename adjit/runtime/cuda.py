@@ -19,6 +19,7 @@ Internal, for the CUDA backend: ``DeviceBuffer``, ``load_module``,
 from __future__ import annotations
 
 import math
+import re
 import struct
 import threading
 
@@ -448,23 +449,39 @@ def launch_kernel(function, total: int, params: KernelParams, stream=None, block
                     _stream_handle(stream, device), shared_bytes, label)
 
 
-#: An error record's words (cpp/runtime/KernelArgs.h: ErrorRecord).
-ERROR_RECORD_WORDS = 19
-_RANGES_WORD = 10
-_MAX_RANGES = 4
+#: The error record's words (cpp/runtime/ErrorRecord.h).
+_RECORD = _runtime.ERROR_RECORD
+
+
+def _record_words(ranges=()) -> np.ndarray:
+    if len(ranges) > _RECORD["max_ranged"]:
+        raise ValueError(f"at most {_RECORD['max_ranged']} index ranges per launch")
+    words = np.zeros(_RECORD["words"], np.int64)
+    for slot, (lo, hi) in enumerate(ranges):
+        words[_RECORD["ranges"] + 2 * slot:_RECORD["ranges"] + 2 * slot + 2] = (lo, hi)
+    return words
+
+
+def _decode_record(w: np.ndarray):
+    """None, or the first failed check as (site, thread, indices, sizes),
+    as ``adjit._runtime.launch_cpu`` reports it."""
+    if w[0] == 0:
+        return None
+    if w[0] == _runtime.LAUNCH_UNPROVEN:
+        return int(w[0])
+    index, size = _RECORD["index"], _RECORD["size"]
+    rank = _RECORD["max_rank"]
+    return (int(w[_RECORD["site"]]) - 1, int(w[_RECORD["thread"]]), tuple(int(x) for x in w[index:index + rank]),
+            tuple(int(x) for x in w[size:size + rank]))
 
 
 class ErrorRecord:
-    """A launch's error record on the device (cpp/runtime/KernelArgs.h): the
+    """A launch's error record on the device (cpp/runtime/ErrorRecord.h): the
     first failed check's words, filled in by the kernel, after the index
     arrays' (min, max) ``ranges`` that the launch condition reads."""
 
     def __init__(self, device, ranges=(), stream=None):
-        if len(ranges) > _MAX_RANGES:
-            raise ValueError(f"at most {_MAX_RANGES} index ranges per launch")
-        words = np.zeros(ERROR_RECORD_WORDS, np.int64)
-        for slot, (lo, hi) in enumerate(ranges):
-            words[_RANGES_WORD + 2 * slot:_RANGES_WORD + 2 * slot + 2] = (lo, hi)
+        words = _record_words(ranges)
         self.buffer = DeviceBuffer(words.nbytes, device)
         self.buffer.copy_from(words, stream=stream)
 
@@ -480,12 +497,111 @@ class ErrorRecord:
         """None, or the first failed check as (site, thread, indices, sizes),
         as ``adjit._runtime.launch_cpu`` reports it (-1 for site: the
         launch condition did not hold)."""
-        w = self.read(stream)
-        if w[0] == 0:
-            return None
-        if w[0] == _runtime.LAUNCH_UNPROVEN:
-            return int(w[0])
-        return int(w[0]) - 1, int(w[1]), tuple(int(x) for x in w[2:6]), tuple(int(x) for x in w[6:10])
+        return _decode_record(self.read(stream))
+
+
+class _RecordPool:
+    """The error records of a device's launches since the last check: one
+    slot each in one device buffer, read back together (one copy) at the
+    next synchronize, copy to the host or when the slots run out. A
+    launch's failed check is raised then (``report(failure)`` makes the
+    exception), as a kernel fault is (see ``check_pending_failures``)."""
+
+    SLOTS = 1024
+
+    def __init__(self, ordinal: int):
+        self.ordinal = ordinal
+        self.nbytes = _RECORD["words"] * 8
+        self.memory = _cuda.DeviceAllocation(ordinal, self.SLOTS * self.nbytes)
+        self.memory.fill(0)
+        self.pending: list = []  # (slot, report)
+        self.lock = threading.Lock()
+
+    def take(self, ranges, report, stream: int) -> int:
+        """A zeroed slot holding ``ranges`` for a launch queued on ``stream``; its address."""
+        if len(self.pending) == self.SLOTS:
+            self.check()
+        with self.lock:
+            slot = len(self.pending)
+            self.pending.append((slot, report))
+        if ranges:
+            self.memory.copy_from_host(_record_words(ranges), slot * self.nbytes, stream, True)
+        return self.memory.ptr + slot * self.nbytes
+
+    def check(self) -> None:
+        """Waits for the device, reads the slots in use and frees them;
+        raises the first failure."""
+        with self.lock:
+            pending, self.pending = self.pending, []
+        if not pending:
+            return
+        _cuda.synchronize_device(self.ordinal)
+        words = np.empty((len(pending), _RECORD["words"]), np.int64)
+        self.memory.copy_to_host(words, 0, 0, False)
+        self.memory.fill(0, 0, False, 0, len(pending) * self.nbytes)
+        for slot, report in pending:
+            failure = _decode_record(words[slot])
+            if failure is not None:
+                raise report(failure)
+
+
+_pools: dict[int, _RecordPool] = {}
+_pools_lock = threading.Lock()
+
+
+def take_record(ordinal: int, ranges, report, stream: int) -> int:
+    """The address of an error record for a launch on device ``ordinal``
+    (queued on ``stream``), checked later (``check_pending_failures``):
+    ``report(failure)`` makes the exception of its failed check."""
+    pool = _pools.get(ordinal)
+    if pool is None:
+        with _pools_lock:
+            pool = _pools.get(ordinal) or _pools.setdefault(ordinal, _RecordPool(ordinal))
+    return pool.take(ranges, report, stream)
+
+
+def check_pending_failures(ordinal: int | None = None) -> None:
+    """Raises the first failed check of the launches on device ``ordinal``
+    (None: every device) since the last check, waiting for them."""
+    for o, pool in list(_pools.items()):
+        if ordinal is None or o == ordinal:
+            pool.check()
+
+
+_device.synchronized = check_pending_failures
+
+
+#: A parameter's declaration: ``.param [.align N] .TYPE [.ptr .align M] NAME[[COUNT]]``
+#: (the alignment before the type is the parameter's; ``.ptr .align M`` is the pointee's).
+_PARAM = re.compile(r"\s*\.param\s+(?:\.align\s+(\d+)\s+)?\.([a-z]+)(\d*)\b[^\[]*(?:\[(\d+)\])?\s*$")
+
+
+def ptx_parameters(ptx: str) -> list[tuple[int, int]]:
+    """(size, alignment) in bytes of each parameter of the PTX's ``.entry``."""
+    at = ptx.index(".entry")
+    signature = ptx[ptx.index("(", at) + 1:ptx.index(")", at)]
+    layout = []
+    for declaration in signature.split(","):
+        if not declaration.strip():
+            continue
+        match = _PARAM.match(declaration)
+        if match is None:
+            raise ValueError(f"a PTX parameter adjit does not read: {declaration.strip()!r}")
+        align, kind, bits, count = match.groups()
+        element = int(bits) // 8 if bits else 1
+        size = element * int(count) if count else element
+        layout.append((size, int(align) if align else element))
+    return layout
+
+
+def current_stream_handle(ordinal: int) -> int:
+    """The CUstream of CUDA device ``ordinal``'s current stream."""
+    return get_device(f"cuda:{ordinal}").stream.cuda_stream
+
+
+def has_memory_pools(ordinal: int) -> bool:
+    """Whether the device allocates stream-ordered from a pool (cuMemAllocAsync)."""
+    return get_device(f"cuda:{ordinal}").is_mempool_supported
 
 
 def set_stack_size(device, nbytes: int) -> None:

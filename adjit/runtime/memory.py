@@ -193,6 +193,13 @@ def allocate(shape: tuple, np_dtype, dtype, device: str = "cpu", zero: bool = Fa
     ``zero``. ``array_shape`` (the array's own shape) is what a memory report
     shows."""
     np_dtype = np.dtype(np_dtype)
+    if device != "cpu":  # a CUDA device: its memory pool (see cuda_memory)
+        from .cuda_memory import CudaMemory
+        ordinal = get_device(device).ordinal
+        buffer = (CudaMemory.zeros if zero else CudaMemory.empty)(ordinal, shape, np_dtype)
+        if _tracking.active:
+            _record(buffer, dtype, device, shape if array_shape is None else array_shape)
+        return buffer
     allocator = _custom.get(device)
     nbytes = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
     if allocator is None or nbytes == 0:
@@ -210,7 +217,7 @@ def adopt(buffer: np.ndarray, dtype, device: str = "cpu", array_shape: tuple | N
     """``buffer`` (memory adjit just made and owns, C-contiguous) as an
     array's memory: moved to the device's custom allocator if one is set,
     recorded if memory is tracked. The same buffer in the common case."""
-    allocator = _custom.get(device)
+    allocator = _custom.get(device) if device == "cpu" else None
     if allocator is not None and buffer.nbytes:
         moved = _from_allocator(allocator, buffer.nbytes, buffer.dtype).view(buffer.dtype).reshape(buffer.shape)
         moved[...] = buffer
@@ -300,7 +307,8 @@ def _record(buffer: np.ndarray, dtype, device: str, shape: tuple) -> None:
         per_scope[1] += record.nbytes
         t.current[device] = t.current.get(device, 0) + record.nbytes
         t.peak[device] = max(t.peak.get(device, 0), t.current[device])
-    weakref.finalize(buffer, _freed, t, record.serial)
+    # (device memory is freed with its allocation, which its views share)
+    weakref.finalize(getattr(buffer, "allocation", buffer), _freed, t, record.serial)
 
 
 def _freed(t: _Tracking, serial: int) -> None:

@@ -92,8 +92,10 @@ def test_cache_keys_are_spelled_as_before(spec, options):
 
 
 def test_each_variant_has_its_own_cache_key():
-    specs = [spec for spec, _ in KEYED_OPTIONS] + [VariantSpec(noalias=False), VariantSpec(target="cuda")]
-    assert len({loader._key_parts(double, spec).key() for spec in specs}) == len(specs)
+    specs = [spec for spec, _ in KEYED_OPTIONS] + [VariantSpec(noalias=False)]
+    keys = {loader._key_parts(double, spec).key() for spec in specs}
+    keys |= {loader._key_parts(double, VariantSpec(target="cuda"), arch=arch).key() for arch in ("sm_80", "sm_90")}
+    assert len(keys) == len(specs) + 2
 
 
 def test_loaded_variants_are_kept_by_spec():

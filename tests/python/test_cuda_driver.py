@@ -368,13 +368,12 @@ def test_gpu_device_properties():
 
 
 @needs_gpu
-def test_gpu_set_device_scoped_device_and_arrays_stay_on_the_cpu():
+def test_gpu_scoped_device_places_arrays_and_launches_check_it():
     with wp.ScopedDevice("cuda:0") as d:
         assert wp.get_device() is d and d == "cuda"
-        with pytest.raises(ValueError, match="'cuda:0' is not available for arrays and kernel launches yet"):
-            wp.zeros(3)
+        assert wp.zeros(3).device == "cuda:0"
     assert wp.get_device() == "cpu"
-    with pytest.raises(wp.LaunchError, match="'cuda:0' is not available for arrays"):
+    with pytest.raises(wp.LaunchError, match="must be on one device"):
         wp.launch(saxpy, dim=1, inputs=[1.0, wp.zeros(1), wp.zeros(1)], device="cuda:0")
     with pytest.raises(ValueError, match="this machine has"):
         wp.get_device(f"cuda:{wp.get_cuda_device_count()}")

@@ -120,7 +120,7 @@ def test_record_cmd_returns_a_launch_to_run_later():
 
 
 @pytest.mark.parametrize("options, words", [
-    (dict(stream=object()), "stream= is for CUDA launches"),
+    (dict(stream=object()), "stream must be an adjit.Stream"),
     (dict(block_dim=0), "block_dim must be an int >= 1"),
     (dict(max_blocks=1.5), "max_blocks must be an int"),
     (dict(adjoint=True, adj_inputs=[wp.zeros(3, dtype=wp.float64), 0.0], adj_outputs=[wp.zeros(4, dtype=wp.float64)]),

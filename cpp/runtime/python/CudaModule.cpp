@@ -110,8 +110,15 @@ public:
     ptr_ = unlocked(
         [&] { return cu::allocate(ordinal, bytes, stream_, streamOrdered); });
   }
+  /// Memory adjit did not allocate, at `ptr` (never freed by this object).
+  static DeviceAllocation *borrow(int ordinal, cu::DevicePtr ptr,
+                                  size_t bytes) {
+    return new DeviceAllocation(ordinal, ptr, bytes);
+  }
   ~DeviceAllocation() {
-    freeQuietly([&] { cu::release(ordinal_, ptr_, stream_, streamOrdered_); });
+    if (!borrowed_)
+      freeQuietly(
+          [&] { cu::release(ordinal_, ptr_, stream_, streamOrdered_); });
   }
   DeviceAllocation(const DeviceAllocation &) = delete;
   DeviceAllocation &operator=(const DeviceAllocation &) = delete;
@@ -121,7 +128,8 @@ public:
     cu::DevicePtr ptr = ptr_;
     ptr_ = 0;
     bytes_ = 0;
-    unlocked([&] { cu::release(ordinal_, ptr, stream_, streamOrdered_); });
+    if (!borrowed_)
+      unlocked([&] { cu::release(ordinal_, ptr, stream_, streamOrdered_); });
   }
 
   int ordinal() const { return ordinal_; }
@@ -142,10 +150,15 @@ public:
   }
 
 private:
+  DeviceAllocation(int ordinal, cu::DevicePtr ptr, size_t bytes)
+      : ordinal_(ordinal), bytes_(bytes), stream_(nullptr),
+        streamOrdered_(false), borrowed_(true), ptr_(ptr) {}
+
   int ordinal_;
   size_t bytes_;
   cu::StreamHandle stream_;
   bool streamOrdered_;
+  bool borrowed_ = false;
   cu::DevicePtr ptr_ = 0;
 };
 
@@ -509,6 +522,11 @@ void defCuda(nb::module_ &parent) {
       .def(nb::init<int, size_t, uintptr_t, bool>(), nb::arg("ordinal"),
            nb::arg("nbytes"), nb::arg("stream") = 0,
            nb::arg("stream_ordered") = false)
+      .def_static("borrow", &DeviceAllocation::borrow, nb::arg("ordinal"),
+                  nb::arg("ptr"), nb::arg("nbytes"),
+                  nb::rv_policy::take_ownership,
+                  "Device memory adjit did not allocate (never freed by "
+                  "the object).")
       .def_prop_ro("ordinal", &DeviceAllocation::ordinal)
       .def_prop_ro("ptr", &DeviceAllocation::ptr)
       .def_prop_ro("nbytes", &DeviceAllocation::bytes)
@@ -563,15 +581,18 @@ void defCuda(nb::module_ &parent) {
       .def(
           "fill",
           [](const DeviceAllocation &a, unsigned char value, uintptr_t stream,
-             bool async) {
-            cu::DevicePtr dst = a.at(0, a.bytes(), "fill");
+             bool async, size_t offset, std::optional<size_t> nbytes) {
+            size_t bytes = nbytes ? *nbytes : a.bytes() - offset;
+            cu::DevicePtr dst = a.at(offset, bytes, "fill");
             unlocked([&] {
-              cu::memsetBytes(a.ordinal(), dst, value, a.bytes(),
+              cu::memsetBytes(a.ordinal(), dst, value, bytes,
                               streamOf(stream), async);
             });
           },
           nb::arg("value"), nb::arg("stream") = 0, nb::arg("async_") = false,
-          "Sets every byte to `value`.");
+          nb::arg("offset") = 0, nb::arg("nbytes") = nb::none(),
+          "Sets `nbytes` bytes from byte `offset` (all of them by default) "
+          "to `value`.");
 
   nb::class_<Module>(m, "Module", "A loaded CUDA module (PTX or cubin)")
       .def(nb::init<int, nb::bytes, std::string>(), nb::arg("ordinal"),

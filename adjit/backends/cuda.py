@@ -1,0 +1,140 @@
+"""The CUDA backend: which variant of a kernel a launch runs on a CUDA
+device, how its parameters are laid out, and how a failed check is found.
+
+``prepare`` chooses the variant (``VariantSpec`` with target "cuda": arrays
+that overlap or not) and loads its PTX for the device's architecture
+(``loader.load_cuda_variant``: from the disk cache, else compiled). ``run``
+packs the parameters as the GPU lowering expects them (each array as MLIR's
+memref descriptor expanded: allocated and aligned pointers, offset, sizes
+and strides in elements; each value at its PTX parameter's size and
+alignment; then the thread count, the three inner extents and the error
+record) and queues the launch on the device's current stream (or the
+launch's ``stream=``). Launches are asynchronous: a failed check is read
+from the launch's error record at the next synchronize or copy to the host
+(``runtime.cuda.check_pending_failures``), at once in debug mode.
+
+Not yet here (docs/gpu.md): launch-time range proofs of gathers on the device
+(every launch runs its checked path: the ranges passed are (-1, -1)),
+strided views as arguments (the GPU lowering has no strided variant),
+deterministic float atomics (the GPU's atomics are native).
+"""
+from __future__ import annotations
+
+import math
+import struct
+
+from .. import config, loader
+from .. import types as T
+from ..errors import LaunchError
+from ..runtime import cuda
+from ..runtime.cuda_memory import CudaMemory
+from ..variant import VariantSpec
+from .base import Backend, PackedLaunch, check_failed
+
+#: Threads per block of a launch that does not say (``block_dim=``).
+DEFAULT_BLOCK_DIM = 256
+
+
+class CudaBackend(Backend):
+    """Runs launches on a CUDA device (``adjit._runtime.cuda``)."""
+
+    target = "cuda"
+
+    def prepare(self, launch: PackedLaunch) -> None:
+        k, device = launch.kernel, launch.device
+        buffers = [a for a in launch.args if isinstance(a, CudaMemory)]
+        for position, a in enumerate(launch.args):
+            if isinstance(a, CudaMemory) and not a.is_c_contiguous:
+                name = k.arg_names[position] if position < len(k.arg_names) else f"#{position}"
+                raise LaunchError(f"kernel '{k.__name__}' argument '{name}' is a strided view (strides "
+                                  f"{a.strides}); GPU launches take contiguous arrays so far: pass a.contiguous()")
+        noalias = not _overlap(buffers) if (launch.adjoint or launch.tangent or k.array_args > 1) else True
+        launch.spec = VariantSpec.of(k, launch.adjoint, launch.tangent, noalias, target="cuda")
+        launch.variant = loader.load_cuda_variant(k, launch.spec, device)
+
+    def run(self, launch: PackedLaunch) -> None:
+        variant, device = launch.variant, launch.device
+        layout = variant.layout
+        data, offsets = pack_parameters(launch, layout)
+        stream = launch.stream if launch.stream is not None else device.stream.cuda_stream
+        ranges = [(-1, -1)] * len(variant.ranged)  # (proved on the device: not yet; every check runs)
+        record = cuda.take_record(device.ordinal, ranges, lambda failure: check_failed(launch, variant, failure),
+                                  stream)
+        _end(data, offsets, layout, launch.total, launch.shape[1:], record)
+        block = launch.block_dim or DEFAULT_BLOCK_DIM
+        grid = max(1, -(-launch.total // block))
+        if grid > 0x7FFFFFFF:
+            raise LaunchError(f"kernel '{launch.kernel.__name__}': {launch.total} threads in blocks of {block} "
+                              "are more blocks than a CUDA launch can have")
+        label = f"{launch.kernel.__name__} ({launch.kernel.source.filename}:{launch.kernel.source.first_line})"
+        variant.function.launch((grid, 1, 1), (block, 1, 1), bytes(data), offsets, stream, 0, label)
+        if config.mode == "debug":
+            cuda.check_pending_failures(device.ordinal)
+
+
+#: The backend of CUDA launches.
+BACKEND = CudaBackend()
+
+
+def _overlap(buffers: list) -> bool:
+    """Whether two of the arrays' device memory ranges overlap."""
+    spans = sorted((b.ptr + b.span()[0] - b.offset, b.ptr + b.span()[1] - b.offset) for b in buffers if b.size)
+    return any(spans[i + 1][0] < spans[i][1] for i in range(len(spans) - 1))
+
+
+def pack_parameters(launch: PackedLaunch, layout: list[tuple[int, int]]) -> tuple[bytearray, list[int]]:
+    """The kernel's own parameters (``launch.args``), laid out by ``layout``
+    (``runtime.cuda.ptx_parameters``): the buffer and each parameter's offset. The
+    launch's five trailing parameters are added by ``_end``."""
+    data, offsets = bytearray(), []
+    expected = sum(3 + 2 * a.ndim if isinstance(a, CudaMemory) else 1 for a in launch.args) + 5
+    if expected != len(layout):
+        raise LaunchError(f"kernel '{launch.kernel.__name__}': its PTX entry takes {len(layout)} parameters, the "
+                          f"launch packs {expected} (a bug in adjit)")
+    matrices = [t for t in launch.kernel.arg_types if isinstance(t, T.MatrixType)]
+    for a in launch.args:
+        if isinstance(a, CudaMemory):
+            itemsize = a.itemsize
+            words = (a.ptr, a.ptr, 0, *a.shape, *(s // itemsize for s in a.strides))
+            for word in words:
+                _put(data, offsets, layout, struct.pack("<q", word))
+        else:
+            size = layout[len(offsets)][0]
+            _put(data, offsets, layout, _padded(bytes(a), size, matrices))
+    return data, offsets
+
+
+def _end(data: bytearray, offsets: list, layout, total: int, extents, record: int) -> None:
+    for word in (total, *extents, record):
+        _put(data, offsets, layout, struct.pack("<Q", word))
+
+
+def _put(data: bytearray, offsets: list, layout, value: bytes) -> None:
+    size, align = layout[len(offsets)]
+    if len(value) > size:
+        raise LaunchError(f"parameter {len(offsets)}: {len(value)} bytes for a {size}-byte PTX parameter "
+                          "(a bug in adjit)")
+    offset = -len(data) % align + len(data)
+    data.extend(b"\0" * (offset - len(data)))
+    offsets.append(offset)
+    data.extend(value.ljust(size, b"\0"))
+
+
+def _padded(value: bytes, size: int, matrices: list) -> bytes:
+    """A vector or matrix value as its PTX parameter holds it: LLVM pads a
+    vector to a power of two of bytes (a vec3 of float32: 16) and a matrix
+    row by row (an array of row vectors)."""
+    if len(value) >= size:
+        return value
+    for t in matrices:
+        rows = t.rows
+        row = len(value) // rows if len(value) % rows == 0 else 0
+        scalar = T.scalar_of(t).np_dtype.itemsize
+        if row and t.rows * t.cols * scalar == len(value) and size == rows * _vector_bytes(row):
+            return b"".join(value[r * row:(r + 1) * row].ljust(size // rows, b"\0") for r in range(rows))
+    return value
+
+
+def _vector_bytes(nbytes: int) -> int:
+    """The bytes LLVM allocates for a vector value of ``nbytes``: the next power of two."""
+    return 1 << max(0, math.ceil(math.log2(nbytes)))

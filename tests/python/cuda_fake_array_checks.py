@@ -1,0 +1,179 @@
+"""CUDA arrays and launches through the stand-in driver
+(cpp/runtime/test/fake_cuda_driver.cpp: "device memory" in host memory, so
+every copy, fill and view runs for real; kernels load from real PTX and are
+launched with the driver's parameter checks, but compute nothing).
+test_cuda_arrays.py builds the stand-in and runs this file in a child
+process with ADJIT_CUDA_DRIVER pointing at it; it is not collected on its
+own (no test_ prefix).
+
+What the stand-in cannot show (the kernels' results on a GPU) is checked by
+the device tests on a GPU machine (tools/gpu_check.py, docs/gpu.md).
+"""
+import ctypes
+import gc
+import os
+
+import numpy as np
+import pytest
+
+import adjit as wp
+from adjit.runtime.cuda_memory import CudaMemory
+
+if "fake" not in os.environ.get("ADJIT_CUDA_DRIVER", ""):
+    pytest.skip("runs with ADJIT_CUDA_DRIVER set to the stand-in driver (see test_cuda_arrays.py)",
+                allow_module_level=True)
+
+FAKE = ctypes.CDLL(os.environ["ADJIT_CUDA_DRIVER"])
+
+
+def stats() -> dict:
+    words = (ctypes.c_long * 6)()
+    FAKE.fake_cuda_stats(words)
+    return dict(zip(("allocations", "streams", "events", "modules", "launches", "retains"), words))
+
+
+def test_constructors_put_values_on_the_device():
+    a = wp.array(np.arange(6, dtype=np.float32), device="cuda:0")
+    assert a.device == "cuda:0" and isinstance(a._buffer, CudaMemory)
+    np.testing.assert_array_equal(a.numpy(), np.arange(6, dtype=np.float32))
+    np.testing.assert_array_equal(wp.zeros(4, dtype=wp.int32, device="cuda:0").numpy(), np.zeros(4, np.int32))
+    np.testing.assert_array_equal(wp.ones((2, 3), dtype=float, device="cuda").numpy(), np.ones((2, 3), np.float32))
+    np.testing.assert_array_equal(wp.full(3, 2.5, dtype=wp.float64, device="cuda:1").numpy(), [2.5] * 3)
+    v = wp.full(2, wp.vec3(1.0, 2.0, 3.0), dtype=wp.vec3, device="cuda:0")
+    np.testing.assert_array_equal(v.numpy(), [[1, 2, 3], [1, 2, 3]])
+    assert wp.empty(5, dtype=wp.vec2, device="cuda:0").shape == (5,)
+    like = wp.zeros_like(v)
+    assert like.device == "cuda:0" and like.dtype == wp.vec3
+    np.testing.assert_array_equal(like.numpy(), np.zeros((2, 3), np.float32))
+
+
+def test_copies_between_devices():
+    host = wp.array(np.arange(8, dtype=np.float32))
+    on_gpu = host.to("cuda:0")
+    assert on_gpu.device == "cuda:0" and on_gpu.to("cuda:0") is on_gpu
+    on_other = on_gpu.to("cuda:1")
+    back = on_other.to("cpu")
+    assert back.device == "cpu"
+    np.testing.assert_array_equal(back.numpy(), np.arange(8))
+    dest = wp.zeros(8, dtype=float, device="cuda:0")
+    wp.copy(dest, host, dest_offset=2, src_offset=0, count=3)
+    np.testing.assert_array_equal(dest.numpy(), [0, 0, 0, 1, 2, 0, 0, 0])
+    wp.copy(dest, on_gpu, dest_offset=5, src_offset=5, count=3)
+    np.testing.assert_array_equal(dest.numpy(), [0, 0, 0, 1, 2, 5, 6, 7])
+    cpu = wp.zeros(8, dtype=float)
+    wp.copy(cpu, dest)
+    np.testing.assert_array_equal(cpu.numpy(), [0, 0, 0, 1, 2, 5, 6, 7])
+    c = wp.clone(dest)
+    dest.zero_()
+    np.testing.assert_array_equal(c.numpy(), [0, 0, 0, 1, 2, 5, 6, 7])
+    np.testing.assert_array_equal(dest.numpy(), np.zeros(8))
+    dest.fill_(3.0)
+    np.testing.assert_array_equal(dest.numpy(), np.full(8, 3.0))
+    dest.assign(np.arange(8) * 2.0)
+    np.testing.assert_array_equal(dest.numpy(), np.arange(8) * 2.0)
+    assert wp.clone(dest, device="cpu").device == "cpu"
+
+
+def test_views_read_and_write_the_device_memory():
+    a = wp.array(np.arange(12, dtype=np.float32).reshape(3, 4), device="cuda:0")
+    row = a[1]
+    np.testing.assert_array_equal(row.numpy(), [4, 5, 6, 7])
+    column = a[:, 2]
+    assert not column.is_contiguous
+    np.testing.assert_array_equal(column.numpy(), [2, 6, 10])
+    column.assign(np.array([-1.0, -2.0, -3.0]))  # a strided write
+    np.testing.assert_array_equal(a.numpy()[:, 2], [-1, -2, -3])
+    np.testing.assert_array_equal(a.numpy()[:, 1], [1, 5, 9])  # the neighbours are untouched
+    np.testing.assert_array_equal(a.transpose().numpy(), a.numpy().T)
+    np.testing.assert_array_equal(a.flatten().numpy(), a.numpy().ravel())
+    np.testing.assert_array_equal(a[::2, 1:3].numpy(), a.numpy()[::2, 1:3])
+    v = wp.array(np.arange(6, dtype=np.float32).reshape(2, 3), dtype=wp.vec3, device="cuda:0")
+    np.testing.assert_array_equal(v.view(wp.float32).numpy(), np.arange(6).reshape(2, 3))
+    assert a.strides == (16, 4) and column.strides == (16,)
+
+
+def test_gradients_live_on_the_array_device():
+    a = wp.zeros(4, dtype=float, device="cuda:0", requires_grad=True)
+    assert a.grad.device == "cuda:0"
+    np.testing.assert_array_equal(a.grad.numpy(), np.zeros(4))
+
+
+def test_cuda_array_interface():
+    a = wp.array(np.arange(4, dtype=np.float64), device="cuda:0")
+    face = a.__cuda_array_interface__
+    assert face["version"] == 3 and face["shape"] == (4,) and face["typestr"] == "<f8"
+    assert face["data"][0] == a.ptr and face["strides"] is None
+    assert a[::2].__cuda_array_interface__["strides"] == (16,)
+    assert a.__dlpack_device__() == (2, 0)
+    with pytest.raises(TypeError, match="no host memory"):
+        np.asarray(a)
+    assert not hasattr(wp.zeros(2), "__cuda_array_interface__")
+
+
+def test_memory_returns_when_arrays_are_collected():
+    gc.collect()
+    before = stats()["allocations"]
+    for _ in range(200):
+        wp.zeros(1000, dtype=float, device="cuda:0")
+    gc.collect()
+    assert stats()["allocations"] == before
+
+
+def test_memory_tracker_reports_device_allocations():
+    reports = []
+    with wp.ScopedMemoryTracker("gpu", report_func=reports.append):
+        keep = wp.zeros(256, dtype=float, device="cuda:0")
+    assert "cuda:0" in reports[0] and "1.00 KB" in reports[0], reports[0]
+    del keep
+
+
+@wp.kernel
+def scale(x: wp.array(dtype=float), y: wp.array(dtype=float), s: float):
+    i = wp.tid()
+    y[i] = x[i] * s
+
+
+@wp.kernel
+def move(p: wp.array(dtype=wp.vec3), v: wp.vec3, m: wp.mat33, out: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    out[i] = m * p[i] + v
+
+
+def test_launch_loads_ptx_and_packs_its_parameters():
+    x = wp.array(np.arange(4, dtype=np.float32), device="cuda:0")
+    y = wp.zeros(4, dtype=float, device="cuda:0")
+    launches = stats()["launches"]
+    wp.launch(scale, dim=4, inputs=[x, y, 2.0])
+    wp.launch(move, dim=2, inputs=[wp.zeros(2, dtype=wp.vec3, device="cuda:0"), wp.vec3(1.0, 2.0, 3.0),
+                                   wp.mat33(np.eye(3)), wp.zeros(2, dtype=wp.vec3, device="cuda:0")])
+    wp.synchronize()
+    assert stats()["launches"] == launches + 2
+    from adjit import loader
+    variant = next(iter(loader._loaded(scale).cuda_variants.values()))
+    assert variant.arch == "sm_90" and variant.spec.target == "cuda"
+
+
+def test_launch_refuses_arrays_on_two_devices():
+    x = wp.zeros(4, dtype=float, device="cuda:0")
+    with pytest.raises(wp.LaunchError, match="must be on one device"):
+        wp.launch(scale, dim=4, inputs=[x, wp.zeros(4, dtype=float), 1.0])
+    with pytest.raises(wp.LaunchError, match="must be on one device"):
+        wp.launch(scale, dim=4, inputs=[x, wp.zeros(4, dtype=float, device="cuda:1"), 1.0])
+    with pytest.raises(wp.LaunchError, match="its arrays are on cuda:0"):
+        wp.launch(scale, dim=4, inputs=[x, x, 1.0], device="cuda:1")
+    with pytest.raises(wp.LaunchError, match="strided view"):
+        wp.launch(scale, dim=2, inputs=[x[::2], wp.zeros(2, dtype=float, device="cuda:0"), 1.0])
+
+
+def test_a_tape_records_gpu_launches():
+    x = wp.array(np.arange(4, dtype=np.float32), device="cuda:0", requires_grad=True)
+    y = wp.zeros(4, dtype=float, device="cuda:0", requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(scale, dim=4, inputs=[x, y, 3.0])
+    y.grad.fill_(1.0)
+    launches = stats()["launches"]
+    tape.backward()
+    wp.synchronize()
+    assert stats()["launches"] == launches + 1  # the adjoint ran on the device
+    assert x.grad.device == "cuda:0"
