@@ -7,9 +7,11 @@ compiled beforehand for its CPU (``export``) and says which one is missing.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
+import re
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -230,10 +232,7 @@ def load_cuda_variant(kernel: Kernel, spec: VariantSpec, device) -> CudaVariant:
             from_cache = True
     if metadata is None:
         compiled = _compiler(kernel, arch).compile_cuda_code(kernel, spec, arch)
-        ptx = compiled.ptx.encode()
-        metadata = {"entry": compiled.entry, "sites": compiled.sites, "ranged": compiled.ranged}
-        if compiled.access is not None:
-            metadata["access"] = [int(a) for a in compiled.access]
+        ptx, metadata = compiled.ptx.encode(), _cuda_metadata(compiled)
         cache.store(kernel.pyfunc, parts, ptx, metadata)
     from .runtime import cuda
     label = f"{kernel.__name__} ({kernel.source.filename}:{kernel.source.first_line})"
@@ -246,6 +245,14 @@ def load_cuda_variant(kernel: Kernel, spec: VariantSpec, device) -> CudaVariant:
                           spec, arch, layout)
     state.cuda_variants[spec, device.alias] = variant
     return variant
+
+
+def _cuda_metadata(compiled) -> dict:
+    """What a CUDA cache entry records beside the PTX (read back by load_cuda_variant)."""
+    metadata = {"entry": compiled.entry, "sites": compiled.sites, "ranged": compiled.ranged}
+    if compiled.access is not None:
+        metadata["access"] = [int(a) for a in compiled.access]
+    return metadata
 
 
 def _valid_cuda_metadata(kernel: Kernel, spec: VariantSpec, metadata: dict) -> bool:
@@ -398,33 +405,50 @@ def _compiler(kernel: Kernel, arch: str | None = None):
     return driver
 
 
-def export(kernels, path, adjoint: bool = True) -> Path:
-    """Compiles ``kernels`` for this CPU into the folder ``path``: every
-    variant a launch may need (and, with ``adjoint``, their adjoints, for the
-    kernels that have one). A machine with the runtime alone and the same CPU
-    runs them with ``ADJIT_CACHE_DIR=path`` (or ``adjit.config.cache_dir``).
-    Writes a manifest, ``adjit-export.json``; returns the folder."""
+def export(kernels, path, adjoint: bool = True, targets=("cpu",)) -> Path:
+    """Compiles ``kernels`` into the folder ``path`` for each of ``targets``:
+    "cpu" (this CPU) and CUDA architectures ("sm_90"); every variant a
+    launch may need (and, with ``adjoint``, their adjoints, for the kernels
+    that have one). A machine with the runtime alone (and this CPU, for
+    "cpu"; a GPU of that architecture, for "sm_NN") runs them with
+    ``ADJIT_CACHE_DIR=path`` (or ``adjit.config.cache_dir``). Writes a
+    manifest, ``adjit-export.json``; returns the folder."""
     path = Path(path)
-    manifest = {"target": cache.target_id(), "kernels": []}
+    targets = [targets] if isinstance(targets, str) else list(targets)
+    for target in targets:
+        if target != "cpu" and not re.fullmatch(r"sm_\d+a?", str(target)):
+            raise ValueError(f"export: targets are 'cpu' and CUDA architectures such as 'sm_90', got {target!r}")
+    manifest = {"target": cache.target_id(), "targets": targets, "kernels": []}
     for kernel in kernels:
         if not isinstance(kernel, Kernel):
             raise TypeError(f"export() takes @adjit.kernel objects, got {kernel!r}")
         record = {"kernel": kernel.key, "file": kernel.source.filename, "adjoint": adjoint}
         for specs in exported_specs(kernel, adjoint):
-            for spec in specs:
-                try:
-                    ordered = _export_variant(kernel, path, spec)
-                except GradientError as e:
-                    record["adjoint"] = False
-                    record["no_adjoint_because"] = str(e)
-                    break
-                if ordered.atomic_order != "parallel":
-                    # (for launches with adjit.config.deterministic = False)
-                    _export_variant(kernel, path, spec.inline_atomics)
+            try:
+                for spec in specs:
+                    if "cpu" in targets:
+                        ordered = _export_variant(kernel, path, spec)
+                        if ordered.atomic_order != "parallel":
+                            # (for launches with adjit.config.deterministic = False)
+                            _export_variant(kernel, path, spec.inline_atomics)
+                    if not spec.all_checked:  # (the GPU code carries both versions of its checks)
+                        for arch in targets:
+                            if arch != "cpu":
+                                _export_cuda_variant(kernel, path, dataclasses.replace(spec, target="cuda"), arch)
+            except GradientError as e:
+                record["adjoint"] = False
+                record["no_adjoint_because"] = str(e)
+                break
         manifest["kernels"].append(record)
     path.mkdir(parents=True, exist_ok=True)
     (path / "adjit-export.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return path
+
+
+def _export_cuda_variant(kernel: Kernel, path: Path, spec: VariantSpec, arch: str) -> None:
+    compiled = _compiler(kernel, arch).compile_cuda_code(kernel, spec, arch)
+    cache.store(kernel.pyfunc, _key_parts(kernel, spec, arch=arch), compiled.ptx.encode(),
+                _cuda_metadata(compiled), directory=path)
 
 
 def exported_specs(kernel: Kernel, adjoint: bool) -> list[list[VariantSpec]]:

@@ -94,3 +94,56 @@ def test_no_cuda_here_is_a_clear_error():
         pytest.skip("this machine has CUDA")
     with pytest.raises(ValueError, match="cuda:0"):
         wp.zeros(4, device="cuda:0")
+
+
+EXPORTED = '''
+import adjit as wp
+
+@wp.kernel
+def scale(x: wp.array(dtype=float), y: wp.array(dtype=float), s: float):
+    i = wp.tid()
+    y[i] = x[i] * s
+
+@wp.kernel
+def not_exported(x: wp.array(dtype=float)):
+    x[wp.tid()] = 1.0
+'''
+
+RUN_EXPORTED = '''
+import sys
+sys.modules["mlir"] = None  # the compiler cannot be imported here
+import numpy as np
+import adjit as wp, kernels
+x = wp.array(np.arange(4, dtype=np.float32), device="cuda:0", requires_grad=True)
+y = wp.zeros(4, dtype=float, device="cuda:0", requires_grad=True)
+with wp.Tape() as tape:
+    wp.launch(kernels.scale, dim=4, inputs=[x, y, 2.0])
+tape.backward(grads={y: np.ones(4, np.float32)})
+wp.synchronize()
+from adjit import loader
+print("FROM CACHE:", sorted(v.from_cache for v in loader._loaded(kernels.scale).cuda_variants.values()))
+try:
+    wp.launch(kernels.not_exported, dim=4, inputs=[x])
+except wp.CompileError as e:
+    print("MISSING:", e)
+'''
+
+
+def test_exported_ptx_runs_with_the_runtime_alone(tmp_path):
+    driver = _fake_driver_path()
+    if driver is None:
+        pytest.fail("no C++ compiler found (set CXX): the stand-in CUDA driver needs one")
+    (tmp_path / "kernels.py").write_text(EXPORTED)
+    folder = tmp_path / "exported"
+    env = {**os.environ, "ADJIT_CACHE_DIR": str(tmp_path / "unused")}
+    subprocess.run([sys.executable, "-c", f"import adjit, kernels; adjit.export([kernels.scale], {str(folder)!r}, "
+                    "targets=['sm_90'])"], cwd=tmp_path, env=env, check=True, timeout=600)
+    # forward and adjoint, with and without the no-overlap promise; no CPU objects
+    entries = list(folder.glob("*.adjitobj"))
+    assert len(entries) == 4
+    env = {**os.environ, "ADJIT_CACHE_DIR": str(folder), "ADJIT_CUDA_DRIVER": str(driver), "FAKE_CUDA_DEVICES": "1"}
+    out = subprocess.run([sys.executable, "-c", RUN_EXPORTED], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "FROM CACHE: [True, True]" in out.stdout
+    assert "kernel 'not_exported'" in out.stdout and "not precompiled for CUDA sm_90" in out.stdout
