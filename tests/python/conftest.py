@@ -9,6 +9,10 @@ import os
 import shutil
 import tempfile
 
-_CACHE_DIR = tempfile.mkdtemp(prefix="adjit-test-cache-")
-os.environ["ADJIT_CACHE_DIR"] = _CACHE_DIR
-atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)
+if os.environ.get("ADJIT_TEST_CACHE_DIR"):
+    # precompiled kernels (tools/gpu_device_check.py: a GPU machine without the compiler)
+    os.environ["ADJIT_CACHE_DIR"] = os.environ["ADJIT_TEST_CACHE_DIR"]
+else:
+    _CACHE_DIR = tempfile.mkdtemp(prefix="adjit-test-cache-")
+    os.environ["ADJIT_CACHE_DIR"] = _CACHE_DIR
+    atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)

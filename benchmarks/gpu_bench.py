@@ -1,0 +1,191 @@
+"""GPU benchmarks through adjit's own runtime (adjit.launch on a CUDA
+device), side by side with the anchors in one run: a device-to-device copy,
+PyTorch eager and CuPy where installed.
+
+    python benchmarks/gpu_bench.py [--out results.json]
+
+Times are CUDA-event medians over repeats after a warm-up (launch overhead:
+host wall time per launch of 20,000 back-to-back dim=1 launches). On the GPU
+machine the kernels come precompiled (tools/gpu_device_check.py).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+import adjit as wp
+
+
+@wp.kernel
+def saxpy(a: float, x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = a * x[i] + y[i]
+
+
+@wp.kernel
+def length_cross(a: wp.array(dtype=wp.vec3), b: wp.array(dtype=wp.vec3), out: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    out[i] = wp.length(wp.cross(a[i], b[i])) * a[i]
+
+
+@wp.kernel
+def scatter_add(values: wp.array(dtype=float), at: wp.array(dtype=int), total: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.atomic_add(total, at[i], values[i])
+
+
+@wp.kernel
+def noop(x: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = x[i]
+
+
+def _event_ms(run, device: str, repeat: int = 20) -> float:
+    """Median milliseconds of ``run()`` on the device's stream (CUDA events)."""
+    run()
+    wp.synchronize()
+    times = []
+    stream = wp.get_stream(device)
+    for _ in range(repeat):
+        start, end = wp.Event(device, enable_timing=True), wp.Event(device, enable_timing=True)
+        stream.record_event(start)
+        run()
+        stream.record_event(end)
+        times.append(wp.get_event_elapsed_time(start, end))
+    return float(np.median(times))
+
+
+def bench_saxpy(device: str, out: dict, n: int = 100_000_000) -> None:
+    x = wp.array(np.ones(n, np.float32), device=device)
+    y = wp.zeros(n, dtype=float, device=device)
+    copy_dst = wp.zeros(n, dtype=float, device=device)
+    saxpy_ms = _event_ms(lambda: wp.launch(saxpy, dim=n, inputs=[2.0, x, y]), device)
+    copy_ms = _event_ms(lambda: wp.copy(copy_dst, x), device)
+    saxpy_gbs = 3 * 4 * n / saxpy_ms / 1e6
+    copy_gbs = 2 * 4 * n / copy_ms / 1e6
+    out["saxpy"] = {"n": n, "adjit_ms": saxpy_ms, "adjit_GBps": saxpy_gbs, "copy_ms": copy_ms,
+                    "copy_GBps": copy_gbs, "fraction_of_copy": saxpy_gbs / copy_gbs}
+
+
+def bench_length_cross(device: str, out: dict, n: int = 10_000_000) -> None:
+    rng = np.random.default_rng(0)
+    a_np, b_np = rng.standard_normal((n, 3)).astype(np.float32), rng.standard_normal((n, 3)).astype(np.float32)
+    a, b = wp.array(a_np, dtype=wp.vec3, device=device), wp.array(b_np, dtype=wp.vec3, device=device)
+    res = wp.zeros(n, dtype=wp.vec3, device=device)
+    ga, gb = wp.zeros_like(a), wp.zeros_like(b)
+    seed = wp.ones(n, dtype=wp.vec3, device=device)
+    fwd = _event_ms(lambda: wp.launch(length_cross, dim=n, inputs=[a, b, res]), device)
+    bwd = _event_ms(lambda: wp.launch(length_cross, dim=n, inputs=[a, b, res], adj_inputs=[ga, gb, seed],
+                                      adjoint=True), device)
+    result = {"n": n, "adjit_forward_ms": fwd, "adjit_backward_ms": bwd}
+    try:
+        import torch
+        ta = torch.as_tensor(a_np, device=device).requires_grad_()
+        tb = torch.as_tensor(b_np, device=device).requires_grad_()
+
+        def torch_forward():
+            return torch.linalg.norm(torch.cross(ta, tb, dim=1), dim=1, keepdim=True) * ta
+
+        def torch_ms(run, repeat=20):
+            run()
+            torch.cuda.synchronize()
+            times = []
+            for _ in range(repeat):
+                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                s.record()
+                run()
+                e.record()
+                torch.cuda.synchronize()
+                times.append(s.elapsed_time(e))
+            return float(np.median(times))
+
+        with torch.no_grad():
+            result["torch_forward_ms"] = torch_ms(torch_forward)
+        ones = torch.ones(n, 3, device=device)
+        result["torch_backward_ms"] = torch_ms(lambda: torch.autograd.grad(torch_forward(), (ta, tb), ones))
+        # the gradients agree with PyTorch's
+        wp.launch(length_cross, dim=n, inputs=[a, b, res], adj_inputs=[wp.zeros_like(a), wp.zeros_like(b), seed],
+                  adjoint=True)
+        ga.zero_()
+        gb.zero_()
+        wp.launch(length_cross, dim=n, inputs=[a, b, res], adj_inputs=[ga, gb, seed], adjoint=True)
+        tga, tgb = torch.autograd.grad(torch_forward(), (ta, tb), ones)
+        result["max_rel_grad_difference"] = float(max(
+            np.max(np.abs(ga.numpy() - tga.cpu().numpy())) / np.max(np.abs(tga.cpu().numpy())),
+            np.max(np.abs(gb.numpy() - tgb.cpu().numpy())) / np.max(np.abs(tgb.cpu().numpy()))))
+    except ImportError:
+        result["torch"] = "not installed"
+    out["length_cross"] = result
+
+
+def bench_launch(device: str, out: dict, count: int = 20_000) -> None:
+    x = wp.zeros(1, dtype=float, device=device)
+    wp.launch(noop, dim=1, inputs=[x])
+    wp.synchronize()
+
+    def per_launch_us(launch) -> float:
+        best = float("inf")
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(count):
+                launch()
+            wp.synchronize()
+            best = min(best, (time.perf_counter() - start) / count * 1e6)
+        return best
+
+    result = {"adjit_us": per_launch_us(lambda: wp.launch(noop, dim=1, inputs=[x]))}
+    try:
+        import cupy
+        kernel = cupy.RawKernel(r'extern "C" __global__ void noop(float* x) { x[0] = x[0]; }', "noop")
+        cx = cupy.zeros(1, cupy.float32)
+        kernel((1,), (1,), (cx,))
+        cupy.cuda.runtime.deviceSynchronize()
+
+        def cupy_launch():
+            kernel((1,), (1,), (cx,))
+        best = float("inf")
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(count):
+                cupy_launch()
+            cupy.cuda.runtime.deviceSynchronize()
+            best = min(best, (time.perf_counter() - start) / count * 1e6)
+        result["cupy_rawkernel_us"] = best
+    except ImportError:
+        result["cupy"] = "not installed"
+    out["launch"] = result
+
+
+def bench_scatter_add(device: str, out: dict, n: int = 1_000_000, bins: int = 1000) -> None:
+    rng = np.random.default_rng(1)
+    values = wp.array(rng.standard_normal(n).astype(np.float32), device=device)
+    at = wp.array(rng.integers(0, bins, n).astype(np.int32), device=device)
+    total = wp.zeros(bins, dtype=float, device=device)
+    out["scatter_add"] = {"n": n, "bins": bins, "native_atomics_ms": _event_ms(
+        lambda: wp.launch(scatter_add, dim=n, inputs=[values, at, total]), device),
+        "deterministic": "not yet on the GPU (float atomics are the hardware's)"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--device", default="cuda:0")
+    args = parser.parse_args()
+    d = wp.get_device(args.device)
+    out = {"device": d.name, "arch": d.arch}
+    for bench in (bench_saxpy, bench_length_cross, bench_launch, bench_scatter_add):
+        try:
+            bench(args.device, out)
+        except Exception as e:  # noqa: BLE001  (one failing benchmark does not hide the others)
+            out[bench.__name__] = f"failed: {type(e).__name__}: {e}"
+        print(json.dumps({k: v for k, v in out.items() if k not in ("device", "arch")}, indent=1), flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
