@@ -168,6 +168,7 @@ def test_tape_gradients_match_central_differences(device):
         wp.launch(length_cross, dim=8, inputs=[a, b, out])
     tape.backward(grads={out: wp.array(seed, dtype=wp.vec3d, device=device)})
     assert a.grad.device == device
+    np.testing.assert_allclose(out.numpy(), np.linalg.norm(np.cross(a0, b0), axis=1)[:, None] * a0, rtol=1e-12)
 
     def loss(av, bv):
         o = wp.zeros(8, dtype=wp.vec3d, device=device)
@@ -181,6 +182,16 @@ def test_tape_gradients_match_central_differences(device):
                                rtol=1e-6, atol=1e-8)
 
 
+def _settle(v: float, steps: int) -> float:
+    for k in range(steps):
+        if v > 4.0:
+            break
+        if k % 3 == 2:
+            continue
+        v = v * 1.1 + np.sin(v) * 0.25
+    return v * v
+
+
 def test_runtime_loop_adjoint(device):
     rng = _rng()
     x0 = rng.uniform(0.1, 3.0, 16)
@@ -192,6 +203,7 @@ def test_runtime_loop_adjoint(device):
     with tape:
         wp.launch(settle, dim=16, inputs=[x, s, y])
     tape.backward(grads={y: wp.ones(16, dtype=wp.float64, device=device)})
+    np.testing.assert_allclose(y.numpy(), [_settle(v, n) for v, n in zip(x0, steps)], rtol=1e-12)
 
     def total(v):
         o = wp.zeros(16, dtype=wp.float64, device=device)
