@@ -124,6 +124,10 @@ def _pack_argument(k: Kernel, name: str, t, value):
             return fmt.pack(value)
         except struct.error:
             pass  # out of range: the general path reports it
+        except OverflowError:  # a float beyond the float32 range (inf and nan pack)
+            raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}' is {value!r}, outside the range of "
+                                f"{t} (largest finite: {np.finfo(np.float32).max:.6g}); pass float('inf') if "
+                                "infinity is meant, or make the parameter float64", name) from None
     if isinstance(t, T.ArrayType):
         if not isinstance(value, Array):
             raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}' must be an adjit array of "
@@ -140,7 +144,8 @@ def _pack_argument(k: Kernel, name: str, t, value):
     try:
         if value is None:  # numpy would make it a NaN
             raise TypeError
-        packed = scalar.host(value)
+        with np.errstate(over="ignore"):  # (a value out of range is reported below)
+            packed = scalar.host(value)
     except (TypeError, ValueError, OverflowError):
         raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}' must be {t}, got {value!r}",
                             name) from None
@@ -151,6 +156,11 @@ def _pack_argument(k: Kernel, name: str, t, value):
                             f"{packed.shape}", name)
     if isinstance(t, T.ScalarType) and t.is_int and not float(value).is_integer():
         raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}' must be {t}, got {value!r}", name)
+    if scalar.is_float and scalar.np_dtype.itemsize < 8 and not np.all(np.isfinite(packed)):
+        wide = np.asarray(value, dtype=np.float64)
+        if np.any(np.isfinite(wide) & ~np.isfinite(packed.astype(np.float64))):
+            raise _launch_error(k, f"kernel '{k.__name__}' argument '{name}' is {value!r}, outside the range of "
+                                f"{scalar}: pass infinity explicitly if it is meant, or a wider type", name)
     return packed.tobytes()
 
 

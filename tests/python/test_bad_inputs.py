@@ -790,3 +790,27 @@ def test_unusable_num_threads_is_warned_about(value, warned):
     else:
         assert result.returncode != 0 and f"ADJIT_NUM_THREADS='{value}'" in result.stderr
         assert warned in result.stderr
+
+
+@adjit.kernel
+def _takes_narrow_floats(s: float, v: adjit.vec3, h: adjit.float16, y: adjit.array(dtype=float)):
+    y[0] = s + v[0] + float(h)
+
+
+@pytest.mark.parametrize("args, name, range_of", [
+    ((1e39, adjit.vec3(), 1.0), "s", "float32"),
+    ((np.float64(3.5e38), adjit.vec3(), 1.0), "s", "float32"),
+    ((1.0, np.array([0.0, 1e39, 0.0]), 1.0), "v", "float32"),
+    ((1.0, adjit.vec3(), 1e5), "h", "float16"),
+])
+def test_a_float_argument_out_of_its_range_is_named(args, name, range_of):
+    y = adjit.zeros(1)
+    with pytest.raises(adjit.LaunchError, match=f"argument '{name}' is .* outside the range of {range_of}") as info:
+        adjit.launch(_takes_narrow_floats, dim=1, inputs=[*args, y])
+    assert info.value.filename == __file__
+
+
+def test_infinity_given_as_such_is_an_argument():
+    y = adjit.zeros(1)
+    adjit.launch(_takes_narrow_floats, dim=1, inputs=[float("inf"), adjit.vec3(), np.float16(1.0), y])
+    assert y.numpy()[0] == np.inf
