@@ -13,20 +13,23 @@ launch's ``stream=``). Launches are asynchronous: a failed check is read
 from the launch's error record at the next synchronize or copy to the host
 (``runtime.cuda.check_pending_failures``), at once in debug mode.
 
-Not yet here (docs/gpu.md): launch-time range proofs of gathers on the device
-(every launch runs its checked path: the ranges passed are (-1, -1)),
-strided views as arguments (the GPU lowering has no strided variant),
-deterministic float atomics (the GPU's atomics are native).
+The (min, max) of the index arrays whose gathers a kernel proves once per
+launch are reduced on the device into the launch's record, before it
+(``cuda_helpers.index_range``). Not yet here (docs/gpu.md): strided views as
+arguments (the GPU lowering has no strided variant), deterministic float
+atomics (the GPU's atomics are native).
 """
 from __future__ import annotations
 
 import math
 import struct
 
+import numpy as np
+
 from .. import config, loader
 from .. import types as T
 from ..errors import LaunchError
-from ..runtime import cuda
+from ..runtime import cuda, cuda_helpers
 from ..runtime.cuda_memory import CudaMemory
 from ..variant import VariantSpec
 from .base import Backend, PackedLaunch, check_failed
@@ -57,9 +60,13 @@ class CudaBackend(Backend):
         layout = variant.layout
         data, offsets = pack_parameters(launch, layout)
         stream = launch.stream if launch.stream is not None else device.stream.cuda_stream
-        ranges = [(-1, -1)] * len(variant.ranged)  # (proved on the device: not yet; every check runs)
+        ranged = [launch.args[p] for p in variant.ranged]
+        ranges = _unreduced_ranges(ranged, launch.spec.noalias)
         record = cuda.take_record(device.ordinal, ranges, lambda failure: check_failed(launch, variant, failure),
                                   stream)
+        for slot, (memory, words) in enumerate(zip(ranged, ranges)):
+            if words == _REDUCE:  # (min, max) reduced on the device into the record
+                cuda_helpers.index_range(memory, record + 8 * (_RANGES_WORD + 2 * slot), stream)
         _end(data, offsets, layout, launch.total, launch.shape[1:], record)
         block = launch.block_dim or DEFAULT_BLOCK_DIM
         grid = max(1, -(-launch.total // block))
@@ -74,6 +81,27 @@ class CudaBackend(Backend):
 
 #: The backend of CUDA launches.
 BACKEND = CudaBackend()
+
+#: A range slot's words before ``cuda_helpers.index_range`` reduces into it.
+_REDUCE = (2**63 - 1, -2**63)
+_RANGES_WORD = cuda._RECORD["ranges"]
+
+
+def _unreduced_ranges(ranged: list, noalias: bool) -> list:
+    """The initial words of the launch's index range slots: ready for the
+    device's reduction for int32 index arrays; (-1, -1) (the launch
+    condition fails, every check runs) where arrays overlap (a write could
+    change an index during the launch) or for other index arrays; (0, -1)
+    for an empty one, as the CPU measures it."""
+    out = []
+    for memory in ranged:
+        if not noalias or memory.dtype != np.int32 or not memory.is_c_contiguous:
+            out.append((-1, -1))
+        elif not memory.size:
+            out.append((0, -1))
+        else:
+            out.append(_REDUCE)
+    return out
 
 
 def _overlap(buffers: list) -> bool:

@@ -16,9 +16,10 @@ Memory comes from the driver's stream-ordered pool where the device has one
 allocator each time, and an array's memory returns to the pool when the last
 view of it is collected.
 
-Contiguous copies are one driver call. A strided view (a slice with a step,
-a transpose) is copied through the host, one span of the allocation each
-way: correct, and slower than a copy kernel would be (noted in docs/gpu.md).
+Contiguous copies are one driver call, fills and float adds one small kernel
+(cuda_helpers.py). A strided view (a slice with a step, a transpose) is
+copied through the host, one span of the allocation each way: correct, and
+slower than a copy kernel would be (noted in docs/gpu.md).
 """
 from __future__ import annotations
 
@@ -279,9 +280,15 @@ class CudaMemory:
         values = np.asarray(values, dtype=self.dtype)
         if not self.size:
             return
-        if values.ndim == 0 and self.is_c_contiguous and not values.tobytes().strip(b"\0"):
-            self.fill_bytes(0)  # zeros: one memset
-            return
+        if values.ndim < self.ndim and self.is_c_contiguous:
+            # one element (or block of trailing dimensions) repeated: filled on the device
+            element = np.ascontiguousarray(np.broadcast_to(values, self.shape[self.ndim - values.ndim:])).tobytes()
+            if not element.strip(b"\0"):
+                self.fill_bytes(0)  # zeros: one memset
+                return
+            from . import cuda, cuda_helpers
+            if cuda_helpers.fill(self, element, cuda.current_stream_handle(self.ordinal)):
+                return
         host = np.broadcast_to(values, self.shape)
         if self.is_c_contiguous:
             self._upload(np.ascontiguousarray(host), self.offset)
@@ -307,8 +314,11 @@ class CudaMemory:
                                           self.offset, self.nbytes)
 
     def __iadd__(self, other) -> "CudaMemory":
-        # (through the host: the tape's copy adjoints; a kernel would keep it on the device)
-        values = self.numpy()
+        if isinstance(other, CudaMemory):
+            from . import cuda, cuda_helpers
+            if cuda_helpers.add_into(self, other, cuda.current_stream_handle(self.ordinal)):
+                return self
+        values = self.numpy()  # (other dtypes, strided views: through the host)
         values += other.numpy() if isinstance(other, CudaMemory) else np.asarray(other, self.dtype)
         self.assign(values)
         return self

@@ -177,3 +177,46 @@ def test_a_tape_records_gpu_launches():
     wp.synchronize()
     assert stats()["launches"] == launches + 1  # the adjoint ran on the device
     assert x.grad.device == "cuda:0"
+
+
+def test_fills_and_gradient_sums_run_on_the_device():
+    launches = stats()["launches"]
+    v = wp.zeros(5, dtype=wp.vec3, device="cuda:0")
+    v.fill_(wp.vec3(1.0, -2.0, 3.5))  # one element's bytes, repeated by a helper kernel
+    np.testing.assert_array_equal(v.numpy(), np.tile([1.0, -2.0, 3.5], (5, 1)))
+    d = wp.full(7, 2.5, dtype=wp.float64, device="cuda:0")
+    np.testing.assert_array_equal(d.numpy(), np.full(7, 2.5))
+    assert stats()["launches"] == launches + 2
+    x = wp.array(np.arange(4, dtype=np.float32), device="cuda:0", requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        c = wp.clone(x)
+    c.grad.assign(np.array([1.0, 2.0, 3.0, 4.0]))
+    launches = stats()["launches"]
+    tape.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1, 2, 3, 4])  # (added by adjit_add_f32)
+    assert stats()["launches"] == launches + 1
+
+
+@wp.kernel
+def gather(x: wp.array(dtype=float), at: wp.array(dtype=int), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = x[at[i]]
+
+
+def test_index_ranges_are_reduced_on_the_device_into_the_record():
+    from adjit.runtime import cuda
+    wp.synchronize()
+    at = wp.array(np.array([5, 2, 9, 3], np.int32), device="cuda:0")
+    x, y = wp.zeros(10, dtype=float, device="cuda:0"), wp.zeros(4, dtype=float, device="cuda:0")
+    wp.launch(gather, dim=4, inputs=[x, at, y])
+    pool = cuda._pools[0]
+    assert len(pool.pending) == 1
+    words = np.zeros(cuda._RECORD["words"], np.int64)
+    pool.memory.copy_to_host(words, 0, 0, False)
+    r = cuda._RECORD["ranges"]
+    assert tuple(words[r:r + 2]) == (2, 9)
+    wp.launch(gather, dim=4, inputs=[x, at, x[:4]])  # overlapping arrays: not proved, every check runs
+    pool.memory.copy_to_host(words, pool.nbytes, 0, False)
+    assert tuple(words[r:r + 2]) == (-1, -1)
+    wp.synchronize()

@@ -147,3 +147,15 @@ def test_exported_ptx_runs_with_the_runtime_alone(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     assert "FROM CACHE: [True, True]" in out.stdout
     assert "kernel 'not_exported'" in out.stdout and "not precompiled for CUDA sm_90" in out.stdout
+
+
+@pytest.mark.parametrize("arch", [75, 80, 90, 100])
+def test_the_runtime_helpers_ptx_assembles(tmp_path, arch):
+    import shutil
+    from adjit.runtime import cuda_helpers
+    ptxas = shutil.which("ptxas")
+    if ptxas is None:
+        pytest.skip("ptxas is not on PATH")
+    source = tmp_path / "helpers.ptx"
+    source.write_text(cuda_helpers.ptx(arch))
+    subprocess.run([ptxas, f"-arch=sm_{arch}", str(source), "-o", str(tmp_path / "helpers.cubin")], check=True)

@@ -294,3 +294,15 @@ def test_torch_sees_the_memory(cuda_device):
     t.mul_(2)
     torch.cuda.synchronize()
     np.testing.assert_array_equal(x.numpy(), np.arange(6) * 2)
+
+
+def test_gathers_and_fills(device):
+    rng = _rng()
+    x0 = rng.standard_normal(1000).astype(np.float32)
+    at0 = rng.integers(0, 1000, 5000).astype(np.int32)
+    y = wp.zeros(5000, dtype=float, device=device)
+    wp.launch(gather, dim=5000, inputs=[wp.array(x0, device=device), wp.array(at0, device=device), y])
+    np.testing.assert_array_equal(y.numpy(), x0[at0])  # (the proved path: the indices are in range)
+    v = wp.zeros(300, dtype=wp.vec3, device=device)
+    v.fill_(wp.vec3(1.0, -2.0, 3.5))
+    np.testing.assert_array_equal(v.numpy(), np.tile([1.0, -2.0, 3.5], (300, 1)).astype(np.float32))

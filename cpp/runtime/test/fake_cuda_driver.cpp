@@ -11,6 +11,8 @@
 // Kernels are recognized by name (from ".entry NAME(" in the "PTX"):
 //   fill_u32(u64 ptr, u32 value, u64 n): ptr[i] = value for i < n
 //   fault(...): a fault, reported by the next call that waits (sticky)
+//   adjit_add_f32/f64, adjit_fill_pattern, adjit_index_range_i32: as the
+//   runtime's helper kernels (adjit/runtime/cuda_helpers.py) compute them
 // anything else does nothing. A module whose text has FAKE_BAD_PTX fails to
 // load with a JIT log. FAKE_CUDA_DEVICES sets the device count (0: cuInit
 // fails with CUDA_ERROR_NO_DEVICE). fake_cuda_stats() reports what is live.
@@ -19,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -599,6 +602,34 @@ CUresult cuLaunchKernel(Function *f, unsigned gx, unsigned gy, unsigned gz,
       ptr[i] = value;
   } else if (f->name == "fault") {
     current->sticky = kIllegalAddress;
+  } else if (f->name == "adjit_add_f32" || f->name == "adjit_add_f64") {
+    uint64_t dst = read<uint64_t>(args[0]), src = read<uint64_t>(args[1]);
+    uint64_t n = read<uint64_t>(args[2]);
+    for (uint64_t i = 0; i < n; ++i) {
+      if (f->name == "adjit_add_f32")
+        reinterpret_cast<float *>(uintptr_t(dst))[i] +=
+            reinterpret_cast<const float *>(uintptr_t(src))[i];
+      else
+        reinterpret_cast<double *>(uintptr_t(dst))[i] +=
+            reinterpret_cast<const double *>(uintptr_t(src))[i];
+    }
+  } else if (f->name == "adjit_fill_pattern") {
+    auto *dst = reinterpret_cast<unsigned char *>(
+        uintptr_t(read<uint64_t>(args[0])));
+    auto *pattern = reinterpret_cast<const unsigned char *>(
+        uintptr_t(read<uint64_t>(args[1])));
+    uint64_t k = read<uint64_t>(args[2]), n = read<uint64_t>(args[3]);
+    for (uint64_t i = 0; i < n; ++i)
+      dst[i] = pattern[i % k];
+  } else if (f->name == "adjit_index_range_i32") {
+    auto *idx =
+        reinterpret_cast<const int32_t *>(uintptr_t(read<uint64_t>(args[0])));
+    uint64_t n = read<uint64_t>(args[1]);
+    auto *out = reinterpret_cast<int64_t *>(uintptr_t(read<uint64_t>(args[2])));
+    for (uint64_t i = 0; i < n; ++i) {
+      out[0] = std::min<int64_t>(out[0], idx[i]);
+      out[1] = std::max<int64_t>(out[1], idx[i]);
+    }
   }
   return kOk;
 }
