@@ -76,6 +76,8 @@ class CudaVariant:
     arch: str = ""
     #: (size, alignment) of each parameter of its PTX entry.
     layout: list = field(default_factory=list)
+    #: Whether it adds floats atomically (the GPU's order: not deterministic yet).
+    float_atomics: bool = False
 
 
 class _Loaded:
@@ -237,14 +239,19 @@ def load_cuda_variant(kernel: Kernel, spec: VariantSpec, device) -> CudaVariant:
     from .runtime import cuda
     label = f"{kernel.__name__} ({kernel.source.filename}:{kernel.source.first_line})"
     module = cuda.load_module(device, (parts.key(),), ptx, label)
-    layout = cuda.ptx_parameters(ptx.decode() if isinstance(ptx, bytes) else ptx)
+    text = ptx.decode() if isinstance(ptx, bytes) else ptx
+    layout = cuda.ptx_parameters(text)
     if not spec.adjoint and "access" in metadata:
         state.access = [Access(b) for b in metadata["access"]]
     variant = CudaVariant(module.function(metadata["entry"]), from_cache, metadata["sites"],
                           tuple(metadata["ranged"]), f"{kernel.__name__}_cuda_kernel_{spec.kind}", digest,
-                          spec, arch, layout)
+                          spec, arch, layout, bool(_FLOAT_ATOMIC_ADD.search(text)))
     state.cuda_variants[spec, device.alias] = variant
     return variant
+
+
+#: A float atomic add in PTX (``atom.global.add.f32``, ``red.global.add.f64``, ...).
+_FLOAT_ATOMIC_ADD = re.compile(r"\b(?:atom|red)(?:\.\w+)*\.add(?:\.\w+)*\.b?f(?:16|32|64)(?:x2)?\b")
 
 
 def _cuda_metadata(compiled) -> dict:

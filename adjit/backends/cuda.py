@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import struct
+import warnings
 
 import numpy as np
 
@@ -33,6 +34,9 @@ from ..runtime import cuda, cuda_helpers
 from ..runtime.cuda_memory import CudaMemory
 from ..variant import VariantSpec
 from .base import Backend, PackedLaunch, check_failed
+
+#: Variants whose non-deterministic float atomics were warned about.
+_warned: set = set()
 
 #: Threads per block of a launch that does not say (``block_dim=``).
 DEFAULT_BLOCK_DIM = 256
@@ -53,7 +57,14 @@ class CudaBackend(Backend):
                                   f"{a.strides}); GPU launches take contiguous arrays so far: pass a.contiguous()")
         noalias = not _overlap(buffers) if (launch.adjoint or launch.tangent or k.array_args > 1) else True
         launch.spec = VariantSpec.of(k, launch.adjoint, launch.tangent, noalias, target="cuda")
-        launch.variant = loader.load_cuda_variant(k, launch.spec, device)
+        launch.variant = variant = loader.load_cuda_variant(k, launch.spec, device)
+        if variant.float_atomics and config.deterministic and variant.name not in _warned:
+            _warned.add(variant.name)
+            warnings.warn(f"kernel '{k.__name__}' ({k.source.filename}:{k.source.first_line}) adds floats atomically"
+                          f"{' in its adjoint' if launch.adjoint else ''}: on a GPU these adds land in the "
+                          "hardware's order, not yet in thread order as on the CPU, so the last bits of the sums "
+                          "may differ between runs (set adjit.config.deterministic = False to silence this)",
+                          RuntimeWarning, stacklevel=4)
 
     def run(self, launch: PackedLaunch) -> None:
         variant, device = launch.variant, launch.device

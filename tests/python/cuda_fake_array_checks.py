@@ -220,3 +220,19 @@ def test_index_ranges_are_reduced_on_the_device_into_the_record():
     pool.memory.copy_to_host(words, pool.nbytes, 0, False)
     assert tuple(words[r:r + 2]) == (-1, -1)
     wp.synchronize()
+
+
+@wp.kernel
+def sum_into(x: wp.array(dtype=float), total: wp.array(dtype=float)):
+    wp.atomic_add(total, 0, x[wp.tid()])
+
+
+def test_float_atomics_on_the_gpu_warn_that_they_are_not_in_thread_order():
+    x, total = wp.zeros(8, dtype=float, device="cuda:0"), wp.zeros(1, dtype=float, device="cuda:0")
+    with pytest.warns(RuntimeWarning, match="kernel 'sum_into' .* adds floats atomically"):
+        wp.launch(sum_into, dim=8, inputs=[x, total])
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wp.launch(sum_into, dim=8, inputs=[x, total])  # (once per variant)
+        wp.launch(scale, dim=4, inputs=[x, x, 1.0])  # no float atomics: no warning
