@@ -15,7 +15,11 @@ The rules (see docs/interop.md):
   component shape (a vec3 array of n elements: (n, 3) float32). Zero-copy
   needs exactly that: other memory is refused with a ValueError saying why
   (``from_numpy(..., copy=True)`` converts).
-- CPU only: CUDA arrays arrive with the GPU runtime.
+- CUDA memory travels through ``__cuda_array_interface__``: ``from_torch``
+  of a CUDA tensor, ``from_dlpack`` of a CUDA object that has the interface
+  and ``adjit.array(x)`` of one (a copy) on the adjit side;
+  ``torch.as_tensor(a, device=a.device)``, ``cupy.asarray(a)`` and
+  ``to_torch(a)`` on theirs (``from_cuda_array_interface`` for any other).
 - Gradients as in Warp: ``from_torch(t)`` of a tensor that requires grad
   makes ``t.grad`` (zeros if it had none) the array's ``.grad``, sharing
   memory; ``to_torch(a)`` of an array with a gradient gives a tensor whose
@@ -37,13 +41,14 @@ import numpy as np
 from . import types as T
 from .runtime.array import _DL_CPU, Array, _component_shape
 
-__all__ = ["from_dlpack", "from_jax", "from_numpy", "from_torch", "to_jax", "to_torch"]
+__all__ = ["from_cuda_array_interface", "from_dlpack", "from_jax", "from_numpy", "from_torch", "to_jax",
+           "to_torch"]
 
 #: DLPack device types (``DLDeviceType``), for messages.
 _DL_DEVICES = {1: "CPU", 2: "CUDA", 3: "CUDA host (pinned)", 4: "OpenCL", 7: "Vulkan", 8: "Metal",
                9: "VPI", 10: "ROCm", 11: "ROCm host", 13: "CUDA managed", 14: "oneAPI"}
 
-_GPU_LATER = "adjit arrays live in host memory so far: CUDA arrays arrive with the GPU runtime"
+_GPU_LATER = "adjit's CUDA arrays are shared through __cuda_array_interface__, which this object lacks"
 
 
 def _import(module: str, who: str):
@@ -105,6 +110,30 @@ def _wrap(data: np.ndarray, dtype, requires_grad: bool, who: str, copy: bool = F
     return array
 
 
+def from_cuda_array_interface(obj, dtype=None, requires_grad: bool = False, device=None) -> Array:
+    """An adjit array over the CUDA memory of ``obj`` (CuPy arrays, PyTorch
+    CUDA tensors, Numba device arrays: ``__cuda_array_interface__`` v2/v3),
+    zero-copy; ``obj`` is kept alive by the array. ``device``: the CUDA
+    device the memory is on (default: ``obj.device`` where it says, else the
+    current CUDA device). Work queued by the producer on the stream the
+    interface names is waited for first."""
+    from .runtime import cuda_memory
+    ordinal = cuda_memory.interface_ordinal(obj, device)
+    memory = cuda_memory.from_interface(obj, ordinal)
+    np_dtype, shape = memory.dtype, memory.shape
+    t = _element_type(dtype, np_dtype, "from_cuda_array_interface")
+    scalar, comp = T.scalar_of(t), _component_shape(t)
+    if np_dtype != scalar.np_dtype:
+        raise ValueError(f"from_cuda_array_interface: data of dtype {np_dtype} cannot be shared as an array of "
+                         f"{t} ({scalar.np_dtype} scalars); convert it first")
+    ndim = len(shape) - len(comp)
+    if ndim < 1 or ndim > 4 or shape[ndim:] != comp:
+        raise ValueError(f"from_cuda_array_interface: data of shape {shape} does not make a 1-4-d array of {t}")
+    array = Array(memory, t, requires_grad, f"cuda:{ordinal}")
+    array._shared = True  # (its producer can write it where adjit cannot see)
+    return array
+
+
 def _c_strides(shape, itemsize: int) -> tuple[int, ...]:
     strides, step = [], itemsize
     for extent in reversed(shape):
@@ -138,6 +167,8 @@ def from_dlpack(obj, dtype=None, requires_grad: bool = False) -> Array:
         raise TypeError(f"from_dlpack: {type(obj).__name__} does not implement the DLPack protocol "
                         "(__dlpack__ and __dlpack_device__)")
     kind, index = device()
+    if int(kind) == 2 and hasattr(obj, "__cuda_array_interface__"):  # kDLCUDA
+        return from_cuda_array_interface(obj, dtype, requires_grad, device=f"cuda:{int(index)}")
     if int(kind) != _DL_CPU:
         name = _DL_DEVICES.get(int(kind), f"device type {int(kind)}")
         raise ValueError(f"from_dlpack: the data lives on {name} (device {index}); {_GPU_LATER} "
@@ -174,6 +205,14 @@ def from_torch(t, dtype=None, requires_grad: bool | None = None) -> Array:
     the array's gradient.
     """
     torch = _import("torch", "from_torch")
+    if isinstance(t, torch.Tensor) and t.device.type == "cuda":
+        a = from_cuda_array_interface(t.detach(), dtype, False, device=f"cuda:{t.device.index or 0}")
+        if requires_grad if requires_grad is not None else t.requires_grad:
+            if t.grad is None:
+                t.grad = torch.zeros_like(t, memory_format=torch.contiguous_format)
+            a.grad = from_cuda_array_interface(t.grad.detach(), a.dtype, False, device=a.device)
+            a.requires_grad = True
+        return a
     _check_cpu_tensor(torch, t, "from_torch")
     a = _wrap(t.detach().numpy(), dtype, False, "from_torch")
     if requires_grad is None:
@@ -197,6 +236,14 @@ def to_torch(a: Array, requires_grad: bool | None = None):
     torch = _import("torch", "to_torch")
     if not isinstance(a, Array):
         raise TypeError(f"to_torch takes an adjit array, got {type(a).__name__}")
+    if a.device != "cpu":  # the same device memory, through __cuda_array_interface__
+        t = torch.as_tensor(a, device=a.device)
+        if requires_grad if requires_grad is not None else a.requires_grad:
+            if a.grad is None:
+                a.requires_grad = True
+            t.requires_grad_(True)
+            t.grad = torch.as_tensor(a.grad, device=a.device)
+        return t
     t = torch.from_numpy(a.numpy())
     if requires_grad is None:
         requires_grad = a.requires_grad
@@ -468,7 +515,7 @@ def dtype_to_jax(dtype):
 
 
 def device_from_torch(torch_device):
-    """The adjit device of a torch device ("cpu"; CUDA devices arrive with the GPU runtime)."""
+    """The adjit device of a torch device ("cpu", "cuda:N")."""
     from .device import get_device
     return get_device(str(torch_device))
 
@@ -493,9 +540,12 @@ def device_to_jax(device=None):
     jax = _import("jax", "device_to_jax")
     from .device import get_device
     d = get_device(device)
-    if str(d) != "cpu":
-        raise ValueError(f"device_to_jax: {d}: {_GPU_LATER}")
-    return jax.devices("cpu")[0]
+    if str(d) == "cpu":
+        return jax.devices("cpu")[0]
+    gpus = [g for g in jax.devices() if g.platform == "gpu"]
+    if d.ordinal >= len(gpus):
+        raise ValueError(f"device_to_jax: {d}: JAX has no such GPU (it has {len(gpus)})")
+    return gpus[d.ordinal]
 
 
 def to_dlpack(a: Array):

@@ -815,7 +815,22 @@ def _array_from_data(data, dtype, shape, ndim, requires_grad, device, share: boo
             raise ValueError(f"array: ndim={ndim} but the data makes a {a.ndim}-d array of {dtype.name}")
         return a
     if isinstance(data, Array):
+        if data.device != "cpu" and dtype is None and shape is None:  # a copy on the device (not recorded)
+            alias = data.device if device is None else _device(device)
+            buffer = data._buffer.copy() if alias == data.device else _on_device(_host_copy(data._buffer), alias)
+            return Array(_memory.adopt(buffer, data.dtype, alias, data.shape), data.dtype, requires_grad, alias,
+                         _owned=True)
         data = data.numpy()
+    elif hasattr(data, "__cuda_array_interface__"):  # CuPy, PyTorch CUDA tensors, Numba: copied on the device
+        from .cuda_memory import from_interface, interface_ordinal
+        target = None if device is None or _device(device) == "cpu" else device
+        memory = from_interface(data, interface_ordinal(data, target))
+        if dtype is None and shape is None and memory.is_c_contiguous:
+            t = _infer_dtype(np.empty(0, memory.dtype))
+            alias = f"cuda:{memory.ordinal}" if device is None else _device(device)
+            copied = memory.copy() if alias == f"cuda:{memory.ordinal}" else _on_device(memory.numpy(), alias)
+            return Array(_memory.adopt(copied, t, alias), t, requires_grad, alias, _owned=True)
+        data = memory.numpy()
     t = T.value_type_of(dtype) if dtype is not None else None
     np_data = np.asarray(data)
     if t is None:

@@ -363,6 +363,41 @@ def _copy_on_device(dst: _Allocation, dst_offset: int, src: _Allocation, src_off
     dst.memory.copy_from(src.memory, nbytes, dst_offset, src_offset, stream, True)
 
 
+def from_interface(obj, ordinal: int) -> CudaMemory:
+    """The device memory ``obj`` exposes through ``__cuda_array_interface__``
+    (v2/v3), zero-copy, keeping ``obj`` alive; the producer's stream (v3
+    ``stream``) is waited for first."""
+    face = getattr(obj, "__cuda_array_interface__", None)
+    if not isinstance(face, dict):
+        raise TypeError(f"{type(obj).__name__} has no __cuda_array_interface__")
+    if face.get("mask") is not None:
+        raise ValueError("masked CUDA arrays are not supported")
+    shape = tuple(int(n) for n in face["shape"])
+    dtype = np.dtype(face["typestr"])
+    strides = None if face.get("strides") is None else tuple(int(b) for b in face["strides"])
+    stream = face.get("stream")
+    if stream:
+        _cuda.Stream.wrap(ordinal, int(stream)).synchronize()
+    steps = strides or _c_strides(shape, dtype.itemsize)
+    nbytes = (sum((n - 1) * b for n, b in zip(shape, steps)) + dtype.itemsize) if math.prod(shape) else 0
+    return CudaMemory(external(ordinal, int(face["data"][0] or 0), nbytes, owner=obj), dtype, shape, strides)
+
+
+def interface_ordinal(obj, device=None) -> int:
+    """The CUDA device of an object with ``__cuda_array_interface__``:
+    ``device`` where given, else the object's (``obj.device``: torch's
+    index, CuPy's id), else the current CUDA device."""
+    from ..device import get_device
+    if device is None:
+        d = getattr(obj, "device", None)
+        index = getattr(d, "index", None) if hasattr(d, "type") else getattr(d, "id", None)
+        device = f"cuda:{index}" if isinstance(index, int) else "cuda"
+    target = get_device(device)
+    if not target.is_cuda:
+        raise ValueError(f"CUDA memory on {target}, which is not a CUDA device")
+    return target.ordinal
+
+
 def may_share_memory(a, b) -> bool:
     """numpy's ``may_share_memory`` for host arrays and device memory alike."""
     if isinstance(a, CudaMemory) or isinstance(b, CudaMemory):

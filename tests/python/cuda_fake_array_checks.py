@@ -236,3 +236,30 @@ def test_float_atomics_on_the_gpu_warn_that_they_are_not_in_thread_order():
         warnings.simplefilter("error")
         wp.launch(sum_into, dim=8, inputs=[x, total])  # (once per variant)
         wp.launch(scale, dim=4, inputs=[x, x, 1.0])  # no float atomics: no warning
+
+
+class _Foreign:
+    """Another library's CUDA array (as CuPy's or a torch tensor's interface shows it)."""
+
+    def __init__(self, array, stream=None):
+        self.keep = array
+        self.__cuda_array_interface__ = {"version": 3, "shape": array._buffer.shape,
+                                         "typestr": array._buffer.dtype.str, "data": (array.ptr, False),
+                                         "strides": None, "stream": stream}
+
+
+def test_memory_of_other_libraries_is_shared_or_copied():
+    from adjit.interop import from_cuda_array_interface
+    source = wp.array(np.arange(6, dtype=np.float32).reshape(2, 3), device="cuda:1")
+    foreign = _Foreign(source)
+    shared = from_cuda_array_interface(foreign, dtype=wp.vec3, device="cuda:1")
+    assert shared.device == "cuda:1" and shared.shape == (2,) and shared.ptr == source.ptr
+    shared.fill_(wp.vec3(1.0, 2.0, 3.0))
+    np.testing.assert_array_equal(source.numpy(), [[1, 2, 3], [1, 2, 3]])  # the same memory
+    copied = wp.array(_Foreign(source, stream=1), device="cuda:1")
+    assert copied.ptr != source.ptr and copied.dtype == wp.float32 and copied.shape == (2, 3)
+    np.testing.assert_array_equal(copied.numpy(), [[1, 2, 3], [1, 2, 3]])
+    on_host = wp.array(copied, device="cpu")
+    assert on_host.device == "cpu" and on_host.numpy()[1, 2] == 3
+    with pytest.raises(ValueError, match="does not make a 1-4-d array of vec4"):
+        from_cuda_array_interface(foreign, dtype=wp.vec4, device="cuda:1")

@@ -413,7 +413,9 @@ CUresult cuStreamDestroy_v2(Stream *stream) {
 }
 
 static CUresult knownStream(Stream *stream) {
-  if (!stream)
+  // (0, and CU_STREAM_LEGACY / CU_STREAM_PER_THREAD: the context's own)
+  if (!stream || stream == reinterpret_cast<Stream *>(uintptr_t(1)) ||
+      stream == reinterpret_cast<Stream *>(uintptr_t(2)))
     return needContext();
   std::lock_guard<std::mutex> lock(mutex);
   if (!streams.count(stream))
