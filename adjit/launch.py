@@ -385,6 +385,10 @@ def _written_arguments(launch: PackedLaunch) -> list:
 _backend: Backend = cpu.BACKEND
 
 
+#: CUDA devices by ordinal (launches look them up by their arrays' memory).
+_CUDA: dict = {}
+
+
 def _backend_for(launch: PackedLaunch) -> Backend:
     """The backend of the device the launch runs on: the one its arrays are
     on (they must all be on one), or ``launch()``'s ``device=``, which must
@@ -400,7 +404,7 @@ def _backend_for(launch: PackedLaunch) -> Backend:
     if found is None and (asked is None or not asked.is_cuda):
         launch.device = CPU
         return _backend
-    device = asked if found is None else get_device(f"cuda:{found}")
+    device = asked if found is None else (_CUDA.get(found) or _CUDA.setdefault(found, get_device(f"cuda:{found}")))
     if asked is not None and asked != device:
         raise _launch_error(launch.kernel, f"launch of kernel '{launch.kernel.__name__}' on {asked}: its arrays "
                             f"are on {device} (move them with a.to('{asked.alias}'))")

@@ -78,6 +78,8 @@ class CudaVariant:
     layout: list = field(default_factory=list)
     #: Whether it adds floats atomically (the GPU's order: not deterministic yet).
     float_atomics: bool = False
+    #: How its launches' parameters are packed (backends/cuda.py's _Plan, made at its first launch).
+    plan: object = None
 
 
 class _Loaded:

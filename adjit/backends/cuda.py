@@ -68,26 +68,82 @@ class CudaBackend(Backend):
 
     def run(self, launch: PackedLaunch) -> None:
         variant, device = launch.variant, launch.device
-        layout = variant.layout
-        data, offsets = pack_parameters(launch, layout)
+        plan = variant.plan
+        if plan is None:
+            plan = variant.plan = _Plan(launch, variant.layout)
         stream = launch.stream if launch.stream is not None else device.stream.cuda_stream
-        ranged = [launch.args[p] for p in variant.ranged]
-        ranges = _unreduced_ranges(ranged, launch.spec.noalias)
+        args = launch.args
+        if variant.ranged:
+            ranged = [args[p] for p in variant.ranged]
+            ranges = _unreduced_ranges(ranged, launch.spec.noalias)
+        else:
+            ranged = ranges = ()
         record = cuda.take_record(device.ordinal, ranges, lambda failure: check_failed(launch, variant, failure),
                                   stream)
         for slot, (memory, words) in enumerate(zip(ranged, ranges)):
             if words == _REDUCE:  # (min, max) reduced on the device into the record
                 cuda_helpers.index_range(memory, record + 8 * (_RANGES_WORD + 2 * slot), stream)
-        _end(data, offsets, layout, launch.total, launch.shape[1:], record)
+        data = plan.pack(args, launch.total, launch.shape, record)
         block = launch.block_dim or DEFAULT_BLOCK_DIM
-        grid = max(1, -(-launch.total // block))
+        grid = -(-launch.total // block) or 1
         if grid > 0x7FFFFFFF:
             raise LaunchError(f"kernel '{launch.kernel.__name__}': {launch.total} threads in blocks of {block} "
                               "are more blocks than a CUDA launch can have")
-        label = f"{launch.kernel.__name__} ({launch.kernel.source.filename}:{launch.kernel.source.first_line})"
-        variant.function.launch((grid, 1, 1), (block, 1, 1), bytes(data), offsets, stream, 0, label)
+        variant.function.launch((grid, 1, 1), (block, 1, 1), data, plan.offsets, stream, 0, plan.label)
         if config.mode == "debug":
             cuda.check_pending_failures(device.ordinal)
+
+
+class _Plan:
+    """Where each parameter of a variant's launches goes, worked out once
+    (``pack_parameters``, on its first launch): packing a launch is then a
+    few ``struct.pack_into`` calls."""
+
+    def __init__(self, launch: PackedLaunch, layout: list[tuple[int, int]]):
+        data, offsets = pack_parameters(launch, layout)
+        _end(data, offsets, layout, 0, (1, 1, 1), 0)
+        self.size, self.offsets = len(data), offsets
+        self.arrays, self.values = [], []
+        slot = 0
+        matrices = [t for t in launch.kernel.arg_types if isinstance(t, T.MatrixType)]
+        for position, a in enumerate(launch.args):
+            if isinstance(a, CudaMemory):
+                words = 3 + 2 * a.ndim
+                if offsets[slot + words - 1] - offsets[slot] != 8 * (words - 1):
+                    raise LaunchError("a memref's words are not consecutive in the PTX parameters (a bug in adjit)")
+                self.arrays.append((position, offsets[slot], struct.Struct(f"<{words}q"), a.ndim))
+                slot += words
+            else:
+                size = layout[slot][0]
+                padded = len(_padded(bytes(a), size, matrices)) != len(bytes(a)) and \
+                    _padded(bytes(a), size, matrices) != bytes(a).ljust(size, b"\0")
+                self.values.append((position, offsets[slot], size, matrices if padded else None))
+                slot += 1
+        self.tail = [offsets[slot + i] for i in range(5)]
+        k = launch.kernel
+        self.label = f"{k.__name__} ({k.source.filename}:{k.source.first_line})"
+
+    def pack(self, args: list, total: int, shape: tuple, record: int) -> bytes:
+        data = bytearray(self.size)
+        for position, offset, words, ndim in self.arrays:
+            m = args[position]
+            ptr, itemsize = m.allocation.ptr + m.offset, m.dtype.itemsize
+            words.pack_into(data, offset, ptr, ptr, 0, *m.shape, *[s // itemsize for s in m.strides])
+        for position, offset, size, matrices in self.values:
+            value = args[position]
+            if matrices is not None:
+                value = _padded(value, size, matrices)
+            data[offset:offset + len(value)] = value
+        t = self.tail
+        _WORD.pack_into(data, t[0], total)
+        _WORD.pack_into(data, t[1], shape[1])
+        _WORD.pack_into(data, t[2], shape[2])
+        _WORD.pack_into(data, t[3], shape[3])
+        _WORD.pack_into(data, t[4], record)
+        return bytes(data)
+
+
+_WORD = struct.Struct("<Q")
 
 
 #: The backend of CUDA launches.

@@ -77,6 +77,10 @@ def test_packing_lays_out_memrefs_values_and_the_launch_words():
     assert list(np.frombuffer(bytes(data[136:]), np.uint64)) == [2, 1, 1, 1, 0x2000]
     with pytest.raises(wp.LaunchError, match="takes 3 parameters"):
         cuda_backend.pack_parameters(launch, [(8, 8)] * 3)
+    # the plan made at a variant's first launch packs the same bytes
+    plan = cuda_backend._Plan(launch, layout)
+    assert plan.offsets == offsets
+    assert plan.pack(launch.args, 2, (2, 1, 1, 1), 0x2000) == bytes(data)
 
 
 def test_cuda_cache_entries_are_keyed_by_arch_not_by_this_cpu():
