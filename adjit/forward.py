@@ -240,12 +240,12 @@ def array_tangent(what: str, value: Array, tangent) -> Array:
         return tangent
     if not isinstance(tangent, np.ndarray):
         raise TypeError(f"{what} must be an adjit array or a numpy array, got {type(tangent).__name__}")
-    expected = value.numpy().shape
+    expected = value._buffer.shape  # (the array's shape and its elements' components)
     if tangent.shape != expected:
         raise ValueError(f"{what} must have numpy shape {expected}, got {tangent.shape}")
     if not np.issubdtype(tangent.dtype, np.floating) and not np.issubdtype(tangent.dtype, np.integer):
         raise TypeError(f"{what} must hold numbers, got a numpy array of {tangent.dtype}")
-    return array(tangent.astype(value.numpy().dtype), dtype=value.dtype, device=value.device)
+    return array(tangent.astype(value._buffer.dtype), dtype=value.dtype, device=value.device)
 
 
 def value_tangent(what: str, t, tangent):

@@ -418,7 +418,7 @@ def export(kernels, path, adjoint: bool = True, targets=("cpu",)) -> Path:
     """Compiles ``kernels`` into the folder ``path`` for each of ``targets``:
     "cpu" (this CPU) and CUDA architectures ("sm_90"); every variant a
     launch may need (and, with ``adjoint``, their adjoints, for the kernels
-    that have one). A machine with the runtime alone (and this CPU, for
+    that have one; for CUDA, also the tangent kernels ``adjit.jvp`` runs). A machine with the runtime alone (and this CPU, for
     "cpu"; a GPU of that architecture, for "sm_NN") runs them with
     ``ADJIT_CACHE_DIR=path`` (or ``adjit.config.cache_dir``). Writes a
     manifest, ``adjit-export.json``; returns the folder."""
@@ -432,6 +432,7 @@ def export(kernels, path, adjoint: bool = True, targets=("cpu",)) -> Path:
         if not isinstance(kernel, Kernel):
             raise TypeError(f"export() takes @adjit.kernel objects, got {kernel!r}")
         record = {"kernel": kernel.key, "file": kernel.source.filename, "adjoint": adjoint}
+        tangents = True
         for specs in exported_specs(kernel, adjoint):
             try:
                 for spec in specs:
@@ -443,7 +444,14 @@ def export(kernels, path, adjoint: bool = True, targets=("cpu",)) -> Path:
                     if not spec.all_checked:  # (the GPU code carries both versions of its checks)
                         for arch in targets:
                             if arch != "cpu":
-                                _export_cuda_variant(kernel, path, dataclasses.replace(spec, target="cuda"), arch)
+                                cuda_spec = dataclasses.replace(spec, target="cuda")
+                                _export_cuda_variant(kernel, path, cuda_spec, arch)
+                                if not spec.adjoint and tangents:  # (adjit.jvp on the GPU)
+                                    try:
+                                        _export_cuda_variant(kernel, path, dataclasses.replace(cuda_spec, tangent=1),
+                                                             arch)
+                                    except GradientError:
+                                        tangents = False
             except GradientError as e:
                 record["adjoint"] = False
                 record["no_adjoint_because"] = str(e)

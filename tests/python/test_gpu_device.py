@@ -306,3 +306,25 @@ def test_gathers_and_fills(device):
     v = wp.zeros(300, dtype=wp.vec3, device=device)
     v.fill_(wp.vec3(1.0, -2.0, 3.5))
     np.testing.assert_array_equal(v.numpy(), np.tile([1.0, -2.0, 3.5], (300, 1)).astype(np.float32))
+
+
+def test_forward_mode_on_the_device(device):
+    rng = _rng()
+    a0, b0 = rng.standard_normal((8, 3)), rng.standard_normal((8, 3))
+    da, db = rng.standard_normal((8, 3)), rng.standard_normal((8, 3))
+
+    def run(av, bv):
+        o = wp.zeros(8, dtype=wp.vec3d, device=device)
+        wp.launch(length_cross, dim=8, inputs=[wp.array(av, dtype=wp.vec3d, device=device),
+                                               wp.array(bv, dtype=wp.vec3d, device=device), o])
+        return o.numpy()
+
+    a = wp.array(a0, dtype=wp.vec3d, device=device)
+    b = wp.array(b0, dtype=wp.vec3d, device=device)
+    out = wp.zeros(8, dtype=wp.vec3d, device=device)
+    (tangent,) = wp.jvp(length_cross, 8, inputs=[a, b], tangents=[da, db], outputs=[out])
+    assert tangent.device == device
+    h = 1e-6
+    expected = (run(a0 + h * da, b0 + h * db) - run(a0 - h * da, b0 - h * db)) / (2 * h)
+    np.testing.assert_allclose(out.numpy(), run(a0, b0), rtol=1e-12)
+    np.testing.assert_allclose(tangent.numpy(), expected, rtol=1e-6, atol=1e-8)
