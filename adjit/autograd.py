@@ -230,7 +230,19 @@ def _check_kernel_call(what: str, kernel: Kernel, dim, inputs, outputs, device, 
         cpu_only(device, what)
     except ValueError as e:
         raise TypeError(f"{what} of kernel '{kernel.__name__}': {e}") from None
+    require_cpu_arrays(f"{what} of kernel '{kernel.__name__}'", inputs, outputs)
     _check_launch_options(kernel, None, max_blocks, block_dim)
+
+
+def require_cpu_arrays(what: str, *lists) -> None:
+    """TypeError for a CUDA array among ``lists``: Jacobians and gradient
+    checks seed and read gradients through host views, which a CUDA array
+    does not have (its ``numpy()`` is a copy)."""
+    for values in lists:
+        for a in values or ():
+            if isinstance(a, Array) and a.device != "cpu":
+                raise TypeError(f"{what} runs on the CPU only so far: an argument is on '{a.device}'; pass CPU "
+                                "arrays (a.to('cpu')), or use adjit.jvp and Tape.backward, which run on the GPU")
 
 
 def _as_arrays(numeric: JacobianDict) -> JacobianDict:

@@ -161,9 +161,12 @@ class Array:
         values first, so writes through the view cannot change gradients.
         A CUDA array's values are copied to the host (after the work queued
         on the device's current stream; a kernel's failed check is raised
-        here), as in Warp."""
+        here), as in Warp, but read-only: writes to the copy would not reach
+        the array (``.numpy().copy()`` is a copy to change; ``assign`` writes)."""
         if self.device != "cpu":
-            return self._buffer.numpy()
+            values = self._buffer.numpy()
+            values.flags.writeable = False
+            return values
         return self._export(self._buffer.view())
 
     def _export(self, view: np.ndarray) -> np.ndarray:

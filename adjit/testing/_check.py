@@ -138,6 +138,8 @@ def check_gradients(kernel, dim, inputs, outputs, eps: float | None = None, rtol
     a kink are meaningless.
     """
     inputs, outputs = list(inputs), list(outputs)
+    autograd.require_cpu_arrays(f"check_gradients of kernel '{getattr(kernel, '__name__', kernel)}'", inputs,
+                                outputs)
     eps, rtol, atol = _resolve(inputs + outputs, eps, rtol, atol)
     snapshot = [o.numpy().copy() if isinstance(o, Array) else None for o in outputs]
     analytic = autograd._kernel_jacobian(kernel, dim, inputs, outputs, input_output_mask, batch=1)
@@ -169,6 +171,7 @@ def check_tape_gradients(run, inputs, eps: float | None = None, rtol: float | No
     ``names`` and ``output_names`` name the inputs and outputs in the report.
     """
     inputs = list(inputs)
+    autograd.require_cpu_arrays("check_tape_gradients", inputs)
     names = list(names) if names is not None else [f"inputs[{k}]" for k in range(len(inputs))]
     diff = [k for k, a in enumerate(inputs) if _is_float_array(a)]
     if not diff:
@@ -254,6 +257,7 @@ def check_dot_product(run, inputs, rtol: float = DOT_RTOL, seed: int = 0, names=
     the tangent pass rejects one of the kernels, with its reason.
     """
     inputs = list(inputs)
+    autograd.require_cpu_arrays("check_dot_product", inputs)
     names = list(names) if names is not None else [f"inputs[{k}]" for k in range(len(inputs))]
     diff = [k for k, a in enumerate(inputs) if _is_float_array(a)]
     if not diff:
@@ -342,6 +346,7 @@ def check_hessian_symmetry(run, inputs, rtol: float = DOT_RTOL, seed: int = 0, n
     symmetry. Raises HessianAsymmetry, or ForwardModeUnsupported (a skip)
     when a kernel has no forward-mode derivative."""
     inputs = list(inputs)
+    autograd.require_cpu_arrays("check_hessian_symmetry", inputs)
     names = list(names) if names is not None else [f"inputs[{k}]" for k in range(len(inputs))]
     diff = [k for k, a in enumerate(inputs) if _is_float_array(a)]
     if not diff:

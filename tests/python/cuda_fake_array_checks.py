@@ -263,3 +263,20 @@ def test_memory_of_other_libraries_is_shared_or_copied():
     assert on_host.device == "cpu" and on_host.numpy()[1, 2] == 3
     with pytest.raises(ValueError, match="does not make a 1-4-d array of vec4"):
         from_cuda_array_interface(foreign, dtype=wp.vec4, device="cuda:1")
+
+
+def test_host_views_of_cuda_arrays_are_read_only_copies():
+    a = wp.zeros(3, dtype=float, device="cuda:0")
+    view = a.numpy()
+    with pytest.raises(ValueError, match="read-only"):
+        view[0] = 1.0  # it would not reach the array: refused, not lost
+    np.testing.assert_array_equal(a.numpy(), 0)
+
+
+def test_jacobians_and_gradient_checks_refuse_cuda_arrays_clearly():
+    x, y = wp.zeros(4, dtype=float, device="cuda:0"), wp.zeros(4, dtype=float, device="cuda:0")
+    with pytest.raises(TypeError, match="runs on the CPU only so far: an argument is on 'cuda:0'"):
+        wp.autograd.jacobian(scale, dim=4, inputs=[x, y, 1.0])
+    from adjit.testing import check_gradients
+    with pytest.raises(TypeError, match="runs on the CPU only so far"):
+        check_gradients(scale, 4, [x, 1.0], [y])
