@@ -16,7 +16,7 @@ import numpy as np
 
 from . import types as T
 from .runtime import recording
-from .runtime.array import Array, _before_write, _record_non_differentiable
+from .runtime.array import Array, _before_write, _host_copy, _record_non_differentiable
 from .runtime.recording import active_tapes
 
 __all__ = ["SGD", "Adam"]
@@ -56,10 +56,11 @@ def _number(value, who: str, name: str) -> float:
 
 def _update(who: str, params: list[Array], grads: list[Array], update) -> None:
     """Writes ``update(k, p, g)`` (new values from numpy copies of the
-    parameter's and gradient's values) into each parameter, as adjit writes."""
+    parameter's and gradient's values) into each parameter, as adjit writes
+    (a CUDA parameter's: through the host, so far)."""
     with recording.locked(active_tapes()):
         for k, (p, g) in enumerate(zip(params, grads)):
-            new = update(k, p._buffer.copy(), g._buffer.copy())
+            new = update(k, _host_copy(p._buffer), _host_copy(g._buffer))
             _before_write(p)
             p._buffer[...] = new
         _record_non_differentiable(f"{who}.step", params, params)
@@ -98,7 +99,7 @@ class SGD:
 
     def reset_internal_state(self) -> None:
         """Zeroes the momentum buffers and the step count."""
-        self.b = [np.zeros_like(p._buffer) for p in self.params]
+        self.b = [np.zeros(p._buffer.shape, p._buffer.dtype) for p in self.params]
         self.t = 0
 
     def step(self, grad) -> None:
@@ -149,8 +150,8 @@ class Adam:
 
     def reset_internal_state(self) -> None:
         """Zeroes the moments and the step count."""
-        self.m = [np.zeros_like(p._buffer) for p in self.params]
-        self.v = [np.zeros_like(p._buffer) for p in self.params]
+        self.m = [np.zeros(p._buffer.shape, p._buffer.dtype) for p in self.params]
+        self.v = [np.zeros(p._buffer.shape, p._buffer.dtype) for p in self.params]
         self.t = 0
 
     def step(self, grad) -> None:

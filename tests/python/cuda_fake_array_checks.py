@@ -280,3 +280,11 @@ def test_jacobians_and_gradient_checks_refuse_cuda_arrays_clearly():
     from adjit.testing import check_gradients
     with pytest.raises(TypeError, match="runs on the CPU only so far"):
         check_gradients(scale, 4, [x, 1.0], [y])
+
+
+def test_optimizers_update_cuda_parameters():
+    from adjit.optim import SGD
+    p = wp.array(np.array([1.0, 2.0], np.float32), device="cuda:0")
+    g = wp.array(np.array([0.5, -1.0], np.float32), device="cuda:0")
+    SGD([p], lr=0.1).step([g])
+    np.testing.assert_allclose(p.numpy(), [0.95, 2.1], rtol=1e-6)
