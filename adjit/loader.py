@@ -8,10 +8,12 @@ compiled beforehand for its CPU (``export``) and says which one is missing.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import logging
 import os
 import re
+import threading
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +58,8 @@ class CpuVariant:
     digest: object = None
     #: Which variant of the kernel it is.
     spec: VariantSpec | None = None
+    #: The loaded object its code lives in (unmapped with the last variant holding it).
+    image: object = None
 
 
 @dataclass
@@ -196,14 +200,14 @@ def load_variant(kernel: Kernel, spec: VariantSpec) -> CpuVariant:
         compiled = _compiler(kernel).compile_cpu_object(kernel, spec, CPU_OPT_LEVEL)
         cache.store(kernel.pyfunc, parts, compiled.code, _entry_metadata(compiled))
         try:
-            address = _load(kernel, compiled.code, compiled.entry)
+            address, image = _load(kernel, compiled.code, compiled.entry)
         except _DamagedEntry as e:
             raise CompileError(f"kernel '{kernel.__name__}': the compiled code does not load ({e}); "
                                "this is a bug in adjit") from None
         if not spec.adjoint:
             state.access = compiled.access
         variant = CpuVariant(address, False, compiled.sites, tuple(compiled.ranged),
-                             _runtime.ATOMIC_ORDERS[compiled.atomic_order])
+                             _runtime.ATOMIC_ORDERS[compiled.atomic_order], image=image)
     return _keep(kernel, state, spec, variant, digest)
 
 
@@ -330,8 +334,8 @@ def _from_entry(kernel: Kernel, spec: VariantSpec, code: bytes, metadata: dict) 
     atomic_order = metadata.get("atomic_order")
     if atomic_order not in _runtime.ATOMIC_ORDERS:
         raise _DamagedEntry("its atomic order is malformed")
-    variant = CpuVariant(_load(kernel, code, symbol), True, sites, tuple(ranged),
-                         _runtime.ATOMIC_ORDERS[atomic_order])
+    address, image = _load(kernel, code, symbol)
+    variant = CpuVariant(address, True, sites, tuple(ranged), _runtime.ATOMIC_ORDERS[atomic_order], image=image)
     if access is not None:
         _loaded(kernel).access = access
     return variant
@@ -387,16 +391,30 @@ def _forget_variants(kernel: Kernel, state: _Loaded, digest: cache.KernelDigest)
     state.digest = digest
 
 
-def _load(kernel: Kernel, code: bytes, symbol: str) -> int:
-    """Loads object code into the process; _DamagedEntry if it does not load."""
+#: Loaded objects by (code digest, entry symbol): identical code (a kernel
+#: redefined as it was, in a notebook or a factory) shares one mapping, which
+#: is unmapped when no variant holds it any more.
+_IMAGES: "weakref.WeakValueDictionary[tuple, object]" = weakref.WeakValueDictionary()
+_IMAGES_LOCK = threading.Lock()
+
+
+def _load(kernel: Kernel, code: bytes, symbol: str) -> tuple[int, object]:
+    """Loads object code into the process (or finds it loaded): its entry's
+    address and the image keeping it mapped (None where LLVM's JIT loads it,
+    for the process lifetime); _DamagedEntry if it does not load."""
     if not _runtime.object_loader_supported():
         # (LLVM's JIT: hosts other than x86-64 trust the checksum alone.)
-        return _compiler(kernel).load_with_jit(code, [symbol])[0]
-    try:
-        (address,) = _runtime.load_object(code, [symbol])
-    except RuntimeError as e:
-        raise _DamagedEntry(str(e)) from None
-    return address
+        return _compiler(kernel).load_with_jit(code, [symbol])[0], None
+    key = (hashlib.sha256(code).digest(), symbol)
+    with _IMAGES_LOCK:
+        image = _IMAGES.get(key)
+        if image is None:
+            try:
+                image = _runtime.ObjectImage(code, [symbol])
+            except RuntimeError as e:
+                raise _DamagedEntry(str(e)) from None
+            _IMAGES[key] = image
+    return image.addresses[0], image
 
 
 def _compiler(kernel: Kernel, arch: str | None = None):

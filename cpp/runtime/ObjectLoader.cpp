@@ -194,6 +194,8 @@ public:
       munmap(block, blockSize);
   }
 
+  LoadedBlock loadedBlock() const { return {block, size_t(blockSize)}; }
+
   bool run(const std::vector<std::string> &names,
            std::vector<uint64_t> &addresses) {
     std::vector<uint64_t> entries;
@@ -534,10 +536,21 @@ private:
 
 bool loadObject(const void *data, size_t size,
                 const std::vector<std::string> &names,
-                std::vector<uint64_t> &addresses, std::string &error) {
+                std::vector<uint64_t> &addresses, std::string &error,
+                LoadedBlock *block) {
   // Each load works on its own state and mapping (mmap, mprotect and dlsym
   // are thread-safe), so concurrent loads need no lock.
-  return ObjectLoad(data, size, error).run(names, addresses);
+  ObjectLoad load(data, size, error);
+  if (!load.run(names, addresses))
+    return false;
+  if (block)
+    *block = load.loadedBlock();
+  return true;
+}
+
+void unloadObject(const LoadedBlock &block) {
+  if (block.start)
+    munmap(block.start, block.size);
 }
 
 } // namespace runtime

@@ -2,7 +2,8 @@
 //
 // A small loader for the relocatable ELF objects that adjit's CPU code
 // generator emits for this host: the object's sections are laid out in one
-// block of memory, relocated, and kept executable for the process lifetime.
+// block of memory, relocated, and kept executable until unloaded (or for the
+// process lifetime).
 // Only libc is needed (mmap, mprotect, dlsym), so the runtime can run cached
 // kernels without linking LLVM. x86-64 only for now; on other machines it
 // fails cleanly and the caller falls back to another loader.
@@ -28,9 +29,20 @@ namespace runtime {
 /// a message naming what failed (an unsupported relocation type and its
 /// number, an unresolved symbol's name, a missing entry name, a malformed or
 /// wrong-architecture object, ...). Thread-safe; never throws.
+/// The memory of a loaded object, for unloadObject.
+struct LoadedBlock {
+  void *start = nullptr;
+  size_t size = 0;
+};
+
 bool loadObject(const void *data, size_t size,
                 const std::vector<std::string> &names,
-                std::vector<uint64_t> &addresses, std::string &error);
+                std::vector<uint64_t> &addresses, std::string &error,
+                LoadedBlock *block = nullptr);
+
+/// Unmaps an object loaded by loadObject: none of its code may run after
+/// (or be running).
+void unloadObject(const LoadedBlock &block);
 
 } // namespace runtime
 } // namespace adjit

@@ -134,3 +134,61 @@ def test_ctrl_c_during_the_first_compile_leaves_a_usable_process(tmp_path, delay
     result = subprocess.run([sys.executable, str(script), str(delay)], capture_output=True, text=True,
                             timeout=120, env={**os.environ, "ADJIT_CACHE": "0"})
     _assert_clean(result)
+
+
+REDEFINE = '''
+import gc, linecache, sys
+import adjit as wp
+
+SOURCE = """
+import adjit as wp
+@wp.kernel
+def k(x: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = x[i] * 2.0 + float(%d)
+"""
+
+def rss_mb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS"):
+            return int(line.split()[1]) / 1024
+
+def mappings():
+    return sum(1 for _ in open("/proc/self/maps"))
+
+x = wp.zeros(4)
+
+def define(n, constant):
+    # a kernel defined anew, as a notebook cell run again or a kernel factory does
+    name = f"<cell {n}>"
+    text = SOURCE % constant
+    linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+    scope = {"__name__": f"cell{n}"}
+    exec(compile(text, name, "exec"), scope)
+    wp.launch(scope["k"], dim=4, inputs=[x])
+    del linecache.cache[name]
+
+count, distinct = int(sys.argv[1]), sys.argv[2] == "distinct"
+for n in range(100):
+    define(n, n if distinct else 0)
+gc.collect()
+rss, maps = rss_mb(), mappings()
+for n in range(100, 100 + count):
+    define(n, n if distinct else 0)
+gc.collect()
+print(f"{rss_mb() - rss:.2f} {mappings() - maps}")
+'''
+
+
+@pytest.mark.parametrize("count, kind", [(10_000, "identical"), (300, "distinct")])
+def test_redefined_kernels_do_not_keep_their_code(tmp_path, count, kind):
+    """Identical redefinitions share one loaded object; an unreachable
+    kernel's code is unmapped (10,000 identical ones: under 10 MB)."""
+    script = tmp_path / "redefine.py"
+    script.write_text(REDEFINE)
+    out = subprocess.run([sys.executable, str(script), str(count), kind], capture_output=True, text=True,
+                         timeout=600, env=dict(os.environ, ADJIT_CACHE_DIR=str(tmp_path / "cache")))
+    assert out.returncode == 0, out.stderr
+    grown_mb, new_mappings = out.stdout.split()
+    assert float(grown_mb) < (10 if kind == "identical" else 3), out.stdout
+    assert int(new_mappings) <= 4, out.stdout

@@ -132,6 +132,30 @@ std::vector<uint64_t> loadKernelObject(nb::bytes object,
   return addresses;
 }
 
+/// A kernel object loaded into the process, unmapped when this is freed.
+class ObjectImage {
+public:
+  ObjectImage(nb::bytes object, const std::vector<std::string> &names) {
+    std::string error;
+    bool loaded = adjit::withoutGil([&] {
+      return loadObject(object.c_str(), object.size(), names, addresses_,
+                        error, &block_);
+    });
+    if (!loaded)
+      throw std::runtime_error("cannot load kernel object: " + error);
+  }
+  ~ObjectImage() { unloadObject(block_); }
+  ObjectImage(const ObjectImage &) = delete;
+  ObjectImage &operator=(const ObjectImage &) = delete;
+
+  const std::vector<uint64_t> &addresses() const { return addresses_; }
+  size_t size() const { return block_.size; }
+
+private:
+  std::vector<uint64_t> addresses_;
+  LoadedBlock block_;
+};
+
 } // namespace
 
 NB_MODULE(_runtime, m) {
@@ -140,6 +164,16 @@ NB_MODULE(_runtime, m) {
   m.def("load_object", &loadKernelObject, nb::arg("object"), nb::arg("names"),
         "Loads a relocatable kernel object into the process (for its "
         "lifetime); returns the addresses of `names`. Raises RuntimeError.");
+  nb::class_<ObjectImage>(
+      m, "ObjectImage", nb::is_weak_referenceable(),
+      "A kernel object loaded into the process; its memory is unmapped when "
+      "this object is freed (no code of it may run then)")
+      .def(nb::init<nb::bytes, const std::vector<std::string> &>(),
+           nb::arg("object"), nb::arg("names"),
+           "Loads the object; raises RuntimeError.")
+      .def_prop_ro("addresses", &ObjectImage::addresses,
+                   "The addresses of the names asked for, in order.")
+      .def_prop_ro("size", &ObjectImage::size, "Bytes mapped.");
   m.def("launch_cpu", &launchCpuEntry, nb::arg("entry"), nb::arg("total"),
         nb::arg("shape"), nb::arg("args"),
         nb::arg("ranges") = std::vector<int64_t>{}, nb::arg("atomic_order") = 0,
