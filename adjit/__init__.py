@@ -8,11 +8,12 @@ the first time a kernel has to be compiled, so kernels compiled beforehand
 run where only the runtime is installed (see ``export``).
 """
 import math as _math
+import sys as _sys
 
 from . import types  # noqa: F401
 from . import config  # noqa: F401
 from .builtins.registry import registry as builtin_registry
-from .device import (Device, ScopedDevice, cuda_unavailable_reason, get_cuda_device,  # noqa: F401
+from .device import (Device, DeviceLike, ScopedDevice, cuda_unavailable_reason, get_cuda_device,  # noqa: F401
                      get_cuda_device_count, get_cuda_devices, get_device, get_devices, get_preferred_device,
                      is_cpu_available, is_cuda_available, is_device_available, set_device, synchronize,
                      synchronize_device)
@@ -128,3 +129,13 @@ from .jax_names import (JaxCallableGraphMode, JaxModulePreloadMode, clear_jax_ca
                          jax_callable, jax_kernel)
 from .device import is_cubql_available  # noqa: E402,F401
 from .cache import clear_lto_cache  # noqa: E402,F401
+from .warp import alias_warp, is_warp_aliased  # noqa: E402,F401
+from .errors import NotInAdjitError, NotInAdjitImportError, missing_name as _missing_name  # noqa: E402,F401
+
+
+def __getattr__(name: str):
+    # Only called for names adjit does not have: say so (Warp code asking for
+    # a name adjit lacks gets this, never an AttributeError from deep inside).
+    if name.startswith("__"):
+        raise AttributeError(f"module 'adjit' has no attribute {name!r}")
+    raise _missing_name("adjit", name, _sys._getframe(1))

@@ -1297,3 +1297,13 @@ def type_repr(t) -> str:
     if isinstance(t, (ScalarType, StructType)):
         return t.name
     return str(t)
+
+
+def __getattr__(name: str):
+    # Only called for names this module lacks: Warp code asking for one gets a
+    # NotInAdjitError naming it (errors.missing_name), never a bare AttributeError.
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import sys as _sys
+    from .errors import missing_name
+    raise missing_name(__name__, name, _sys._getframe(1))
