@@ -6,6 +6,7 @@ them (it returns a numpy value), and the source of its MLIR type.
 """
 from __future__ import annotations
 
+import copy
 import sys
 import typing
 
@@ -203,6 +204,46 @@ def _check_kernel_shape(t, shape) -> None:
                                 "scalars")
 
 
+class _SubclassedType(type):
+    """The metaclass behind ``class vec5(wp.types.vector(length=5, dtype=float)): pass``.
+
+    Warp's vector and matrix types are classes, which Warp code subclasses to
+    name a type; adjit's are instances (``VectorType``, ``MatrixType``). Such
+    a class statement gets this metaclass through the type's
+    ``__mro_entries__``, and makes a copy of the base type under the class's
+    name instead of a class: the same type for kernels and arrays (equal to
+    its base, as Warp's ``types_equal`` has it), built with ``vec5(...)`` in
+    kernels and on the host. A body with members other than a docstring is a
+    TypeError (adjit's types carry no methods)."""
+
+    def __new__(mcs, name, bases, namespace):
+        if "__orig_bases__" not in namespace:  # _SubclassBase itself
+            return super().__new__(mcs, name, bases, namespace)
+        base, *others = namespace["__orig_bases__"]
+        if others:
+            raise TypeError(f"class {name}: a vector or matrix type can only be subclassed alone, got the bases "
+                            f"{namespace['__orig_bases__']}")
+        members = sorted(k for k in namespace if not (k.startswith("__") and k.endswith("__")))
+        if members:
+            raise TypeError(f"class {name}({base.__name__}): adjit's vector and matrix types have no methods, so "
+                            f"a subclass can only rename its base (`pass` or a docstring), got {members}")
+        t = copy.copy(base)
+        t.name = name
+        t.subclass_name = name
+        t.__module__ = namespace.get("__module__")
+        t.__qualname__ = namespace.get("__qualname__", name)
+        t.__doc__ = namespace.get("__doc__")
+        return t
+
+
+class _SubclassBase(metaclass=_SubclassedType):
+    """What ``__mro_entries__`` puts in place of a vector or matrix type among a class's bases."""
+
+
+def _mro_entries(self, bases):
+    return (_SubclassBase,)
+
+
 #: The scalar suffix of Warp's type class names (vec3f, mat33d, vec2ui, ...).
 _WARP_SUFFIX = {"float16": "h", "float32": "f", "float64": "d", "int8": "b", "uint8": "ub", "int16": "s",
                 "uint16": "us", "int32": "i", "uint32": "ui", "int64": "l", "uint64": "ul"}
@@ -229,8 +270,14 @@ class VectorType(Type):
     # reads from them (``wp.vec3.__name__ == "vec3f"``, ``_length_``, ...).
     _WARP_KIND = ("vec", "vec_t")
 
+    #: The class name of a subclass (``class vec5(vector(5, float)): pass``), see _SubclassedType.
+    subclass_name = None
+    __mro_entries__ = _mro_entries
+
     @property
     def __name__(self) -> str:
+        if self.subclass_name is not None:
+            return self.subclass_name
         base, _ = self._WARP_KIND
         return f"{base}{self.length if base == 'vec' else ''}{_WARP_SUFFIX.get(self.dtype.name, self.dtype.name)}"
 
@@ -297,8 +344,13 @@ class MatrixType(Type):
     def shape(self) -> tuple[int, ...]:
         return (self.rows, self.cols)
 
+    subclass_name = None  # see VectorType
+    __mro_entries__ = _mro_entries
+
     @property
     def __name__(self) -> str:  # as Warp's matrix classes: "mat33f"
+        if self.subclass_name is not None:
+            return self.subclass_name
         return f"mat{self.rows}{self.cols}{_WARP_SUFFIX.get(self.dtype.name, self.dtype.name)}"
 
     @property
