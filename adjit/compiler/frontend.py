@@ -1004,6 +1004,11 @@ class FunctionBuilder:
         left = self.expr(node.left)
         result = None
         for op, right_node in zip(node.ops, node.comparators):
+            if isinstance(op, (ast.Is, ast.IsNot)):
+                c = self.null_check(left, op, right_node, node)
+                result = c if result is None else arith.AndIOp(result, c).result
+                left = Val(T.bool_, c)
+                continue
             right = self.expr(right_node)
             a, b = self.unify(left, right, node)
             if isinstance(a.type, (T.VectorType, T.MatrixType)) and isinstance(op, (ast.Eq, ast.NotEq)) \
@@ -2327,9 +2332,37 @@ class FunctionBuilder:
         return self.to_bool(self.expr(test), test)
 
     def to_bool(self, v, node) -> ir.Value:
+        if isinstance(v, Val) and isinstance(v.type, T.ArrayType):
+            return self.array_is_set(v)
         if not isinstance(v, Val) or not isinstance(v.type, T.ScalarType):
-            raise self.error(f"a condition must be a scalar, got {self.describe(v)}", node)
+            raise self.error(f"a condition must be a scalar or an array, got {self.describe(v)}", node)
         return self.cast(v, T.bool_, node)
+
+    def null_check(self, left, op, right_node, node) -> ir.Value:
+        """``arr is None`` / ``arr is not None``: whether a launch passed None
+        for the array (see array_is_set: an empty array is taken for None, as
+        Warp's null array). The only ``is`` comparison kernels take."""
+        if not (isinstance(right_node, ast.Constant) and right_node.value is None and isinstance(left, Val)
+                and isinstance(left.type, T.ArrayType)):
+            raise self.error("`is` / `is not` compare an array with None in kernels (`arr is None`); use == for "
+                             "values", node, KernelSyntaxError)
+        is_set = self.array_is_set(left)
+        if isinstance(op, ast.IsNot):
+            return is_set
+        return arith.XOrIOp(is_set, constant(T.bool_, 1)).result
+
+    def array_is_set(self, a: Val) -> ir.Value:
+        """An array as a condition (``if arr:``, ``not arr``): true unless it
+        is Warp's null array, which a launch passes for None (adjit passes an
+        empty array), i.e. unless an extent is 0. (A Warp array with no
+        elements has a null pointer too, so it is false in Warp as well.)"""
+        zero = arith.ConstantOp(ir.IndexType.get(), 0).result
+        result = None
+        for k in range(a.type.ndim):
+            dim = adjit_d.DimOp(ir.IndexType.get(), a.value, ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k))
+            c = arith.CmpIOp(arith.CmpIPredicate.ne, dim.result, zero).result
+            result = c if result is None else arith.AndIOp(result, c).result
+        return result
 
     def static_int(self, node) -> int:
         v = self.expr(node)
