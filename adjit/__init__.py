@@ -7,6 +7,7 @@ Importing adjit loads no MLIR: the compiler (``adjit.compiler``) is imported
 the first time a kernel has to be compiled, so kernels compiled beforehand
 run where only the runtime is installed (see ``export``).
 """
+import builtins as _builtins
 import math as _math
 import sys as _sys
 
@@ -59,6 +60,9 @@ transformf = transform
 vec2f, vec3f, vec4f = vec2, vec3, vec4
 mat22f, mat33f, mat44f = mat22, mat33, mat44
 bool = bool_  # noqa: A001 (Warp's name; Python's bool is unaffected outside this module's namespace)
+# Warp's wp.len: len() of a vector (its length), a matrix (its rows) or an array (its first
+# extent), in kernels and on the host; Python's own len.
+len = _builtins.len  # noqa: A001
 
 # Warp's math constants, Python floats (in kernels, literals of the type around them).
 e = E = _math.e
@@ -138,4 +142,9 @@ def __getattr__(name: str):
     # a name adjit lacks gets this, never an AttributeError from deep inside).
     if name.startswith("__"):
         raise AttributeError(f"module 'adjit' has no attribute {name!r}")
+    import os
+    here = os.path.dirname(__file__)
+    if os.path.isfile(os.path.join(here, f"{name}.py")) or os.path.isfile(os.path.join(here, name, "__init__.py")):
+        raise NotInAdjitError(f"module 'adjit' has no attribute {name!r}: adjit.{name} is a submodule that is "
+                              f"not imported yet (import adjit.{name} first)", name=name)
     raise _missing_name("adjit", name, _sys._getframe(1))

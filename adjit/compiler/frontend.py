@@ -975,6 +975,8 @@ class FunctionBuilder:
             c = self.to_bool(v, operand)
             return Val(T.bool_, arith.XOrIOp(c, constant(T.bool_, 1)).result)
         if isinstance(op, ast.Invert):
+            if type(v.type) is T.VectorType and v.type.dtype.is_int:  # component-wise, as Warp's
+                return Val(v.type, arith.XOrIOp(self.materialize(v, v.type), constant(v.type, -1)).result)
             if not isinstance(v.type, T.ScalarType) or not v.type.is_int or v.type.is_bool:
                 raise self.error(f"~ needs an integer operand, got {self.describe(v)} (use `not` for bools)",
                                  node, KernelTypeError)
@@ -1759,6 +1761,9 @@ class FunctionBuilder:
                 return Val(t, self.literal_constant(t, args[0].literal))
             self.check_component_precision(t, args, node)
             return Val(t, splat(t, self.cast(args[0], scalar, node)))
+        if len(args) == 1 and isinstance(args[0], Val) and type(args[0].type) is type(t) \
+                and args[0].type.shape == t.shape:
+            return self.convert_components(args[0], t)  # vec3i(v), mat33d(m): each component converted
         if isinstance(t, T.MatrixType) and len(args) == t.rows and all(
                 isinstance(a, Val) and a.type == t.row_type() for a in args):
             m = constant(t, 0)
@@ -1775,6 +1780,25 @@ class FunctionBuilder:
             raise self.error(f"{t}() takes {n} components, got {len(args)}", node)
         self.check_component_precision(t, args, node)
         comps = [self.cast(a, scalar, node) for a in args]
+        if isinstance(t, T.VectorType):
+            return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
+        m = constant(t, 0)
+        for r in range(t.rows):
+            row = vector_d.FromElementsOp(t.row_type().mlir(), comps[r * t.cols:(r + 1) * t.cols]).result
+            m = vector_d.InsertOp(row, m, [], [r]).result
+        return Val(t, m)
+
+    def convert_components(self, v: Val, t) -> Val:
+        """``v`` (a vector or matrix of ``t``'s shape) with each component
+        converted to ``t``'s scalar type as ``t.dtype(x)`` converts it
+        (floats to ints truncate toward zero), as Warp's ``vec3i(v)``."""
+        if v.type.dtype == t.dtype:
+            return Val(t, v.value)
+        value = self.materialize(v, v.type)
+        positions = [[k] for k in range(t.length)] if isinstance(t, T.VectorType) else \
+            [[r, c] for r in range(t.rows) for c in range(t.cols)]
+        comps = [self.cast(Val(v.type.dtype, vector_d.ExtractOp(value, [], p).result), t.dtype, self.node)
+                 for p in positions]
         if isinstance(t, T.VectorType):
             return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
         m = constant(t, 0)
@@ -1917,6 +1941,12 @@ class FunctionBuilder:
         if isinstance(a.type, (T.ArrayType, T.LocalArrayType)) or isinstance(b.type, (T.ArrayType, T.LocalArrayType)):
             raise self.error(f"unsupported operand types for {self.op_name(op)}: {a.type} and {b.type} "
                              "(index arrays to get their elements)", node)
+        if isinstance(op, ast.MatMult):
+            # As Warp's: @ is mul, for matrix products (mat @ mat, mat @ vec, vec @ mat).
+            if not (isinstance(a.type, T.MatrixType) or isinstance(b.type, T.MatrixType)):
+                raise self.error(f"@ multiplies matrices (mat @ mat, mat @ vec, vec @ mat), got {a.type} and "
+                                 f"{b.type}", node, KernelTypeError)
+            op = ast.Mult()
         if a.is_literal and b.is_literal:
             return literal(self.fold(op, a.literal, b.literal, node))
         for v in (a, b):
@@ -1942,7 +1972,7 @@ class FunctionBuilder:
         if scalar_a != scalar_b:
             # Broadcasting a scalar over a vector/matrix: v/s.
             vec, s = (b, a) if scalar_a else (a, b)
-            if not isinstance(op, ast.Div) or scalar_a:
+            if not isinstance(op, ast.Div):  # (s / v: s divided by each component, as Warp's div)
                 raise self.error(f"unsupported operand types for {self.op_name(op)}: {ta} and {tb}", node)
             s = self.coerce(s, vec.type.dtype, node)
             sv = splat(vec.type, self.materialize(s, vec.type.dtype))
@@ -1954,6 +1984,10 @@ class FunctionBuilder:
                 return user
         if ta != tb:
             raise self.error(f"unsupported operand types for {self.op_name(op)}: {ta} and {tb}", node)
+        if type(ta) is T.VectorType and ta.dtype.is_int and type(op) in _BITWISE:
+            return self.bitwise(op, a, b, node)  # component-wise on integer vectors, as Warp's
+        if type(ta) is T.VectorType and isinstance(op, ast.Mod):
+            return self.elementwise(op, a, b, node)  # component-wise, as Warp's mod
         if not isinstance(op, (ast.Add, ast.Sub)):
             raise self.error(f"{self.op_name(op)} is not defined between two {ta} values "
                              "(use cw_mul/cw_div for component-wise products)", node)
@@ -1963,7 +1997,7 @@ class FunctionBuilder:
     def op_name(op) -> str:
         return {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
                 ast.Mod: "%", ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
-                ast.LShift: "<<", ast.RShift: ">>"}.get(type(op), type(op).__name__)
+                ast.LShift: "<<", ast.RShift: ">>", ast.MatMult: "@"}.get(type(op), type(op).__name__)
 
     def fold(self, op, x, y, node):
         # Folds with the semantics of the ops emitted for values (arith.divsi /
@@ -2016,20 +2050,21 @@ class FunctionBuilder:
         wrapped to the width: 0 for ``<<``, the sign for ``>>``; never
         undefined."""
         t = a.type
+        scalar = T.scalar_of(t)  # (integer vectors: component-wise)
         shift = isinstance(op, (ast.LShift, ast.RShift))
-        if t.is_float or (t.is_bool and shift):
+        if scalar.is_float or (scalar.is_bool and shift):
             raise self.error(f"{self.op_name(op)} needs integer operands, got {t}", node, KernelTypeError)
         x, y = self.materialize(a, t), self.materialize(b, t)
         if not shift:
             cls = {ast.BitAnd: arith.AndIOp, ast.BitOr: arith.OrIOp, ast.BitXor: arith.XOrIOp}[type(op)]
             return Val(t, cls(x, y).result)
-        bits = ir.IntegerType(t.mlir()).width
+        bits = ir.IntegerType(scalar.mlir()).width
         width = constant(t, bits)
         in_range = arith.CmpIOp(_CMPI_PREDICATE_ULT, y, width).result
         safe = arith.SelectOp(in_range, y, constant(t, 0)).result
         if isinstance(op, ast.LShift):
             shifted, overflow = arith.ShLIOp(x, safe).result, constant(t, 0)
-        elif t.is_unsigned:
+        elif scalar.is_unsigned:
             shifted, overflow = arith.ShRUIOp(x, safe).result, constant(t, 0)
         else:
             shifted = arith.ShRSIOp(x, safe).result

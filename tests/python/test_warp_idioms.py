@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import adjit as wp
+import adjit.testing  # noqa: F401 (wp.testing.check_gradients)
 
 
 # -- subclassed vector and matrix types -------------------------------------------------------------
@@ -185,3 +186,166 @@ def test_struct_array_field_as_condition():
     s.w = wp.array([3.0, 4.0], dtype=float)
     wp.launch(_struct_field_condition, dim=2, inputs=[s, out])
     np.testing.assert_array_equal(out.numpy(), [6.0, 8.0])
+
+
+# -- operators: @, scalar / vector, % and bitwise on vectors, conversions, wp.len ---------------------
+
+@wp.kernel
+def _matmul(m: wp.array(dtype=wp.mat33d), v: wp.array(dtype=wp.vec3d), mv: wp.array(dtype=wp.vec3d),
+            vm: wp.array(dtype=wp.vec3d), mm: wp.array(dtype=wp.mat33d)):
+    i = wp.tid()
+    mv[i] = m[i] @ v[i]
+    vm[i] = v[i] @ m[i]
+    mm[i] = m[i] @ m[i]
+
+
+def test_matmul_operator_values_and_gradients():
+    rng = np.random.default_rng(1)
+    m0, v0 = rng.normal(size=(2, 3, 3)), rng.normal(size=(2, 3))
+    m = wp.array(m0, dtype=wp.mat33d, requires_grad=True)
+    v = wp.array(v0, dtype=wp.vec3d, requires_grad=True)
+    outs = [wp.zeros(2, dtype=wp.vec3d, requires_grad=True), wp.zeros(2, dtype=wp.vec3d, requires_grad=True),
+            wp.zeros(2, dtype=wp.mat33d, requires_grad=True)]
+    wp.launch(_matmul, dim=2, inputs=[m, v, *outs])
+    np.testing.assert_allclose(outs[0].numpy(), np.einsum("nij,nj->ni", m0, v0), rtol=1e-12)
+    np.testing.assert_allclose(outs[1].numpy(), np.einsum("ni,nij->nj", v0, m0), rtol=1e-12)
+    np.testing.assert_allclose(outs[2].numpy(), m0 @ m0, rtol=1e-12)
+    wp.testing.check_gradients(_matmul, dim=2, inputs=[m, v], outputs=outs)
+
+
+def test_matmul_needs_a_matrix():
+    @wp.kernel
+    def vv(a: wp.array(dtype=wp.vec3), out: wp.array(dtype=float)):
+        out[0] = (a[0] @ a[0])[0]
+
+    with pytest.raises(wp.KernelTypeError, match=r"test_warp_idioms.py:\d+: @ multiplies matrices .*got vec3 and vec3"):
+        wp.launch(vv, dim=1, inputs=[wp.zeros(1, dtype=wp.vec3), wp.zeros(1, dtype=float)])
+
+
+@wp.kernel
+def _scalar_over(s: wp.array(dtype=wp.float64), v: wp.array(dtype=wp.vec3d), m: wp.array(dtype=wp.mat22d),
+                 sv: wp.array(dtype=wp.vec3d), sm: wp.array(dtype=wp.mat22d), dv: wp.array(dtype=wp.vec3d)):
+    i = wp.tid()
+    sv[i] = s[i] / v[i]
+    sm[i] = wp.div(s[i], m[i])
+    dv[i] = wp.div(wp.float64(2.0), v[i])
+
+
+def test_scalar_divided_by_vector_and_matrix():
+    s0 = np.array([1.5, -2.0])
+    v0 = np.array([[0.5, 2.0, -4.0], [1.25, -0.75, 3.0]])
+    m0 = np.array([[[1.0, 2.0], [-0.5, 4.0]], [[3.0, -1.5], [0.25, 2.5]]])
+    s = wp.array(s0, dtype=wp.float64, requires_grad=True)
+    v = wp.array(v0, dtype=wp.vec3d, requires_grad=True)
+    m = wp.array(m0, dtype=wp.mat22d, requires_grad=True)
+    outs = [wp.zeros(2, dtype=wp.vec3d, requires_grad=True), wp.zeros(2, dtype=wp.mat22d, requires_grad=True),
+            wp.zeros(2, dtype=wp.vec3d, requires_grad=True)]
+    wp.launch(_scalar_over, dim=2, inputs=[s, v, m, *outs])
+    np.testing.assert_array_equal(outs[0].numpy(), s0[:, None] / v0)
+    np.testing.assert_array_equal(outs[1].numpy(), s0[:, None, None] / m0)
+    np.testing.assert_array_equal(outs[2].numpy(), 2.0 / v0)
+    wp.testing.check_gradients(_scalar_over, dim=2, inputs=[s, v, m], outputs=outs)
+
+
+@wp.kernel
+def _integer_vectors(a: wp.array(dtype=wp.vec3i), b: wp.array(dtype=wp.vec3i), out: wp.array(dtype=wp.vec3i)):
+    x = a[0]
+    y = b[0]
+    out[0] = x & y
+    out[1] = x | y
+    out[2] = x ^ y
+    out[3] = ~x
+    out[4] = x << y
+    out[5] = x >> y
+    out[6] = x % y
+    out[7] = wp.bit_and(x, y)
+    z = x
+    z ^= y
+    out[8] = z
+
+
+def test_bitwise_and_mod_on_integer_vectors():
+    x = np.array([12, -10, 7], np.int32)
+    y = np.array([10, 3, 40], np.int32)  # a shift by 40 >= 32 bits: 0 (<<), the sign (>>), never undefined
+    out = wp.zeros(9, dtype=wp.vec3i)
+    wp.launch(_integer_vectors, dim=1, inputs=[wp.array([x], dtype=wp.vec3i), wp.array([y], dtype=wp.vec3i), out])
+    got = out.numpy()
+    np.testing.assert_array_equal(got[0], x & y)
+    np.testing.assert_array_equal(got[1], x | y)
+    np.testing.assert_array_equal(got[2], x ^ y)
+    np.testing.assert_array_equal(got[3], ~x)
+    np.testing.assert_array_equal(got[4], [12 << 10, -10 << 3, 0])
+    np.testing.assert_array_equal(got[5], [12 >> 10, -10 >> 3, 0])
+    np.testing.assert_array_equal(got[6], np.fmod(x, y))  # C's %: the dividend's sign, as Warp
+    np.testing.assert_array_equal(got[7], x & y)
+    np.testing.assert_array_equal(got[8], x ^ y)
+
+
+def test_bitwise_on_float_vectors_is_an_error():
+    @wp.kernel
+    def bad(a: wp.array(dtype=wp.vec3)):
+        a[0] = a[0] & a[0]
+
+    with pytest.raises(wp.KernelTypeError, match=r"test_warp_idioms.py:\d+: & "):
+        wp.launch(bad, dim=1, inputs=[wp.zeros(1, dtype=wp.vec3)])
+
+
+@wp.kernel
+def _float_mod(a: wp.array(dtype=wp.vec3d), b: wp.array(dtype=wp.vec3d), out: wp.array(dtype=wp.vec3d)):
+    i = wp.tid()
+    out[i] = wp.mod(a[i], b[i])
+
+
+def test_mod_on_float_vectors():
+    a0 = np.array([[5.5, -7.25, 3.0]])
+    b0 = np.array([[2.0, 2.5, -1.75]])
+    a = wp.array(a0, dtype=wp.vec3d, requires_grad=True)
+    b = wp.array(b0, dtype=wp.vec3d, requires_grad=True)
+    out = wp.zeros(1, dtype=wp.vec3d, requires_grad=True)
+    wp.launch(_float_mod, dim=1, inputs=[a, b, out])
+    np.testing.assert_array_equal(out.numpy(), np.fmod(a0, b0))
+    wp.testing.check_gradients(_float_mod, dim=1, inputs=[a, b], outputs=[out])
+
+
+@wp.kernel
+def _conversions(v: wp.array(dtype=wp.vec3d), m: wp.array(dtype=wp.mat22), vi: wp.array(dtype=wp.vec3i),
+                 vf: wp.array(dtype=wp.vec3), md: wp.array(dtype=wp.mat22d), back: wp.array(dtype=wp.vec3d)):
+    i = wp.tid()
+    vi[i] = wp.vec3i(v[i])
+    vf[i] = wp.vec3(v[i])
+    md[i] = wp.mat22d(m[i])
+    back[i] = wp.vec3d(wp.vec3i(v[i])) + wp.vec3d(vf[i])
+
+
+def test_vector_and_matrix_conversions():
+    v0 = np.array([[1.7, -2.5, 3.2]])
+    m0 = np.array([[[1.5, -2.0], [0.25, 8.0]]], np.float32)
+    v = wp.array(v0, dtype=wp.vec3d, requires_grad=True)
+    m = wp.array(m0, dtype=wp.mat22, requires_grad=True)
+    vi, vf = wp.zeros(1, dtype=wp.vec3i), wp.zeros(1, dtype=wp.vec3, requires_grad=True)
+    md = wp.zeros(1, dtype=wp.mat22d, requires_grad=True)
+    back = wp.zeros(1, dtype=wp.vec3d, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(_conversions, dim=1, inputs=[v, m, vi, vf, md, back])
+    np.testing.assert_array_equal(vi.numpy(), [[1, -2, 3]])  # toward zero, as C and Warp
+    np.testing.assert_array_equal(vf.numpy(), v0.astype(np.float32))
+    np.testing.assert_array_equal(md.numpy(), m0.astype(np.float64))
+    # d back / d v = 0 (through the ints) + 1 (through float32); d md / d m = 1.
+    tape.backward(grads={back: np.ones((1, 3)), md: np.ones((1, 2, 2))})
+    np.testing.assert_array_equal(v.grad.numpy(), np.ones((1, 3)))
+    np.testing.assert_array_equal(m.grad.numpy(), np.ones((1, 2, 2), np.float32))
+
+
+@wp.kernel
+def _lengths(a: wp.array(dtype=float), b: wp.array2d(dtype=float), out: wp.array(dtype=int)):
+    out[0] = wp.len(a)
+    out[1] = wp.len(b)
+    out[2] = wp.len(wp.vec3(1.0, 2.0, 3.0))
+    out[3] = wp.len(wp.mat22(1.0, 2.0, 3.0, 4.0))
+
+
+def test_wp_len():
+    out = wp.zeros(4, dtype=int)
+    wp.launch(_lengths, dim=1, inputs=[wp.zeros(5, dtype=float), wp.zeros((4, 7), dtype=float), out])
+    np.testing.assert_array_equal(out.numpy(), [5, 4, 3, 2])
+    assert wp.len(wp.vec4(1.0, 2.0, 3.0, 4.0)) == 4 and wp.len(wp.zeros(6, dtype=float)) == 6
