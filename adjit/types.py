@@ -691,7 +691,14 @@ class TransformType(VectorType):
     def __reduce__(self):
         return (transformation, (self.dtype,))
 
-    def __call__(self, *values):
+    def __call__(self, *values, **parts):
+        if parts:  # transform(p=..., q=...), transform(p, q=...), as Warp's
+            unknown = sorted(set(parts) - {"p", "q"})
+            if unknown or len(values) + len(parts) > 2 or (values and "p" in parts):
+                raise TypeError(f"{self.name}() takes p and q once each (positionally or as keywords), got "
+                                f"{len(values)} positional values and the keywords {sorted(parts)}")
+            p = values[0] if values else parts.get("p", (0.0, 0.0, 0.0))
+            values = (p, parts.get("q", (0.0, 0.0, 0.0, 1.0)))
         if len(values) == 0:
             values = (0, 0, 0, 0, 0, 0, 1)
         elif len(values) == 2 and np.size(values[0]) == 3 and np.size(values[1]) == 4:  # (p, q)

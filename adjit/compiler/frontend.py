@@ -1137,6 +1137,8 @@ class FunctionBuilder:
             return self.emit_expect(callee.__name__, node)
         if callee in (T.vector, T.matrix):
             return self.construct_generic(callee, node)
+        if node.keywords and isinstance(callee, (T.VectorType, T.MatrixType)):
+            return self.construct_with_keywords(callee, node)
         if node.keywords and not isinstance(callee, language.Function):
             raise self.error(f"keyword arguments are not supported in calls to '{ast.unparse(node.func)}'",
                              node, KernelSyntaxError)
@@ -1842,6 +1844,48 @@ class FunctionBuilder:
         raise self.error(f"{t}() takes the components (x, y, z, w), a 3-vector and w, or a quaternion; got "
                          f"{', '.join(self.describe(a) for a in args)}", node)
 
+    def construct_with_keywords(self, t, node):
+        """A vector, matrix, quaternion or transform built with keywords, as
+        Warp's constructors take them: ``dtype=`` (a compile-time scalar
+        type: the same kind of type with that scalar, e.g.
+        ``spatial_vector(w, v, dtype=float64)``) and, for transforms, ``p=``
+        and ``q=`` (``transform(p=pos, q=rot)``; a missing ``q`` is the
+        identity rotation, a missing ``p`` the origin)."""
+        names = ("p", "q", "dtype") if isinstance(t, T.TransformType) else ("dtype",)
+        given = {}
+        for kw in node.keywords:
+            if kw.arg not in names or kw.arg in given:
+                what = "repeated" if kw.arg in given else "not taken"
+                raise self.error(f"{t}(): keyword {kw.arg or '**'!s} is {what} (it takes {', '.join(names)})", kw,
+                                 KernelSyntaxError)
+            given[kw.arg] = kw.value
+        if "dtype" in given:
+            dtype = self.eval_static(ast.Call(func=node.func, args=[given.pop("dtype")], keywords=[]))
+            try:
+                scalar = T.value_type_of(dtype)
+                if not isinstance(scalar, T.ScalarType):
+                    raise TypeError(f"dtype must be a scalar type, got {dtype!r}")
+                t = T.transformation(scalar) if isinstance(t, T.TransformType) else \
+                    T.quaternion(scalar) if isinstance(t, T.QuatType) else \
+                    T.vector(t.length, scalar) if isinstance(t, T.VectorType) else T.matrix(t.shape, scalar)
+            except TypeError as e:
+                raise self.error(f"{t}(): {e}", node, KernelTypeError) from None
+        args = self.call_arguments(node.args)
+        if not given:
+            return self.construct(t, args, node)
+        # transform(p, q=...), transform(p=..., q=...), transform(q=...)
+        if len(args) + len(given) > 2 or (args and "p" in given):
+            raise self.error(f"{t}() takes p and q once each (positionally or as keywords)", node,
+                             KernelSyntaxError)
+        p = args[0] if args else self.expr(given["p"]) if "p" in given else Val(T.vector(3, t.dtype),
+                                                                                   constant(T.vector(3, t.dtype), 0))
+        q = self.expr(given["q"]) if "q" in given else self.identity_quat(t.dtype)
+        return self.construct_transform(t, [p, q], node)
+
+    def identity_quat(self, dtype) -> Val:
+        qt = T.quaternion(dtype)
+        return Val(qt, constant_array(qt, np.array([0, 0, 0, 1])))
+
     def construct_transform(self, t: T.TransformType, args, node):
         """``transform()`` (zeros in kernels, as Warp's: on the host it is the
         identity, as Warp's too), ``transform(p, q)``, ``transform(t)`` and the
@@ -1859,6 +1903,8 @@ class FunctionBuilder:
             comps = [self.extract(args[0], [k]).value for k in range(3)] + \
                 [self.extract(args[1], [k]).value for k in range(4)]
             return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
+        if len(args) == 1 and isinstance(args[0], Val) and args[0].type == T.vector(3, t.dtype):
+            return self.construct_transform(t, [args[0], self.identity_quat(t.dtype)], node)  # transform(p)
         if len(args) == 7:
             self.check_component_precision(t, args, node)
             comps = [self.cast(a, t.dtype, node) for a in args]

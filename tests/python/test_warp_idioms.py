@@ -349,3 +349,56 @@ def test_wp_len():
     wp.launch(_lengths, dim=1, inputs=[wp.zeros(5, dtype=float), wp.zeros((4, 7), dtype=float), out])
     np.testing.assert_array_equal(out.numpy(), [5, 4, 3, 2])
     assert wp.len(wp.vec4(1.0, 2.0, 3.0, 4.0)) == 4 and wp.len(wp.zeros(6, dtype=float)) == 6
+
+
+# -- keyword construction ---------------------------------------------------------------------------
+
+@wp.kernel
+def _keyword_transforms(p: wp.array(dtype=wp.vec3), q: wp.array(dtype=wp.quat), out: wp.array(dtype=wp.transform),
+                        outd: wp.array(dtype=wp.transformd), sv: wp.array(dtype=wp.spatial_vectord)):
+    i = wp.tid()
+    out[0] = wp.transform(p=p[i], q=q[i])
+    out[1] = wp.transform(p[i], q=q[i])
+    out[2] = wp.transform(q=q[i])
+    out[3] = wp.transform(p=p[i])
+    out[4] = wp.transform(p[i])
+    outd[0] = wp.transform(wp.vec3d(p[i]), wp.quatd(wp.float64(0.0), wp.float64(0.0), wp.float64(0.0),
+                                                   wp.float64(1.0)), dtype=wp.float64)
+    sv[0] = wp.spatial_vector(wp.vec3d(p[i]), wp.vec3d(p[i]) * wp.float64(2.0), dtype=wp.float64)
+
+
+def test_transform_keywords_in_kernels():
+    p0 = np.array([[1.0, 2.0, 3.0]], np.float32)
+    q0 = np.array([[0.0, 0.6, 0.0, 0.8]], np.float32)
+    out = wp.zeros(5, dtype=wp.transform)
+    outd = wp.zeros(1, dtype=wp.transformd)
+    sv = wp.zeros(1, dtype=wp.spatial_vectord)
+    wp.launch(_keyword_transforms, dim=1, inputs=[wp.array(p0, dtype=wp.vec3), wp.array(q0, dtype=wp.quat), out,
+                                                  outd, sv])
+    pq = np.concatenate([p0[0], q0[0]])
+    identity = np.array([0.0, 0.0, 0.0, 1.0], np.float32)
+    np.testing.assert_array_equal(out.numpy(), [pq, pq, np.concatenate([[0, 0, 0], q0[0]]),
+                                                np.concatenate([p0[0], identity]), np.concatenate([p0[0], identity])])
+    np.testing.assert_array_equal(outd.numpy(), [np.concatenate([p0[0], identity])])
+    np.testing.assert_array_equal(sv.numpy(), [np.concatenate([p0[0], 2 * p0[0]])])
+
+
+def test_transform_keywords_on_the_host():
+    t = wp.transform(p=wp.vec3(1.0, 2.0, 3.0), q=wp.quat(0.0, 0.6, 0.0, 0.8))
+    np.testing.assert_array_equal(t, np.array([1, 2, 3, 0, 0.6, 0, 0.8], np.float32))
+    np.testing.assert_array_equal(wp.transform(q=wp.quat(0.0, 0.6, 0.0, 0.8)),
+                                  np.array([0, 0, 0, 0, 0.6, 0, 0.8], np.float32))
+    np.testing.assert_array_equal(wp.transform((1.0, 2.0, 3.0), q=wp.quat_identity()), [1, 2, 3, 0, 0, 0, 1])
+    np.testing.assert_array_equal(wp.transform(p=(4.0, 5.0, 6.0)), [4, 5, 6, 0, 0, 0, 1])
+    with pytest.raises(TypeError, match=r"takes p and q once each"):
+        wp.transform((1.0, 2.0, 3.0), p=(1.0, 2.0, 3.0))
+
+
+def test_bad_constructor_keywords_are_located_errors():
+    @wp.kernel
+    def bad(out: wp.array(dtype=wp.vec3)):
+        out[0] = wp.vec3(1.0, 2.0, 3.0, length=3)
+
+    with pytest.raises(wp.KernelSyntaxError, match=r"test_warp_idioms.py:\d+: vec3\(\): keyword length is not taken "
+                                                   r"\(it takes dtype\)"):
+        wp.launch(bad, dim=1, inputs=[wp.zeros(1, dtype=wp.vec3)])
