@@ -21,8 +21,8 @@ from .device import (Device, DeviceLike, ScopedDevice, cuda_unavailable_reason, 
 from .runtime.cuda import (Event, ScopedStream, Stream, get_event_elapsed_time, get_stream,  # noqa: F401
                            record_event, set_stream, synchronize_event, synchronize_stream, wait_event,
                            wait_stream)
-from .errors import (AdjitError, CompileError, GradientError, KernelError, KernelNameError,  # noqa: F401
-                     KernelSyntaxError, KernelTypeError, LaunchError, NonFiniteError, OutOfBoundsError,
+from .errors import (AdjitError, CompileError, GradientError, KernelAssertionError, KernelError,  # noqa: F401
+                     KernelNameError, KernelSyntaxError, KernelTypeError, LaunchError, NonFiniteError, OutOfBoundsError,
                      WarpCodegenAttributeError, WarpCodegenError, WarpCodegenIndexError, WarpCodegenKeyError,
                      WarpCodegenTypeError, WarpCodegenValueError)
 from .interop import (device_from_jax, device_from_torch, device_to_jax, device_to_torch,  # noqa: F401

@@ -179,6 +179,32 @@ class NonFiniteError(AdjitError, FloatingPointError):
         super().__init__(text)
 
 
+class KernelAssertionError(AdjitError, AssertionError):
+    """An ``assert`` in a kernel did not hold (asserts are checked in debug
+    mode, ``adjit.config.mode = "debug"``, or with ``verify_fp``, and with
+    bounds checks on). The thread went on; this reports the first failure.
+
+    Attributes: ``kernel``, ``filename``, ``lineno``, ``assertion`` (the
+    statement, with its message), ``thread`` (the thread's ``tid()``
+    coordinates) and ``source_line``.
+    """
+
+    def __init__(self, kernel: str, filename: str, lineno: int, assertion: str, thread: tuple,
+                 source_line: str | None = None):
+        self.kernel = kernel
+        self.filename = filename
+        self.lineno = lineno
+        self.assertion = assertion
+        self.thread = thread
+        self.source_line = source_line
+        where = f"{filename}:{lineno}: " if filename else ""
+        who = thread[0] if len(thread) == 1 else thread
+        text = f"{where}kernel '{kernel}': {assertion} failed (thread {who})"
+        if source_line:
+            text += f"\n    {source_line.strip()}"
+        super().__init__(text)
+
+
 class NotInAdjitError(AdjitError, AttributeError):
     """A name asked of adjit (or of ``warp``, when adjit stands in for it:
     ``adjit.alias_warp``) that adjit does not have yet. An AttributeError, so

@@ -48,15 +48,19 @@ class _ArrayShape:
 class ModuleBuilder:
     """Builds one MLIR module: a kernel and the device functions it calls."""
 
-    def __init__(self, context: ir.Context, tangent_rules: bool = False, second_order: bool = False):
+    def __init__(self, context: ir.Context, tangent_rules: bool = False, second_order: bool = False,
+                 asserts: bool = False):
         """``tangent_rules``: for a tangent kernel (forward mode only): device
         functions with a ``func_jvp`` stay calls, for adjit-tangent to call
         their rule (otherwise they are inlined like any function).
         ``second_order``: for the tangent kernel of an adjoint (Hessian-vector
-        products): builtins in ``FIRST_ORDER_ONLY`` are a GradientError."""
+        products): builtins in ``FIRST_ORDER_ONLY`` are a GradientError.
+        ``asserts``: ``assert`` statements are checked (debug mode; else they
+        are skipped, condition and all, as Warp skips them outside debug mode)."""
         self.context = context
         self.tangent_rules = tangent_rules
         self.second_order = second_order
+        self.asserts = asserts
         self.module = ir.Module.create(loc=ir.Location.unknown(context))
         self.functions: dict[tuple, tuple[str, list[T.Type]]] = {}
         self.used_functions: list = []
@@ -396,6 +400,26 @@ class FunctionBuilder:
 
     def stmt_Pass(self, stmt):
         pass
+
+    def stmt_Assert(self, stmt):
+        """``assert cond[, "message"]``: in debug mode a check that reports a
+        false ``cond`` after the launch as a KernelAssertionError naming the
+        line and the thread, as a failed bounds check is reported (the
+        thread goes on); otherwise nothing (Warp checks asserts in debug mode
+        only)."""
+        if not self.mb.asserts:
+            return
+        what = f"assert {ast.unparse(stmt.test)}"
+        if stmt.msg is not None:
+            if not (isinstance(stmt.msg, ast.Constant) and isinstance(stmt.msg.value, str)):
+                raise self.error("an assert's message in a kernel must be a string literal", stmt.msg,
+                                 KernelSyntaxError)
+            what += f", {stmt.msg.value!r}"
+        holds = self.condition(stmt.test)
+        index = ir.IndexType.get()
+        zero, one = arith.ConstantOp(index, 0).result, arith.ConstantOp(index, 1).result
+        # Index 1 of an extent of 1 while the condition is false: the check reports it.
+        adjit_d.CheckIndexOp(arith.SelectOp(holds, zero, one).result, one, what)
 
     def stmt_Expr(self, stmt):
         if isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):

@@ -402,3 +402,52 @@ def test_bad_constructor_keywords_are_located_errors():
     with pytest.raises(wp.KernelSyntaxError, match=r"test_warp_idioms.py:\d+: vec3\(\): keyword length is not taken "
                                                    r"\(it takes dtype\)"):
         wp.launch(bad, dim=1, inputs=[wp.zeros(1, dtype=wp.vec3)])
+
+
+# -- assert ------------------------------------------------------------------------------------------
+
+@wp.kernel
+def _asserting(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    assert x[i] > 0.0, "x must be positive"
+    y[i] = x[i] * x[i]
+
+
+def test_assert_is_checked_in_debug_mode_only(monkeypatch):
+    x = wp.array([1.0, -2.0, 3.0, -4.0], dtype=float)
+    y = wp.zeros(4, dtype=float)
+    wp.launch(_asserting, dim=4, inputs=[x, y])  # release: skipped, as Warp
+    np.testing.assert_array_equal(y.numpy(), [1.0, 4.0, 9.0, 16.0])
+    monkeypatch.setattr(wp.config, "mode", "debug")
+    y.zero_()
+    with pytest.raises(wp.KernelAssertionError) as info:
+        wp.launch(_asserting, dim=4, inputs=[x, y])
+    err = info.value
+    assert isinstance(err, AssertionError) and err.thread == (1,) and err.kernel == "_asserting"
+    line = open(__file__).read().splitlines().index('    assert x[i] > 0.0, "x must be positive"') + 1
+    assert err.lineno == line
+    assert str(err) == (f"{__file__}:{line}: kernel '_asserting': assert x[i] > 0.0, 'x must be positive' failed "
+                        "(thread 1)\n    assert x[i] > 0.0, \"x must be positive\"")
+    np.testing.assert_array_equal(y.numpy(), [1.0, 4.0, 9.0, 16.0])  # the threads went on
+
+
+def test_assert_in_debug_mode_keeps_gradients(monkeypatch):
+    monkeypatch.setattr(wp.config, "mode", "debug")
+    x = wp.array([0.5, 2.0, 3.0], dtype=float, requires_grad=True)
+    y = wp.zeros(3, dtype=float, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(_asserting, dim=3, inputs=[x, y])
+    tape.backward(grads={y: np.ones(3, np.float32)})
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 4.0, 6.0])  # d(x^2)/dx = 2x
+
+
+def test_assert_message_must_be_a_literal(monkeypatch):
+    monkeypatch.setattr(wp.config, "mode", "debug")
+
+    @wp.kernel
+    def bad(x: wp.array(dtype=float)):
+        assert x[0] > 0.0, x[0]
+
+    with pytest.raises(wp.KernelSyntaxError, match=r"test_warp_idioms.py:\d+: an assert's message in a kernel must "
+                                                   "be a string literal"):
+        wp.launch(bad, dim=1, inputs=[wp.zeros(1, dtype=float)])
