@@ -29,6 +29,26 @@ class Type:
         """The MLIR type of a value of this type (needs an active context)."""
         raise NotImplementedError
 
+    # ``wp.array(dtype=float) | None`` in annotations, as with Warp's type
+    # classes: a typing.Union, whose Optional form annotates the type itself
+    # (without_none; a launch may pass None for an array).
+    def __or__(self, other):
+        return typing.Union[self, other]
+
+    def __ror__(self, other):
+        return typing.Union[other, self]
+
+
+def without_none(annotation):
+    """``X`` for the annotations ``Optional[X]``, ``X | None`` and
+    ``Union[X, None]``; any other annotation as it is."""
+    import types as _types
+    if typing.get_origin(annotation) in (typing.Union, _types.UnionType):
+        rest = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(rest) == 1 and len(typing.get_args(annotation)) == 2:
+            return rest[0]
+    return annotation
+
 
 class ScalarType(Type):
     """A float (16, 32 or 64 bits), a signed or unsigned integer (8 to 64
@@ -748,6 +768,7 @@ class StructType(Type):
         for field, ann in getattr(cls, "__annotations__", {}).items():
             if isinstance(ann, str):
                 ann = eval(ann, dict(namespace))
+            ann = without_none(ann)  # pos: wp.array(dtype=float) | None
             if isinstance(ann, StructArrayType):
                 raise TypeError(f"struct {self.name} field '{field}': an array of structs ({ann.dtype.name}) "
                                 "cannot be a struct field yet; pass it as its own kernel parameter")
@@ -758,8 +779,6 @@ class StructType(Type):
                 self.fields[field] = value_type_of(ann)
             except TypeError:
                 raise TypeError(f"struct {self.name} field '{field}': {ann!r} is not a kernel type") from None
-        if not self.fields:
-            raise TypeError(f"struct {self.name} has no fields (annotate them: x: float)")
 
     def __repr__(self) -> str:
         # The compile cache keys on it: the fields, in order, with their types.

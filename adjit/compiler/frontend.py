@@ -407,14 +407,14 @@ class FunctionBuilder:
         line and the thread, as a failed bounds check is reported (the
         thread goes on); otherwise nothing (Warp checks asserts in debug mode
         only)."""
-        if not self.mb.asserts:
-            return
         what = f"assert {ast.unparse(stmt.test)}"
         if stmt.msg is not None:
             if not (isinstance(stmt.msg, ast.Constant) and isinstance(stmt.msg.value, str)):
                 raise self.error("an assert's message in a kernel must be a string literal", stmt.msg,
                                  KernelSyntaxError)
             what += f", {stmt.msg.value!r}"
+        if not self.mb.asserts:
+            return
         holds = self.condition(stmt.test)
         index = ir.IndexType.get()
         zero, one = arith.ConstantOp(index, 0).result, arith.ConstantOp(index, 1).result
@@ -1391,6 +1391,11 @@ class FunctionBuilder:
             if unary:
                 return self.unaryop(builtin.operator(), args[0], node)
             return self.binop(builtin.operator(), args[0], args[1], node)
+        if builtin.name in ("where", "select") and len(args) == 3 and isinstance(args[0], Val) and (
+                isinstance(args[0].type, T.ArrayType) or isinstance(args[0].type, T.ScalarType)
+                and args[0].type.is_int):
+            # As Warp's: an integer condition (nonzero) or an array (not null) too.
+            args = [Val(T.bool_, self.to_bool(args[0], node)), *args[1:]]
         return self.apply_builtin(builtin, args, node, static or {})
 
     def apply_builtin(self, builtin: B.Builtin, args, node, static):

@@ -1,4 +1,6 @@
 """Idioms of real Warp code (issue 26, item 3), each against Warp's semantics."""
+import typing
+
 import numpy as np
 import pytest
 
@@ -441,9 +443,7 @@ def test_assert_in_debug_mode_keeps_gradients(monkeypatch):
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 4.0, 6.0])  # d(x^2)/dx = 2x
 
 
-def test_assert_message_must_be_a_literal(monkeypatch):
-    monkeypatch.setattr(wp.config, "mode", "debug")
-
+def test_assert_message_must_be_a_literal():
     @wp.kernel
     def bad(x: wp.array(dtype=float)):
         assert x[0] > 0.0, x[0]
@@ -451,3 +451,84 @@ def test_assert_message_must_be_a_literal(monkeypatch):
     with pytest.raises(wp.KernelSyntaxError, match=r"test_warp_idioms.py:\d+: an assert's message in a kernel must "
                                                    "be a string literal"):
         wp.launch(bad, dim=1, inputs=[wp.zeros(1, dtype=float)])
+
+
+# -- where's conditions, Optional annotations, empty structs -----------------------------------------
+
+@wp.kernel
+def _where_conditions(flags: wp.array(dtype=wp.int64), maybe: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = wp.where(flags[i], 1.0, 2.0) + wp.where(maybe, 10.0, 20.0) + wp.select(flags[i], 100.0, 200.0)
+
+
+def test_where_takes_integer_and_array_conditions():
+    out = wp.zeros(3, dtype=float)
+    flags = wp.array([0, 7, -1], dtype=wp.int64)
+    wp.launch(_where_conditions, dim=3, inputs=[flags, None, out])
+    np.testing.assert_array_equal(out.numpy(), [2 + 20 + 100, 1 + 20 + 200, 1 + 20 + 200])
+    wp.launch(_where_conditions, dim=3, inputs=[flags, wp.zeros(1, dtype=float), out])
+    np.testing.assert_array_equal(out.numpy(), [2 + 10 + 100, 1 + 10 + 200, 1 + 10 + 200])
+
+
+def test_where_refuses_a_float_condition():
+    @wp.kernel
+    def bad(x: wp.array(dtype=float)):
+        x[0] = wp.where(x[0], 1.0, 2.0)
+
+    with pytest.raises(wp.KernelTypeError, match=r"test_warp_idioms.py:\d+: .*where\(\) needs a bool condition"):
+        wp.launch(bad, dim=1, inputs=[wp.zeros(1, dtype=float)])
+
+
+@wp.struct
+class _MaybeState:
+    scale: float
+    w: wp.array(dtype=float) | None
+
+
+@wp.func
+def _weight(w: typing.Optional[wp.array(dtype=float)], i: int) -> float:
+    if w:
+        return w[i]
+    return 1.0
+
+
+@wp.kernel
+def _optional_annotations(s: _MaybeState, extra: wp.array(dtype=float) | None, out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = _weight(s.w, i) * s.scale + _weight(extra, i)
+
+
+def test_optional_and_union_annotations():
+    assert (wp.array(dtype=float) | None) == typing.Optional[wp.array(dtype=float)]
+    s = _MaybeState()
+    s.scale = 3.0
+    out = wp.zeros(2, dtype=float)
+    wp.launch(_optional_annotations, dim=2, inputs=[s, None, out])
+    np.testing.assert_array_equal(out.numpy(), [4.0, 4.0])
+    s.w = wp.array([2.0, 5.0], dtype=float)
+    wp.launch(_optional_annotations, dim=2, inputs=[s, wp.array([0.5, 0.25], dtype=float), out])
+    np.testing.assert_array_equal(out.numpy(), [6.5, 15.25])
+
+
+@wp.struct
+class _Nothing:
+    pass
+
+
+@wp.func
+def _doubled(e: _Nothing, x: float) -> float:
+    return 2.0 * x
+
+
+@wp.kernel
+def _empty_struct(e: _Nothing, out: wp.array(dtype=float)):
+    local = _Nothing()
+    out[0] = _doubled(e, 1.5) + _doubled(local, 0.25)
+
+
+def test_empty_struct():
+    out = wp.zeros(1, dtype=float)
+    wp.launch(_empty_struct, dim=1, inputs=[_Nothing(), out])
+    assert out.numpy()[0] == 3.5
+    with pytest.raises(TypeError, match="arrays of _Nothing, a struct with no fields, are not supported"):
+        wp.zeros(3, dtype=_Nothing)
