@@ -31,9 +31,9 @@ from . import local_arrays as LA
 from . import slices as S
 from . import struct_arrays as SA
 from . import views as V
-from .desugar import (always_returns, assigned_names, build_loop_return, build_returning_loop, has_jump,
-                      loop_result_value, lower_loop_jumps, lower_loop_returns, normalize_returns,
-                      unrolled_jumps)
+from .desugar import (ZeroValue, always_returns, assigned_names, build_loop_return, build_returning_loop,
+                      falls_off, has_jump, loop_result_value, lower_loop_jumps, lower_loop_returns,
+                      normalize_returns, unrolled_jumps)
 from .values import (StructRef, Val, constant, constant_array, from_index, from_storage, integer_divide, literal,
                      splat, storage_type, stored_as_bytes, to_index, to_storage)
 
@@ -257,10 +257,37 @@ class FunctionBuilder:
             for node in ast.walk(tree) if self.is_kernel else ():
                 if isinstance(node, ast.Return) and node.value is not None:
                     raise self.error("a kernel cannot return a value", node, KernelSyntaxError)
-            body = normalize_returns(lower_loop_returns(tree.body))
+            body = lower_loop_returns(tree.body)
+            zero_type = None if self.is_kernel else self.declared_value_result()
+            if zero_type is not None and any(isinstance(n, ast.Return) and n.value is not None
+                                             for s in body for n in ast.walk(s)):
+                body = falls_off(body, zero_type)
+            body = normalize_returns(body)
             if self.is_kernel:
                 return self._build_kernel(params, body)
             return self._build_device_function(params, body)
+
+    def declared_value_result(self):
+        """The declared result type (``-> float``, ``-> wp.vec3``) of a device
+        function when it is a scalar, vector or matrix type, whose zero it
+        returns if it falls off its end (as Warp); else None."""
+        ann = getattr(self.pyfunc, "__annotations__", {}).get("return")
+        if ann is None:
+            return None
+        if isinstance(ann, str):
+            try:
+                ann = eval(ann, self.pyfunc.__globals__)
+            except Exception:
+                return None
+        try:
+            t = T.value_type_of(ann)
+        except TypeError:
+            return None
+        ok = isinstance(t, T.ScalarType) or type(t) in (T.VectorType, T.MatrixType)
+        return t if ok else None
+
+    def expr_ZeroValue(self, node):
+        return Val(node.value_type, constant(node.value_type, 0))
 
     def _build_kernel(self, params, body):
         # A struct parameter is one argument per field ("s.x"), as Kernel.arg_names
@@ -292,8 +319,9 @@ class FunctionBuilder:
     def _build_device_function(self, params, body):
         if not always_returns(body) and any(isinstance(n, ast.Return) and n.value is not None
                                              for s in body for n in ast.walk(s)):
-            raise self.error("a device function that returns a value must return it on every path",
-                             self.src.tree, KernelSyntaxError)
+            raise self.error("a device function that returns a value must return it on every path (or declare "
+                             "a scalar, vector or matrix result type, -> float, to return its zero where it falls "
+                             "off the end, as Warp)", self.src.tree, KernelSyntaxError)
         # Build into a function of placeholder result type, then fix the type
         # once the returns are known. A struct parameter is one per field.
         leaves = []

@@ -286,8 +286,8 @@ def calls_tid_function(x: adjit.array(dtype=int)):
     x[i] = tid_in_function()
 
 
-@adjit.func
-def returns_on_one_path(v: float) -> float:  # E:missing_return
+@adjit.func  # (declared -> float, it would return 0.0 where it falls off, as Warp)
+def returns_on_one_path(v: float):  # E:missing_return
     if v > 0.0:
         return v
 

@@ -532,3 +532,40 @@ def test_empty_struct():
     assert out.numpy()[0] == 3.5
     with pytest.raises(TypeError, match="arrays of _Nothing, a struct with no fields, are not supported"):
         wp.zeros(3, dtype=_Nothing)
+
+
+# -- a @func that falls off its end ------------------------------------------------------------------
+
+@wp.func
+def _square_if_positive(x: float) -> float:
+    if x > 0.0:
+        return x * x
+
+
+@wp.func
+def _first_positive(a: wp.array(dtype=float), n: int) -> wp.vec2:
+    for i in range(n):
+        if a[i] > 0.0:
+            return wp.vec2(a[i], float(i))
+
+
+@wp.kernel
+def _falling_off(x: wp.array(dtype=float), y: wp.array(dtype=float), first: wp.array(dtype=wp.vec2)):
+    i = wp.tid()
+    y[i] = _square_if_positive(x[i])
+    if i == 0:
+        first[0] = _first_positive(x, 2)
+        first[1] = _first_positive(x, 4)
+
+
+def test_func_falling_off_its_end_returns_zero():
+    # As Warp: a function with a declared result returns its zero where it falls off the end.
+    x = wp.array([-1.0, -2.0, 3.0, 0.5], dtype=float, requires_grad=True)
+    y = wp.zeros(4, dtype=float, requires_grad=True)
+    first = wp.zeros(2, dtype=wp.vec2)
+    with wp.Tape() as tape:
+        wp.launch(_falling_off, dim=4, inputs=[x, y, first])
+    np.testing.assert_array_equal(y.numpy(), [0.0, 0.0, 9.0, 0.25])
+    np.testing.assert_array_equal(first.numpy(), [[0.0, 0.0], [3.0, 2.0]])
+    tape.backward(grads={y: np.ones(4, np.float32)})
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 6.0, 1.0])  # 2x where it returned x^2, else 0
