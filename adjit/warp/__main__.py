@@ -2,7 +2,7 @@
 ``import warp`` on adjit, unchanged, as ``python script.py args...`` would
 run it (``__main__``, ``sys.argv``, the script's folder first on
 ``sys.path``); ``python -m adjit.warp -m package.module args...`` runs a
-module as ``python -m`` does."""
+module as ``python -m`` does, and ``-c command`` a command as ``python -c``."""
 from __future__ import annotations
 
 import os
@@ -13,6 +13,7 @@ from . import alias_warp
 
 USAGE = ("usage: python -m adjit.warp script.py [args...]\n"
          "       python -m adjit.warp -m module [args...]\n"
+         "       python -m adjit.warp -c command [args...]\n"
          "Runs a program written against 'import warp' with warp resolved to adjit.")
 
 
@@ -29,6 +30,16 @@ def main(argv: list[str]) -> int:
         # current folder stays first on sys.path.
         sys.argv = [argv[1], *argv[2:]]
         runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        return 0
+    if argv[0] == "-c":
+        if len(argv) < 2:
+            print(USAGE, file=sys.stderr)
+            return 2
+        # As ``python -c``: argv[0] is "-c", the current folder first on sys.path.
+        sys.argv = ["-c", *argv[2:]]
+        main_module = sys.modules["__main__"]
+        namespace = {"__name__": "__main__", "__builtins__": main_module.__builtins__}
+        exec(compile(argv[1], "<string>", "exec"), namespace)
         return 0
     script = argv[0]
     if not os.path.exists(script):

@@ -89,6 +89,12 @@ def test_module_runs_unchanged(tmp_path):
     _check_energy(result)
 
 
+def test_command_runs_unchanged(tmp_path):
+    out = _run(["-m", "adjit.warp", "-c", "import sys, warp as wp; print(wp.__name__, __name__, sys.argv)", "x"],
+               cwd=tmp_path)
+    assert out.strip() == "adjit __main__ ['-c', 'x']"
+
+
 def test_script_folder_is_first_on_path(tmp_path):
     # As ``python sub/main.py``: the script's folder, not the current one, is sys.path[0].
     sub = tmp_path / "sub"
