@@ -7,20 +7,22 @@ Importing adjit loads no MLIR: the compiler (``adjit.compiler``) is imported
 the first time a kernel has to be compiled, so kernels compiled beforehand
 run where only the runtime is installed (see ``export``).
 """
+import builtins as _builtins
 import math as _math
+import sys as _sys
 
 from . import types  # noqa: F401
 from . import config  # noqa: F401
 from .builtins.registry import registry as builtin_registry
-from .device import (Device, ScopedDevice, cuda_unavailable_reason, get_cuda_device,  # noqa: F401
+from .device import (Device, DeviceLike, ScopedDevice, cuda_unavailable_reason, get_cuda_device,  # noqa: F401
                      get_cuda_device_count, get_cuda_devices, get_device, get_devices, get_preferred_device,
                      is_cpu_available, is_cuda_available, is_device_available, set_device, synchronize,
                      synchronize_device)
 from .runtime.cuda import (Event, ScopedStream, Stream, get_event_elapsed_time, get_stream,  # noqa: F401
                            record_event, set_stream, synchronize_event, synchronize_stream, wait_event,
                            wait_stream)
-from .errors import (AdjitError, CompileError, GradientError, KernelError, KernelNameError,  # noqa: F401
-                     KernelSyntaxError, KernelTypeError, LaunchError, NonFiniteError, OutOfBoundsError,
+from .errors import (AdjitError, CompileError, GradientError, KernelAssertionError, KernelError,  # noqa: F401
+                     KernelNameError, KernelSyntaxError, KernelTypeError, LaunchError, NonFiniteError, OutOfBoundsError,
                      WarpCodegenAttributeError, WarpCodegenError, WarpCodegenIndexError, WarpCodegenKeyError,
                      WarpCodegenTypeError, WarpCodegenValueError)
 from .interop import (device_from_jax, device_from_torch, device_to_jax, device_to_torch,  # noqa: F401
@@ -58,6 +60,9 @@ transformf = transform
 vec2f, vec3f, vec4f = vec2, vec3, vec4
 mat22f, mat33f, mat44f = mat22, mat33, mat44
 bool = bool_  # noqa: A001 (Warp's name; Python's bool is unaffected outside this module's namespace)
+# Warp's wp.len: len() of a vector (its length), a matrix (its rows) or an array (its first
+# extent), in kernels and on the host; Python's own len.
+len = _builtins.len  # noqa: A001
 
 # Warp's math constants, Python floats (in kernels, literals of the type around them).
 e = E = _math.e
@@ -128,3 +133,18 @@ from .jax_names import (JaxCallableGraphMode, JaxModulePreloadMode, clear_jax_ca
                          jax_callable, jax_kernel)
 from .device import is_cubql_available  # noqa: E402,F401
 from .cache import clear_lto_cache  # noqa: E402,F401
+from .warp import alias_warp, is_warp_aliased  # noqa: E402,F401
+from .errors import NotInAdjitError, NotInAdjitImportError, missing_name as _missing_name  # noqa: E402,F401
+
+
+def __getattr__(name: str):
+    # Only called for names adjit does not have: say so (Warp code asking for
+    # a name adjit lacks gets this, never an AttributeError from deep inside).
+    if name.startswith("__"):
+        raise AttributeError(f"module 'adjit' has no attribute {name!r}")
+    import os
+    here = os.path.dirname(__file__)
+    if os.path.isfile(os.path.join(here, f"{name}.py")) or os.path.isfile(os.path.join(here, name, "__init__.py")):
+        raise NotInAdjitError(f"module 'adjit' has no attribute {name!r}: adjit.{name} is a submodule that is "
+                              f"not imported yet (import adjit.{name} first)", name=name)
+    raise _missing_name("adjit", name, _sys._getframe(1))

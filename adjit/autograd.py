@@ -972,3 +972,13 @@ def _in_place_function(kernel: Kernel, dim, n_inputs: int):
     launch_on_clones.output_names = [f"{kernel.param_names[p]} (after)" for p in written]
     return launch_on_clones
 
+
+
+def __getattr__(name: str):
+    # Only called for names this module lacks: Warp code asking for one gets a
+    # NotInAdjitError naming it (errors.missing_name), never a bare AttributeError.
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import sys as _sys
+    from .errors import missing_name
+    raise missing_name(__name__, name, _sys._getframe(1))

@@ -222,6 +222,11 @@ def _current_cuda_device() -> Device:
     return device
 
 
+#: What a ``device=`` argument accepts (Warp's ``wp.DeviceLike`` annotation):
+#: a Device, a name such as ``"cpu"`` or ``"cuda:0"``, or None (the current device).
+DeviceLike = Device | str | None
+
+
 def get_device(ident=None) -> Device:
     """The device ``ident`` names ("cpu", "cuda", "cuda:N", a Device), or the
     current default device with no argument. ValueError for a device that

@@ -177,3 +177,78 @@ class NonFiniteError(AdjitError, FloatingPointError):
         if source_line:
             text += f"\n    {source_line.strip()}"
         super().__init__(text)
+
+
+class KernelAssertionError(AdjitError, AssertionError):
+    """An ``assert`` in a kernel did not hold (asserts are checked in debug
+    mode, ``adjit.config.mode = "debug"``, or with ``verify_fp``, and with
+    bounds checks on). The thread went on; this reports the first failure.
+
+    Attributes: ``kernel``, ``filename``, ``lineno``, ``assertion`` (the
+    statement, with its message), ``thread`` (the thread's ``tid()``
+    coordinates) and ``source_line``.
+    """
+
+    def __init__(self, kernel: str, filename: str, lineno: int, assertion: str, thread: tuple,
+                 source_line: str | None = None):
+        self.kernel = kernel
+        self.filename = filename
+        self.lineno = lineno
+        self.assertion = assertion
+        self.thread = thread
+        self.source_line = source_line
+        where = f"{filename}:{lineno}: " if filename else ""
+        who = thread[0] if len(thread) == 1 else thread
+        text = f"{where}kernel '{kernel}': {assertion} failed (thread {who})"
+        if source_line:
+            text += f"\n    {source_line.strip()}"
+        super().__init__(text)
+
+
+class NotInAdjitError(AdjitError, AttributeError):
+    """A name asked of adjit (or of ``warp``, when adjit stands in for it:
+    ``adjit.alias_warp``) that adjit does not have yet. An AttributeError, so
+    ``hasattr`` and ``getattr(wp, name, default)`` behave as usual."""
+
+
+class NotInAdjitImportError(AdjitError, ModuleNotFoundError):
+    """An import of something adjit does not have yet, with adjit standing
+    in for warp: a ``warp.<submodule>`` (``warp.fem``, ``warp.sim``, ...) or
+    ``from warp import <name>``. A ModuleNotFoundError (an ImportError), as
+    Python raises for a missing module."""
+
+
+def _where(module: str) -> str:
+    """``module`` as the program spells it: ``warp...`` where adjit stands in for warp."""
+    import sys
+    if sys.modules.get("warp") is not None and sys.modules.get("warp") is sys.modules.get("adjit"):
+        return "warp" + module[len("adjit"):] if module.startswith("adjit") else module
+    return module
+
+
+def _is_import_from(frame) -> bool:
+    """Whether ``frame`` is running ``from m import name`` (whose AttributeError
+    Python would turn into a bare "cannot import name")."""
+    if frame is None:
+        return False
+    import dis
+    code = frame.f_code.co_code
+    return 0 <= frame.f_lasti < len(code) and dis.opname[code[frame.f_lasti]] == "IMPORT_FROM"
+
+
+def missing_name(module: str, name: str, frame=None) -> AdjitError:
+    """The error for ``<module>.<name>`` missing (``module`` is adjit's name
+    of the module; ``frame``, the caller of the module's ``__getattr__``).
+    Says ``warp.`` where adjit stands in for warp. A NotInAdjitError (an
+    AttributeError) for attribute access, a NotInAdjitImportError for
+    ``from <module> import <name>``."""
+    where = _where(module)
+    if where.startswith("warp"):
+        text = (f"{where}.{name} is not in adjit yet: adjit, standing in for warp (adjit.alias_warp), has no "
+                f"{module}.{name} (docs/warp_alias.md says what it covers)")
+    else:
+        text = (f"module {module!r} has no attribute {name!r}: if {name!r} is Warp's, it is not in adjit yet "
+                "(docs/compatibility.md lists Warp's names and adjit's status)")
+    if _is_import_from(frame):
+        return NotInAdjitImportError(text, name=f"{module}.{name}")
+    return NotInAdjitError(text, name=name)

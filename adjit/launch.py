@@ -26,7 +26,7 @@ from .device import CPU, device_alias, get_device
 from . import types as T
 from .errors import GradientError, LaunchError
 from .language import Kernel
-from .runtime.array import Array, grad_or_scratch
+from .runtime.array import Array, empty, grad_or_scratch
 from .runtime.cuda_memory import CudaMemory
 from .runtime.indexed_array import IndexedArray
 from .runtime.struct_array import StructArray
@@ -353,6 +353,8 @@ def _launch(k: Kernel, dim, inputs, outputs, where=None) -> None:
         args = k.flatten_arguments(args)  # struct values -> their fields
     except TypeError as e:
         raise _launch_error(k, str(e)) from None
+    if any(v is None for v in args):
+        args = _null_arrays(k, args)
     total, shape = _launch_shape(dim)
     if total > MAX_EXTENT:
         _check_linear_tid(k, dim, total)
@@ -373,6 +375,17 @@ def _place(launch: PackedLaunch, device, stream, block_dim: int) -> None:
         launch.stream = stream.cuda_stream
     launch.device = device
     launch.block_dim = block_dim
+
+
+def _null_arrays(k: Kernel, args: list) -> list:
+    """The arguments with None for an array parameter replaced by an empty
+    array of its type: Warp's null array, which is false as a condition in
+    the kernel (``if arr:``), and whose every element access is out of
+    bounds (an OutOfBoundsError naming the line, not a crash). It is made
+    on the device of the launch's other arrays."""
+    device = next((a.device for a in args if isinstance(a, Array)), "cpu")
+    return [empty((0,) * t.ndim, dtype=t.dtype, device=device) if v is None and type(t) is T.ArrayType else v
+            for t, v in zip(k.arg_types, args)]
 
 
 def _written_arguments(launch: PackedLaunch) -> list:
@@ -650,6 +663,8 @@ def launch_tangent(k: Kernel, dim, args: list, tangents: list, record: bool = Tr
     lists one after another (seed directions, one launch for all). With
     ``record``, the launch is recorded on the active tapes as a launch of
     ``k``. ``compiled_from``: as for ``launch_adjoint`` (a replayed recorded launch)."""
+    if any(v is None for v in args):
+        args = _null_arrays(k, args)
     total, shape = _launch_shape(dim)
     if total > MAX_EXTENT:
         _check_linear_tid(k, dim, total)

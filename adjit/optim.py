@@ -169,3 +169,13 @@ class Adam:
             return p - f(self.lr) * m_hat / (np.sqrt(v_hat) + f(self.eps))
         _update("Adam", self.params, grads, update)
         self.t = t
+
+
+def __getattr__(name: str):
+    # Only called for names this module lacks: Warp code asking for one gets a
+    # NotInAdjitError naming it (errors.missing_name), never a bare AttributeError.
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import sys as _sys
+    from .errors import missing_name
+    raise missing_name(__name__, name, _sys._getframe(1))

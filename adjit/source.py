@@ -172,6 +172,7 @@ def parameter_types(pyfunc, source: SourceInfo, what: str, patterns: dict | None
             except Exception:
                 raise source.error(KernelTypeError, f"cannot resolve the annotation '{ann}' of "
                                    f"'{arg.arg}'", arg) from None
+        ann = T.without_none(ann)  # Optional[wp.array(...)], wp.array(...) | None: a launch may pass None
         if ann is typing.Any:  # generic: each call's argument type (as Warp)
             result.append(None)
             continue

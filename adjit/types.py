@@ -6,6 +6,7 @@ them (it returns a numpy value), and the source of its MLIR type.
 """
 from __future__ import annotations
 
+import copy
 import sys
 import typing
 
@@ -27,6 +28,26 @@ class Type:
     def mlir(self) -> ir.Type:
         """The MLIR type of a value of this type (needs an active context)."""
         raise NotImplementedError
+
+    # ``wp.array(dtype=float) | None`` in annotations, as with Warp's type
+    # classes: a typing.Union, whose Optional form annotates the type itself
+    # (without_none; a launch may pass None for an array).
+    def __or__(self, other):
+        return typing.Union[self, other]
+
+    def __ror__(self, other):
+        return typing.Union[other, self]
+
+
+def without_none(annotation):
+    """``X`` for the annotations ``Optional[X]``, ``X | None`` and
+    ``Union[X, None]``; any other annotation as it is."""
+    import types as _types
+    if typing.get_origin(annotation) in (typing.Union, _types.UnionType):
+        rest = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(rest) == 1 and len(typing.get_args(annotation)) == 2:
+            return rest[0]
+    return annotation
 
 
 class ScalarType(Type):
@@ -203,6 +224,46 @@ def _check_kernel_shape(t, shape) -> None:
                                 "scalars")
 
 
+class _SubclassedType(type):
+    """The metaclass behind ``class vec5(wp.types.vector(length=5, dtype=float)): pass``.
+
+    Warp's vector and matrix types are classes, which Warp code subclasses to
+    name a type; adjit's are instances (``VectorType``, ``MatrixType``). Such
+    a class statement gets this metaclass through the type's
+    ``__mro_entries__``, and makes a copy of the base type under the class's
+    name instead of a class: the same type for kernels and arrays (equal to
+    its base, as Warp's ``types_equal`` has it), built with ``vec5(...)`` in
+    kernels and on the host. A body with members other than a docstring is a
+    TypeError (adjit's types carry no methods)."""
+
+    def __new__(mcs, name, bases, namespace):
+        if "__orig_bases__" not in namespace:  # _SubclassBase itself
+            return super().__new__(mcs, name, bases, namespace)
+        base, *others = namespace["__orig_bases__"]
+        if others:
+            raise TypeError(f"class {name}: a vector or matrix type can only be subclassed alone, got the bases "
+                            f"{namespace['__orig_bases__']}")
+        members = sorted(k for k in namespace if not (k.startswith("__") and k.endswith("__")))
+        if members:
+            raise TypeError(f"class {name}({base.__name__}): adjit's vector and matrix types have no methods, so "
+                            f"a subclass can only rename its base (`pass` or a docstring), got {members}")
+        t = copy.copy(base)
+        t.name = name
+        t.subclass_name = name
+        t.__module__ = namespace.get("__module__")
+        t.__qualname__ = namespace.get("__qualname__", name)
+        t.__doc__ = namespace.get("__doc__")
+        return t
+
+
+class _SubclassBase(metaclass=_SubclassedType):
+    """What ``__mro_entries__`` puts in place of a vector or matrix type among a class's bases."""
+
+
+def _mro_entries(self, bases):
+    return (_SubclassBase,)
+
+
 #: The scalar suffix of Warp's type class names (vec3f, mat33d, vec2ui, ...).
 _WARP_SUFFIX = {"float16": "h", "float32": "f", "float64": "d", "int8": "b", "uint8": "ub", "int16": "s",
                 "uint16": "us", "int32": "i", "uint32": "ui", "int64": "l", "uint64": "ul"}
@@ -229,8 +290,14 @@ class VectorType(Type):
     # reads from them (``wp.vec3.__name__ == "vec3f"``, ``_length_``, ...).
     _WARP_KIND = ("vec", "vec_t")
 
+    #: The class name of a subclass (``class vec5(vector(5, float)): pass``), see _SubclassedType.
+    subclass_name = None
+    __mro_entries__ = _mro_entries
+
     @property
     def __name__(self) -> str:
+        if self.subclass_name is not None:
+            return self.subclass_name
         base, _ = self._WARP_KIND
         return f"{base}{self.length if base == 'vec' else ''}{_WARP_SUFFIX.get(self.dtype.name, self.dtype.name)}"
 
@@ -297,8 +364,13 @@ class MatrixType(Type):
     def shape(self) -> tuple[int, ...]:
         return (self.rows, self.cols)
 
+    subclass_name = None  # see VectorType
+    __mro_entries__ = _mro_entries
+
     @property
     def __name__(self) -> str:  # as Warp's matrix classes: "mat33f"
+        if self.subclass_name is not None:
+            return self.subclass_name
         return f"mat{self.rows}{self.cols}{_WARP_SUFFIX.get(self.dtype.name, self.dtype.name)}"
 
     @property
@@ -639,7 +711,14 @@ class TransformType(VectorType):
     def __reduce__(self):
         return (transformation, (self.dtype,))
 
-    def __call__(self, *values):
+    def __call__(self, *values, **parts):
+        if parts:  # transform(p=..., q=...), transform(p, q=...), as Warp's
+            unknown = sorted(set(parts) - {"p", "q"})
+            if unknown or len(values) + len(parts) > 2 or (values and "p" in parts):
+                raise TypeError(f"{self.name}() takes p and q once each (positionally or as keywords), got "
+                                f"{len(values)} positional values and the keywords {sorted(parts)}")
+            p = values[0] if values else parts.get("p", (0.0, 0.0, 0.0))
+            values = (p, parts.get("q", (0.0, 0.0, 0.0, 1.0)))
         if len(values) == 0:
             values = (0, 0, 0, 0, 0, 0, 1)
         elif len(values) == 2 and np.size(values[0]) == 3 and np.size(values[1]) == 4:  # (p, q)
@@ -689,6 +768,7 @@ class StructType(Type):
         for field, ann in getattr(cls, "__annotations__", {}).items():
             if isinstance(ann, str):
                 ann = eval(ann, dict(namespace))
+            ann = without_none(ann)  # pos: wp.array(dtype=float) | None
             if isinstance(ann, StructArrayType):
                 raise TypeError(f"struct {self.name} field '{field}': an array of structs ({ann.dtype.name}) "
                                 "cannot be a struct field yet; pass it as its own kernel parameter")
@@ -699,8 +779,6 @@ class StructType(Type):
                 self.fields[field] = value_type_of(ann)
             except TypeError:
                 raise TypeError(f"struct {self.name} field '{field}': {ann!r} is not a kernel type") from None
-        if not self.fields:
-            raise TypeError(f"struct {self.name} has no fields (annotate them: x: float)")
 
     def __repr__(self) -> str:
         # The compile cache keys on it: the fields, in order, with their types.
@@ -1297,3 +1375,13 @@ def type_repr(t) -> str:
     if isinstance(t, (ScalarType, StructType)):
         return t.name
     return str(t)
+
+
+def __getattr__(name: str):
+    # Only called for names this module lacks: Warp code asking for one gets a
+    # NotInAdjitError naming it (errors.missing_name), never a bare AttributeError.
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import sys as _sys
+    from .errors import missing_name
+    raise missing_name(__name__, name, _sys._getframe(1))

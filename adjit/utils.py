@@ -235,3 +235,13 @@ def radix_sort_pairs(keys: Array, values: Array, count: int, begin_bit: int = 0,
             _before_write(a)
             a._buffer[:count] = a._buffer[:count][order]
         _record_non_differentiable(who, [keys, values], [keys, values])
+
+
+def __getattr__(name: str):
+    # Only called for names this module lacks: Warp code asking for one gets a
+    # NotInAdjitError naming it (errors.missing_name), never a bare AttributeError.
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import sys as _sys
+    from .errors import missing_name
+    raise missing_name(__name__, name, _sys._getframe(1))

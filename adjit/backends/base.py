@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 
-from ..errors import NonFiniteError, OutOfBoundsError
+from ..errors import AdjitError, KernelAssertionError, NonFiniteError, OutOfBoundsError
 
 
 class PackedLaunch:
@@ -81,10 +81,10 @@ class Backend(abc.ABC):
         every check kept) and then updates ``launch.spec`` and ``.variant``."""
 
 
-def check_failed(launch: PackedLaunch, variant, failure) -> OutOfBoundsError | NonFiniteError:
+def check_failed(launch: PackedLaunch, variant, failure) -> AdjitError:
     """The error for a launch's first failed check (``failure`` as
     ``_runtime.launch_cpu`` returns it): an index out of range, or a
-    non-finite value stored."""
+    non-finite value stored, or an assert that did not hold."""
     k, dim = launch.kernel, launch.dim
     site_number, thread, indices, sizes = failure
     site = variant.sites[site_number]
@@ -101,6 +101,9 @@ def check_failed(launch: PackedLaunch, variant, failure) -> OutOfBoundsError | N
     extents = (dim,) if np.ndim(dim) == 0 else tuple(dim)
     coords = tuple(int(c) for c in np.unravel_index(thread, [int(e) for e in extents]))
     where = site["file"], site["line"]
+    if site["access"] == "component index" and site["array"].startswith("assert "):
+        # An assert (frontend.stmt_Assert): its check is a component index 1 of 1.
+        return KernelAssertionError(k.__name__, *where, site["array"], coords, linecache.getline(*where) or None)
     error = NonFiniteError if "NaN or infinity" in site["access"] else OutOfBoundsError
     return error(k.__name__, *where, array, site["access"], tuple(indices[:rank]),
                  tuple(sizes[:rank]), coords, linecache.getline(*where) or None)

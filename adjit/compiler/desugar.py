@@ -90,6 +90,29 @@ def _may_return(stmt) -> bool:
     return any(isinstance(n, ast.Return) for n in ast.walk(stmt))
 
 
+class ZeroValue(ast.expr):
+    """The zero of ``value_type`` (a scalar, vector or matrix type): what a
+    device function that falls off its end returns (see ``falls_off``)."""
+
+    _fields = ()
+
+    def __init__(self, value_type, **kwargs):
+        super().__init__(**kwargs)
+        self.value_type = value_type
+
+
+def falls_off(stmts: list[ast.stmt], value_type) -> list[ast.stmt]:
+    """``stmts`` of a device function that returns a value on some path,
+    with ``return <zero of value_type>`` at the end when a path may fall off
+    it: as Warp, whose functions return a value-initialized result there."""
+    if always_returns(stmts):
+        return stmts
+    end = stmts[-1]
+    ret = ast.Return(value=ZeroValue(value_type, lineno=end.lineno, col_offset=end.col_offset),
+                     lineno=getattr(end, "end_lineno", end.lineno) or end.lineno, col_offset=end.col_offset)
+    return [*stmts, ret]
+
+
 def normalize_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
     """Rewrites early returns in branches into structured if/else.
 

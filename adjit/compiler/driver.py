@@ -76,11 +76,12 @@ def new_context() -> ir.Context:
 
 
 def build_module(kernel: Kernel, context: ir.Context, tangent_rules: bool = False,
-                 second_order: bool = False) -> ir.Module:
+                 second_order: bool = False, asserts: bool = False) -> ir.Module:
     """The kernel (and the device functions it calls) in the adjit dialect;
     ``tangent_rules``: for a tangent kernel (of the kernel or of its adjoint:
-    ``func_jvp`` rules kept); ``second_order``: for the tangent of its adjoint."""
-    mb = ModuleBuilder(context, tangent_rules, second_order)
+    ``func_jvp`` rules kept); ``second_order``: for the tangent of its adjoint;
+    ``asserts``: with its ``assert`` statements checked."""
+    mb = ModuleBuilder(context, tangent_rules, second_order, asserts)
     try:
         mb.add_kernel(kernel.pyfunc, kernel.param_types, kernel.mlir_name, kernel.no_grad)
     except T.NotInKernelsError as e:  # a host-only vector or matrix type outside a statement (a parameter)
@@ -125,9 +126,11 @@ def kernel_symbol(kernel: Kernel, spec: VariantSpec) -> str:
 
 def build_variant_module(kernel: Kernel, spec: VariantSpec, context: ir.Context) -> ir.Module:
     """The module the stages of ``spec`` start from (``build_module`` with
-    the tangent rules a tangent kernel needs)."""
+    the tangent rules a tangent kernel needs; ``assert`` statements checked
+    in the variants with debug checks, ``Checks.finite``: debug mode or
+    ``verify_fp``)."""
     return build_module(kernel, context, tangent_rules=bool(spec.tangent),
-                        second_order=bool(spec.adjoint and spec.tangent))
+                        second_order=bool(spec.adjoint and spec.tangent), asserts=spec.checks.finite)
 
 
 def compile_cpu_object(kernel: Kernel, spec: VariantSpec, opt_level: int) -> CpuObject:

@@ -31,9 +31,9 @@ from . import local_arrays as LA
 from . import slices as S
 from . import struct_arrays as SA
 from . import views as V
-from .desugar import (always_returns, assigned_names, build_loop_return, build_returning_loop, has_jump,
-                      loop_result_value, lower_loop_jumps, lower_loop_returns, normalize_returns,
-                      unrolled_jumps)
+from .desugar import (ZeroValue, always_returns, assigned_names, build_loop_return, build_returning_loop,
+                      falls_off, has_jump, loop_result_value, lower_loop_jumps, lower_loop_returns,
+                      normalize_returns, unrolled_jumps)
 from .values import (StructRef, Val, constant, constant_array, from_index, from_storage, integer_divide, literal,
                      splat, storage_type, stored_as_bytes, to_index, to_storage)
 
@@ -48,15 +48,19 @@ class _ArrayShape:
 class ModuleBuilder:
     """Builds one MLIR module: a kernel and the device functions it calls."""
 
-    def __init__(self, context: ir.Context, tangent_rules: bool = False, second_order: bool = False):
+    def __init__(self, context: ir.Context, tangent_rules: bool = False, second_order: bool = False,
+                 asserts: bool = False):
         """``tangent_rules``: for a tangent kernel (forward mode only): device
         functions with a ``func_jvp`` stay calls, for adjit-tangent to call
         their rule (otherwise they are inlined like any function).
         ``second_order``: for the tangent kernel of an adjoint (Hessian-vector
-        products): builtins in ``FIRST_ORDER_ONLY`` are a GradientError."""
+        products): builtins in ``FIRST_ORDER_ONLY`` are a GradientError.
+        ``asserts``: ``assert`` statements are checked (debug mode; else they
+        are skipped, condition and all, as Warp skips them outside debug mode)."""
         self.context = context
         self.tangent_rules = tangent_rules
         self.second_order = second_order
+        self.asserts = asserts
         self.module = ir.Module.create(loc=ir.Location.unknown(context))
         self.functions: dict[tuple, tuple[str, list[T.Type]]] = {}
         self.used_functions: list = []
@@ -253,10 +257,37 @@ class FunctionBuilder:
             for node in ast.walk(tree) if self.is_kernel else ():
                 if isinstance(node, ast.Return) and node.value is not None:
                     raise self.error("a kernel cannot return a value", node, KernelSyntaxError)
-            body = normalize_returns(lower_loop_returns(tree.body))
+            body = lower_loop_returns(tree.body)
+            zero_type = None if self.is_kernel else self.declared_value_result()
+            if zero_type is not None and any(isinstance(n, ast.Return) and n.value is not None
+                                             for s in body for n in ast.walk(s)):
+                body = falls_off(body, zero_type)
+            body = normalize_returns(body)
             if self.is_kernel:
                 return self._build_kernel(params, body)
             return self._build_device_function(params, body)
+
+    def declared_value_result(self):
+        """The declared result type (``-> float``, ``-> wp.vec3``) of a device
+        function when it is a scalar, vector or matrix type, whose zero it
+        returns if it falls off its end (as Warp); else None."""
+        ann = getattr(self.pyfunc, "__annotations__", {}).get("return")
+        if ann is None:
+            return None
+        if isinstance(ann, str):
+            try:
+                ann = eval(ann, self.pyfunc.__globals__)
+            except Exception:
+                return None
+        try:
+            t = T.value_type_of(ann)
+        except TypeError:
+            return None
+        ok = isinstance(t, T.ScalarType) or type(t) in (T.VectorType, T.MatrixType)
+        return t if ok else None
+
+    def expr_ZeroValue(self, node):
+        return Val(node.value_type, constant(node.value_type, 0))
 
     def _build_kernel(self, params, body):
         # A struct parameter is one argument per field ("s.x"), as Kernel.arg_names
@@ -288,8 +319,9 @@ class FunctionBuilder:
     def _build_device_function(self, params, body):
         if not always_returns(body) and any(isinstance(n, ast.Return) and n.value is not None
                                              for s in body for n in ast.walk(s)):
-            raise self.error("a device function that returns a value must return it on every path",
-                             self.src.tree, KernelSyntaxError)
+            raise self.error("a device function that returns a value must return it on every path (or declare "
+                             "a scalar, vector or matrix result type, -> float, to return its zero where it falls "
+                             "off the end, as Warp)", self.src.tree, KernelSyntaxError)
         # Build into a function of placeholder result type, then fix the type
         # once the returns are known. A struct parameter is one per field.
         leaves = []
@@ -396,6 +428,26 @@ class FunctionBuilder:
 
     def stmt_Pass(self, stmt):
         pass
+
+    def stmt_Assert(self, stmt):
+        """``assert cond[, "message"]``: in debug mode a check that reports a
+        false ``cond`` after the launch as a KernelAssertionError naming the
+        line and the thread, as a failed bounds check is reported (the
+        thread goes on); otherwise nothing (Warp checks asserts in debug mode
+        only)."""
+        what = f"assert {ast.unparse(stmt.test)}"
+        if stmt.msg is not None:
+            if not (isinstance(stmt.msg, ast.Constant) and isinstance(stmt.msg.value, str)):
+                raise self.error("an assert's message in a kernel must be a string literal", stmt.msg,
+                                 KernelSyntaxError)
+            what += f", {stmt.msg.value!r}"
+        if not self.mb.asserts:
+            return
+        holds = self.condition(stmt.test)
+        index = ir.IndexType.get()
+        zero, one = arith.ConstantOp(index, 0).result, arith.ConstantOp(index, 1).result
+        # Index 1 of an extent of 1 while the condition is false: the check reports it.
+        adjit_d.CheckIndexOp(arith.SelectOp(holds, zero, one).result, one, what)
 
     def stmt_Expr(self, stmt):
         if isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
@@ -975,6 +1027,8 @@ class FunctionBuilder:
             c = self.to_bool(v, operand)
             return Val(T.bool_, arith.XOrIOp(c, constant(T.bool_, 1)).result)
         if isinstance(op, ast.Invert):
+            if type(v.type) is T.VectorType and v.type.dtype.is_int:  # component-wise, as Warp's
+                return Val(v.type, arith.XOrIOp(self.materialize(v, v.type), constant(v.type, -1)).result)
             if not isinstance(v.type, T.ScalarType) or not v.type.is_int or v.type.is_bool:
                 raise self.error(f"~ needs an integer operand, got {self.describe(v)} (use `not` for bools)",
                                  node, KernelTypeError)
@@ -1004,6 +1058,11 @@ class FunctionBuilder:
         left = self.expr(node.left)
         result = None
         for op, right_node in zip(node.ops, node.comparators):
+            if isinstance(op, (ast.Is, ast.IsNot)):
+                c = self.null_check(left, op, right_node, node)
+                result = c if result is None else arith.AndIOp(result, c).result
+                left = Val(T.bool_, c)
+                continue
             right = self.expr(right_node)
             a, b = self.unify(left, right, node)
             if isinstance(a.type, (T.VectorType, T.MatrixType)) and isinstance(op, (ast.Eq, ast.NotEq)) \
@@ -1130,6 +1189,8 @@ class FunctionBuilder:
             return self.emit_expect(callee.__name__, node)
         if callee in (T.vector, T.matrix):
             return self.construct_generic(callee, node)
+        if node.keywords and isinstance(callee, (T.VectorType, T.MatrixType)):
+            return self.construct_with_keywords(callee, node)
         if node.keywords and not isinstance(callee, language.Function):
             raise self.error(f"keyword arguments are not supported in calls to '{ast.unparse(node.func)}'",
                              node, KernelSyntaxError)
@@ -1358,6 +1419,11 @@ class FunctionBuilder:
             if unary:
                 return self.unaryop(builtin.operator(), args[0], node)
             return self.binop(builtin.operator(), args[0], args[1], node)
+        if builtin.name in ("where", "select") and len(args) == 3 and isinstance(args[0], Val) and (
+                isinstance(args[0].type, T.ArrayType) or isinstance(args[0].type, T.ScalarType)
+                and args[0].type.is_int):
+            # As Warp's: an integer condition (nonzero) or an array (not null) too.
+            args = [Val(T.bool_, self.to_bool(args[0], node)), *args[1:]]
         return self.apply_builtin(builtin, args, node, static or {})
 
     def apply_builtin(self, builtin: B.Builtin, args, node, static):
@@ -1754,6 +1820,9 @@ class FunctionBuilder:
                 return Val(t, self.literal_constant(t, args[0].literal))
             self.check_component_precision(t, args, node)
             return Val(t, splat(t, self.cast(args[0], scalar, node)))
+        if len(args) == 1 and isinstance(args[0], Val) and type(args[0].type) is type(t) \
+                and args[0].type.shape == t.shape:
+            return self.convert_components(args[0], t)  # vec3i(v), mat33d(m): each component converted
         if isinstance(t, T.MatrixType) and len(args) == t.rows and all(
                 isinstance(a, Val) and a.type == t.row_type() for a in args):
             m = constant(t, 0)
@@ -1770,6 +1839,25 @@ class FunctionBuilder:
             raise self.error(f"{t}() takes {n} components, got {len(args)}", node)
         self.check_component_precision(t, args, node)
         comps = [self.cast(a, scalar, node) for a in args]
+        if isinstance(t, T.VectorType):
+            return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
+        m = constant(t, 0)
+        for r in range(t.rows):
+            row = vector_d.FromElementsOp(t.row_type().mlir(), comps[r * t.cols:(r + 1) * t.cols]).result
+            m = vector_d.InsertOp(row, m, [], [r]).result
+        return Val(t, m)
+
+    def convert_components(self, v: Val, t) -> Val:
+        """``v`` (a vector or matrix of ``t``'s shape) with each component
+        converted to ``t``'s scalar type as ``t.dtype(x)`` converts it
+        (floats to ints truncate toward zero), as Warp's ``vec3i(v)``."""
+        if v.type.dtype == t.dtype:
+            return Val(t, v.value)
+        value = self.materialize(v, v.type)
+        positions = [[k] for k in range(t.length)] if isinstance(t, T.VectorType) else \
+            [[r, c] for r in range(t.rows) for c in range(t.cols)]
+        comps = [self.cast(Val(v.type.dtype, vector_d.ExtractOp(value, [], p).result), t.dtype, self.node)
+                 for p in positions]
         if isinstance(t, T.VectorType):
             return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
         m = constant(t, 0)
@@ -1813,6 +1901,48 @@ class FunctionBuilder:
         raise self.error(f"{t}() takes the components (x, y, z, w), a 3-vector and w, or a quaternion; got "
                          f"{', '.join(self.describe(a) for a in args)}", node)
 
+    def construct_with_keywords(self, t, node):
+        """A vector, matrix, quaternion or transform built with keywords, as
+        Warp's constructors take them: ``dtype=`` (a compile-time scalar
+        type: the same kind of type with that scalar, e.g.
+        ``spatial_vector(w, v, dtype=float64)``) and, for transforms, ``p=``
+        and ``q=`` (``transform(p=pos, q=rot)``; a missing ``q`` is the
+        identity rotation, a missing ``p`` the origin)."""
+        names = ("p", "q", "dtype") if isinstance(t, T.TransformType) else ("dtype",)
+        given = {}
+        for kw in node.keywords:
+            if kw.arg not in names or kw.arg in given:
+                what = "repeated" if kw.arg in given else "not taken"
+                raise self.error(f"{t}(): keyword {kw.arg or '**'!s} is {what} (it takes {', '.join(names)})", kw,
+                                 KernelSyntaxError)
+            given[kw.arg] = kw.value
+        if "dtype" in given:
+            dtype = self.eval_static(ast.Call(func=node.func, args=[given.pop("dtype")], keywords=[]))
+            try:
+                scalar = T.value_type_of(dtype)
+                if not isinstance(scalar, T.ScalarType):
+                    raise TypeError(f"dtype must be a scalar type, got {dtype!r}")
+                t = T.transformation(scalar) if isinstance(t, T.TransformType) else \
+                    T.quaternion(scalar) if isinstance(t, T.QuatType) else \
+                    T.vector(t.length, scalar) if isinstance(t, T.VectorType) else T.matrix(t.shape, scalar)
+            except TypeError as e:
+                raise self.error(f"{t}(): {e}", node, KernelTypeError) from None
+        args = self.call_arguments(node.args)
+        if not given:
+            return self.construct(t, args, node)
+        # transform(p, q=...), transform(p=..., q=...), transform(q=...)
+        if len(args) + len(given) > 2 or (args and "p" in given):
+            raise self.error(f"{t}() takes p and q once each (positionally or as keywords)", node,
+                             KernelSyntaxError)
+        p = args[0] if args else self.expr(given["p"]) if "p" in given else Val(T.vector(3, t.dtype),
+                                                                                   constant(T.vector(3, t.dtype), 0))
+        q = self.expr(given["q"]) if "q" in given else self.identity_quat(t.dtype)
+        return self.construct_transform(t, [p, q], node)
+
+    def identity_quat(self, dtype) -> Val:
+        qt = T.quaternion(dtype)
+        return Val(qt, constant_array(qt, np.array([0, 0, 0, 1])))
+
     def construct_transform(self, t: T.TransformType, args, node):
         """``transform()`` (zeros in kernels, as Warp's: on the host it is the
         identity, as Warp's too), ``transform(p, q)``, ``transform(t)`` and the
@@ -1830,6 +1960,8 @@ class FunctionBuilder:
             comps = [self.extract(args[0], [k]).value for k in range(3)] + \
                 [self.extract(args[1], [k]).value for k in range(4)]
             return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
+        if len(args) == 1 and isinstance(args[0], Val) and args[0].type == T.vector(3, t.dtype):
+            return self.construct_transform(t, [args[0], self.identity_quat(t.dtype)], node)  # transform(p)
         if len(args) == 7:
             self.check_component_precision(t, args, node)
             comps = [self.cast(a, t.dtype, node) for a in args]
@@ -1912,6 +2044,12 @@ class FunctionBuilder:
         if isinstance(a.type, (T.ArrayType, T.LocalArrayType)) or isinstance(b.type, (T.ArrayType, T.LocalArrayType)):
             raise self.error(f"unsupported operand types for {self.op_name(op)}: {a.type} and {b.type} "
                              "(index arrays to get their elements)", node)
+        if isinstance(op, ast.MatMult):
+            # As Warp's: @ is mul, for matrix products (mat @ mat, mat @ vec, vec @ mat).
+            if not (isinstance(a.type, T.MatrixType) or isinstance(b.type, T.MatrixType)):
+                raise self.error(f"@ multiplies matrices (mat @ mat, mat @ vec, vec @ mat), got {a.type} and "
+                                 f"{b.type}", node, KernelTypeError)
+            op = ast.Mult()
         if a.is_literal and b.is_literal:
             return literal(self.fold(op, a.literal, b.literal, node))
         for v in (a, b):
@@ -1937,7 +2075,7 @@ class FunctionBuilder:
         if scalar_a != scalar_b:
             # Broadcasting a scalar over a vector/matrix: v/s.
             vec, s = (b, a) if scalar_a else (a, b)
-            if not isinstance(op, ast.Div) or scalar_a:
+            if not isinstance(op, ast.Div):  # (s / v: s divided by each component, as Warp's div)
                 raise self.error(f"unsupported operand types for {self.op_name(op)}: {ta} and {tb}", node)
             s = self.coerce(s, vec.type.dtype, node)
             sv = splat(vec.type, self.materialize(s, vec.type.dtype))
@@ -1949,6 +2087,10 @@ class FunctionBuilder:
                 return user
         if ta != tb:
             raise self.error(f"unsupported operand types for {self.op_name(op)}: {ta} and {tb}", node)
+        if type(ta) is T.VectorType and ta.dtype.is_int and type(op) in _BITWISE:
+            return self.bitwise(op, a, b, node)  # component-wise on integer vectors, as Warp's
+        if type(ta) is T.VectorType and isinstance(op, ast.Mod):
+            return self.elementwise(op, a, b, node)  # component-wise, as Warp's mod
         if not isinstance(op, (ast.Add, ast.Sub)):
             raise self.error(f"{self.op_name(op)} is not defined between two {ta} values "
                              "(use cw_mul/cw_div for component-wise products)", node)
@@ -1958,7 +2100,7 @@ class FunctionBuilder:
     def op_name(op) -> str:
         return {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
                 ast.Mod: "%", ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
-                ast.LShift: "<<", ast.RShift: ">>"}.get(type(op), type(op).__name__)
+                ast.LShift: "<<", ast.RShift: ">>", ast.MatMult: "@"}.get(type(op), type(op).__name__)
 
     def fold(self, op, x, y, node):
         # Folds with the semantics of the ops emitted for values (arith.divsi /
@@ -2011,20 +2153,21 @@ class FunctionBuilder:
         wrapped to the width: 0 for ``<<``, the sign for ``>>``; never
         undefined."""
         t = a.type
+        scalar = T.scalar_of(t)  # (integer vectors: component-wise)
         shift = isinstance(op, (ast.LShift, ast.RShift))
-        if t.is_float or (t.is_bool and shift):
+        if scalar.is_float or (scalar.is_bool and shift):
             raise self.error(f"{self.op_name(op)} needs integer operands, got {t}", node, KernelTypeError)
         x, y = self.materialize(a, t), self.materialize(b, t)
         if not shift:
             cls = {ast.BitAnd: arith.AndIOp, ast.BitOr: arith.OrIOp, ast.BitXor: arith.XOrIOp}[type(op)]
             return Val(t, cls(x, y).result)
-        bits = ir.IntegerType(t.mlir()).width
+        bits = ir.IntegerType(scalar.mlir()).width
         width = constant(t, bits)
         in_range = arith.CmpIOp(_CMPI_PREDICATE_ULT, y, width).result
         safe = arith.SelectOp(in_range, y, constant(t, 0)).result
         if isinstance(op, ast.LShift):
             shifted, overflow = arith.ShLIOp(x, safe).result, constant(t, 0)
-        elif t.is_unsigned:
+        elif scalar.is_unsigned:
             shifted, overflow = arith.ShRUIOp(x, safe).result, constant(t, 0)
         else:
             shifted = arith.ShRSIOp(x, safe).result
@@ -2327,9 +2470,37 @@ class FunctionBuilder:
         return self.to_bool(self.expr(test), test)
 
     def to_bool(self, v, node) -> ir.Value:
+        if isinstance(v, Val) and isinstance(v.type, T.ArrayType):
+            return self.array_is_set(v)
         if not isinstance(v, Val) or not isinstance(v.type, T.ScalarType):
-            raise self.error(f"a condition must be a scalar, got {self.describe(v)}", node)
+            raise self.error(f"a condition must be a scalar or an array, got {self.describe(v)}", node)
         return self.cast(v, T.bool_, node)
+
+    def null_check(self, left, op, right_node, node) -> ir.Value:
+        """``arr is None`` / ``arr is not None``: whether a launch passed None
+        for the array (see array_is_set: an empty array is taken for None, as
+        Warp's null array). The only ``is`` comparison kernels take."""
+        if not (isinstance(right_node, ast.Constant) and right_node.value is None and isinstance(left, Val)
+                and isinstance(left.type, T.ArrayType)):
+            raise self.error("`is` / `is not` compare an array with None in kernels (`arr is None`); use == for "
+                             "values", node, KernelSyntaxError)
+        is_set = self.array_is_set(left)
+        if isinstance(op, ast.IsNot):
+            return is_set
+        return arith.XOrIOp(is_set, constant(T.bool_, 1)).result
+
+    def array_is_set(self, a: Val) -> ir.Value:
+        """An array as a condition (``if arr:``, ``not arr``): true unless it
+        is Warp's null array, which a launch passes for None (adjit passes an
+        empty array), i.e. unless an extent is 0. (A Warp array with no
+        elements has a null pointer too, so it is false in Warp as well.)"""
+        zero = arith.ConstantOp(ir.IndexType.get(), 0).result
+        result = None
+        for k in range(a.type.ndim):
+            dim = adjit_d.DimOp(ir.IndexType.get(), a.value, ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k))
+            c = arith.CmpIOp(arith.CmpIPredicate.ne, dim.result, zero).result
+            result = c if result is None else arith.AndIOp(result, c).result
+        return result
 
     def static_int(self, node) -> int:
         v = self.expr(node)

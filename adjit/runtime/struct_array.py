@@ -29,6 +29,9 @@ class StructArray:
 
     def __init__(self, dtype: T.StructType, leaves: list[Array]):
         paths = _paths(dtype)
+        if not paths:
+            raise TypeError(f"arrays of {dtype.name}, a struct with no fields, are not supported (adjit stores an "
+                            "array of structs as one array per field)")
         if len(leaves) != len(paths):
             raise AssertionError(f"internal: {len(leaves)} leaf arrays for the {len(paths)} fields of {dtype.name}")
         shapes = {leaf.shape for leaf in leaves}

@@ -10,6 +10,8 @@
 
 #include "adjit-c/Adjit.h"
 
+#include "mlir-c/Diagnostics.h"
+#include "mlir-c/Pass.h"
 #include "mlir/Bindings/Python/NanobindAdaptors.h"
 #include "runtime/python/WithoutGil.h"
 
@@ -20,6 +22,8 @@
 
 #include <cstdlib>
 #include <map>
+#include <mutex>
+#include <tuple>
 #include <vector>
 
 namespace nb = nanobind;
@@ -45,6 +49,79 @@ nb::bytes compileToObject(MlirOperation module, int optLevel) {
   nb::bytes result(object, size);
   std::free(object);
   return result;
+}
+
+void appendText(MlirStringRef text, void *out) {
+  static_cast<std::string *>(out)->append(text.data, text.length);
+}
+
+std::string diagnosticText(MlirDiagnostic diagnostic) {
+  std::string text;
+  mlirDiagnosticPrint(diagnostic, appendText, &text);
+  return text;
+}
+
+/// The error diagnostics of a pipeline run, kept with their locations
+/// (uniqued in the context, so valid after the run).
+struct CapturedErrors {
+  std::mutex mutex; // (passes may run on several threads)
+  std::vector<std::tuple<std::string, MlirLocation,
+                         std::vector<std::pair<std::string, MlirLocation>>>>
+      errors;
+};
+
+MlirLogicalResult captureError(MlirDiagnostic diagnostic, void *data) {
+  if (mlirDiagnosticGetSeverity(diagnostic) != MlirDiagnosticError)
+    return mlirLogicalResultFailure(); // (not handled: the next handler prints it)
+  auto *captured = static_cast<CapturedErrors *>(data);
+  std::vector<std::pair<std::string, MlirLocation>> notes;
+  for (intptr_t i = 0, e = mlirDiagnosticGetNumNotes(diagnostic); i < e; ++i) {
+    MlirDiagnostic note = mlirDiagnosticGetNote(diagnostic, i);
+    notes.emplace_back(diagnosticText(note), mlirDiagnosticGetLocation(note));
+  }
+  std::lock_guard<std::mutex> lock(captured->mutex);
+  captured->errors.emplace_back(diagnosticText(diagnostic),
+                                mlirDiagnosticGetLocation(diagnostic),
+                                std::move(notes));
+  return mlirLogicalResultSuccess();
+}
+
+/// Runs a textual pass pipeline on `op` without holding the GIL (other
+/// Python threads run meanwhile; nothing of Python is touched). Returns the
+/// error diagnostics, each (message, location, [(note, location)]): empty
+/// on success. A pipeline that does not parse raises ValueError.
+nb::list runPipeline(MlirOperation op, const std::string &pipeline) {
+  MlirContext context = mlirOperationGetContext(op);
+  MlirPassManager pm = mlirPassManagerCreate(context); // (on builtin.module)
+  std::string parseError;
+  MlirLogicalResult parsed = mlirParsePassPipeline(
+      mlirPassManagerGetAsOpPassManager(pm),
+      mlirStringRefCreate(pipeline.data(), pipeline.size()), appendText,
+      &parseError);
+  if (mlirLogicalResultIsFailure(parsed)) {
+    mlirPassManagerDestroy(pm);
+    throw nb::value_error(("invalid pass pipeline '" + pipeline +
+                           "': " + parseError)
+                              .c_str());
+  }
+  CapturedErrors captured;
+  MlirDiagnosticHandlerID handler = mlirContextAttachDiagnosticHandler(
+      context, captureError, &captured, nullptr);
+  MlirLogicalResult ran = adjit::withoutGil(
+      [&] { return mlirPassManagerRunOnOp(pm, op); });
+  mlirContextDetachDiagnosticHandler(context, handler);
+  mlirPassManagerDestroy(pm);
+  nb::list out;
+  for (auto &[message, location, notes] : captured.errors) {
+    nb::list noteList;
+    for (auto &[text, at] : notes)
+      noteList.append(nb::make_tuple(text, at));
+    out.append(nb::make_tuple(message, location, noteList));
+  }
+  if (mlirLogicalResultIsFailure(ran) && out.size() == 0)
+    out.append(nb::make_tuple(std::string("the pass pipeline failed"),
+                              mlirOperationGetLocation(op), nb::list()));
+  return out;
 }
 
 std::vector<uint64_t>
@@ -113,6 +190,10 @@ NB_MODULE(_adjit, m) {
   m.def("register_passes", &adjitRegisterPassesAndPipelines,
         "Registers the adjit passes and stage pipelines globally.");
 
+  m.def("run_pipeline", &runPipeline, nb::arg("op"), nb::arg("pipeline"),
+        "Runs a pass pipeline ('builtin.module(...)') on `op` without the "
+        "GIL; returns its error diagnostics as (message, location, notes) "
+        "(empty: it succeeded).");
   m.def("compile_to_object", &compileToObject, nb::arg("module"),
         nb::arg("opt_level") = 3,
         "Compiles an LLVM-dialect module to a host object file (bytes).");
