@@ -528,20 +528,46 @@ def _load_kernels(kernels, cuda_devices=()) -> None:
     determinism), and its adjoint where it has one (a kernel that cannot be
     differentiated raises its GradientError at backward() instead, as
     without loading); on the CPU and on each of ``cuda_devices``. Generic
-    kernels are loaded through their instances."""
-    for kernel in kernels:
-        if kernel.is_generic:
-            continue
-        cpu_variant(kernel)
+    kernels are loaded through their instances. The variants compile on as
+    many threads as there are cores (the compiler's passes and code
+    generation run without the GIL)."""
+    jobs = [(kernel, adjoint) for kernel in kernels if not kernel.is_generic
+            for adjoint in ((False, True) if kernel.enable_backward else (False,))]
+    for kernel, _ in jobs:
+        _loaded(kernel)  # (made here: threads must not race to make one kernel's state)
+    workers = min(len(jobs), _compile_threads())
+    if workers > 1:
+        try:
+            from .compiler import driver  # noqa: F401  (imported here: its import must be on this thread)
+        except ImportError:
+            workers = 1  # the runtime alone: everything comes from the cache
+    if workers <= 1:
+        for kernel, adjoint in jobs:
+            _load_one(kernel, adjoint, cuda_devices)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(workers, thread_name_prefix="adjit-compile") as pool:
+        for future in [pool.submit(_load_one, kernel, adjoint, cuda_devices) for kernel, adjoint in jobs]:
+            future.result()
+
+
+def _compile_threads() -> int:
+    """Threads that compile at once: ``ADJIT_COMPILE_THREADS``, else the cores."""
+    value = os.environ.get("ADJIT_COMPILE_THREADS", "")
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    return os.cpu_count() or 1
+
+
+def _load_one(kernel: Kernel, adjoint: bool, cuda_devices) -> None:
+    """The forward variant (or the adjoint) of ``kernel`` on the CPU and the CUDA devices."""
+    try:
+        cpu_variant(kernel, adjoint=int(adjoint))
         for device in cuda_devices:
-            load_cuda_variant(kernel, VariantSpec.of(kernel, target="cuda"), device)
-        if kernel.enable_backward:
-            try:
-                cpu_variant(kernel, adjoint=1)
-                for device in cuda_devices:
-                    load_cuda_variant(kernel, VariantSpec.of(kernel, adjoint=1, target="cuda"), device)
-            except GradientError:
-                pass
+            load_cuda_variant(kernel, VariantSpec.of(kernel, adjoint=int(adjoint), target="cuda"), device)
+    except GradientError:
+        if not adjoint:
+            raise
 
 
 def _module_name(module, what: str) -> str:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlir import ir
-from mlir.passmanager import PassManager
 
 from .. import _adjit
 from ..errors import CompileError, GradientError
@@ -164,10 +163,10 @@ def run_stages(module: ir.Module, stages: list[Stage], kernel_name: str,
     verify(module, f"kernel '{kernel_name}', stage '{stages[0].name}'")
     for i, stage in enumerate(stages):
         if stage.pipeline is not None:
-            pm = PassManager.parse(f"builtin.module({stage.pipeline})", context=module.context)
-            try:
-                pm.run(module.operation)
-            except ir.MLIRError as e:
+            # (without the GIL: other threads run, other kernels compile, meanwhile)
+            errors = _adjit.run_pipeline(module.operation, f"builtin.module({stage.pipeline})")
+            if errors:
+                e = PipelineError(errors)
                 if stage.name in ("adjoint", "tangent"):
                     raise _gradient_error(kernel_name, e, forward=stage.name == "tangent") from None
                 raise CompileError(f"kernel '{kernel_name}': stage '{stage.name}' "
@@ -189,7 +188,32 @@ def _dump(out: Path, module: ir.Module, stages: list[Stage], i: int, kernel_name
     (out / f"{kernel_name}.{i}-{stage.name}.mlir").write_text(header + text)
 
 
-def _gradient_error(kernel_name: str, error: ir.MLIRError, forward: bool = False) -> GradientError:
+class Diagnostic:
+    """An error diagnostic of a pass pipeline: ``message``, ``location``
+    (``ir.Location``) and ``notes`` (diagnostics too), as MLIR's bindings
+    give them."""
+
+    __slots__ = ("message", "location", "notes")
+
+    def __init__(self, message: str, location, notes=()):
+        self.message, self.location = message, location
+        self.notes = [Diagnostic(m, at) for m, at in notes]
+
+    def __str__(self) -> str:
+        text = f"error: {self.location}: {self.message}"
+        return text + "".join(f"\n note: {n.location}: {n.message}" for n in self.notes)
+
+
+class PipelineError(Exception):
+    """A pass pipeline failed (``_adjit.run_pipeline``'s errors)."""
+
+    def __init__(self, errors):
+        self.error_diagnostics = [Diagnostic(*e) for e in errors]
+        super().__init__("Failure while executing pass pipeline:\n"
+                         + "\n".join(str(d) for d in self.error_diagnostics))
+
+
+def _gradient_error(kernel_name: str, error: PipelineError, forward: bool = False) -> GradientError:
     """A user-facing error for a kernel the adjoint (or, ``forward``, the
     tangent) pass rejected, located at the offending Python line (ops carry
     Python file:line:col locations)."""

@@ -3,6 +3,7 @@ results of some serial order of whole launches, and lose no update
 (deterministic float adds included: their log is applied as plain
 read-modify-writes, which must not interleave with another launch's)."""
 import threading
+import time
 
 import numpy as np
 
@@ -92,3 +93,65 @@ def test_concurrent_backward_passes_into_one_gradient():
     # whole passes: bitwise the serial gradient.
     np.testing.assert_array_equal(x.grad.numpy(), serial.grad.numpy())
     np.testing.assert_allclose(x.grad.numpy(), THREADS * passes * x0, rtol=1e-5)
+
+
+@wp.kernel
+def _heavy_to_compile(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), steps: int,
+                      out: wp.array(dtype=float)):
+    i = wp.tid()
+    p = x[i]
+    q = v[i]
+    for s in range(steps):
+        f = wp.vec3(wp.sin(p[0]), wp.cos(p[1]), wp.tanh(p[2])) - p * 0.5
+        q = q + f * 0.01 + wp.cross(p, q) * 0.001
+        p = p + q * 0.01
+    out[i] = wp.length(p) + wp.dot(p, q)
+
+
+def test_a_compile_leaves_other_threads_running():
+    """The compiler's passes and code generation run without the GIL: a
+    thread ticking every millisecond is never held up for long."""
+    from adjit.compiler import driver
+    from adjit.variant import VariantSpec
+    gaps, done = [], threading.Event()
+
+    def tick():
+        last = time.perf_counter()
+        while not done.is_set():
+            time.sleep(0.001)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    start = time.perf_counter()
+    try:
+        for adjoint in (0, 1, 0, 1):
+            driver.compile_cpu_object(_heavy_to_compile, VariantSpec(adjoint=adjoint), 3)
+    finally:
+        done.set()
+        ticker.join()
+    took = time.perf_counter() - start
+    assert took > 0.1  # (long enough for the stalls to mean something)
+    assert max(gaps) < 0.1, f"a compile of {took:.2f} s held another thread up for {max(gaps) * 1e3:.0f} ms"
+
+
+def test_force_load_compiles_a_module_in_parallel(tmp_path, monkeypatch):
+    import sys
+    (tmp_path / "several_kernels.py").write_text("import adjit as wp\n" + "".join(f'''
+@wp.kernel
+def k{n}(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = wp.sin(x[i]) * {n + 1}.0
+''' for n in range(6)))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import several_kernels
+    from adjit import loader
+    wp.force_load(modules=[several_kernels])
+    for n in range(6):
+        kernel = getattr(several_kernels, f"k{n}")
+        assert {spec.adjoint for spec in loader._loaded(kernel).variants} == {0, 1}
+        x, y = wp.array(np.array([0.5], np.float32)), wp.zeros(1)
+        wp.launch(kernel, dim=1, inputs=[x, y])
+        np.testing.assert_allclose(y.numpy(), np.sin(0.5) * (n + 1), rtol=1e-6)
+    sys.modules.pop("several_kernels", None)
