@@ -414,6 +414,8 @@ def _backend_for(launch: PackedLaunch) -> Backend:
             elif a.ordinal != found:
                 raise _wrong_device(launch, position, f"cuda:{found}", f"cuda:{a.ordinal}")
     asked = launch.device
+    if found is None and asked is None and launch.kernel.array_args == 0:
+        asked = get_device()  # (a kernel without arrays runs on the default device, as in Warp)
     if found is None and (asked is None or not asked.is_cuda):
         launch.device = CPU
         return _backend

@@ -78,18 +78,19 @@ class CudaBackend(Backend):
             ranges = _unreduced_ranges(ranged, launch.spec.noalias)
         else:
             ranged = ranges = ()
-        record = cuda.take_record(device.ordinal, ranges, lambda failure: check_failed(launch, variant, failure),
-                                  stream)
-        for slot, (memory, words) in enumerate(zip(ranged, ranges)):
-            if words == _REDUCE:  # (min, max) reduced on the device into the record
-                cuda_helpers.index_range(memory, record + 8 * (_RANGES_WORD + 2 * slot), stream)
-        data = plan.pack(args, launch.total, launch.shape, record)
         block = launch.block_dim or DEFAULT_BLOCK_DIM
         grid = -(-launch.total // block) or 1
         if grid > 0x7FFFFFFF:
             raise LaunchError(f"kernel '{launch.kernel.__name__}': {launch.total} threads in blocks of {block} "
                               "are more blocks than a CUDA launch can have")
-        variant.function.launch((grid, 1, 1), (block, 1, 1), data, plan.offsets, stream, 0, plan.label)
+        pool = cuda.record_pool(device.ordinal)
+        with pool.lock:
+            record = pool.take(ranges, lambda failure: check_failed(launch, variant, failure), stream)
+            for slot, (memory, words) in enumerate(zip(ranged, ranges)):
+                if words == _REDUCE:  # (min, max) reduced on the device into the record
+                    cuda_helpers.index_range(memory, record + 8 * (_RANGES_WORD + 2 * slot), stream)
+            data = plan.pack(args, launch.total, launch.shape, record)
+            variant.function.launch((grid, 1, 1), (block, 1, 1), data, plan.offsets, stream, 0, plan.label)
         if config.mode == "debug":
             cuda.check_pending_failures(device.ordinal)
 

@@ -515,15 +515,17 @@ class _RecordPool:
         self.memory = _cuda.DeviceAllocation(ordinal, self.SLOTS * self.nbytes)
         self.memory.fill(0)
         self.pending: list = []  # (slot, report)
-        self.lock = threading.Lock()
+        #: Held from taking a slot until the launch is queued, and by checks.
+        self.lock = threading.RLock()
 
     def take(self, ranges, report, stream: int) -> int:
-        """A zeroed slot holding ``ranges`` for a launch queued on ``stream``; its address."""
+        """A zeroed slot holding ``ranges`` for a launch queued on ``stream``;
+        its address. The caller holds ``lock`` until the launch is queued, so
+        a check (another thread's synchronize) cannot read the slot before."""
         if len(self.pending) == self.SLOTS:
-            self.check()
-        with self.lock:
-            slot = len(self.pending)
-            self.pending.append((slot, report))
+            self.check()  # (all in use: read them back, then take the first)
+        slot = len(self.pending)
+        self.pending.append((slot, report))
         if ranges:
             self.memory.copy_from_host(_record_words(ranges), slot * self.nbytes, stream, True)
         return self.memory.ptr + slot * self.nbytes
@@ -532,13 +534,14 @@ class _RecordPool:
         """Waits for the device, reads the slots in use and frees them;
         raises the first failure."""
         with self.lock:
-            pending, self.pending = self.pending, []
-        if not pending:
-            return
-        _cuda.synchronize_device(self.ordinal)
-        words = np.empty((len(pending), _RECORD["words"]), np.int64)
-        self.memory.copy_to_host(words, 0, 0, False)
-        self.memory.fill(0, 0, False, 0, len(pending) * self.nbytes)
+            pending = self.pending
+            if not pending:
+                return
+            _cuda.synchronize_device(self.ordinal)
+            words = np.empty((len(pending), _RECORD["words"]), np.int64)
+            self.memory.copy_to_host(words, 0, 0, False)
+            self.memory.fill(0, 0, False, 0, len(pending) * self.nbytes)
+            self.pending = []
         for slot, report in pending:
             failure = _decode_record(words[slot])
             if failure is not None:
@@ -549,15 +552,14 @@ _pools: dict[int, _RecordPool] = {}
 _pools_lock = threading.Lock()
 
 
-def take_record(ordinal: int, ranges, report, stream: int) -> int:
-    """The address of an error record for a launch on device ``ordinal``
-    (queued on ``stream``), checked later (``check_pending_failures``):
-    ``report(failure)`` makes the exception of its failed check."""
+def record_pool(ordinal: int) -> _RecordPool:
+    """The error records of the launches on device ``ordinal``: a launch
+    holds ``pool.lock`` while it takes a slot (``pool.take``) and is queued."""
     pool = _pools.get(ordinal)
     if pool is None:
         with _pools_lock:
             pool = _pools.get(ordinal) or _pools.setdefault(ordinal, _RecordPool(ordinal))
-    return pool.take(ranges, report, stream)
+    return pool
 
 
 def check_pending_failures(ordinal: int | None = None) -> None:

@@ -288,3 +288,16 @@ def test_optimizers_update_cuda_parameters():
     g = wp.array(np.array([0.5, -1.0], np.float32), device="cuda:0")
     SGD([p], lr=0.1).step([g])
     np.testing.assert_allclose(p.numpy(), [0.95, 2.1], rtol=1e-6)
+
+
+@wp.kernel
+def no_arrays(s: float):
+    wp.printf("%f\n", s)
+
+
+def test_a_kernel_without_arrays_runs_on_the_default_device():
+    launches = stats()["launches"]
+    with wp.ScopedDevice("cuda:1"):
+        wp.launch(no_arrays, dim=1, inputs=[1.0])
+    wp.synchronize()
+    assert stats()["launches"] == launches + 1
