@@ -167,19 +167,33 @@ def launch_variant(kernel: Kernel, spec: VariantSpec) -> CpuVariant:
 _PARALLEL = _runtime.ATOMIC_ORDERS["parallel"]
 
 
-def load_variant(kernel: Kernel, spec: VariantSpec) -> CpuVariant:
-    """The variant ``spec`` of ``kernel`` loaded for the CPU: once per
-    process, from the disk cache where it is there, else compiled."""
+def _current_state(kernel: Kernel) -> "_Loaded":
+    """What is loaded of ``kernel``, its variants dropped first if a
+    definition since changed what it compiles to."""
     state = _loaded(kernel)
     if state.generation != language.definitions:
         _check_sources(kernel, state)
-    variant = state.variants.get(spec)
-    if variant is not None:
-        return variant
+    return state
+
+
+def _digest_now(kernel: Kernel, state: "_Loaded") -> cache.KernelDigest:
+    """The kernel's digest as its sources and constants are now (a variant
+    about to be loaded is keyed by it); variants of another digest are dropped."""
     digest = cache.kernel_digest(kernel.pyfunc, kernel.param_types)
     if state.digest is not None and digest != state.digest:
         _forget_variants(kernel, state, digest)
     state.digest = digest
+    return digest
+
+
+def load_variant(kernel: Kernel, spec: VariantSpec) -> CpuVariant:
+    """The variant ``spec`` of ``kernel`` loaded for the CPU: once per
+    process, from the disk cache where it is there, else compiled."""
+    state = _current_state(kernel)
+    variant = state.variants.get(spec)
+    if variant is not None:
+        return variant
+    digest = _digest_now(kernel, state)
     parts = _key_parts(kernel, spec, digest)
     if os.environ.get("ADJIT_DUMP_DIR"):
         # The stages exist only while compiling: dumping them means compiling.
@@ -215,16 +229,11 @@ def load_cuda_variant(kernel: Kernel, spec: VariantSpec, device) -> CudaVariant:
     """The variant ``spec`` (target "cuda") of ``kernel`` loaded on the CUDA
     ``device``: its PTX for the device's architecture from the disk cache
     where it is there, else compiled; loaded once per device."""
-    state = _loaded(kernel)
-    if state.generation != language.definitions:
-        _check_sources(kernel, state)
+    state = _current_state(kernel)
     variant = state.cuda_variants.get((spec, device.alias))
     if variant is not None:
         return variant
-    digest = cache.kernel_digest(kernel.pyfunc, kernel.param_types)
-    if state.digest is not None and digest != state.digest:
-        _forget_variants(kernel, state, digest)
-    state.digest = digest
+    digest = _digest_now(kernel, state)
     arch = f"sm_{device.arch}"
     parts = _key_parts(kernel, spec, digest, arch)
     entry = None if os.environ.get("ADJIT_DUMP_DIR") else cache.load(kernel.pyfunc, parts)

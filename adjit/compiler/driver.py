@@ -139,30 +139,37 @@ def compile_cpu_object(kernel: Kernel, spec: VariantSpec, opt_level: int) -> Cpu
     see ``VariantSpec``) for this CPU at LLVM ``opt_level``."""
     if spec.target != "cpu":
         raise ValueError(f"compile_cpu_object: a variant for target {spec.target!r}")
-    context = new_context()
-    module = build_variant_module(kernel, spec, context)
-    access = []
-    sites, ranged = [], []
-    atomic_order = []
-    symbol = kernel_symbol(kernel, spec)
-    entry = _adjit.symbol_name(symbol, "cpu_entry")
-
-    def record(stage: str, module: ir.Module) -> None:
-        # (the optimized stage is the kernel's, also when a tangent kernel follows)
-        if stage == "optimized" and not spec.adjoint:
-            access.extend(Access(bits) for bits in _adjit.kernel_argument_access(module.operation))
-        if stage == "checked":
-            sites.extend(S.check_sites(module, symbol))
-            ranged.extend(S.ranged_args(module, symbol))
-        if stage == "cpu":
-            atomic_order.append(S.atomic_order(module, entry))
-
-    S.run_stages(module, S.cpu_stages(spec), kernel.mlir_name, after_stage=record)
+    module = build_variant_module(kernel, spec, new_context())
+    entry = _adjit.symbol_name(kernel_symbol(kernel, spec), "cpu_entry")
+    found = _StageFindings(kernel, spec, entry)
+    S.run_stages(module, S.cpu_stages(spec), kernel.mlir_name, after_stage=found.record)
     try:
         code = _adjit.compile_to_object(module.operation, opt_level)
     except RuntimeError as e:
         raise CompileError(f"kernel '{kernel.__name__}': {e}") from None
-    return CpuObject(code, entry, None if spec.adjoint else access, sites, ranged, atomic_order[0])
+    return CpuObject(code, entry, found.access, found.sites, found.ranged, found.atomic_order)
+
+
+class _StageFindings:
+    """What a variant's stages tell the runtime, recorded as they run: the
+    access analysis (after "optimized": the kernel's, also when a tangent
+    kernel follows; None for adjoints), the check sites and ranged index
+    arrays (after "checked"), the atomic order of a CPU entry (after "cpu")."""
+
+    def __init__(self, kernel: Kernel, spec: VariantSpec, entry: str | None = None):
+        self.symbol, self.entry, self.adjoint = kernel_symbol(kernel, spec), entry, spec.adjoint
+        self.access = None if spec.adjoint else []
+        self.sites, self.ranged = [], []
+        self.atomic_order = "parallel"
+
+    def record(self, stage: str, module: ir.Module) -> None:
+        if stage == "optimized" and self.access is not None:
+            self.access.extend(Access(bits) for bits in _adjit.kernel_argument_access(module.operation))
+        if stage == "checked":
+            self.sites.extend(S.check_sites(module, self.symbol))
+            self.ranged.extend(S.ranged_args(module, self.symbol))
+        if stage == "cpu":
+            self.atomic_order = S.atomic_order(module, self.entry)
 
 
 def compile_cuda_code(kernel: Kernel, spec: VariantSpec, arch: str) -> CudaCode:
@@ -171,20 +178,10 @@ def compile_cuda_code(kernel: Kernel, spec: VariantSpec, arch: str) -> CudaCode:
     if spec.target != "cuda":
         raise ValueError(f"compile_cuda_code: a variant for target {spec.target!r}")
     module = build_variant_module(kernel, spec, new_context())
-    access, sites, ranged = [], [], []
-    symbol = kernel_symbol(kernel, spec)
-
-    def record(stage: str, module: ir.Module) -> None:
-        if stage == "optimized" and not spec.adjoint:
-            access.extend(Access(bits) for bits in _adjit.kernel_argument_access(module.operation))
-        if stage == "checked":
-            sites.extend(S.check_sites(module, symbol))
-            ranged.extend(S.ranged_args(module, symbol))
-
-    S.run_stages(module, S.cuda_stages(spec, arch), kernel.mlir_name, after_stage=record)
+    found = _StageFindings(kernel, spec)
+    S.run_stages(module, S.cuda_stages(spec, arch), kernel.mlir_name, after_stage=found.record)
     ptx = ptx_of(module)
-    entry = ptx_entry(ptx)
-    return CudaCode(ptx, entry, None if spec.adjoint else access, sites, ranged)
+    return CudaCode(ptx, ptx_entry(ptx), found.access, found.sites, found.ranged)
 
 
 def ptx_entry(ptx: str) -> str:

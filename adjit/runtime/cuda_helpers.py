@@ -36,6 +36,13 @@ _PROLOGUE = """
     mul.wide.u32 %rd23, %r4, %r2;
 """
 
+# %r5, %r6 := the min and max of the warp's %r5, %r6 (lane 0 has them)
+_WARP_MIN_MAX = "".join(f"""    shfl.sync.down.b32 %r8, %r5, {d}, 31, -1;
+    min.s32 %r5, %r5, %r8;
+    shfl.sync.down.b32 %r8, %r6, {d}, 31, -1;
+    max.s32 %r6, %r6, %r8;
+""" for d in (16, 8, 4, 2, 1))
+
 # (min, max) of n int32 values at idx, combined into out[0], out[1] (int64)
 # with atomics: each thread reduces its grid-stride share, each warp with
 # shuffles, lane 0 adds the warp's to out.
@@ -64,27 +71,7 @@ RANGE_LOOP:
     add.u64 %rd22, %rd22, %rd23;
     bra RANGE_LOOP;
 RANGE_WARP:
-    shfl.sync.down.b32 %r8, %r5, 16, 31, -1;
-    min.s32 %r5, %r5, %r8;
-    shfl.sync.down.b32 %r8, %r6, 16, 31, -1;
-    max.s32 %r6, %r6, %r8;
-    shfl.sync.down.b32 %r8, %r5, 8, 31, -1;
-    min.s32 %r5, %r5, %r8;
-    shfl.sync.down.b32 %r8, %r6, 8, 31, -1;
-    max.s32 %r6, %r6, %r8;
-    shfl.sync.down.b32 %r8, %r5, 4, 31, -1;
-    min.s32 %r5, %r5, %r8;
-    shfl.sync.down.b32 %r8, %r6, 4, 31, -1;
-    max.s32 %r6, %r6, %r8;
-    shfl.sync.down.b32 %r8, %r5, 2, 31, -1;
-    min.s32 %r5, %r5, %r8;
-    shfl.sync.down.b32 %r8, %r6, 2, 31, -1;
-    max.s32 %r6, %r6, %r8;
-    shfl.sync.down.b32 %r8, %r5, 1, 31, -1;
-    min.s32 %r5, %r5, %r8;
-    shfl.sync.down.b32 %r8, %r6, 1, 31, -1;
-    max.s32 %r6, %r6, %r8;
-    and.b32 %r9, %r3, 31;
+""" + _WARP_MIN_MAX + """    and.b32 %r9, %r3, 31;
     setp.ne.u32 %p2, %r9, 0;
     @%p2 bra RANGE_DONE;
     cvt.s64.s32 %rd26, %r5;
