@@ -37,6 +37,7 @@ from ..errors import GradientError
 from . import recording
 from .access import Access
 from .array import Array, numbers_for
+from .cuda_memory import may_share_memory
 from .struct_array import StructArray, field_seeds
 
 #: Runs the adjoint of a recorded launch:
@@ -93,7 +94,7 @@ class Tape:
                   for name, a, acc in zip(kernel.arg_names, args, access) if isinstance(a, Array)]
         for i, (name_a, a, writes_a) in enumerate(arrays):
             for name_b, b, writes_b in arrays[i + 1:]:
-                if (writes_a or writes_b) and np.may_share_memory(a._buffer, b._buffer):
+                if (writes_a or writes_b) and may_share_memory(a._buffer, b._buffer):
                     written = name_a if writes_a else name_b
                     raise GradientError(
                         f"kernel '{kernel.__name__}': arguments '{name_a}' and '{name_b}' share memory and "
