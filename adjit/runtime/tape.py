@@ -31,8 +31,6 @@ import threading
 import types
 from typing import Callable
 
-import numpy as np
-
 from ..errors import GradientError
 from . import recording
 from .access import Access
