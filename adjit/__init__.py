@@ -32,6 +32,9 @@ from .language import (Function, Kernel, adjoint, constant, expect_eq, expect_ne
                        func, func_grad, func_jvp, func_replay, grad, kernel, printf, static, tid)
 from .language import Module, get_module, get_module_options, overload, set_module_options  # noqa: F401
 from .launch import Launch, launch, observe_launches  # noqa: F401
+from .runtime.capture import (CaptureError, CaptureMode, Graph, ScopedCapture, capture_begin,  # noqa: F401
+                              capture_debug_dot_print, capture_end, capture_if, capture_launch, capture_while,
+                              is_conditional_graph_supported)
 from . import host_calls  # noqa: F401,E402  (builtins and funcs called from Python)
 from .host_calls import map_function as map  # noqa: F401,E402  (Warp's wp.map)
 from .forward import jvp, jvp_batch  # noqa: F401

@@ -30,7 +30,7 @@ from .runtime.array import Array, empty, grad_or_scratch
 from .runtime.cuda_memory import CudaMemory
 from .runtime.indexed_array import IndexedArray
 from .runtime.struct_array import StructArray
-from .runtime import recording
+from .runtime import capture, recording
 from .runtime.recording import active_tapes
 
 
@@ -452,6 +452,11 @@ def _execute(launch: PackedLaunch, compiled_from=None, tapes=(), n_inputs: int |
     backend.prepare(launch)
     if compiled_from is not None:
         _check_compiled_from(launch.kernel, launch.variant, compiled_from)
+    if capture._open and capture.capturing() is not None:
+        # recorded, not run: a replay runs it as prepared now (runtime/capture.py)
+        capture.record("launch", f"{launch.kernel.__name__} ({launch.spec.kind}, dim={launch.dim})",
+                       lambda: _run_observed(launch, written, backend), tapes)
+        return
     if not tapes:
         _run_observed(launch, written, backend)
         return

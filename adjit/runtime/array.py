@@ -18,6 +18,7 @@ import numpy as np
 from .. import types as T
 from ..device import Device, device_alias, get_device
 from ..errors import GradientError
+from . import capture as _capture
 from . import memory as _memory
 from .cuda_memory import CudaMemory, may_share_memory
 from . import recording
@@ -626,6 +627,8 @@ class Array:
                 raise ValueError(f"assign: src of shape {values.shape} does not match the array's shape "
                                  f"{self._buffer.shape} (shape {self.shape} of {self.dtype}) and does not "
                                  "broadcast to it; reshape it yourself if that is what you mean") from None
+            if _captured(f"assign to {self!r}", lambda: _set(self, values)):
+                return self
             with recording.locked(active_tapes()):
                 _before_write(self)
                 self._buffer[...] = values
@@ -634,6 +637,8 @@ class Array:
 
     def zero_(self) -> "Array":
         """Sets every element to zero (recorded: the old values get no gradient)."""
+        if _captured(f"zero_ of {self!r}", lambda: _set(self, 0)):
+            return self
         with recording.locked(active_tapes()):
             _before_write(self)
             self._buffer[...] = 0
@@ -642,9 +647,12 @@ class Array:
 
     def fill_(self, value) -> "Array":
         """Sets every element to ``value`` (recorded: the old values get no gradient)."""
+        values = numbers_for(self, value)
+        if _captured(f"fill_ of {self!r}", lambda: _set(self, values)):
+            return self
         with recording.locked(active_tapes()):
             _before_write(self)
-            self._buffer[...] = numbers_for(self, value)
+            self._buffer[...] = values
             _record_overwrite(self)
         return self
 
@@ -1025,8 +1033,11 @@ def full(shape=None, value=0, dtype=float, device=None, requires_grad: bool = Fa
     scalar = T.scalar_of(t)
     dims = _shape_tuple(shape)
     buffer = _memory.allocate(dims + _component_shape(t), scalar.np_dtype, t, _device(device), array_shape=dims)
-    buffer[...] = _host_values(scalar, value)
-    return Array(buffer, t, requires_grad, _device(device), _owned=True)
+    values = _host_values(scalar, value)
+    buffer[...] = values
+    out = Array(buffer, t, requires_grad, _device(device), _owned=True)
+    _captured(f"fill of a new {out!r}", lambda: _set(out, values))  # (made in a capture: made again at replays)
+    return out
 
 
 def zeros(shape=None, dtype=float, device=None, requires_grad: bool = False, pinned: bool = False, *,
@@ -1136,6 +1147,23 @@ array1d = _ArrayName(_array_nd(1), 1)
 array2d = _ArrayName(_array_nd(2), 2)
 array3d = _ArrayName(_array_nd(3), 3)
 array4d = _ArrayName(_array_nd(4), 4)
+
+
+def _captured(what: str, run) -> bool:
+    """In a capture on this thread (runtime/capture.py): records ``run`` for
+    the graph's replays and returns True (the caller does not run it now,
+    except to make a new array's first values); a tape recording now is a
+    CaptureError. False otherwise."""
+    if _capture._open and _capture.capturing() is not None:
+        _capture.record("memory", what, run, active_tapes())
+        return True
+    return False
+
+
+def _set(dest: Array, values) -> None:
+    """``dest``'s elements set to ``values`` (an operation replayed by a graph)."""
+    dest._version += 1
+    dest._buffer[...] = values
 
 
 def _before_write(dest: Array) -> None:
@@ -1272,6 +1300,11 @@ def _write_elements(a: Array, offset: int, count: int, values: np.ndarray) -> No
 
 
 def _copy_elements(dest: Array, src: Array, dest_offset: int, src_offset: int, count: int) -> None:
+    def run():
+        dest._version += 1
+        _write_elements(dest, dest_offset, count, _read_elements(src, src_offset, count))
+    if _captured(f"copy of {count} elements into {dest!r}", run):
+        return
     tapes = active_tapes()
     with recording.locked(tapes):
         _before_write(dest)
@@ -1313,6 +1346,9 @@ def clone(src: Array, device=None, requires_grad: bool | None = None, pinned: bo
     else:
         buffer = _on_device(_host_copy(src._buffer), alias)
     out = Array(_memory.adopt(buffer, src.dtype, alias, src.shape), src.dtype, requires_grad, alias, _owned=True)
+    if _captured(f"clone of {src!r}", lambda: _set(out, src._buffer if alias == src.device
+                                                  else _host_copy(src._buffer))):
+        return out
     tapes = active_tapes()
     if tapes and out.grad is not None:
         out_grad, src_grad = out.grad, src.grad
