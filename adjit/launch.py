@@ -453,9 +453,7 @@ def _execute(launch: PackedLaunch, compiled_from=None, tapes=(), n_inputs: int |
     if compiled_from is not None:
         _check_compiled_from(launch.kernel, launch.variant, compiled_from)
     if capture._open and capture.capturing() is not None:
-        # recorded, not run: a replay runs it as prepared now (runtime/capture.py)
-        capture.record("launch", f"{launch.kernel.__name__} ({launch.spec.kind}, dim={launch.dim})",
-                       lambda: _run_observed(launch, written, backend), tapes)
+        _capture(launch, backend, tapes, n_inputs, written)
         return
     if not tapes:
         _run_observed(launch, written, backend)
@@ -473,6 +471,30 @@ def _execute(launch: PackedLaunch, compiled_from=None, tapes=(), n_inputs: int |
             step.compiled_from = launch.variant.digest
         _run_observed(launch, written, backend)
         _keep_finals(steps, launch.primal, access)
+
+
+def _capture(launch: PackedLaunch, backend: Backend, tapes, n_inputs, written) -> None:
+    """A launch in a graph capture (runtime/capture.py): recorded, not run; a
+    replay runs it as prepared now. Open tapes record it as a launch (their
+    snapshots and backward passes are captured too); the written arrays'
+    versions move as if it ran."""
+    k = launch.kernel
+    if tapes:
+        access = loader.argument_access(k)
+        if any(acc.float_min_max for acc in access):
+            raise capture.CaptureError(f"kernel '{k.__name__}' has float atomic min/max, whose adjoint needs the "
+                                       "values the launch leaves; a tape cannot keep them in a graph capture yet")
+        with recording.locked(tapes):
+            steps = [tape.record_launch(k, launch.dim, launch.primal, access, launch_adjoint) for tape in tapes]
+            for step in steps:
+                if n_inputs is not None:
+                    step.n_inputs = n_inputs
+                step.compiled_from = launch.variant.digest
+            if written is not None:
+                for array in written(launch):
+                    array._version += 1
+    capture.record("launch", f"{k.__name__} ({launch.spec.kind}, dim={launch.dim})",
+                   lambda: _run_observed(launch, written, backend))
 
 
 def _run_observed(launch: PackedLaunch, written, backend: Backend) -> None:

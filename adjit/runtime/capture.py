@@ -21,11 +21,15 @@ written anew): bitwise what running them eagerly gives. Graphs work on
 every device (on a CUDA device they re-issue the recorded launches; native
 CUDA graphs are not used yet).
 
-What cannot be captured raises ``CaptureError`` at capture time rather
-than misbehave at replay: launches and array operations recorded on a
-``Tape`` (a tape inside a capture, as Warp's training loops use, is not
-supported yet), ``numpy()`` views' writes (they are host writes, not
-operations), and nested ``capture_begin`` on one thread.
+A ``Tape`` open in a capture records its launches as usual; its snapshots,
+the seeds and zeroing of ``backward`` and ``zero()``, and the adjoint
+launches are captured too (Warp's training loop: forward, backward, update,
+zero, replayed per iteration). What cannot be captured raises
+``CaptureError`` at capture time rather than misbehave at replay: array
+operations recorded on an open tape (their adjoints are not captured yet),
+float atomic min/max on a tape, and a second ``capture_begin`` on one
+thread. Writes through ``numpy()`` views are host writes, not operations:
+they happen when made, never at replay.
 """
 from __future__ import annotations
 

@@ -34,7 +34,8 @@ from typing import Callable
 from ..errors import GradientError
 from . import recording
 from .access import Access
-from .array import Array, numbers_for
+from . import capture
+from .array import Array, _set, numbers_for
 from .cuda_memory import may_share_memory
 from .struct_array import StructArray, field_seeds
 
@@ -213,13 +214,13 @@ class Tape:
     def _backward(self, loss, grads) -> None:
         if loss is not None:
             _require_grad(loss, "loss")
-            loss.grad._buffer[...] = numbers_for(loss.grad, 1)
+            _write(loss.grad, numbers_for(loss.grad, 1))
         seeds = []
         for array, seed in (grads or {}).items():
             seeds += field_seeds(array, seed) if isinstance(array, StructArray) else [(array, seed)]
         for array, seed in seeds:
             _require_grad(array, "grads")
-            array.grad._buffer[...] = seed._buffer if isinstance(seed, Array) else numbers_for(array.grad, seed)
+            _write(array.grad, seed._buffer if isinstance(seed, Array) else numbers_for(array.grad, seed))
         for step in reversed(self._steps):
             step()
 
@@ -347,7 +348,7 @@ class Tape:
         with self._lock:
             for a in self._arrays.values():
                 if a.grad is not None:
-                    a.grad._buffer[...] = 0
+                    _write(a.grad, 0)
 
     def reset(self) -> None:
         """Forgets the recorded steps and zeroes the gradients."""
@@ -424,8 +425,21 @@ def _dot_escape(text: str) -> str:
 
 
 def _snapshot(array: Array) -> Array:
-    """A copy of the values (no gradient of its own: the original's is used)."""
-    return Array(array._buffer.copy(), array.dtype, False, array.device, _owned=True)
+    """A copy of the values (no gradient of its own: the original's is used);
+    in a capture, taken again at each replay of the graph."""
+    snapshot = Array(array._buffer.copy(), array.dtype, False, array.device, _owned=True)
+    if capture._open and capture.capturing() is not None:
+        capture.record("memory", f"snapshot of {array!r}", lambda: _set(snapshot, array._buffer))
+    return snapshot
+
+
+def _write(dest: Array, values) -> None:
+    """``dest``'s values set to ``values`` (seeding and zeroing gradients);
+    in a capture, recorded for the graph's replays instead."""
+    if capture._open and capture.capturing() is not None:
+        capture.record("memory", f"gradient values of {dest!r}", lambda: _set(dest, values))
+        return
+    dest._buffer[...] = values
 
 
 def _require_grad(array: Array, what: str) -> None:
