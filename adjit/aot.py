@@ -28,8 +28,9 @@ def _check_target(device, arch, use_ptx, strip_hash, what: str) -> None:
         if d is not None:
             cpu_only(d, what)
     if arch is not None:
-        raise ValueError(f"{what}: arch={arch!r} selects CUDA architectures; adjit compiles kernels for this "
-                         "CPU only (its GPU runtime is not built yet): leave arch=None")
+        raise ValueError(f"{what}: arch={arch!r} selects CUDA architectures; adjit's AOT modules are for this "
+                         "CPU so far: leave arch=None, and export PTX with adjit.export(kernels, folder, "
+                         "targets=['sm_90'])")
     for name, value in (("use_ptx", use_ptx), ("strip_hash", strip_hash)):
         if value is not None and not isinstance(value, bool):
             raise TypeError(f"{what}: {name} must be True, False or None, got {value!r}")

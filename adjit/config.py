@@ -70,7 +70,7 @@ FIELDS = {"cache_dir": None, "cache": True, "bounds_check": True, "verify_fp": F
 MODES = ("release", "debug")
 #: Warp's names for adjit's settings.
 ALIASES = {"kernel_cache_dir": "cache_dir", "cache_kernels": "cache"}
-_CUDA = "a CUDA build setting; adjit compiles kernels for the CPU (the GPU runtime is issue 10)"
+_CUDA = "a CUDA build setting; adjit compiles PTX through MLIR and runs it with its own runtime"
 _NATIVE = "a setting of Warp's C++ compiler; adjit compiles through MLIR and LLVM, in process"
 #: Warp 1.19's settings adjit has no counterpart for, and why (the error says it).
 WARP_ONLY = {

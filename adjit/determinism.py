@@ -10,7 +10,7 @@ number of threads (docs/determinism.md). Warp's modes mean, in adjit:
 - ``RUN_TO_RUN``: ``adjit.config.deterministic = True`` (the default).
 - ``GPU_TO_GPU``: the same bits on other machines and architectures. adjit
   cannot promise that (kernels are compiled for the host CPU, whose
-  instruction set changes the code; there is no GPU runtime yet), so asking
+  instruction set changes the code; GPU float atomics are in hardware order), so asking
   for it raises ``WarpDeterminismError``.
 
 The modes are ints (an ``IntEnum``, as Warp's): ``RUN_TO_RUN == True`` and
@@ -49,7 +49,7 @@ def deterministic_flag(mode, what: str = "adjit.config.deterministic") -> bool:
             raise WarpDeterminismError(
                 f"{what} = DeterministicMode.GPU_TO_GPU asks for the same results on other architectures, "
                 "which adjit cannot promise: kernels are compiled for this machine's CPU (its instruction set "
-                "changes the code) and there is no GPU runtime yet. DeterministicMode.RUN_TO_RUN (the "
+                "changes the code) and GPU float atomics are not in thread order yet. DeterministicMode.RUN_TO_RUN (the "
                 "default) gives bitwise the same results on every run on this machine, for any number of "
                 "threads")
         return mode is DeterministicMode.RUN_TO_RUN

@@ -191,7 +191,8 @@ def _check_cpu_tensor(torch, t, who: str) -> None:
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{who} takes a torch.Tensor, got {type(t).__name__}")
     if t.device.type != "cpu":
-        raise ValueError(f"{who}: the tensor is on '{t.device}'; {_GPU_LATER} (use t.cpu())")
+        raise ValueError(f"{who}: the tensor is on '{t.device}'; adjit shares CPU and CUDA tensors only "
+                         "(use t.cpu())")
 
 
 def from_torch(t, dtype=None, requires_grad: bool | None = None) -> Array:

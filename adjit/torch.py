@@ -82,8 +82,8 @@ def _array_input(spec: _OpSpec, name: str, value) -> Array:
         raise TypeError(f"{who}: argument '{name}' is an array of {spec.element(name)}: pass a torch.Tensor, "
                         f"got {type(value).__name__}")
     if value.device.type != "cpu":
-        raise ValueError(f"{who}: argument '{name}' is on '{value.device}'; adjit runs on the CPU so far "
-                         "(CUDA tensors arrive with the GPU runtime): pass t.cpu()")
+        raise ValueError(f"{who}: argument '{name}' is on '{value.device}'; adjit.torch.op runs on the CPU so far "
+                         "(CUDA tensors in ops are not in adjit yet): pass t.cpu()")
     expected = spec.np_dtype(name)
     if torch.empty((), dtype=value.dtype).numpy().dtype != expected:
         raise TypeError(f"{who}: argument '{name}' must hold {expected} (an array of {spec.element(name)}), "
