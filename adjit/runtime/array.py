@@ -580,13 +580,30 @@ class Array:
         """A DLPack capsule of the buffer (CPU: ``stream`` must be None);
         ``max_version``, ``dl_device`` and ``copy`` are passed on to numpy."""
         if self.device != "cpu":
-            raise BufferError(f"DLPack export of a CUDA array is not in adjit yet: hand '{self.device}' memory "
-                              "over with __cuda_array_interface__ (torch.as_tensor(a, device='cuda'), "
-                              "cupy.asarray(a))")
+            return self._cuda_dlpack(stream, kwargs)
         if stream is not None:
             raise BufferError("adjit CPU arrays take no stream (stream must be None)")
         view = self._export(self._buffer.view())
         return view.__dlpack__(**{k: v for k, v in kwargs.items() if v is not None})
+
+    def _cuda_dlpack(self, stream, kwargs):
+        """The DLPack capsule of a CUDA array's memory: the work queued on the
+        device's current stream is waited for first (the consumer's
+        ``stream`` then sees it whatever stream it uses)."""
+        from .cuda import _cuda, current_stream_handle
+        if kwargs.get("copy"):
+            raise BufferError("DLPack export with copy=True: adjit hands out its memory (copy=None or False)")
+        buffer = self._buffer
+        self._may_be_written_outside()
+        self._shared = True
+        _cuda.Stream.wrap(buffer.ordinal, current_stream_handle(buffer.ordinal)).synchronize()
+        kind = buffer.dtype.kind
+        code = {"i": 0, "u": 1, "f": 2, "b": 6}.get(kind)
+        if code is None:
+            raise BufferError(f"DLPack export of {buffer.dtype} arrays is not supported")
+        # (a legacy "dltensor" capsule, which consumers asking for max_version take too)
+        return _cuda.dlpack_view(buffer.ptr, list(buffer.shape), [s // buffer.itemsize for s in buffer.strides],
+                                 code, 8 * buffer.itemsize, buffer.ordinal, self)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         """(kDLCPU, 0) for a CPU array, (kDLCUDA, ordinal) for a CUDA one."""

@@ -301,3 +301,12 @@ def test_a_kernel_without_arrays_runs_on_the_default_device():
         wp.launch(no_arrays, dim=1, inputs=[1.0])
     wp.synchronize()
     assert stats()["launches"] == launches + 1
+
+
+def test_dlpack_export_of_a_cuda_array():
+    a = wp.array(np.arange(6, dtype=np.float32).reshape(2, 3), device="cuda:1")
+    assert a.__dlpack_device__() == (2, 1)
+    capsule = a.__dlpack__()
+    assert type(capsule).__name__ == "PyCapsule" and "dltensor" in repr(capsule)
+    with pytest.raises(BufferError, match="copy=True"):
+        a.__dlpack__(copy=True)

@@ -294,6 +294,10 @@ def test_torch_sees_the_memory(cuda_device):
     t.mul_(2)
     torch.cuda.synchronize()
     np.testing.assert_array_equal(x.numpy(), np.arange(6) * 2)
+    through_dlpack = torch.from_dlpack(x)
+    assert through_dlpack.data_ptr() == x.ptr and through_dlpack.device.type == "cuda"
+    back = wp.from_torch(through_dlpack)
+    assert back.ptr == x.ptr and back.device == device
 
 
 def test_gathers_and_fills(device):

@@ -370,6 +370,22 @@ void defCuda(nb::module_ &parent) {
   m.attr("LIMIT_STACK_SIZE") = 0;
   m.attr("LIMIT_PRINTF_FIFO_SIZE") = 1;
   m.attr("LIMIT_MALLOC_HEAP_SIZE") = 2;
+  m.def(
+      "dlpack_view",
+      [](uintptr_t ptr, const std::vector<size_t> &shape,
+         const std::vector<int64_t> &strides, uint8_t code, uint8_t bits,
+         int ordinal, nb::handle owner) {
+        if (strides.size() != shape.size())
+          throw nb::value_error("dlpack_view: one stride per dimension");
+        nb::dlpack::dtype dtype{code, bits, 1};
+        return nb::ndarray<>(reinterpret_cast<void *>(ptr), shape.size(),
+                             shape.data(), owner, strides.data(), dtype,
+                             nb::device::cuda::value, ordinal);
+      },
+      nb::arg("ptr"), nb::arg("shape"), nb::arg("strides"), nb::arg("code"),
+      nb::arg("bits"), nb::arg("ordinal"), nb::arg("owner"),
+      "A DLPack capsule of device memory at `ptr` (strides in elements; "
+      "dtype as DLPack's code and bits), keeping `owner` alive.");
   m.def("last_launch", &cu::lastLaunch, nb::arg("ordinal"),
         "The label of the last kernel launched on the device ('' if none).");
 
