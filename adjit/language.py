@@ -635,6 +635,25 @@ def func_replay(f: Function):
         "thread's slot deterministically instead (an exclusive prefix sum: adjit.utils.array_scan)")
 
 
+def func_native(snippet: str, adj_snippet: str | None = None, replay_snippet: str | None = None):
+    """Warp's ``@func_native(snippet, adj_snippet)``: a device function whose
+    body is a C++/CUDA snippet. adjit compiles Python through MLIR and has no
+    native snippets (unchecked native code would escape its bounds checks,
+    gradients and located errors), so decorating a function raises a
+    NotInAdjitError naming it and where it is; write it as an @adjit.func."""
+    from .errors import NotInAdjitError
+
+    def decorate(fn):
+        code = getattr(fn, "__code__", None)
+        where = f"{code.co_filename}:{code.co_firstlineno}: " if code is not None else ""
+        raise NotInAdjitError(
+            f"{where}@func_native {getattr(fn, '__name__', fn)!r} is not in adjit: its body is a C++/CUDA "
+            "snippet, and adjit compiles Python kernels through MLIR with no native snippets; write the "
+            "function in Python as an @adjit.func (with @adjit.func_grad for a hand-written adjoint)",
+            name="func_native")
+    return decorate
+
+
 def func_jvp(f: Function):
     """Decorator: a hand-written forward-mode (tangent) rule for device
     function ``f``, the counterpart of ``func_grad``. It takes f's parameters
