@@ -92,6 +92,9 @@ class Function:
         self.__qualname__ = pyfunc.__qualname__
         self.__doc__ = pyfunc.__doc__
         self.differentiable = differentiable
+        #: Warp's function key and module (``@func(name=, module=)``; kept only)
+        self.key = pyfunc.__qualname__.replace("<", "").replace(">", "").replace(".", "__")
+        self.module = None
         self.custom_grad = None
         #: A hand-written tangent rule (``@adjit.func_jvp(f)``).
         self.custom_jvp = None
@@ -564,19 +567,30 @@ def _check_cuda_options(launch_bounds, cuda_max_registers, enable_cuda_smem_spil
                               ("cluster_dim", cluster_dim), ("grid_stride", grid_stride)) if v is not None}
 
 
-def func(fn=None, *, differentiable: bool = True):
+def func(fn=None, *, differentiable: bool = True, name: str | None = None, module=None):
     """Decorator: a device function callable from kernels.
 
     ``@adjit.func(differentiable=False)``: no gradient flows through its
-    results (as if they were constants).
+    results (as if they were constants). ``name`` and ``module`` (Warp's):
+    the function's key (``f.key``) and the module it is registered in
+    (``f.module``: a name, a Python module, a Module or ``"unique"``); both
+    are checked and kept, and change nothing: adjit compiles a function
+    into each kernel that calls it.
 
     Defining a module-level function of an existing @func's name again, with
     every parameter annotated and other parameter types, adds an overload (as
     in Warp): calls choose by argument types. The same parameter types
     replace that overload.
     """
+    if name is not None and (not isinstance(name, str) or not name.isidentifier()):
+        raise ValueError(f"@adjit.func(name=...) must be an identifier, got {name!r}")
+    if module is not None and not isinstance(module, (str, Module, types.ModuleType)):
+        raise TypeError(f"@adjit.func(module=...) must be a module name, a Python module, an adjit Module or "
+                        f"'unique', got {module!r}")
+
     def make(f):
         new = Function(f, differentiable)
+        new.key, new.module = name or new.key, module
         previous = f.__globals__.get(f.__name__) if "<locals>" not in f.__qualname__ else None
         if isinstance(previous, Function) and previous.__qualname__ == f.__qualname__:
             signature = _annotations(f)

@@ -52,3 +52,22 @@ def add_native_line():
     import inspect
     lines, start = inspect.getsourcelines(test_func_native_is_a_clear_error_at_decoration)
     return start + next(k for k, line in enumerate(lines) if "@wp.func_native" in line)
+
+
+def test_func_takes_warps_name_and_module():
+    @wp.func(name="twice_key", module="unique")
+    def twice(x: float) -> float:
+        return 2.0 * x
+
+    @wp.kernel
+    def use(a: wp.array(dtype=float)):
+        a[0] = twice(a[0])
+
+    assert twice.key == "twice_key" and twice.module == "unique"
+    a = wp.array(np.array([1.5], np.float32), dtype=float)
+    wp.launch(use, dim=1, inputs=[a])
+    assert a.numpy()[0] == 3.0
+    with pytest.raises(ValueError, match="must be an identifier"):
+        wp.func(name="not a name")
+    with pytest.raises(TypeError, match="module=...\\) must be"):
+        wp.func(module=3)
