@@ -29,7 +29,7 @@ from .interop import (device_from_jax, device_from_torch, device_to_jax, device_
                       dtype_from_jax, dtype_from_torch, dtype_to_jax, dtype_to_torch, from_dlpack, from_jax,
                       from_numpy, from_torch, to_dlpack, to_jax, to_torch)
 from .language import (Function, Kernel, adjoint, constant, expect_eq, expect_near, expect_neq,  # noqa: F401
-                       func, func_grad, func_jvp, func_replay, grad, kernel, printf, static, tid)
+                       func, func_grad, func_jvp, func_native, func_replay, grad, kernel, printf, static, tid)
 from .language import Module, get_module, get_module_options, overload, set_module_options  # noqa: F401
 from .launch import Launch, launch, observe_launches  # noqa: F401
 from .runtime.capture import (CaptureError, CaptureMode, Graph, ScopedCapture, capture_begin,  # noqa: F401

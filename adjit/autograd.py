@@ -830,12 +830,15 @@ def compare_jacobians(analytic, numeric, rtol: float, atol: float) -> list:
     return out
 
 
-def gradcheck(function, dim=None, inputs=None, outputs=None, *, eps: float = 1e-4, atol: float = 1e-3,
+def gradcheck_result(function, dim=None, inputs=None, outputs=None, *, eps: float = 1e-4, atol: float = 1e-3,
               rtol: float = 1e-2, raise_exception: bool = True, input_output_mask=None, device=None,
               max_blocks: int = 0, block_dim: int = 256, max_inputs_per_var: int = -1,
               max_outputs_per_var: int = -1, plot_relative_error: bool = False, plot_absolute_error: bool = False,
               show_summary: bool = True) -> GradcheckResult:
-    """Compares ``jacobian`` with ``jacobian_fd`` elementwise (Warp's
+    """``gradcheck`` returning a GradcheckResult (truthy when it passes, with
+    its readable report) instead of Warp's plain bool.
+
+    Compares ``jacobian`` with ``jacobian_fd`` elementwise (Warp's
     signature): passes when no adjoint entry is NaN and every entry has
     ``|J - J_fd| <= atol + rtol * |J_fd|``. ``function``: a kernel (with
     ``dim``, ``inputs``, ``outputs``) or a Python function of launches.
@@ -890,14 +893,15 @@ def gradcheck(function, dim=None, inputs=None, outputs=None, *, eps: float = 1e-
     return result
 
 
-def gradcheck_tape(tape, *, eps: float = 1e-4, atol: float = 1e-3, rtol: float = 1e-2,
+def gradcheck_tape_result(tape, *, eps: float = 1e-4, atol: float = 1e-3, rtol: float = 1e-2,
                    raise_exception: bool = True, input_output_masks: dict | None = None,
                    blacklist_kernels=None, whitelist_kernels=None, max_inputs_per_var: int = -1,
                    max_outputs_per_var: int = -1, plot_relative_error: bool = False,
                    plot_absolute_error: bool = False, show_summary: bool = True, reverse_launches: bool = False,
                    skip_to_launch_index: int = 0) -> GradcheckResult:
-    """``gradcheck`` of every kernel launch recorded on ``tape`` (Warp's
-    signature), each on copies of the arrays as that launch read them (the
+    """``gradcheck_tape`` returning a GradcheckResult (its report) instead
+    of Warp's plain bool: ``gradcheck`` of every kernel launch recorded on
+    ``tape`` (Warp's signature), each on copies of the arrays as that launch read them (the
     tape's snapshots), so the caller's arrays are left alone. Steps other
     than launches (``record_func``, copies) are not checked; a launch with
     no float input and output array, or with struct parameters, is reported
@@ -933,7 +937,7 @@ def gradcheck_tape(tape, *, eps: float = 1e-4, atol: float = 1e-3, rtol: float =
         else:
             function, call = kernel, dict(dim=step.dim, inputs=args[:n_inputs], outputs=args[n_inputs:])
         try:
-            result = gradcheck(function, **call, eps=eps, atol=atol, rtol=rtol, raise_exception=False,
+            result = gradcheck_result(function, **call, eps=eps, atol=atol, rtol=rtol, raise_exception=False,
                                input_output_mask=(input_output_masks or {}).get(kernel.key),
                                max_inputs_per_var=max_inputs_per_var, max_outputs_per_var=max_outputs_per_var,
                                plot_relative_error=plot_relative_error, plot_absolute_error=plot_absolute_error,
@@ -952,6 +956,39 @@ def gradcheck_tape(tape, *, eps: float = 1e-4, atol: float = 1e-3, rtol: float =
     if raise_exception and not passed:
         raise ValueError(result.report)
     return result
+
+
+def gradcheck(function, dim=None, inputs=None, outputs=None, *, eps: float = 1e-4, atol: float = 1e-3,
+              rtol: float = 1e-2, raise_exception: bool = True, input_output_mask=None, device=None,
+              max_blocks: int = 0, block_dim: int = 256, max_inputs_per_var: int = -1,
+              max_outputs_per_var: int = -1, plot_relative_error: bool = False, plot_absolute_error: bool = False,
+              show_summary: bool = True) -> bool:
+    """Whether the adjoint Jacobians match finite differences (Warp's
+    signature and plain ``bool`` result; ``gradcheck_result`` takes the same
+    arguments and returns the report too). See ``gradcheck_result``."""
+    return gradcheck_result(function, dim, inputs, outputs, eps=eps, atol=atol, rtol=rtol,
+                            raise_exception=raise_exception, input_output_mask=input_output_mask, device=device,
+                            max_blocks=max_blocks, block_dim=block_dim, max_inputs_per_var=max_inputs_per_var,
+                            max_outputs_per_var=max_outputs_per_var, plot_relative_error=plot_relative_error,
+                            plot_absolute_error=plot_absolute_error, show_summary=show_summary).passed
+
+
+def gradcheck_tape(tape, *, eps: float = 1e-4, atol: float = 1e-3, rtol: float = 1e-2,
+                   raise_exception: bool = True, input_output_masks: dict | None = None,
+                   blacklist_kernels=None, whitelist_kernels=None, max_inputs_per_var: int = -1,
+                   max_outputs_per_var: int = -1, plot_relative_error: bool = False,
+                   plot_absolute_error: bool = False, show_summary: bool = True, reverse_launches: bool = False,
+                   skip_to_launch_index: int = 0) -> bool:
+    """Whether every launch on ``tape`` passes ``gradcheck`` (Warp's signature
+    and plain ``bool`` result; ``gradcheck_tape_result`` takes the same
+    arguments and returns the report too)."""
+    return gradcheck_tape_result(tape, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception,
+                                 input_output_masks=input_output_masks, blacklist_kernels=blacklist_kernels,
+                                 whitelist_kernels=whitelist_kernels, max_inputs_per_var=max_inputs_per_var,
+                                 max_outputs_per_var=max_outputs_per_var, plot_relative_error=plot_relative_error,
+                                 plot_absolute_error=plot_absolute_error, show_summary=show_summary,
+                                 reverse_launches=reverse_launches,
+                                 skip_to_launch_index=skip_to_launch_index).passed
 
 
 def _in_place_function(kernel: Kernel, dim, n_inputs: int):

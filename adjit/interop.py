@@ -145,17 +145,38 @@ def _c_strides(shape, itemsize: int) -> tuple[int, ...]:
 # --- numpy and DLPack ------------------------------------------------------------
 
 
-def from_numpy(a, dtype=None, copy: bool = False, requires_grad: bool = False) -> Array:
-    """An adjit array over the numpy array ``a`` (the same memory).
+def from_numpy(a, dtype=None, shape=None, device=None, requires_grad: bool = False, *,
+               copy: bool = False) -> Array:
+    """An adjit array over the numpy array ``a`` (the same memory); Warp's
+    parameters (``arr, dtype, shape, device, requires_grad``).
 
     ``dtype``: the element type (``adjit.vec3``: the last dimension of ``a``
     holds the 3 components); default: the scalar type of ``a.dtype``.
-    Without ``copy``, ``a`` must be C-contiguous, writable and of the
-    element's scalar dtype (a ValueError otherwise); ``copy=True`` converts
-    a copy of anything numpy can convert.
+    ``shape``: the array's shape, a reshape of ``a`` with as many elements
+    (a ValueError otherwise). ``device``: a CUDA device copies the data
+    there (as Warp's); the CPU (the default) shares it. Without ``copy``,
+    ``a`` must be C-contiguous, writable and of the element's scalar dtype
+    (a ValueError otherwise); ``copy=True`` converts a copy of anything
+    numpy can convert.
     """
     # (an ndarray is itself; another object exposing its memory, a view of it)
-    return _wrap(np.asarray(a), dtype, requires_grad, "from_numpy", copy=copy)
+    data = np.asarray(a)
+    if shape is not None:
+        dims = (int(shape),) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
+        comp = _component_shape(_element_type(dtype, data.dtype, "from_numpy"))
+        if int(np.prod(dims + comp)) != data.size:
+            raise ValueError(f"from_numpy: data of shape {data.shape} ({data.size} scalars) cannot take the shape "
+                             f"{dims}" + (f" of {comp}-component elements" if comp else ""))
+        if not copy and not data.flags.c_contiguous:
+            raise ValueError(f"from_numpy: data of shape {data.shape} is not C-contiguous, so it cannot be "
+                             f"reshaped to {dims} without a copy (copy=True)")
+        data = data.reshape(dims + comp)
+    from .device import get_device
+    target = get_device(device)
+    if target.is_cuda:
+        from .runtime.array import array as _array
+        return _array(data, dtype=dtype, device=target, requires_grad=requires_grad)
+    return _wrap(data, dtype, requires_grad, "from_numpy", copy=copy)
 
 
 def from_dlpack(obj, dtype=None, requires_grad: bool = False) -> Array:

@@ -92,6 +92,9 @@ class Function:
         self.__qualname__ = pyfunc.__qualname__
         self.__doc__ = pyfunc.__doc__
         self.differentiable = differentiable
+        #: Warp's function key and module (``@func(name=, module=)``; kept only)
+        self.key = pyfunc.__qualname__.replace("<", "").replace(">", "").replace(".", "__")
+        self.module = None
         self.custom_grad = None
         #: A hand-written tangent rule (``@adjit.func_jvp(f)``).
         self.custom_jvp = None
@@ -564,19 +567,30 @@ def _check_cuda_options(launch_bounds, cuda_max_registers, enable_cuda_smem_spil
                               ("cluster_dim", cluster_dim), ("grid_stride", grid_stride)) if v is not None}
 
 
-def func(fn=None, *, differentiable: bool = True):
+def func(fn=None, *, differentiable: bool = True, name: str | None = None, module=None):
     """Decorator: a device function callable from kernels.
 
     ``@adjit.func(differentiable=False)``: no gradient flows through its
-    results (as if they were constants).
+    results (as if they were constants). ``name`` and ``module`` (Warp's):
+    the function's key (``f.key``) and the module it is registered in
+    (``f.module``: a name, a Python module, a Module or ``"unique"``); both
+    are checked and kept, and change nothing: adjit compiles a function
+    into each kernel that calls it.
 
     Defining a module-level function of an existing @func's name again, with
     every parameter annotated and other parameter types, adds an overload (as
     in Warp): calls choose by argument types. The same parameter types
     replace that overload.
     """
+    if name is not None and (not isinstance(name, str) or not name.isidentifier()):
+        raise ValueError(f"@adjit.func(name=...) must be an identifier, got {name!r}")
+    if module is not None and not isinstance(module, (str, Module, types.ModuleType)):
+        raise TypeError(f"@adjit.func(module=...) must be a module name, a Python module, an adjit Module or "
+                        f"'unique', got {module!r}")
+
     def make(f):
         new = Function(f, differentiable)
+        new.key, new.module = name or new.key, module
         previous = f.__globals__.get(f.__name__) if "<locals>" not in f.__qualname__ else None
         if isinstance(previous, Function) and previous.__qualname__ == f.__qualname__:
             signature = _annotations(f)
@@ -633,6 +647,25 @@ def func_replay(f: Function):
         "what a function with side effects such as an atomic counter returns depends on the thread order, so "
         "its gradient is not defined, and adjit rejects such kernels with a GradientError. Compute each "
         "thread's slot deterministically instead (an exclusive prefix sum: adjit.utils.array_scan)")
+
+
+def func_native(snippet: str, adj_snippet: str | None = None, replay_snippet: str | None = None):
+    """Warp's ``@func_native(snippet, adj_snippet)``: a device function whose
+    body is a C++/CUDA snippet. adjit compiles Python through MLIR and has no
+    native snippets (unchecked native code would escape its bounds checks,
+    gradients and located errors), so decorating a function raises a
+    NotInAdjitError naming it and where it is; write it as an @adjit.func."""
+    from .errors import NotInAdjitError
+
+    def decorate(fn):
+        code = getattr(fn, "__code__", None)
+        where = f"{code.co_filename}:{code.co_firstlineno}: " if code is not None else ""
+        raise NotInAdjitError(
+            f"{where}@func_native {getattr(fn, '__name__', fn)!r} is not in adjit: its body is a C++/CUDA "
+            "snippet, and adjit compiles Python kernels through MLIR with no native snippets; write the "
+            "function in Python as an @adjit.func (with @adjit.func_grad for a hand-written adjoint)",
+            name="func_native")
+    return decorate
 
 
 def func_jvp(f: Function):

@@ -176,6 +176,9 @@ def __getattr__(name: str):
     # NotInAdjitError naming it (errors.missing_name), never a bare AttributeError.
     if name.startswith("__"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name == "linear":  # Warp's warp.optim.linear (adjit.optim_linear), imported on first use
+        from . import optim_linear
+        return optim_linear
     import sys as _sys
     from .errors import missing_name
     raise missing_name(__name__, name, _sys._getframe(1))

@@ -1,5 +1,6 @@
-"""Warp's ``warp.utils`` array helpers: sums, inner products, prefix sums and
-a key-value sort, run on the host with numpy.
+"""Warp's ``warp.utils`` array helpers: sums, inner products, prefix sums,
+key-value sorts (whole and by segments), run-length encoding and element
+type casts, run on the host with numpy.
 
 As in Warp, none of them is differentiable. Their writes count as adjit
 writes (the written array's version is bumped, and tapes holding its old
@@ -22,8 +23,9 @@ from .timing import (TIMING_ALL, TIMING_GRAPH, TIMING_KERNEL, TIMING_KERNEL_BUIL
                      TIMING_MEMCPY, TIMING_MEMSET, ScopedTimer, TimingResult,  # warp.utils names)
                      timing_begin, timing_end, timing_print)
 
-__all__ = ["array_sum", "array_inner", "array_scan", "radix_sort_pairs", "transform_expand", "ScopedTimer",
-           "TimingResult", "timing_begin", "timing_end", "timing_print"]
+__all__ = ["array_sum", "array_inner", "array_scan", "radix_sort_pairs", "segmented_sort_pairs", "runlength_encode",
+           "array_cast", "transform_expand", "ScopedTimer", "TimingResult", "timing_begin", "timing_end",
+           "timing_print"]
 
 
 def transform_expand(t) -> T.TransformValue:
@@ -235,6 +237,155 @@ def radix_sort_pairs(keys: Array, values: Array, count: int, begin_bit: int = 0,
             _before_write(a)
             a._buffer[:count] = a._buffer[:count][order]
         _record_non_differentiable(who, [keys, values], [keys, values])
+
+
+def _cpu_only(who: str, *arrays) -> None:
+    """The helpers below run on the host: CUDA arrays are refused (never
+    read or written through a wrong path)."""
+    devices = {str(a.device) for a in arrays if a is not None}
+    if len(devices) > 1:
+        raise ValueError(f"{who}: the arrays are on different devices ({', '.join(sorted(devices))})")
+    if devices and devices != {"cpu"}:
+        raise NotImplementedError(f"{who}: arrays on {devices.pop()} are not supported yet (adjit runs it on the "
+                                  "host); copy them to the CPU (a.numpy() / adjit.clone(a, device='cpu')) first")
+
+
+def _int32_array(a, who: str, what: str) -> Array:
+    _check_array(a, who, what)
+    if a.dtype != T.int32:
+        raise TypeError(f"{who}: {what} must be an array of int32, got {a.dtype}")
+    return a
+
+
+def segmented_sort_pairs(keys: Array, values: Array, count: int, segment_start_indices: Array,
+                         segment_end_indices: Array | None = None) -> None:
+    """Sorts (key, value) pairs by key within each segment, in place,
+    stable, as Warp's: segment ``s`` is ``[start[s], end[s])``, the ends
+    ``segment_end_indices`` or else ``segment_start_indices[1:]`` (then
+    there is one segment fewer than starts). ``keys`` of int32 or float32
+    (floats by value, -0.0 before 0.0, as a radix sort), ``values`` of
+    int32; both hold at least ``2 * count`` elements, as in Warp (which
+    uses the second half as scratch; adjit leaves it unchanged). Elements
+    outside every segment are left alone; a segment outside ``[0, count]``
+    is a ValueError. Not differentiable (see the module's docstring)."""
+    who = "segmented_sort_pairs"
+    _check_array(keys, who, "keys")
+    _int32_array(values, who, "values")
+    _int32_array(segment_start_indices, who, "segment_start_indices")
+    if segment_end_indices is not None:
+        _int32_array(segment_end_indices, who, "segment_end_indices")
+    _cpu_only(who, keys, values, segment_start_indices, segment_end_indices)
+    if keys.dtype not in (T.int32, T.float32):
+        raise TypeError(f"{who}: keys of {keys.dtype} are not supported (int32 or float32, as in Warp)")
+    count = _count(count, min(keys.size, values.size), who, "count")
+    if count == 0:
+        return
+    if keys.size < 2 * count or values.size < 2 * count:
+        raise ValueError(f"{who}: keys and values must hold 2*count = {2 * count} elements (as in Warp), got "
+                         f"{keys.size} keys and {values.size} values")
+    starts = _elements(segment_start_indices).astype(np.int64)
+    ends = starts[1:] if segment_end_indices is None else _elements(segment_end_indices).astype(np.int64)
+    starts = starts[:len(ends)]
+    if len(ends) < len(starts) or np.any(starts < 0) or np.any(ends > count) or np.any(starts > ends):
+        bad = next((k for k in range(len(starts)) if k >= len(ends) or not 0 <= starts[k] <= ends[k] <= count),
+                   len(ends))
+        raise ValueError(f"{who}: segment {bad} is not within [0, count={count}] (start "
+                         f"{starts[bad] if bad < len(starts) else '-'}, end {ends[bad] if bad < len(ends) else '-'})")
+    key_data, value_data = _elements(keys)[:count].copy(), _elements(values)[:count].copy()
+    for start, end in zip(starts, ends):
+        order = np.argsort(_unsigned_keys(key_data[start:end]), kind="stable")
+        key_data[start:end] = key_data[start:end][order]
+        value_data[start:end] = value_data[start:end][order]
+    with recording.locked(active_tapes()):
+        for a, data in ((keys, key_data), (values, value_data)):
+            _before_write(a)
+            _write_elements(a, 0, count, data)
+        _record_non_differentiable(who, [keys, values], [keys, values])
+
+
+def runlength_encode(values: Array, run_values: Array, run_lengths: Array, run_count: Array | None = None,
+                     value_count: int | None = None):
+    """Run-length encodes the first ``value_count`` elements of ``values``
+    (default all; int32, as Warp's), as Warp's: each run of equal values
+    gives its value in ``run_values`` and its length in ``run_lengths``
+    (int32), both at least ``value_count`` long. Returns the number of runs,
+    or, given ``run_count`` (an int32 array), writes it to ``run_count[0]``
+    and returns ``run_count``. Not differentiable."""
+    who = "runlength_encode"
+    _int32_array(values, who, "values")
+    _check_array(run_values, who, "run_values")
+    _int32_array(run_lengths, who, "run_lengths")
+    if run_count is not None:
+        _int32_array(run_count, who, "run_count")
+    _cpu_only(who, values, run_values, run_lengths, run_count)
+    if run_values.dtype != values.dtype:
+        raise TypeError(f"{who}: values and run_values must have one dtype, got {values.dtype} and "
+                        f"{run_values.dtype}")
+    if value_count is not None and not isinstance(value_count, (bool, np.bool_)) and \
+            isinstance(value_count, (int, np.integer)) and value_count < 0:
+        raise ValueError(f"{who}: value_count must be non-negative, got {value_count}")
+    n = _count(value_count, values.size, who, "value_count")
+    if run_values.size < n or run_lengths.size < n:
+        raise ValueError(f"{who}: run_values and run_lengths must hold value_count = {n} elements, got "
+                         f"{run_values.size} and {run_lengths.size}")
+    data = _elements(values)[:n]
+    starts = np.flatnonzero(np.concatenate([[True], data[1:] != data[:-1]])) if n else np.zeros(0, np.int64)
+    lengths = np.diff(np.append(starts, n)).astype(np.int32)
+    runs = len(starts)
+    with recording.locked(active_tapes()):
+        for a, result in ((run_values, data[starts]), (run_lengths, lengths)):
+            if runs:
+                _before_write(a)
+                _write_elements(a, 0, runs, result)
+        if run_count is not None:
+            _before_write(run_count)
+            _write_elements(run_count, 0, 1, np.array([runs], np.int32))
+    return runs if run_count is None else run_count
+
+
+def array_cast(in_array: Array, out_array: Array, count: int | None = None) -> None:
+    """Converts the elements of ``in_array`` to ``out_array``'s type, as
+    Warp's (each as a kernel's ``out.dtype(x)``: floats to integers truncate,
+    numbers to bool test nonzero). Arrays of one ndim and component shape
+    convert element by element (all of them, or the first ``count`` of a
+    1-d array); otherwise both are flattened to scalars and the first
+    ``count`` elements' scalars (default all) convert in order. Same dtypes
+    copy. Not differentiable."""
+    who = "array_cast"
+    _check_array(in_array, who, "in_array")
+    _check_array(out_array, who, "out_array")
+    _cpu_only(who, in_array, out_array)
+    source, target = T.scalar_of(in_array.dtype), T.scalar_of(out_array.dtype)
+    if source is None or target is None:
+        raise TypeError(f"{who}: arrays of {in_array.dtype} and {out_array.dtype}: only scalar, vector and "
+                        "matrix elements convert")
+    if T.bfloat16 in (source, target) and source != target:
+        raise NotImplementedError(f"{who}: bfloat16 conversions are not supported yet ({source} to {target})")
+    in_comp, out_comp = _component_shape(in_array.dtype), _component_shape(out_array.dtype)
+    per_element = int(np.prod(in_comp))
+    if in_array.ndim != out_array.ndim or in_comp != out_comp:
+        n = _count(count, in_array.size, who, "count") * per_element  # scalars
+        available = out_array.size * int(np.prod(out_comp))
+        if n > available:
+            raise ValueError(f"{who}: {n} scalars do not fit in out_array ({available} scalars of {out_array.dtype})")
+        scalars = np.asarray(_elements(in_array)).reshape(-1)[:n].astype(target.np_dtype)
+        out_scalars = np.asarray(_elements(out_array)).reshape(-1).copy()
+        out_scalars[:n] = scalars
+        result, n_out = out_scalars.reshape((out_array.size,) + out_comp), out_array.size
+    else:
+        n = _count(count, in_array.size, who, "count")
+        if in_array.ndim > 1 and n < in_array.size:
+            raise ValueError(f"{who}: a partial cast (count={n}) is not supported for arrays with more than one "
+                             "dimension, as in Warp")
+        if in_array.ndim > 1 and in_array.shape != out_array.shape:
+            raise ValueError(f"{who}: arrays of shapes {in_array.shape} and {out_array.shape} do not match")
+        if n > out_array.size:
+            raise ValueError(f"{who}: {n} elements do not fit in out_array ({out_array.size})")
+        result, n_out = np.asarray(_elements(in_array))[:n].astype(target.np_dtype), n
+    with recording.locked(active_tapes()):
+        _before_write(out_array)
+        _write_elements(out_array, 0, n_out, result)
+        _record_non_differentiable(who, [out_array], [in_array])
 
 
 def __getattr__(name: str):

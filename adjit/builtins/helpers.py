@@ -49,3 +49,39 @@ def scalar_ops(dtype):
     sub = lambda a, b: arith.SubFOp(a, b).result  # noqa: E731
     mul = lambda a, b: arith.MulFOp(a, b).result  # noqa: E731
     return f, add, sub, mul
+
+
+def literal_float_type(types) -> T.ScalarType:
+    """The float type a literal component takes among ``types``: the first
+    float scalar type other than float32 (literals are float32 until a use
+    says otherwise, so such a type comes from a typed value), else float32."""
+    for t in types:
+        s = T.scalar_of(t) if isinstance(t, (T.ScalarType, T.VectorType, T.MatrixType)) else None
+        if s is not None and s.is_float and s != T.float32:
+            return s
+    return T.float32
+
+
+def with_scalar(t: T.Type, dtype: T.ScalarType) -> T.Type:
+    """The type of ``t``'s kind and shape with scalar ``dtype``."""
+    if isinstance(t, T.ScalarType):
+        return dtype
+    if isinstance(t, T.TransformType):
+        return T.transformation(dtype)
+    if isinstance(t, T.QuatType):
+        return T.quaternion(dtype)
+    if isinstance(t, T.VectorType):
+        return T.vector(t.length, dtype)
+    return T.matrix(t.shape, dtype)
+
+
+def convert_float(x: ir.Value, source: T.Type, dtype: T.ScalarType) -> ir.Value:
+    """A float scalar, vector, matrix or quaternion ``x`` of type ``source``
+    with its components converted to the float type ``dtype``."""
+    s = T.scalar_of(source)
+    if s == dtype:
+        return x
+    if s.bits == dtype.bits:  # float16 <-> bfloat16: through float32 (exact), rounded once
+        x, s = arith.ExtFOp(with_scalar(source, T.float32).mlir(), x).result, T.float32
+    op = arith.ExtFOp if dtype.bits > s.bits else arith.TruncFOp
+    return op(with_scalar(source, dtype).mlir(), x).result

@@ -205,6 +205,9 @@ add_builtin("determinant", "Determinant of a square 2x2, 3x3 or 4x4 matrix.",
             lambda a: matrix_arg("determinant", square=True)(a).dtype, _emit_determinant)
 add_builtin("inverse", "Inverse of a square 2x2, 3x3 or 4x4 matrix (adjugate over determinant).",
             matrix_arg("inverse", square=True), _emit_inverse)
+add_builtin("inverse_approx", "inverse_approx(m): Warp's inverse with approximate GPU intrinsics; adjit computes the "
+            "exact inverse (as Warp does on the CPU), a valid value of the approximation.",
+            matrix_arg("inverse_approx", square=True), _emit_inverse)
 add_builtin("outer", "Outer product a b^T of two float vectors.", _infer_outer, _emit_outer)
 add_builtin("diag", "The square matrix with vector v on its diagonal.", _infer_diag, _emit_diag)
 

@@ -165,3 +165,40 @@ for _name, _op, _infer, _doc, _diff in [
          "unot(a) = not a.", False)]:
     add_builtin(_name, _doc, _infer, _via_operator, differentiable=_diff, operator=_op,
                 domain=_OPERATOR_DOMAINS.get(_name))
+
+
+# --- div_approx: a / b with approximate GPU division in Warp; exact here ------------------------------
+
+def _div_approx_composite(t):
+    return isinstance(t, (T.VectorType, T.MatrixType)) and not isinstance(t, T.TransformType) and t.dtype.is_float
+
+
+def _infer_div_approx(args):
+    if len(args) == 2:
+        a, b = args
+        if isinstance(a, T.ScalarType) and a.is_float and a == b:
+            return a
+        if _div_approx_composite(a) and b == a.dtype:
+            return a
+        if _div_approx_composite(b) and a == b.dtype:
+            return b
+    raise TypeError("div_approx() takes two float scalars of one type, or a float vector, matrix or quaternion "
+                    f"and its scalar type (either order); got {', '.join(map(str, args))}")
+
+
+def _div_approx_literals(types):
+    # a literal takes the other argument's scalar type
+    return [T.scalar_of(types[1 - k]) if len(types) == 2 and T.scalar_of(types[1 - k]) is not None else None
+            for k in range(len(types))]
+
+
+def _emit_div_approx(vals, types, result):
+    a, b = [v if t == result else vector_d.BroadcastOp(result.mlir(), v).result for v, t in zip(vals, types)]
+    return arith.DivFOp(a, b).result
+
+
+add_builtin("div_approx", "div_approx(a, b): a / b of float scalars, or component-wise between a vector, matrix "
+            "or quaternion and a scalar (either order). Warp divides with approximate GPU intrinsics; adjit "
+            "divides exactly (as Warp does on the CPU), a valid value of the approximation.",
+            _infer_div_approx, _emit_div_approx, literal_types=_div_approx_literals,
+            domain=(None, (0.5, 2.5)))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .. import types as T
 from .._deferred import deferred_import
-from .helpers import components, elements, emit_dot, matrix_from, scalar_ops
+from .helpers import components, convert_float, elements, emit_dot, literal_float_type, matrix_from, scalar_ops
 from .linalg import emit_cross, emit_normalize, matrix_arg
 from .registry import StaticParam, add_builtin
 
@@ -477,3 +477,74 @@ add_builtin("quat_to_euler", "quat_to_euler(q, i, j, k): the angles of q for the
             "(the inverse of quat_from_euler for i != k; e indexed by axis).",
             _infer_euler("quat_to_euler", T.QuatType, lambda d: T.vector(3, d)), _emit_quat_to_euler,
             literal_types=_EULER_LITERALS)
+
+
+# --- Warp's quaternion(...) builtin and quat_between_vectors ------------------------------------
+
+def _is_float_scalar(t):
+    return isinstance(t, T.ScalarType) and t.is_float
+
+
+def _infer_quaternion(args, dtype=None):
+    """quaternion(dtype=), quaternion(x, y, z, w), quaternion(xyz, w) and
+    quaternion(q, dtype=) (a conversion), as Warp's overloads."""
+    given = ", ".join(map(str, args)) or "no components"
+    if dtype is not None and not dtype.is_float:
+        raise TypeError(f"quaternion() needs a float dtype, got {dtype}")
+    if len(args) == 1 and isinstance(args[0], T.QuatType):
+        return T.quaternion(dtype or args[0].dtype)
+    if not args:
+        if dtype is None:
+            raise TypeError("quaternion() with no components needs dtype= (the zero quaternion of that type)")
+        return T.quaternion(dtype)
+    if len(args) == 4 and all(map(_is_float_scalar, args)):
+        parts = list(args)
+    elif len(args) == 2 and isinstance(args[0], T.VectorType) and not isinstance(args[0], T.QuatType) \
+            and args[0].length == 3 and args[0].dtype.is_float and _is_float_scalar(args[1]):
+        parts = [args[0].dtype, args[1]]
+    else:
+        raise TypeError("quaternion() takes the float components (x, y, z, w), a float 3-vector and w, or a "
+                        f"quaternion (each with an optional dtype=); got {given}")
+    scalar = dtype or parts[0]
+    if any(p != scalar for p in parts):
+        raise TypeError(f"quaternion() needs components of one float type{f' ({scalar}, its dtype)' if dtype else ''}"
+                        f", got {given}; convert them explicitly ({scalar}(x))")
+    return T.quaternion(scalar)
+
+
+def _emit_quaternion(vals, types, result, dtype=None):
+    if not vals:
+        return values.constant(result, 0)
+    if len(vals) == 1:
+        return convert_float(vals[0], types[0], result.dtype)
+    comps = components(vals[0], 3) + [vals[1]] if len(vals) == 2 else list(vals)
+    return vector_d.FromElementsOp(result.mlir(), comps).result
+
+
+def _infer_quat_between_vectors(args):
+    if len(args) != 2 or not all(isinstance(a, T.VectorType) and not isinstance(a, T.QuatType) and a.length == 3
+                                 and a.dtype.is_float for a in args) or args[0] != args[1]:
+        raise TypeError("quat_between_vectors() takes two float 3-vectors of one type, got "
+                        f"{', '.join(map(str, args))}")
+    return T.quaternion(args[0].dtype)
+
+
+def _emit_quat_between_vectors(vals, types, result):
+    """normalize((a x b, 1 + a.b)) of the normalized a and b, as Warp's."""
+    v3 = types[0]
+    a, b = (emit_normalize([v], [v3], v3) for v in vals)
+    c = emit_cross([a, b], [v3, v3], v3)
+    w = arith.AddFOp(values.constant(result.dtype, 1.0), emit_dot(a, b, result.dtype)).result
+    q = vector_d.FromElementsOp(result.mlir(), components(c, 3) + [w]).result
+    return emit_normalize([q], [result], result)
+
+
+add_builtin("quaternion", "quaternion(x, y, z, w, dtype=None), quaternion(xyz, w), quaternion(q, dtype=) (a "
+            "conversion), quaternion(dtype=) (zeros): Warp's quaternion constructor. Components must have the "
+            "quaternion's float type (literals take it); only quaternion(q, dtype=) converts.",
+            _infer_quaternion, _emit_quaternion, static_params=(StaticParam("dtype", "dtype", None),),
+            literal_types=lambda ts: [literal_float_type(ts) if isinstance(t, T.ScalarType) else None for t in ts])
+add_builtin("quat_between_vectors", "quat_between_vectors(a, b): the unit quaternion rotating the direction of a "
+            "onto that of b (Warp's: normalize((a x b, 1 + a.b)) of the normalized a and b; for opposite "
+            "vectors that is the zero quaternion, as in Warp, and so is it when a or b is zero).",
+            _infer_quat_between_vectors, _emit_quat_between_vectors)

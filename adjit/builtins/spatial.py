@@ -1,12 +1,13 @@
 """Spatial vectors (6-vectors: angular on top, linear below, as Warp):
 spatial_top, spatial_bottom, spatial_dot, the motion and force cross
-products; twists and wrenches moved by a transform; velocity_at_point.
+products; twists and wrenches moved by a transform; velocity_at_point;
+spatial_adjoint (a 6x6 matrix from 3x3 blocks).
 """
 from __future__ import annotations
 
 from .. import types as T
 from .._deferred import deferred_import
-from .helpers import components, emit_dot
+from .helpers import components, elements, emit_dot, matrix_from
 from .linalg import emit_cross
 from .quaternions import emit_quat_rotate
 from .registry import add_builtin
@@ -14,6 +15,7 @@ from .transforms import transform_args, transform_parts
 
 arith = deferred_import("mlir.dialects.arith")
 vector_d = deferred_import("mlir.dialects.vector")
+values = deferred_import("adjit.compiler.values")
 
 
 def _spatial_args(name, count):
@@ -114,3 +116,22 @@ add_builtin("transform_wrench", "transform_wrench(t, x): the wrench x = (tau, f)
             _emit_transform_twist(True))
 add_builtin("velocity_at_point", "velocity_at_point(qd, r): the velocity w x r + v at offset r of a body "
             "moving with twist qd = (w, v).", _infer_velocity_at_point, _emit_velocity_at_point)
+
+
+def _infer_spatial_adjoint(args):
+    if len(args) == 2 and all(isinstance(a, T.MatrixType) and a.shape == (3, 3) and a.dtype.is_float
+                              for a in args) and args[0] == args[1]:
+        return T.matrix((6, 6), args[0].dtype)
+    raise TypeError(f"spatial_adjoint() takes two float 3x3 matrices of one type, got {', '.join(map(str, args))}")
+
+
+def _emit_spatial_adjoint(vals, types, result):
+    """[[R, 0], [S, R]] (Warp's block layout)."""
+    r, s = (elements(v, 3, 3) for v in vals)
+    zero = values.constant(result.dtype, 0.0)
+    return matrix_from([r[i] + [zero] * 3 for i in range(3)] + [s[i] + r[i] for i in range(3)], result)
+
+
+add_builtin("spatial_adjoint", "spatial_adjoint(R, S): the 6x6 matrix [[R, 0], [S, R]] of 3x3 blocks (Warp's "
+            "layout: R on the diagonal, S below it), e.g. a transform's motion adjoint with S = skew(p) R.",
+            _infer_spatial_adjoint, _emit_spatial_adjoint)

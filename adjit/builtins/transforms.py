@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .. import types as T
 from .._deferred import deferred_import
-from .helpers import components, elements, matrix_from, scalar_ops
+from .helpers import components, elements, literal_float_type, matrix_from, scalar_ops
 from .quaternions import (emit_quat_from_matrix, emit_quat_inverse, emit_quat_mul, emit_quat_rotate,
                           emit_quat_to_matrix)
 from .registry import StaticParam, add_builtin
@@ -239,3 +239,43 @@ add_builtin("transform_set_rotation", "transform_set_rotation(t, q): sets t's ro
 add_builtin("transform_decompose", "p, q, s = transform_decompose(M): position, rotation and scale of a 4x4 matrix "
             "[[R diag(s), p], [0, 0, 0, 1]].", _infer_transform_decompose,
             lambda v, t, r: _emit_transform_decompose(v, t, r))
+
+
+# --- Warp's transformation(...) builtin -------------------------------------------------------------
+
+def _infer_transformation(args, dtype=None):
+    """transformation(p, q), transformation(p) (identity rotation), the 7
+    components (px, py, pz, qx, qy, qz, qw), transformation(dtype=) (zeros)."""
+    given = ", ".join(map(str, args)) or "no components"
+    if dtype is not None and not dtype.is_float:
+        raise TypeError(f"transformation() needs a float dtype, got {dtype}")
+    if not args:
+        if dtype is None:
+            raise TypeError("transformation() with no components needs dtype= (the zero transform of that type)")
+        return T.transformation(dtype)
+    scalar = dtype or T.scalar_of(args[0])
+    if scalar is None or not scalar.is_float:
+        raise TypeError(f"transformation() needs float components, got {given}")
+    v3, qt = T.vector(3, scalar), T.quaternion(scalar)
+    if (len(args) <= 2 and args[0] == v3 and (len(args) == 1 or args[1] == qt)) \
+            or (len(args) == 7 and all(a == scalar for a in args)):
+        return T.transformation(scalar)
+    raise TypeError(f"transformation() takes a position p and a rotation q (a {v3} and a {qt}), p alone, or 7 "
+                    f"{scalar} components; got {given}")
+
+
+def _emit_transformation(vals, types, result, dtype=None):
+    if not vals:
+        return values.constant(result, 0)
+    if len(vals) == 7:
+        return vector_d.FromElementsOp(result.mlir(), list(vals)).result
+    f = scalar_ops(result.dtype)[0]
+    q = components(vals[1], 4) if len(vals) == 2 else [f(0.0), f(0.0), f(0.0), f(1.0)]
+    return vector_d.FromElementsOp(result.mlir(), components(vals[0], 3) + q).result
+
+
+add_builtin("transformation", "transformation(p, q, dtype=None), transformation(p) (identity rotation), "
+            "transformation(px, py, pz, qx, qy, qz, qw), transformation(dtype=) (zeros): Warp's transform "
+            "constructor (the same as transform(...)). Components must have the transform's float type.",
+            _infer_transformation, _emit_transformation, static_params=(StaticParam("dtype", "dtype", None),),
+            literal_types=lambda ts: [literal_float_type(ts) if isinstance(t, T.ScalarType) else None for t in ts])

@@ -1074,8 +1074,20 @@ def ones(shape=None, dtype=float, device=None, requires_grad: bool = False, pinn
 
 
 def empty(shape=None, dtype=float, device=None, requires_grad: bool = False, pinned: bool = False, *,
-          n: int | None = None) -> Array:
-    """An array whose values are undefined until written (as Warp's empty)."""
+          n: int | None = None, ndim: int | None = None) -> Array:
+    """An array whose values are undefined until written (as Warp's empty).
+
+    ``ndim`` (an array keyword Warp's empty passes on): without a shape, the
+    empty array of that many dimensions (shape (0,) * ndim; Warp's ignores
+    it there and gives shape (0,)); with one, it must be the shape's length."""
+    if ndim is not None:
+        if not isinstance(ndim, int) or not 1 <= ndim <= 4:
+            raise ValueError(f"empty: ndim must be 1 to 4 (adjit arrays have 1 to 4 dimensions), got {ndim!r}")
+        if shape is None and n is None:
+            shape = (0,) * ndim
+        elif len(_shape_tuple(_shape_or_n(shape, n))) != ndim:
+            dims = _shape_tuple(_shape_or_n(shape, n))
+            raise ValueError(f"empty: shape {dims} has {len(dims)} dimensions, not ndim={ndim}")
     shape = _shape_or_n(shape, n)
     if isinstance(dtype, T.StructType):
         return _structs().struct_full(shape, None, dtype, _device(device), requires_grad)

@@ -177,6 +177,12 @@ def _quat_twist(axis, q):
     return t / np.linalg.norm(t)
 
 
+def _quat_between(a, b):
+    a, b = a / np.linalg.norm(a), b / np.linalg.norm(b)
+    q = np.concatenate([np.cross(a, b), [1.0 + a @ b]])
+    return q / np.linalg.norm(q)
+
+
 def mul(a, b, ta, tb):
     """``a * b`` on fuzzed types (scalar scaling, matrix products, Hamilton
     product, transform composition)."""
@@ -265,6 +271,9 @@ NUMPY_REFERENCES = {
     "add": lambda a, t: _f(a[0] + a[1]),
     "sub": lambda a, t: _f(a[0] - a[1]),
     "div": lambda a, t: _f(a[0] / a[1]),
+    "div_approx": lambda a, t: _f(np.asarray(a[0]) / np.asarray(a[1])),
+    "inverse_approx": lambda a, t: _inverse3(a[0]),
+    "quat_between_vectors": lambda a, t: _f(_quat_between(np.asarray(a[0]), np.asarray(a[1]))),
     "mod": lambda a, t: _f(np.fmod(a[0], a[1])),
     "copysign": lambda a, t: _f(np.copysign(a[0], a[1])),
     "neg": lambda a, t: _f(-a[0]),
@@ -326,6 +335,10 @@ KINKS = {
     # zero dot takes depends on its sign bit, which the summation order decides)
     "quat_twist_angle_signed": lambda a: min(_twist_size(a), abs(float(np.dot(a[1][:3], a[0])))
                                              if a[1][3] < 0 else float("inf")),
+    # normalize's select at a zero vector, and (a x b, 1 + a.b) vanishing for opposite a and b
+    "quat_between_vectors": lambda a: min(float(np.linalg.norm(a[0])), float(np.linalg.norm(a[1])),
+                                          float(np.linalg.norm(np.asarray(a[0]) / np.linalg.norm(a[0])
+                                                               + np.asarray(a[1]) / np.linalg.norm(a[1])))),
     # fmod jumps by b where a / b is an integer: the distance of a to there
     "mod": lambda a: _min_abs((np.asarray(a[0]) / a[1] - np.round(np.asarray(a[0]) / a[1])) * a[1]),
     # |x| kinks at x = 0, the sign of y flips at y = 0
@@ -340,7 +353,7 @@ def _twist_size(a) -> float:
 #: Builtins whose argument the generator shapes into a well-conditioned
 #: region by construction (their singular set is not an interval per
 #: argument, so ``domain`` cannot say it): name -> shaping kind.
-SHAPED_ARGUMENTS = {"inverse": "diagonally_dominant"}
+SHAPED_ARGUMENTS = {"inverse": "diagonally_dominant", "inverse_approx": "diagonally_dominant"}
 
 
 # --- signatures ------------------------------------------------------------------------

@@ -35,6 +35,7 @@ SUBMODULES = {
     "warp.autograd": "adjit.autograd",
     "warp.utils": "adjit.utils",
     "warp.optim": "adjit.optim",
+    "warp.optim.linear": "adjit.optim_linear",
     "warp.context": "adjit.warp.context",
     "warp.tape": "adjit.runtime.tape",
     "warp.dlpack": "adjit.interop",

@@ -482,7 +482,8 @@ def test_s1_jacobian_mask_by_index_and_by_name_agree():
 
 def test_jacobian_matches_finite_differences_and_gradcheck_reports():
     ins, outs = _two_output_args()
-    result = wp.autograd.gradcheck(two_outputs, 3, ins, outs, eps=1e-6, atol=1e-8, rtol=1e-6)
+    assert wp.autograd.gradcheck(two_outputs, 3, ins, outs, eps=1e-6, atol=1e-8, rtol=1e-6) is True  # Warp's bool
+    result = wp.autograd.gradcheck_result(two_outputs, 3, ins, outs, eps=1e-6, atol=1e-8, rtol=1e-6)
     assert result, result.report
     assert "d out2 / d b" in result.report
 
@@ -495,7 +496,10 @@ def kink(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64)):
 
 def test_gradcheck_fails_at_a_kink_with_a_readable_report():
     x = wp.array(np.array([0.0, 1.0]), dtype=wp.float64)
-    result = wp.autograd.gradcheck(kink, 2, [x], [wp.zeros(2, dtype=wp.float64)], eps=1e-6, raise_exception=False)
+    assert wp.autograd.gradcheck(kink, 2, [x], [wp.zeros(2, dtype=wp.float64)], eps=1e-6,
+                                 raise_exception=False) is False
+    result = wp.autograd.gradcheck_result(kink, 2, [x], [wp.zeros(2, dtype=wp.float64)], eps=1e-6,
+                                          raise_exception=False)
     assert not result
     assert "FAIL d y / d x" in result.report and "adjoint 1 vs finite difference 0" in result.report
     with pytest.raises(ValueError, match="adjoint 1 vs finite difference 0"):  # Warp's default: raise

@@ -1353,6 +1353,8 @@ TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "wh
                        # test_atomics_more.py:
                        "atomic_cas", "atomic_exch", "atomic_and", "atomic_or", "atomic_xor"}  # (the last: test_rounding_interpolation_...)
 TESTED |= {"noise", "pnoise", "curlnoise", "block_dim"}  # test_noise.py
+TESTED |= {"div_approx", "inverse_approx", "transformation", "quaternion", "spatial_adjoint",  # test_warp_builtins_more.py
+           "quat_between_vectors", "cast"}
 
 
 @adjit.kernel

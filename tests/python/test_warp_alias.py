@@ -131,7 +131,8 @@ PROBE = textwrap.dedent('''
     wp.config.mode = "debug"   # Warp's settings are adjit's
     out["mode"] = adjit.config.mode
     errors = {}
-    for stmt in ["import warp.fem", "import warp.sim", "from warp.optim.linear import cg", "from warp import fem",
+    for stmt in ["import warp.fem", "import warp.sim", "from warp.optim.linear import bicgstab",
+                 "from warp import fem",
                  "from warp import no_such_name", "from warp.types import no_such_name", "wp.no_such_name",
                  "wp.types.no_such_name", "wp.utils.no_such_name"]:
         try:
@@ -153,7 +154,8 @@ def test_submodules_and_missing_names(tmp_path):
     assert out["hasattr"] == [False, 5]
     errors = out["errors"]
     for stmt, missing in [("import warp.fem", "warp.fem"), ("import warp.sim", "warp.sim"),
-                          ("from warp.optim.linear import cg", "warp.optim.linear"), ("from warp import fem", "warp.fem"),
+                          ("from warp.optim.linear import bicgstab", "warp.optim.linear.bicgstab"),
+                          ("from warp import fem", "warp.fem"),
                           ("from warp import no_such_name", "warp.no_such_name"),
                           ("from warp.types import no_such_name", "warp.types.no_such_name")]:
         kind, is_import, is_attribute, text = errors[stmt]

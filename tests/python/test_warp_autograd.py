@@ -108,14 +108,17 @@ def cubes(x: wp.array(dtype=f64), y: wp.array(dtype=f64)):
 
 def test_gradcheck_raises_by_default_and_prints_its_summary(capsys):
     x = wp.array(X)
-    assert wp.autograd.gradcheck(scale_sin, 3, [x, 2.0], [wp.zeros(3, dtype=f64)], eps=1e-6, atol=1e-8, rtol=1e-6)
+    assert wp.autograd.gradcheck(scale_sin, 3, [x, 2.0], [wp.zeros(3, dtype=f64)], eps=1e-6, atol=1e-8,
+                                 rtol=1e-6) == True  # noqa: E712 (Warp's plain bool, as code compares it)
     assert "gradcheck of kernel 'scale_sin': passed" in capsys.readouterr().out
     assert wp.autograd.gradcheck(two_launches, inputs=[x], eps=1e-6, atol=1e-8, rtol=1e-6, show_summary=False)
     assert capsys.readouterr().out == ""
     with pytest.raises(ValueError, match="FAIL d y / d x"):
         wp.autograd.gradcheck(cubes, 3, [x], [wp.zeros(3, dtype=f64)], eps=1e-6, show_summary=False)
-    result = wp.autograd.gradcheck(cubes, 3, [x], [wp.zeros(3, dtype=f64)], eps=1e-6, raise_exception=False,
-                                   show_summary=False)
+    assert wp.autograd.gradcheck(cubes, 3, [x], [wp.zeros(3, dtype=f64)], eps=1e-6, raise_exception=False,
+                                 show_summary=False) is False  # Warp's plain bool
+    result = wp.autograd.gradcheck_result(cubes, 3, [x], [wp.zeros(3, dtype=f64)], eps=1e-6,
+                                          raise_exception=False, show_summary=False)
     assert not result and "adjoint 3.3" not in result.report  # values, not the factor
     assert "3 of 9 entries out of tolerance" in result.report
 
@@ -143,12 +146,14 @@ def test_gradcheck_tape_checks_each_launch_on_the_values_it_read():
     assert "FAIL launch 2 of kernel 'cubes'" in report
     for a, b in zip((x, y, c), before):
         np.testing.assert_array_equal(a.numpy(), b)  # the caller's arrays are left alone
-    result = wp.autograd.gradcheck_tape(tape, eps=1e-6, atol=1e-8, rtol=1e-6, blacklist_kernels=[cubes],
-                                        show_summary=False)
+    assert wp.autograd.gradcheck_tape(tape, eps=1e-6, atol=1e-8, rtol=1e-6, blacklist_kernels=[cubes],
+                                      show_summary=False) is True  # Warp's plain bool
+    result = wp.autograd.gradcheck_tape_result(tape, eps=1e-6, atol=1e-8, rtol=1e-6, blacklist_kernels=[cubes],
+                                               show_summary=False)
     assert result and "skip launch 2 of kernel 'cubes': not selected" in result.report
-    only = wp.autograd.gradcheck_tape(tape, eps=1e-6, atol=1e-8, rtol=1e-6, whitelist_kernels=[grow_in_place],
-                                      raise_exception=False, show_summary=False, reverse_launches=True,
-                                      skip_to_launch_index=1)
+    only = wp.autograd.gradcheck_tape_result(tape, eps=1e-6, atol=1e-8, rtol=1e-6,
+                                             whitelist_kernels=[grow_in_place], raise_exception=False,
+                                             show_summary=False, reverse_launches=True, skip_to_launch_index=1)
     lines = only.report.splitlines()
     assert lines[1].startswith("ok   launch 1 of kernel 'grow_in_place'")
     assert lines[-1] == "skip launch 0 of kernel 'scale_sin': not selected"
@@ -162,7 +167,7 @@ def test_gradcheck_tape_checks_an_in_place_update_through_clones():
     with tape:
         wp.launch(grow_in_place, 3, inputs=[x, 3.0])
     np.testing.assert_array_equal(tape._steps[0].captured[0].numpy(), X)
-    result = wp.autograd.gradcheck_tape(tape, eps=1e-6, atol=1e-8, rtol=1e-6, show_summary=False)
+    result = wp.autograd.gradcheck_tape_result(tape, eps=1e-6, atol=1e-8, rtol=1e-6, show_summary=False)
     assert "ok   launch 0 of kernel 'grow_in_place'" in result.report
     assert "ok   d x (after) / d x:" in result.report
     np.testing.assert_allclose(x.numpy(), 3 * X * X, rtol=1e-15)  # the caller's array as the launch left it
