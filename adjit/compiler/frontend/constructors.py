@@ -48,18 +48,17 @@ class Constructors:
                 and sum(a.type.length for a in args) == n:
             # Concatenated vectors: spatial_vector(w, v) of two vec3.
             comps = [vector_d.ExtractOp(a.value, [], [k]).result for a in args for k in range(a.type.length)]
-            return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
+            return _from_components(t, comps)
         if len(args) != n:
             raise self.error(f"{t}() takes {n} components, got {len(args)}", node)
+        return self.from_scalars(t, args, node)
+
+    def from_scalars(self, t, args, node) -> Val:
+        """``t`` (a vector, quaternion, transform or matrix) from all its
+        components, each cast to its scalar type (a float of the other
+        precision refused)."""
         self.check_component_precision(t, args, node)
-        comps = [self.cast(a, scalar, node) for a in args]
-        if isinstance(t, T.VectorType):
-            return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
-        m = constant(t, 0)
-        for r in range(t.rows):
-            row = vector_d.FromElementsOp(t.row_type().mlir(), comps[r * t.cols:(r + 1) * t.cols]).result
-            m = vector_d.InsertOp(row, m, [], [r]).result
-        return Val(t, m)
+        return _from_components(t, [self.cast(a, t.dtype, node) for a in args])
 
     def construct_generic(self, maker, node):
         """Warp's ``vector(*values, length=, dtype=)`` and ``matrix(*values,
@@ -141,13 +140,7 @@ class Constructors:
             [[r, c] for r in range(t.rows) for c in range(t.cols)]
         comps = [self.cast(Val(v.type.dtype, vector_d.ExtractOp(value, [], p).result), t.dtype, self.node)
                  for p in positions]
-        if isinstance(t, T.VectorType):
-            return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
-        m = constant(t, 0)
-        for r in range(t.rows):
-            row = vector_d.FromElementsOp(t.row_type().mlir(), comps[r * t.cols:(r + 1) * t.cols]).result
-            m = vector_d.InsertOp(row, m, [], [r]).result
-        return Val(t, m)
+        return _from_components(t, comps)
 
     def check_component_precision(self, t, args, node) -> None:
         """A float variable of the other precision given as a component (or
@@ -166,21 +159,15 @@ class Constructors:
         if len(args) == 0:
             return Val(t, constant(t, 0))
         if len(args) == 1 and isinstance(args[0], Val) and isinstance(args[0].type, T.QuatType):
-            q = args[0]
-            if q.type.dtype == t.dtype:
-                return q
-            op = arith.ExtFOp if t.dtype.bits > q.type.dtype.bits else arith.TruncFOp
-            return Val(t, op(t.mlir(), q.value).result)
+            return _with_precision(args[0], t)
         if len(args) == 2 and isinstance(args[0], Val) and isinstance(args[0].type, T.VectorType) \
                 and not isinstance(args[0].type, T.QuatType) and args[0].type.length == 3:
             xyz = [self.extract(args[0], [k]) for k in range(3)]
             self.check_component_precision(t, xyz + [args[1]], node)
             comps = [self.cast(c, t.dtype, node) for c in xyz] + [self.cast(args[1], t.dtype, node)]
-            return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
+            return _from_components(t, comps)
         if len(args) == 4:
-            self.check_component_precision(t, args, node)
-            comps = [self.cast(a, t.dtype, node) for a in args]
-            return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
+            return self.from_scalars(t, args, node)
         raise self.error(f"{t}() takes the components (x, y, z, w), a 3-vector and w, or a quaternion; got "
                          f"{', '.join(self.describe(a) for a in args)}", node)
 
@@ -195,21 +182,35 @@ class Constructors:
         if len(args) == 0:
             return Val(t, constant(t, 0))
         if len(args) == 1 and isinstance(args[0], Val) and isinstance(args[0].type, T.TransformType):
-            x = args[0]
-            if x.type.dtype == t.dtype:
-                return x
-            op = arith.ExtFOp if t.dtype.bits > x.type.dtype.bits else arith.TruncFOp
-            return Val(t, op(t.mlir(), x.value).result)
+            return _with_precision(args[0], t)
         if len(args) == 2 and all(isinstance(a, Val) for a in args) and args[0].type == T.vector(3, t.dtype) \
                 and args[1].type == T.quaternion(t.dtype):
             comps = [self.extract(args[0], [k]).value for k in range(3)] + \
                 [self.extract(args[1], [k]).value for k in range(4)]
-            return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
+            return _from_components(t, comps)
         if len(args) == 1 and isinstance(args[0], Val) and args[0].type == T.vector(3, t.dtype):
             return self.construct_transform(t, [args[0], self.identity_quat(t.dtype)], node)  # transform(p)
         if len(args) == 7:
-            self.check_component_precision(t, args, node)
-            comps = [self.cast(a, t.dtype, node) for a in args]
-            return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
+            return self.from_scalars(t, args, node)
         raise self.error(f"{t}() takes a position {T.vector(3, t.dtype)} and a rotation {T.quaternion(t.dtype)}, "
                          f"a transform, or 7 components; got {', '.join(self.describe(a) for a in args)}", node)
+
+
+def _from_components(t, comps: list) -> Val:
+    """A vector (quaternion, transform) or matrix ``t`` from its component
+    values, row by row."""
+    if isinstance(t, T.VectorType):
+        return Val(t, vector_d.FromElementsOp(t.mlir(), comps).result)
+    m = constant(t, 0)
+    for r in range(t.rows):
+        row = vector_d.FromElementsOp(t.row_type().mlir(), comps[r * t.cols:(r + 1) * t.cols]).result
+        m = vector_d.InsertOp(row, m, [], [r]).result
+    return Val(t, m)
+
+
+def _with_precision(v: Val, t) -> Val:
+    """A quaternion or transform as ``t``: its components widened or rounded."""
+    if v.type.dtype == t.dtype:
+        return v
+    op = arith.ExtFOp if t.dtype.bits > v.type.dtype.bits else arith.TruncFOp
+    return Val(t, op(t.mlir(), v.value).result)

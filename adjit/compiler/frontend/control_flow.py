@@ -170,14 +170,7 @@ class ControlFlow:
                     else_vals.append(self.materialize(ev, ev.type))
                 result_types.append(tv.type)
 
-        final = scf.IfOp(cond, [t.mlir() for t in result_types], has_else=True)
-        for src, dst, vals in ((probe.then_block, final.then_block, then_vals),
-                               (probe.else_block, final.else_block, else_vals)):
-            for op in list(src.operations):
-                dst.append(op.operation)
-            with ir.InsertionPoint(dst):
-                scf.YieldOp(vals)
-        probe.operation.erase()
+        final = _replace_probe(cond, probe, [t.mlir() for t in result_types], then_vals, else_vals)
 
         self.env = dict(before)
         if then_ret is not None:
@@ -250,11 +243,7 @@ class ControlFlow:
             # Any step: iterate k over the trip count, i = start + k*step.
             s, e, d = (self.materialize(v, i32) for v in (start, stop, step))
             zero = constant(i32, 0)
-            pos = arith.CmpIOp(arith.CmpIPredicate.sgt, d, zero).result
-            span = arith.SelectOp(pos, arith.SubIOp(e, s).result, arith.SubIOp(s, e).result).result
-            mag = arith.SelectOp(pos, d, arith.SubIOp(zero, d).result).result
-            trips = arith.CeilDivSIOp(span, mag).result
-            trips = arith.MaxSIOp(trips, zero).result
+            trips = arith.MaxSIOp(_trip_count(s, e, d, zero), zero).result
             loop = scf.ForOp(arith.ConstantOp(ir.IndexType.get(), 0).result, to_index(trips),
                              arith.ConstantOp(ir.IndexType.get(), 1).result, [v.value for v in inits])
             with ir.InsertionPoint(loop.body):
@@ -268,15 +257,7 @@ class ControlFlow:
         with ir.InsertionPoint(loop.body):
             if self.visit_block(stmt.body) is not None:
                 raise self.error("return inside a loop is not supported", stmt, KernelSyntaxError)
-            outs = []
-            for name, v in zip(carried, inits):
-                now = self.env[name]
-                if now.type != v.type and now.is_literal:
-                    now = self.coerce(now, v.type, stmt)
-                if now.type != v.type:
-                    raise self.error(f"'{name}' changes type in the loop, from {v.type} to {now.type}", stmt)
-                outs.append(self.materialize(now, v.type))
-            scf.YieldOp(outs)
+            self.yield_carried(carried, [v.type for v in inits], stmt)
         self.env = before
         for name, v, r in zip(carried, inits, loop.results):
             self.env[name] = Val(v.type, r)
@@ -289,10 +270,7 @@ class ControlFlow:
         i32 = T.int32
         s, e, d = (self.materialize(v, i32) for v in (start, stop, step))
         zero, one = constant(i32, 0), constant(i32, 1)
-        pos = arith.CmpIOp(arith.CmpIPredicate.sgt, d, zero).result
-        span = arith.SelectOp(pos, arith.SubIOp(e, s).result, arith.SubIOp(s, e).result).result
-        mag = arith.SelectOp(pos, d, arith.SubIOp(zero, d).result).result
-        trips = arith.CeilDivSIOp(span, mag).result
+        trips = _trip_count(s, e, d, zero)
         last = arith.AddIOp(s, arith.MulIOp(arith.SubIOp(trips, one).result, d).result).result
         ran = arith.CmpIOp(arith.CmpIPredicate.sgt, trips, zero).result
         previous = self.env.get(name)
@@ -325,18 +303,23 @@ class ControlFlow:
         with ir.InsertionPoint(after_block):
             if self.visit_block(stmt.body) is not None:
                 raise self.error("return inside a loop is not supported", stmt, KernelSyntaxError)
-            outs = []
-            for name, t in zip(carried, types):
-                now = self.env[name]
-                if now.type != t and now.is_literal:
-                    now = self.coerce(now, t, stmt)
-                if now.type != t:
-                    raise self.error(f"'{name}' changes type in the loop, from {t} to {now.type}", stmt)
-                outs.append(self.materialize(now, t))
-            scf.YieldOp(outs)
+            self.yield_carried(carried, types, stmt)
         self.env = outer
         for name, t, r in zip(carried, types, loop.results):
             self.env[name] = Val(t, r)
+
+    def yield_carried(self, carried, types, stmt) -> None:
+        """Ends a loop body: yields the carried locals, each with its type
+        from before the loop (a literal takes it)."""
+        outs = []
+        for name, t in zip(carried, types):
+            now = self.env[name]
+            if now.type != t and now.is_literal:
+                now = self.coerce(now, t, stmt)
+            if now.type != t:
+                raise self.error(f"'{name}' changes type in the loop, from {t} to {now.type}", stmt)
+            outs.append(self.materialize(now, t))
+        scf.YieldOp(outs)
 
     def loop_with_jumps(self, loop):
         """A loop with break/continue, as flag-guarded while-loop statements."""
@@ -385,12 +368,29 @@ class ControlFlow:
             then_value = self.materialize(a, a.type)
         with ir.InsertionPoint(probe.else_block):
             else_value = self.materialize(b, b.type)
-        final = scf.IfOp(cond, [a.type.mlir()], has_else=True)
-        for src, dst, value in ((probe.then_block, final.then_block, then_value),
-                                (probe.else_block, final.else_block, else_value)):
-            for op in list(src.operations):
-                dst.append(op.operation)
-            with ir.InsertionPoint(dst):
-                scf.YieldOp([value])
-        probe.operation.erase()
+        final = _replace_probe(cond, probe, [a.type.mlir()], [then_value], [else_value])
         return Val(a.type, final.results[0])
+
+
+def _replace_probe(cond, probe, result_types, then_vals, else_vals):
+    """The scf.if with ``result_types`` that takes over the ops of ``probe``
+    (a result-less scf.if built first, to learn the types), its branches
+    yielding ``then_vals`` and ``else_vals``; ``probe`` is erased."""
+    final = scf.IfOp(cond, result_types, has_else=True)
+    for src, dst, vals in ((probe.then_block, final.then_block, then_vals),
+                           (probe.else_block, final.else_block, else_vals)):
+        for op in list(src.operations):
+            dst.append(op.operation)
+        with ir.InsertionPoint(dst):
+            scf.YieldOp(vals)
+    probe.operation.erase()
+    return final
+
+
+def _trip_count(s, e, d, zero):
+    """ceil((e - s) / d) for ``range(s, e, d)`` (int32 values; at most 0
+    when the range is empty)."""
+    pos = arith.CmpIOp(arith.CmpIPredicate.sgt, d, zero).result
+    span = arith.SelectOp(pos, arith.SubIOp(e, s).result, arith.SubIOp(s, e).result).result
+    mag = arith.SelectOp(pos, d, arith.SubIOp(zero, d).result).result
+    return arith.CeilDivSIOp(span, mag).result

@@ -104,12 +104,7 @@ class Expressions:
         if V.takes(base, node):  # row[j], and a[i] of an n-d array (a view)
             return V.subscript(self, base, node)
         if isinstance(base, Val) and isinstance(base.type, T.ArrayType):
-            indices = self.array_indices(base, node.slice, node)
-            dtype = base.type.dtype
-            loaded = adjit_d.LoadOp(storage_type(dtype), base.value, indices).result
-            if stored_as_bytes(dtype):  # bools: bytes
-                return Val(dtype, from_storage(dtype, loaded))
-            return Val(dtype, self.no_grad_guard(base, loaded))
+            return self.load_element(base, self.array_indices(base, node.slice, node))
         if isinstance(base, Val) and isinstance(base.type, (T.VectorType, T.MatrixType)):
             if S.has_slice(node):
                 return S.read(self, base, node)  # v[1:3], m[:, 1:]: constant bounds, as Warp's
@@ -127,6 +122,14 @@ class Expressions:
                 return self.dynamic_extract(base, position, node)
             return self.extract(base, position)
         raise self.error(f"{self.describe(base)} cannot be indexed", node)
+
+    def load_element(self, array: Val, indices: list[ir.Value]) -> Val:
+        """The element ``array[indices]``."""
+        dtype = array.type.dtype
+        loaded = adjit_d.LoadOp(storage_type(dtype), array.value, indices).result
+        if stored_as_bytes(dtype):  # bools: bytes
+            return Val(dtype, from_storage(dtype, loaded))
+        return Val(dtype, self.no_grad_guard(array, loaded))
 
     def no_grad_guard(self, array: Val, loaded: ir.Value) -> ir.Value:
         """Reads of a kernel argument marked no_grad carry no gradient."""

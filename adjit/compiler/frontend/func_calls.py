@@ -111,16 +111,23 @@ class FuncCalls:
                              "literal arguments a type (e.g. float(1))", node, KernelTypeError)
         return best, bindings[id(best)]
 
-    def call_function(self, fn, args, node, kwargs=None):
-        kwargs = kwargs or {}
+    def bind_call(self, fn, args, kwargs, node, patterns=None):
+        """(the overload of ``fn`` the call takes, its arguments in parameter
+        order, its declared parameter types); ``patterns`` gets the generic
+        parameters' patterns by name."""
         if len(fn.overloads) > 1:
             fn, args = self.choose_overload(fn, args, kwargs, node)
         else:
             args = self.bind_arguments(fn, args, kwargs, node, report=True)
-        patterns = {}
         declared = parameter_types(fn.pyfunc, SourceInfo.of(fn.pyfunc), "device function", patterns)
         if len(declared) != len(args):
             raise self.error(f"{fn.pyfunc.__name__}() takes {len(declared)} arguments, got {len(args)}", node)
+        return fn, args, declared
+
+    def call_function(self, fn, args, node, kwargs=None):
+        kwargs = kwargs or {}
+        patterns = {}
+        fn, args, declared = self.bind_call(fn, args, kwargs, node, patterns)
         patterns = [patterns.get(p.arg) for p in SourceInfo.of(fn.pyfunc).tree.args.args]
         arg_types = []
         vals = []
@@ -222,14 +229,7 @@ class FuncCalls:
                                  f"{target.name}() is not one", node)
             declared = [None] * len(args)
         else:
-            fn = target
-            if len(fn.overloads) > 1:
-                fn, args = self.choose_overload(fn, args, kwargs, node)
-            else:
-                args = self.bind_arguments(fn, args, kwargs, node, report=True)
-            declared = parameter_types(fn.pyfunc, SourceInfo.of(fn.pyfunc), "device function")
-            if len(declared) != len(args):
-                raise self.error(f"{fn.pyfunc.__name__}() takes {len(declared)} arguments, got {len(args)}", node)
+            fn, args, declared = self.bind_call(target, args, kwargs, node)
             if any(BR.is_by_reference(want, a) for want, a in zip(declared, args)):
                 raise self.error(f"{label}: {fn.pyfunc.__name__}() takes an argument by reference (ref[T] or a "
                                  "local array); grad() differentiates functions of values only", node)

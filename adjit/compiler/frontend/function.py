@@ -116,24 +116,30 @@ class FunctionBuilder(ControlFlow, Assignment, Expressions, Operators, Calls, Fu
     def expr_ZeroValue(self, node):
         return Val(node.value_type, constant(node.value_type, 0))
 
-    def _build_kernel(self, params, body):
-        # A struct parameter is one argument per field ("s.x"), as Kernel.arg_names
-        # (an array of structs: one array per field, "a.x").
+    def _entry(self, params, by_field: tuple):
+        """Emits the func.func (no results yet) and binds its parameters; a
+        parameter of a type in ``by_field`` (a struct) is one argument per
+        field ("s.x"). Returns it and its (name, type) arguments."""
         leaves = []
         for name, t in zip(params, self.arg_types):
-            leaves += t.leaves(name) if isinstance(t, (T.StructType, T.StructArrayType, T.IndexedArrayType)) \
-                else [(name, t)]
+            leaves += t.leaves(name) if isinstance(t, by_field) else [(name, t)]
         fn_type = ir.FunctionType.get([t.mlir() for _, t in leaves], [])
         with ir.InsertionPoint(self.mb.module.body):
             fn = func.FuncOp(self.name, fn_type)
-        fn.attributes[ATTRIBUTE["kernel"]] = ir.UnitAttr.get()
-        fn.attributes[ATTRIBUTE["arg_names"]] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n, _ in leaves])
         block = fn.add_entry_block()
         for (name, t), arg in zip(leaves, block.arguments):
             self.env[name] = Val(t, arg)
         for name, t in zip(params, self.arg_types):
             if isinstance(t, T.StructType):
                 self.declare_struct(StructRef(t, name))
+        return fn, leaves
+
+    def _build_kernel(self, params, body):
+        # As Kernel.arg_names: an array of structs is one array per field ("a.x").
+        fn, leaves = self._entry(params, (T.StructType, T.StructArrayType, T.IndexedArrayType))
+        fn.attributes[ATTRIBUTE["kernel"]] = ir.UnitAttr.get()
+        fn.attributes[ATTRIBUTE["arg_names"]] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n, _ in leaves])
+        block = fn.entry_block
         body = SA.bind_parameters(self, params, body)  # a[i].x -> the field array a.x, element i
         body = IA.bind_parameters(self, params, body)  # ia[i] -> ia's data at ia.idx0[i]
         with ir.InsertionPoint(block):
@@ -150,21 +156,10 @@ class FunctionBuilder(ControlFlow, Assignment, Expressions, Operators, Calls, Fu
                              "a scalar, vector or matrix result type, -> float, to return its zero where it falls "
                              "off the end, as Warp)", self.src.tree, KernelSyntaxError)
         # Build into a function of placeholder result type, then fix the type
-        # once the returns are known. A struct parameter is one per field.
-        leaves = []
-        for name, t in zip(params, self.arg_types):
-            leaves += t.leaves(name) if isinstance(t, (T.StructType, V.RowViewType, T.StructArrayType)) \
-                else [(name, t)]
-        fn_type = ir.FunctionType.get([t.mlir() for _, t in leaves], [])
-        with ir.InsertionPoint(self.mb.module.body):
-            fn = func.FuncOp(self.name, fn_type)
+        # once the returns are known.
+        fn, leaves = self._entry(params, (T.StructType, V.RowViewType, T.StructArrayType))
         fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
-        block = fn.add_entry_block()
-        for (name, t), arg in zip(leaves, block.arguments):
-            self.env[name] = Val(t, arg)
-        for name, t in zip(params, self.arg_types):
-            if isinstance(t, T.StructType):
-                self.declare_struct(StructRef(t, name))
+        block = fn.entry_block
         V.bind_parameters(self, params, self.arg_types)  # rows given to this specialization
         body = SA.bind_parameters(self, params, body)  # a[i].x -> the field array a.x, element i
         with ir.InsertionPoint(block):

@@ -55,10 +55,7 @@ class ModuleBuilder:
                                   is_kernel=False)
         builder.primal_params = [a.arg for a in SourceInfo.of(fn.pyfunc).tree.args.args]
         builder.build()
-        callee = next(op for op in self.module.body.operations
-                      if "sym_name" in op.attributes and ir.StringAttr(op.attributes["sym_name"]).value == name)
-        callee.attributes["no_inline"] = ir.UnitAttr.get()
-        callee.attributes[ATTRIBUTE["custom_adjoint"]] = ir.FlatSymbolRefAttr.get(grad_name)
+        self._link_rule(name, "custom_adjoint", grad_name)
 
     def _add_custom_tangent(self, fn, name, arg_types, result_types) -> None:
         """Emits ``fn``'s hand-written tangent rule (``@adjit.func_jvp``) and
@@ -75,10 +72,15 @@ class ModuleBuilder:
                 f"a func_jvp of '{fn.pyfunc.__name__}' returns the tangents of its float results "
                 f"({', '.join(map(str, expected)) or 'none'}), got {', '.join(map(str, returned)) or 'none'}",
                 builder.src.tree, KernelTypeError)
+        self._link_rule(name, "custom_tangent", rule_name)
+
+    def _link_rule(self, name: str, attribute: str, rule_name: str) -> None:
+        """Keeps the function ``name`` a call and names its rule ``rule_name``
+        in its attribute ``attribute`` (custom_adjoint or custom_tangent)."""
         callee = next(op for op in self.module.body.operations
                       if "sym_name" in op.attributes and ir.StringAttr(op.attributes["sym_name"]).value == name)
         callee.attributes["no_inline"] = ir.UnitAttr.get()
-        callee.attributes[ATTRIBUTE["custom_tangent"]] = ir.FlatSymbolRefAttr.get(rule_name)
+        callee.attributes[ATTRIBUTE[attribute]] = ir.FlatSymbolRefAttr.get(rule_name)
 
     def builtin_function(self, builtin, arg_types: list[T.Type], node, caller) -> tuple[str, list[T.Type]]:
         """A private func.func that applies ``builtin`` to its arguments (for

@@ -21,17 +21,12 @@ from .helpers import CMPF_PRED, CMPI_PRED, all_components
 #: Bitwise operators (integers; & | ^ also bools).
 _BITWISE = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
 
-
 #: Integer division ops: defined for every input (values.integer_divide).
 _INTEGER_DIVISIONS = {ast.Div: arith.DivSIOp, ast.FloorDiv: arith.FloorDivSIOp, ast.Mod: arith.RemSIOp}
 
-
+#: Comparison operators -> predicate names (CMPF_PRED, CMPI_PRED).
 _CMP_F = {ast.Lt: "olt", ast.LtE: "ole", ast.Gt: "ogt", ast.GtE: "oge", ast.Eq: "oeq", ast.NotEq: "une"}
-
-
 _CMP_I = {ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt", ast.GtE: "sge", ast.Eq: "eq", ast.NotEq: "ne"}
-
-
 _CMPI_PREDICATE_ULT = int(arith.CmpIPredicate.ult)
 
 
