@@ -33,7 +33,10 @@ from .structs import Structs
 
 class FunctionBuilder(ControlFlow, Assignment, Expressions, Operators, Calls, FuncCalls, Constructors,
                       Components, Structs, Conversions, Printing):
-    """Builds one func.func (a kernel or a device function) from Python."""
+    """Builds one func.func (a kernel or a device function) from Python into
+    ``module`` (a ModuleBuilder). Its methods live in the rooms it is composed
+    of; the state they share (the locals in ``env``, the node being built in
+    ``node``, ...) is set up here."""
 
     def __init__(self, module, pyfunc, source: SourceInfo, arg_types, name, is_kernel):
         self.mb = module
