@@ -75,7 +75,7 @@ def compiler_fingerprint() -> str | None:
     h = hashlib.sha256(f"format={CACHE_FORMAT}".encode())
     # File identities (size, mtime), not contents: this runs on every warm
     # start, and an edited file always gets a new mtime.
-    files = sorted(pkg.glob("compiler/*.py")) + sorted(pkg.glob("builtins/*.py")) + [
+    files = sorted(pkg.glob("compiler/**/*.py")) + sorted(pkg.glob("builtins/*.py")) + [
         pkg / "types.py", pkg / "source.py", Path(spec.origin)]
     for path in files:
         stat = path.stat()

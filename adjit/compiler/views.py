@@ -28,7 +28,7 @@ from mlir.dialects import arith
 from .. import types as T
 from ..dialects import adjit as adjit_d
 from ..errors import KernelTypeError
-from .values import Val, from_index, from_storage, storage_type, stored_as_bytes, to_index
+from .values import Val, from_index, to_index
 
 
 @dataclass(frozen=True, eq=False)
@@ -186,16 +186,7 @@ def subscript(fb, base, node):
     if len(_items(node.slice)) < rank:
         return narrow(fb, base, node)
     array, idx = element(fb, base, node)
-    return load(fb, array, idx)
-
-
-def load(fb, array: Val, idx: list[ir.Value]) -> Val:
-    """The element ``array[idx]`` (as the frontend loads ``a[i, j]``)."""
-    dtype = array.type.dtype
-    loaded = adjit_d.LoadOp(storage_type(dtype), array.value, idx).result
-    if stored_as_bytes(dtype):  # bools: bytes
-        return Val(dtype, from_storage(dtype, loaded))
-    return Val(dtype, fb.no_grad_guard(array, loaded))
+    return fb.load_element(array, idx)
 
 
 def element_access(fb, node):
