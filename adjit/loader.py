@@ -240,13 +240,14 @@ def load_cuda_variant(kernel: Kernel, spec: VariantSpec, device) -> CudaVariant:
     metadata, from_cache = None, False
     if entry is not None:
         ptx, metadata = entry
-        if not _valid_cuda_metadata(kernel, spec, metadata):
-            log.warning("compiling %s: the cache entry %s is damaged (its metadata); rebuilding it",
-                        kernel.pyfunc.__qualname__, cache.entry_path(parts))
+        try:
+            _check_metadata(kernel, spec, metadata)
+            from_cache = True
+        except _DamagedEntry as e:
+            log.warning("compiling %s: the cache entry %s is damaged (%s); rebuilding it",
+                        kernel.pyfunc.__qualname__, cache.entry_path(parts), e)
             cache.discard(parts)
             metadata = None
-        else:
-            from_cache = True
     if metadata is None:
         compiled = _compiler(kernel, arch).compile_cuda_code(kernel, spec, arch)
         ptx, metadata = compiled.ptx.encode(), _cuda_metadata(compiled)
@@ -277,20 +278,29 @@ def _cuda_metadata(compiled) -> dict:
     return metadata
 
 
-def _valid_cuda_metadata(kernel: Kernel, spec: VariantSpec, metadata: dict) -> bool:
-    if not isinstance(metadata.get("entry"), str) or not metadata["entry"]:
-        return False
-    sites, ranged = metadata.get("sites"), metadata.get("ranged")
+def _check_metadata(kernel: Kernel, spec: VariantSpec, metadata: dict) -> list[Access] | None:
+    """Checks what an entry (CPU or CUDA) records beside its code; returns
+    its access analysis (None for an adjoint). _DamagedEntry otherwise."""
+    symbol = metadata.get("entry")
+    if not isinstance(symbol, str) or not symbol:
+        raise _DamagedEntry("no entry symbol in its metadata")
+    access = None
+    if not spec.adjoint:
+        bits = metadata.get("access")
+        if not isinstance(bits, list) or len(bits) != len(kernel.arg_names) or not all(
+                type(b) is int and 0 <= b <= _ALL_ACCESS for b in bits):
+            raise _DamagedEntry("its array access metadata is malformed")
+        access = [Access(b) for b in bits]
+    sites = metadata.get("sites")
     if not isinstance(sites, list) or not all(_valid_site(site) for site in sites):
-        return False
+        raise _DamagedEntry("its check sites are malformed")
+    ranged = metadata.get("ranged")
+    # (an adjoint's arguments are the kernel's followed by their gradients, a
+    # tangent kernel's by the tangents of its float arguments, once per lane)
     if not isinstance(ranged, list) or len(ranged) > 4 or not all(
             type(p) is int and 0 <= p < len(kernel.arg_names) for p in ranged):
-        return False
-    bits = metadata.get("access")
-    if not spec.adjoint and (not isinstance(bits, list) or len(bits) != len(kernel.arg_names) or not all(
-            type(b) is int and 0 <= b <= _ALL_ACCESS for b in bits)):
-        return False
-    return True
+        raise _DamagedEntry("its index range arguments are malformed")
+    return access
 
 
 def _keep(kernel: Kernel, state: "_Loaded", spec: VariantSpec, variant: CpuVariant,
@@ -321,25 +331,8 @@ def _entry_metadata(compiled) -> dict:
 
 def _from_entry(kernel: Kernel, spec: VariantSpec, code: bytes, metadata: dict) -> CpuVariant:
     """Loads a cache entry of the variant ``spec``, checking its metadata first."""
-    symbol = metadata.get("entry")
-    if not isinstance(symbol, str) or not symbol:
-        raise _DamagedEntry("no entry symbol in its metadata")
-    access = None
-    if not spec.adjoint:
-        bits = metadata.get("access")
-        if not isinstance(bits, list) or len(bits) != len(kernel.arg_names) or not all(
-                type(b) is int and 0 <= b <= _ALL_ACCESS for b in bits):
-            raise _DamagedEntry("its array access metadata is malformed")
-        access = [Access(b) for b in bits]
-    sites = metadata.get("sites")
-    if not isinstance(sites, list) or not all(_valid_site(site) for site in sites):
-        raise _DamagedEntry("its check sites are malformed")
-    ranged = metadata.get("ranged")
-    # (an adjoint's arguments are the kernel's followed by their gradients, a
-    # tangent kernel's by the tangents of its float arguments, once per lane)
-    if not isinstance(ranged, list) or len(ranged) > 4 or not all(
-            type(p) is int and 0 <= p < len(kernel.arg_names) for p in ranged):
-        raise _DamagedEntry("its index range arguments are malformed")
+    access = _check_metadata(kernel, spec, metadata)
+    symbol, sites, ranged = metadata["entry"], metadata["sites"], metadata["ranged"]
     atomic_order = metadata.get("atomic_order")
     if atomic_order not in _runtime.ATOMIC_ORDERS:
         raise _DamagedEntry("its atomic order is malformed")

@@ -115,10 +115,10 @@ class _Plan:
                 self.arrays.append((position, offsets[slot], struct.Struct(f"<{words}q"), a.ndim))
                 slot += words
             else:
-                size = layout[slot][0]
-                padded = len(_padded(bytes(a), size, matrices)) != len(bytes(a)) and \
-                    _padded(bytes(a), size, matrices) != bytes(a).ljust(size, b"\0")
-                self.values.append((position, offsets[slot], size, matrices if padded else None))
+                size, value = layout[slot][0], bytes(a)
+                # (row padding needs _padded per launch; anything else fits the zeroed slot as it is)
+                by_rows = _padded(value, size, matrices) != value.ljust(size, b"\0")
+                self.values.append((position, offsets[slot], size, matrices if by_rows else None))
                 slot += 1
         self.tail = [offsets[slot + i] for i in range(5)]
         k = launch.kernel
