@@ -100,6 +100,8 @@ deterministic: bool = True
 enable_backward: bool = True
 max_unroll: int = 16
 print_launches: bool = False
+#: Counts changes of the settings (not a setting: launches compare it).
+epoch: int = 0
 verify_autograd_array_access: bool = False
 enable_vector_component_overwrites: bool = False
 # log_level is not stored here: it is the "adjit" logger's level (__getattr__).
@@ -169,6 +171,8 @@ class _ConfigModule(_types.ModuleType):
             logging.getLogger("adjit").setLevel(value)
             return
         super().__setattr__(name, value)
+        # (launch plans made under other settings are stale: adjit/launch.py)
+        self.__dict__["epoch"] = self.__dict__.get("epoch", 0) + 1
 
     def __delattr__(self, name: str) -> None:
         if name in FIELDS:

@@ -16,10 +16,11 @@ from __future__ import annotations
 import math
 import struct
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
-from . import cache, config, loader
+from . import cache, config, language, loader, timing
 from .backends import cpu
 from .backends.base import Backend, PackedLaunch
 from .device import CPU, device_alias, get_device
@@ -31,7 +32,7 @@ from .runtime.cuda_memory import CudaMemory
 from .runtime.indexed_array import IndexedArray
 from .runtime.struct_array import StructArray
 from .runtime import capture, recording
-from .runtime.recording import active_tapes
+from .runtime.recording import _local as _tapes_local, active_tapes
 
 
 #: The largest extent of one launch dimension: each ``tid()`` coordinate is an int32.
@@ -205,6 +206,20 @@ def launch(kernel: Kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_output
     later instead of launching. ``stream`` (CUDA only) must be None on the
     CPU; ``max_blocks`` and ``block_dim`` are checked and do not change a CPU
     launch (``block_dim()`` is 1 there)."""
+    if ((device is None or device is CPU or device == "cpu") and stream is None and not adjoint and not record_cmd and max_blocks == 0
+            and block_dim == 256 and not _observers and not capture._open and not timing._sessions
+            and not config.print_launches and not getattr(_tapes_local, "stack", None)):
+        plan = getattr(kernel, "_launch_plan", None)
+        if plan is not None and plan.definitions == language.definitions and plan.settings == config.epoch:
+            failure = plan.runtime_plan.run(dim, inputs, outputs)
+            if failure is None:
+                return None
+            if failure is not False:
+                launched = PackedLaunch(kernel, dim, 0, (), [], list(inputs) + list(outputs))
+                raise cpu.check_failed(launched, plan.variant, failure)
+        fast = True  # (the plan to make, if the launch fits one)
+    else:
+        fast = False
     k = kernel
     if not isinstance(k, Kernel):
         raise LaunchError(f"launch() needs an @adjit.kernel, got {k!r}")
@@ -226,7 +241,7 @@ def launch(kernel: Kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_output
     if not record_tape:
         with recording.paused():
             return _launch(k, dim, inputs, outputs, where)
-    return _launch(k, dim, inputs, outputs, where)
+    return _launch(k, dim, inputs, outputs, where, fast)
 
 
 def _describe_list(values) -> str:
@@ -341,7 +356,10 @@ class Launch:
                record_tape=self.record_tape, max_blocks=self.max_blocks, block_dim=self.block_dim)
 
 
-def _launch(k: Kernel, dim, inputs, outputs, where=None) -> None:
+def _launch(k: Kernel, dim, inputs, outputs, where=None, fast: bool = False) -> None:
+    """A forward launch through the general path. ``fast``: ``launch()``'s
+    fast path could have taken it (nothing observes, records or captures
+    launches); the kernel then gets a plan for later launches like it."""
     args = _argument_list(k, "inputs", inputs) + _argument_list(k, "outputs", outputs)
     n_inputs = len(inputs)
     if len(args) != len(k.param_names):
@@ -363,6 +381,21 @@ def _launch(k: Kernel, dim, inputs, outputs, where=None) -> None:
     if where is not None:
         _place(launch, *where)
     _execute(launch, tapes=active_tapes(), n_inputs=n_inputs, written=_written_arguments)
+    if fast and launch.device is CPU:
+        definitions, settings = language.definitions, config.epoch
+        runtime_plan = cpu.launch_plan(launch)
+        k._launch_plan = None if runtime_plan is None else \
+            _LaunchPlan(runtime_plan, launch.variant, definitions, settings)
+
+
+class _LaunchPlan(NamedTuple):
+    """A kernel's fast path: its runtime plan (``_runtime.LaunchPlan``, made
+    by the CPU backend) for launches like the last one that ran through the
+    general path, valid while no definition and no setting changed."""
+    runtime_plan: object
+    variant: object
+    definitions: int
+    settings: int
 
 
 def _place(launch: PackedLaunch, device, stream, block_dim: int) -> None:

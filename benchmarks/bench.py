@@ -10,7 +10,8 @@ Measures, for both (Warp columns are skipped if ``warp`` is not importable):
 3. forward time (median of N launches after warm-up) of saxpy on 10M float32,
    ``length(cross(a, b)) * a`` on 1M vec3 and ``springs`` (vec3/mat33 math,
    a runtime-bounded loop, if/else; see kernels.py);
-4. launch overhead: median time of a dim=1 launch of a trivial kernel;
+4. launch overhead: median time of a dim=1 launch of a trivial kernel (one array) and of
+   one with three arrays and a float;
 5. saxpy bandwidth against ``np.copyto`` of a large float32 array;
 6. backward time (median of N ``tape.backward()`` calls after warm-up, the forward recorded once
    on a tape, the output gradients re-seeded untimed before each call) of saxpy (in place; left
@@ -292,6 +293,8 @@ def prepare(b: Backend, data: dict) -> dict:
                     b.array(np.zeros_like(data["px"]), wp.vec3), b.array(np.zeros_like(data["px"]), wp.vec3),
                     SPRINGS_DT, SPRINGS_K, SPRINGS_ITERS],
         "trivial": [b.array(np.zeros(1, np.float32))],
+        "few_args": [b.array(np.ones(1, np.float32)), b.array(np.ones(1, np.float32)),
+                     b.array(np.zeros(1, np.float32)), 2.0],
     }
 
 
@@ -308,6 +311,7 @@ def verify(backends: dict[str, Backend], args: dict[str, dict], data: dict) -> N
         b.launch(b.k.length_cross, CROSS_N, A["cross"])
         b.launch(b.k.springs, SPRINGS_N, A["springs"])
         b.launch(b.k.trivial, 1, A["trivial"])
+        b.launch(b.k.few_args, 1, A["few_args"])
         b.sync()
         r = {"saxpy": A["saxpy"][2].numpy().copy(), "saxpy_out": A["saxpy_out"][3].numpy().copy(), "cross": A["cross"][2].numpy().copy(),
              "px": A["springs"][3].numpy().copy(), "pv": A["springs"][4].numpy().copy()}
@@ -317,6 +321,7 @@ def verify(backends: dict[str, Backend], args: dict[str, dict], data: dict) -> N
         np.testing.assert_allclose(r["px"], ref_px, rtol=1e-4, atol=1e-4, err_msg=f"{name} springs x")
         np.testing.assert_allclose(r["pv"], ref_pv, rtol=1e-4, atol=1e-3, err_msg=f"{name} springs v")
         assert A["trivial"][0].numpy()[0] == 1.0, f"{name} trivial"
+        assert A["few_args"][2].numpy()[0] == 3.0, f"{name} few_args"
         results[name] = r
     if len(results) == 2:
         ra, rw = results["adjit"], results["warp"]
@@ -378,9 +383,10 @@ def measure_runtime(backends: dict[str, Backend], quick: bool, with_copy: bool =
             flush=True)
     del cases
     out["grad_notes"] = notes
-    for name, res in launch_overhead(backends, args, rounds=3 if quick else 8).items():
-        out[name]["launch"] = res
-        print(f"  {name}: launch overhead {res[0] * 1e6:.1f} us (n={res[1]})")
+    for kernel, key in (("trivial", "launch"), ("few_args", "launch_few_args")):
+        for name, res in launch_overhead(backends, args, rounds=3 if quick else 8, kernel=kernel).items():
+            out[name][key] = res
+            print(f"  {name}: launch overhead, {kernel} {res[0] * 1e6:.1f} us (n={res[1]})")
     if with_copy:
         out["copy_gbs"], out["copy_s"] = copy_bandwidth(quick)
     return out
@@ -658,14 +664,14 @@ def measure_one_thread(quick: bool) -> dict:
     raise RuntimeError(f"the one-thread child printed no result:\n{proc.stdout}\n{proc.stderr}")
 
 
-def launch_overhead(backends: dict[str, Backend], args: dict[str, dict], rounds: int,
+def launch_overhead(backends: dict[str, Backend], args: dict[str, dict], rounds: int, kernel: str = "trivial",
                     per_round: int = 1000) -> dict:
-    """Median time of a dim=1 launch of ``trivial``, the backends interleaved round by round
+    """Median time of a dim=1 launch of ``kernel``, the backends interleaved round by round
     (so a noisy stretch of a shared machine hits both alike)."""
     samples = {name: [] for name in backends}
     for _ in range(rounds):
         for name, b in backends.items():
-            k, x = b.k.trivial, args[name]["trivial"]
+            k, x = getattr(b.k, kernel), args[name][kernel]
             for _ in range(50):
                 b.launch(k, 1, x)
             for _ in range(per_round):
@@ -770,6 +776,8 @@ def build_rows(compile_res: dict, run_res: dict, one_thread: dict | None, backen
             bwd_ratio("warp", key), bwd_ratio("adjit1", key), speedup=False)
     add("launch overhead: trivial kernel, dim=1", "us", r("adjit", "launch", 1e6), r("warp", "launch", 1e6),
         r("adjit1", "launch", 1e6), r("warp1", "launch", 1e6))
+    add("launch overhead: 3 arrays and a float, dim=1", "us", r("adjit", "launch_few_args", 1e6),
+        r("warp", "launch_few_args", 1e6), r("adjit1", "launch_few_args", 1e6), r("warp1", "launch_few_args", 1e6))
 
     def gbs(backend):
         t = r(backend, "saxpy", 1.0)

@@ -73,6 +73,12 @@ def trivial(x: wp.array(dtype=float)):
 
 
 @wp.kernel(module="unique")
+def few_args(a: wp.array(dtype=float), b: wp.array(dtype=float), c: wp.array(dtype=float), s: float):
+    i = wp.tid()
+    c[i] = a[i] * s + b[i]
+
+
+@wp.kernel(module="unique")
 def gather(x: wp.array(dtype=float), idx: wp.array(dtype=int), y: wp.array(dtype=float)):
     # an index read from memory: its bounds check cannot be proved per launch
     i = wp.tid()

@@ -18,6 +18,8 @@ import time
 import numpy as np
 
 from .. import _runtime, config, loader, timing
+from .. import types as T
+from ..runtime.array import Array
 from ..variant import VariantSpec
 from .base import Backend, PackedLaunch, check_failed
 
@@ -65,6 +67,36 @@ class CpuBackend(Backend):
 
 #: The backend of CPU launches.
 BACKEND = CpuBackend()
+
+#: Value parameters a launch plan packs.
+_PLAN_VALUES = frozenset(("float32", "float64", "int32", "int64", "bool"))
+
+
+def launch_plan(launch: PackedLaunch):
+    """A ``_runtime.LaunchPlan`` that runs later launches like ``launch`` (a
+    forward launch that just ran here) in one call: the same variant, with
+    arguments of the same kinds (arrays of the same dtype and rank, C-contiguous
+    and writable, not overlapping; float, int or bool values). None where the
+    plan would not be the general path's choice: adjoint and tangent
+    launches, overlapping or strided arrays, a variant with index ranges to
+    measure or one that prints (serial), other argument types."""
+    k, spec, variant = launch.kernel, launch.spec, launch.variant
+    if launch.adjoint or launch.tangent or not spec.noalias or spec.strided or spec.all_checked \
+            or variant.ranged or variant.atomic_order == _SERIAL or len(k.arg_types) != len(launch.primal):
+        return None
+    written = set(loader.written_arguments(k))
+    params = []
+    for position, (t, value, packed) in enumerate(zip(k.arg_types, launch.primal, launch.args)):
+        if type(t) is T.ArrayType:
+            if type(value) is not Array or type(packed) is not np.ndarray or packed is not value._buffer \
+                    or packed.dtype.kind == "V":
+                return None
+            params.append(("array", value.dtype, memoryview(packed).format, packed.ndim, position in written))
+        elif type(t) is T.ScalarType and t.name in _PLAN_VALUES:
+            params.append((t.name,))
+        else:
+            return None
+    return _runtime.LaunchPlan(variant.entry, variant.atomic_order, Array, np.ndarray, params, variant)
 
 
 def _strided(packed: list) -> bool:

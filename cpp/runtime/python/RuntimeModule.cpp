@@ -11,6 +11,7 @@
 #include "ErrorRecord.h"
 #include "HostInfo.h"
 #include "KernelArgs.h"
+#include "LaunchPlan.h"
 #include "ObjectLoader.h"
 #include "ThreadPool.h"
 #include "WithoutGil.h"
@@ -226,5 +227,6 @@ NB_MODULE(_runtime, m) {
   m.def("host_id", &hostId,
         "This CPU's identity: compiled CPU code is reused only where it is "
         "the same.");
+  adjit::defLaunchPlan(m);
   adjit::defCuda(m);
 }
