@@ -79,7 +79,8 @@ def launch_plan(launch: PackedLaunch):
     and writable, not overlapping; float, int or bool values). None where the
     plan would not be the general path's choice: adjoint and tangent
     launches, overlapping or strided arrays, a variant with index ranges to
-    measure or one that prints (serial), other argument types."""
+    measure or one that prints (serial), other argument types. The caller
+    keeps ``launch.variant`` (its code) alive while it uses the plan."""
     k, spec, variant = launch.kernel, launch.spec, launch.variant
     if launch.adjoint or launch.tangent or not spec.noalias or spec.strided or spec.all_checked \
             or variant.ranged or variant.atomic_order == _SERIAL or len(k.arg_types) != len(launch.primal):
@@ -96,7 +97,7 @@ def launch_plan(launch: PackedLaunch):
             params.append((t.name,))
         else:
             return None
-    return _runtime.LaunchPlan(variant.entry, variant.atomic_order, Array, np.ndarray, params, variant)
+    return _runtime.LaunchPlan(variant.entry, variant.atomic_order, Array, np.ndarray, params)
 
 
 def _strided(packed: list) -> bool:

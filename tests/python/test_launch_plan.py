@@ -38,7 +38,7 @@ def grid(out: wp.array2d(dtype=int)):
 
 
 def _plan(k):
-    plan = getattr(k, "_launch_plan", None)
+    plan = getattr(k, "_launch_plan")
     return None if plan is None else plan.runtime_plan
 
 
@@ -197,8 +197,8 @@ def test_plan_rejects_what_it_cannot_take():
     from adjit import _runtime
     from adjit.runtime.array import Array
     with pytest.raises(ValueError, match="unknown argument kind"):
-        _runtime.LaunchPlan(0, 0, Array, np.ndarray, [("uint8",)], None)
+        _runtime.LaunchPlan(0, 0, Array, np.ndarray, [("uint8",)])
     with pytest.raises(ValueError, match="atomic_order"):
-        _runtime.LaunchPlan(0, 7, Array, np.ndarray, [], None)
+        _runtime.LaunchPlan(0, 7, Array, np.ndarray, [])
     with pytest.raises(ValueError, match="array rank"):
-        _runtime.LaunchPlan(0, 0, Array, np.ndarray, [("array", wp.float32, "f", 7, False)], None)
+        _runtime.LaunchPlan(0, 0, Array, np.ndarray, [("array", wp.float32, "f", 7, False)])

@@ -158,9 +158,9 @@ namespace adjit {
 class LaunchPlan {
 public:
   LaunchPlan(uintptr_t entry, int atomicOrder, nb::type_object arrayType,
-             nb::type_object ndarrayType, nb::list params, nb::object keepAlive)
+             nb::type_object ndarrayType, nb::list params)
       : entry_(entry), arrayType_(std::move(arrayType)),
-        ndarrayType_(std::move(ndarrayType)), keepAlive_(std::move(keepAlive)) {
+        ndarrayType_(std::move(ndarrayType)) {
     if (atomicOrder < 0 || atomicOrder > int(AtomicOrder::Serial))
       throw nb::value_error("LaunchPlan: atomic_order is one of ATOMIC_ORDERS' values");
     atomicOrder_ = AtomicOrder(atomicOrder);
@@ -373,7 +373,9 @@ private:
 
   uintptr_t entry_;
   AtomicOrder atomicOrder_;
-  nb::object arrayType_, ndarrayType_, keepAlive_;
+  // (types and dtypes only: a plan holds nothing that could hold it, so it
+  // needs no part in Python's garbage collection)
+  nb::object arrayType_, ndarrayType_;
   std::vector<Param> params_;
 };
 
@@ -382,12 +384,13 @@ void defLaunchPlan(nb::module_ &m) {
       m, "LaunchPlan",
       "The fast path of CPU launches of one kernel variant with arguments of "
       "fixed kinds (adjit.backends.cpu makes them).")
-      .def(nb::init<uintptr_t, int, nb::type_object, nb::type_object, nb::list, nb::object>(),
+      .def(nb::init<uintptr_t, int, nb::type_object, nb::type_object, nb::list>(),
            nb::arg("entry"), nb::arg("atomic_order"), nb::arg("array_type"),
-           nb::arg("ndarray_type"), nb::arg("params"), nb::arg("keep_alive").none(),
+           nb::arg("ndarray_type"), nb::arg("params"),
            "params: per argument (\"array\", dtype, buffer format, buffer "
            "rank, written) or (\"float32\"|\"float64\"|\"int32\"|\"int64\"|"
-           "\"bool\",). keep_alive: what keeps `entry`'s code loaded.")
+           "\"bool\",). The caller keeps `entry`'s code loaded while the "
+           "plan is used.")
       .def("run", &LaunchPlan::run, nb::arg("dim"), nb::arg("inputs"),
            nb::arg("outputs"),
            "Runs a launch if the plan fits its arguments: False if it does "
