@@ -22,7 +22,7 @@ from . import _runtime, cache, config, language
 from .errors import CompileError, GradientError
 from .language import Kernel
 from .runtime.access import Access
-from .variant import Checks, VariantSpec, checks
+from .variant import Checks, VariantSpec, checks, simd_width
 
 log = logging.getLogger("adjit.cache")
 
@@ -359,6 +359,8 @@ def compile_options(kernel: Kernel, spec: VariantSpec, arch: str | None = None) 
         if arch is None:
             raise ValueError("compile_options: a CUDA variant's key needs its arch")
         options["arch"] = arch
+    elif spec.noalias and simd_width() > 1:
+        options["simd_width"] = simd_width()
     return options
 
 

@@ -12,6 +12,9 @@ code and the disk cache by it, and the compiler picks its stages from it.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import os
+import warnings
 from dataclasses import dataclass
 from functools import cached_property
 from typing import NamedTuple
@@ -20,6 +23,22 @@ from . import config
 
 #: The targets code is compiled for.
 TARGETS = ("cpu", "cuda")
+
+#: Threads a CPU kernel body runs at once as a SIMD program
+#: (adjit-vectorize-threads), for variants whose arrays do not overlap:
+#: ``ADJIT_SIMD_WIDTH`` (0 leaves every body scalar).
+_SIMD_WIDTHS = (0, 1, 2, 4, 8, 16)
+
+
+@functools.cache
+def simd_width() -> int:
+    """The SIMD width CPU variants are compiled with (read once)."""
+    text = os.environ.get("ADJIT_SIMD_WIDTH", "8").strip()
+    if not text.isdigit() or int(text) not in _SIMD_WIDTHS:
+        warnings.warn(f"ADJIT_SIMD_WIDTH={text!r} is not one of {', '.join(map(str, _SIMD_WIDTHS))}; "
+                      "using 8", RuntimeWarning, stacklevel=2)
+        return 8
+    return int(text)
 
 
 class Checks(NamedTuple):

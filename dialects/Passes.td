@@ -83,6 +83,35 @@ def AdjitCpuLaunch : Pass<"adjit-cpu-launch", "::mlir::ModuleOp"> {
                            "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect"];
 }
 
+def AdjitVectorizeThreads : Pass<"adjit-vectorize-threads", "::mlir::ModuleOp"> {
+  let summary = "Run kernel bodies as SIMD programs over groups of threads";
+  let description = [{
+    Runs after adjit-cpu-launch{noalias=true}. For each outlined kernel body
+    `@k_body`, makes `@k_body_simd`, which runs `width` consecutive threads
+    at once: each varying value gets an innermost dimension of `width` lanes
+    (f32 -> vector<8xf32>, vector<3xf32> -> vector<3x8xf32>); loops with
+    uniform bounds carry widened values; branches on varying conditions run
+    both sides under lane masks and select; loads and stores become vector
+    loads/stores (consecutive, 1-D) or masked gathers/scatters. The entry
+    calls it for whole groups and the scalar body for the rest of a chunk.
+    Results are bitwise those of the scalar body. A body the pass cannot
+    vectorize (atomics, calls, while loops, reported checks, f16/bf16,
+    arrays written where threads may share elements, ...) stays scalar.
+    Each body records the outcome in `adjit.simd` ("vectorized: ..." or
+    "scalar: <reason>").
+    Rationale: LLVM's loop vectorizer widens the thread loop only when the
+    body is straight-line code; kernels with loops and branches then ran one
+    thread at a time.
+  }];
+  let options = [
+    Option<"width", "width", "unsigned", /*default=*/"8",
+           "Threads per SIMD group (0 or 1: leave bodies scalar)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def AdjitApplyNoAlias : Pass<"adjit-apply-noalias", "::mlir::ModuleOp"> {
   let summary = "Turn adjit.noalias_args markers into llvm.noalias argument attributes";
   let description = [{

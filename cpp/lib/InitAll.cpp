@@ -129,6 +129,11 @@ struct LowerCpuOptions : public PassPipelineOptions<LowerCpuOptions> {
       *this, "strided-arrays",
       llvm::cl::desc("Arrays may have any element strides (views)"),
       llvm::cl::init(false)};
+  Option<unsigned> simdWidth{
+      *this, "simd-width",
+      llvm::cl::desc("Run kernel bodies as SIMD programs over this many "
+                     "threads (adjit-vectorize-threads; with noalias only)"),
+      llvm::cl::init(0)};
 };
 
 void buildLowerCpuPipeline(OpPassManager &pm, const LowerCpuOptions &options) {
@@ -141,6 +146,13 @@ void buildLowerCpuPipeline(OpPassManager &pm, const LowerCpuOptions &options) {
   launch.allChecked = options.allChecked;
   pm.addPass(createAdjitCpuLaunch(launch));
   addCleanup(pm);
+  if (options.noalias && options.simdWidth > 1) {
+    // (after the cleanup, which folds the checks the launch condition proved)
+    AdjitVectorizeThreadsOptions simd;
+    simd.width = options.simdWidth;
+    pm.addPass(createAdjitVectorizeThreads(simd));
+    addCleanup(pm);
+  }
 }
 
 struct CpuToLlvmOptions : public PassPipelineOptions<CpuToLlvmOptions> {

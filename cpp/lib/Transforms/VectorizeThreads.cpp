@@ -1,0 +1,653 @@
+//===- VectorizeThreads.cpp - kernel bodies as SIMD programs over threads -===//
+//
+// Algorithm: after adjit-cpu-launch, each kernel body `@k_body(args...,
+// %linear, %total, %e1, %e2, %e3, %record)` runs one thread. This pass
+// makes `@k_body_simd` with the same signature, which runs the W threads
+// %linear .. %linear + W - 1 at once, and has the CPU entry call it for
+// whole groups of W threads (the rest of a chunk calls the scalar body).
+//
+// Values are uniform (the same for every thread: constants, arguments,
+// loop counters of uniform loops) or varying (derived from %linear). A
+// varying value of type T becomes a vector with one more, innermost,
+// dimension of W lanes: f32 -> vector<Wxf32>, vector<3xf32> ->
+// vector<3xWxf32>. Element-wise ops apply to the widened operands
+// (uniform ones broadcast); vector.extract/insert/from_elements/broadcast
+// keep their positions, which address the leading (component) dimensions.
+// `scf.for` with uniform bounds stays a loop carrying widened values; an
+// `scf.if` on a uniform condition stays a branch; on a varying condition
+// both sides run, each under its mask of lanes, and the results are
+// selected per lane. Loads and stores at varying indices become gathers and
+// scatters under the current mask (consecutive ones on 1-D arrays: vector
+// loads and stores); integer divisions divide masked-off lanes by 1.
+//
+// Every lane computes the same operations on the same values as the scalar
+// body, so results are bitwise the same, provided memory is not shared
+// between threads in a way whose outcome depends on their order: every
+// access to an array the body writes must index one dimension with the
+// same (uniform base + lane), so each thread touches its own elements. Kernels outside what is
+// handled (atomics, calls, while loops, runtime checks that report, f16 and
+// bf16, strided or overlapping arrays, ...) keep the scalar body; the body
+// records why in `adjit.simd` (visible in the stage dump).
+//
+//===----------------------------------------------------------------------===//
+
+#include "adjit/AdjitDialect.h"
+#include "adjit/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::adjit {
+#define GEN_PASS_DEF_ADJITVECTORIZETHREADS
+#include "Passes.h.inc"
+} // namespace mlir::adjit
+
+using namespace mlir;
+
+namespace {
+
+/// Arguments after the kernel's own in an outlined body (LaunchUtils.h):
+/// %linear, %total, 3 extents, %record.
+constexpr unsigned kTrailingBodyArgs = 6;
+
+/// Integer divisions and remainders: they trap on a zero divisor.
+bool isIntegerDivision(Operation *op) {
+  return isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp, arith::CeilDivSIOp,
+             arith::CeilDivUIOp, arith::FloorDivSIOp>(op);
+}
+
+/// Builds the SIMD version of one kernel body; fails with a reason.
+class ThreadVectorizer {
+public:
+  ThreadVectorizer(func::FuncOp body, unsigned width)
+      : body(body), width(width), b(body.getContext()) {}
+
+  /// The SIMD body, created after the scalar one; or failure, with `reason`.
+  FailureOr<func::FuncOp> run();
+
+  std::string reason;
+
+private:
+  LogicalResult fail(Operation *op, const Twine &why) {
+    reason = (why + (op ? " (" + op->getName().getStringRef() + ")" : Twine(""))).str();
+    return failure();
+  }
+
+  /// vector<W x T> for a scalar T; vector<s... x W x T> for vector<s... x T>.
+  Type wideType(Type type) const {
+    if (isa<IntegerType, FloatType, IndexType>(type))
+      return VectorType::get({int64_t(width)}, type);
+    if (auto vec = dyn_cast<VectorType>(type)) {
+      if (vec.isScalable())
+        return {};
+      SmallVector<int64_t> shape(vec.getShape());
+      shape.push_back(width);
+      return VectorType::get(shape, vec.getElementType());
+    }
+    return {};
+  }
+
+  bool isVarying(Value v) const { return wide.count(v); }
+  Value uniform(Value v) const { return mapping.lookupOrDefault(v); }
+
+  /// The widened value of `v` (a uniform one broadcast to every lane).
+  Value widened(Value v, Location loc) {
+    if (Value w = wide.lookup(v))
+      return w;
+    Value u = uniform(v);
+    Type type = wideType(u.getType());
+    if (isa<VectorType>(u.getType())) {
+      // Lanes are the innermost dimension: broadcast in front, then move it.
+      auto vec = cast<VectorType>(u.getType());
+      SmallVector<int64_t> shape{int64_t(width)};
+      shape.append(vec.getShape().begin(), vec.getShape().end());
+      Value front = vector::BroadcastOp::create(
+          b, loc, VectorType::get(shape, vec.getElementType()), u);
+      SmallVector<int64_t> perm;
+      for (int64_t d = 1; d <= vec.getRank(); ++d)
+        perm.push_back(d);
+      perm.push_back(0);
+      return vector::TransposeOp::create(b, loc, front, perm);
+    }
+    return vector::BroadcastOp::create(b, loc, type, u);
+  }
+
+  Value laneIota(Location loc, Type elementType) {
+    SmallVector<Attribute> lanes;
+    for (unsigned l = 0; l < width; ++l)
+      lanes.push_back(IntegerAttr::get(elementType, l));
+    auto type = VectorType::get({int64_t(width)}, elementType);
+    return arith::ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, lanes));
+  }
+
+  Value zeros(Location loc, Type type) {
+    if (auto shaped = dyn_cast<ShapedType>(type))
+      return arith::ConstantOp::create(b, loc, type,
+                                       DenseElementsAttr::get(shaped, b.getZeroAttr(shaped.getElementType())));
+    return arith::ConstantOp::create(b, loc, type, cast<TypedAttr>(b.getZeroAttr(type)));
+  }
+
+  Value allTrue(Location loc) {
+    auto type = VectorType::get({int64_t(width)}, b.getI1Type());
+    return arith::ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, true));
+  }
+
+  /// `mask` (vector<W x i1>) broadcast to the shape of the widened `type`.
+  Value maskLike(Value mask, Type type, Location loc) {
+    auto vec = cast<VectorType>(type);
+    if (vec.getRank() == 1)
+      return mask;
+    return vector::BroadcastOp::create(
+        b, loc, VectorType::get(vec.getShape(), b.getI1Type()), mask);
+  }
+
+  LogicalResult checkMemory();
+  LogicalResult visitBlock(Block &block, Value mask);
+  LogicalResult visitOp(Operation *op, Value mask);
+  LogicalResult visitUniform(Operation *op, Value mask);
+  LogicalResult visitElementwise(Operation *op, Value mask);
+  LogicalResult visitLoad(memref::LoadOp op, Value mask);
+  LogicalResult visitStore(memref::StoreOp op, Value mask);
+  LogicalResult visitFor(scf::ForOp op, Value mask);
+  LogicalResult visitIf(scf::IfOp op, Value mask);
+  LogicalResult visitReduction(vector::ReductionOp op);
+  /// The element offsets (vector<W x index>) of a varying access to `memref`
+  /// at `indices`, from its first element; or null if its layout is not the
+  /// identity.
+  Value elementOffsets(Value memref, ValueRange indices, Location loc);
+
+  func::FuncOp body;
+  unsigned width;
+  OpBuilder b;
+  IRMapping mapping;            // uniform values: scalar body -> SIMD body
+  DenseMap<Value, Value> wide;  // varying values: scalar body -> widened
+  /// Varying index values equal to (uniform base + lane): their base.
+  DenseMap<Value, Value> consecutive;
+  /// Arrays the body writes (then accessed at one index list).
+  DenseSet<Value> writtenArrays;
+
+  /// Per written array: the dimension whose index is (base + lane) in all
+  /// its accesses, and that base.
+  DenseMap<Value, std::pair<unsigned, Value>> ownElements;
+
+  /// Each lane must touch only its own elements of a written array: all
+  /// accesses index one dimension with (one base + lane).
+  LogicalResult checkOwnElement(Operation *op, Value memref, ValueRange indices) {
+    if (!writtenArrays.count(memref))
+      return success();
+    auto known = ownElements.find(memref);
+    for (auto [d, index] : llvm::enumerate(indices)) {
+      auto c = consecutive.find(index);
+      if (c == consecutive.end())
+        continue;
+      if (known == ownElements.end()) {
+        ownElements[memref] = {unsigned(d), c->second};
+        return success();
+      }
+      if (known->second == std::make_pair(unsigned(d), c->second))
+        return success();
+    }
+    return fail(op, "an array written at elements other threads may access");
+  }
+};
+
+LogicalResult ThreadVectorizer::checkMemory() {
+  // Per array: its loads and stores.
+  DenseMap<Value, SmallVector<Operation *>> accesses;
+  DenseSet<Value> &written = writtenArrays;
+  WalkResult walk = body.walk([&](Operation *op) {
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      accesses[load.getMemRef()].push_back(op);
+    } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      accesses[store.getMemRef()].push_back(op);
+      written.insert(store.getMemRef());
+    } else if (isa<memref::AtomicRMWOp, memref::GenericAtomicRMWOp>(op)) {
+      (void)fail(op, "atomics");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  for (auto &[memref, ops] : accesses) {
+    if (!isa<BlockArgument>(memref) ||
+        cast<BlockArgument>(memref).getOwner() != &body.front())
+      return fail(ops.front(), "an array that is not an argument");
+    auto type = cast<MemRefType>(memref.getType());
+    if (!type.getLayout().isIdentity())
+      return fail(ops.front(), "strided arrays");
+    Type element = type.getElementType();
+    if (!isa<IntegerType, FloatType, IndexType>(element) || element.isInteger(1) ||
+        element.isF16() || element.isBF16())
+      return fail(ops.front(), "array elements of this type");
+  }
+  return success();
+}
+
+FailureOr<func::FuncOp> ThreadVectorizer::run() {
+  if (!body.getBody().hasOneBlock())
+    return fail(nullptr, "a body of several blocks"), failure();
+  if (body.getNumArguments() < kTrailingBodyArgs)
+    return fail(nullptr, "not a kernel body"), failure();
+  if (failed(checkMemory()))
+    return failure();
+  unsigned linearPos = body.getNumArguments() - kTrailingBodyArgs;
+  Location loc = body.getLoc();
+  b.setInsertionPointAfter(body);
+  auto simd = func::FuncOp::create(b, loc, (body.getSymName() + "_simd").str(),
+                                   body.getFunctionType());
+  simd.setPrivate();
+  for (NamedAttribute attr : body->getAttrs())
+    if (attr.getName() != SymbolTable::getSymbolAttrName() &&
+        attr.getName() != body.getFunctionTypeAttrName())
+      simd->setAttr(attr.getName(), attr.getValue());
+  Block *entry = simd.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Block &scalarEntry = body.front();
+  for (auto [from, to] : llvm::zip(scalarEntry.getArguments(), entry->getArguments()))
+    mapping.map(from, to);
+  // Lane l runs thread %linear + l.
+  Value linear = scalarEntry.getArgument(linearPos);
+  Value base = entry->getArgument(linearPos);
+  Value lanes = arith::AddIOp::create(b, loc, widened(linear, loc),
+                                      laneIota(loc, b.getIndexType()));
+  wide[linear] = lanes;
+  consecutive[linear] = base;
+  if (failed(visitBlock(scalarEntry, Value()))) {
+    simd.erase();
+    return failure();
+  }
+  func::ReturnOp::create(b, loc);
+  return simd;
+}
+
+LogicalResult ThreadVectorizer::visitBlock(Block &block, Value mask) {
+  for (Operation &op : block.without_terminator())
+    if (failed(visitOp(&op, mask)))
+      return failure();
+  return success();
+}
+
+LogicalResult ThreadVectorizer::visitOp(Operation *op, Value mask) {
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    return visitLoad(load, mask);
+  if (auto store = dyn_cast<memref::StoreOp>(op))
+    return visitStore(store, mask);
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return visitFor(loop, mask);
+  if (auto branch = dyn_cast<scf::IfOp>(op))
+    return visitIf(branch, mask);
+  bool anyVarying = llvm::any_of(op->getOperands(), [&](Value v) { return isVarying(v); });
+  if (!anyVarying && !(mask && isIntegerDivision(op)))
+    return visitUniform(op, mask);
+  if (auto reduction = dyn_cast<vector::ReductionOp>(op))
+    return visitReduction(reduction);
+  return visitElementwise(op, mask);
+}
+
+LogicalResult ThreadVectorizer::visitUniform(Operation *op, Value mask) {
+  if (op->getNumRegions() != 0)
+    return fail(op, "an op with regions");
+  if (!isMemoryEffectFree(op) && !isa<memref::DimOp>(op))
+    return fail(op, "an op with side effects");
+  for (Type t : op->getResultTypes())
+    if (isa<FloatType>(getElementTypeOrSelf(t)) &&
+        (getElementTypeOrSelf(t).isF16() || getElementTypeOrSelf(t).isBF16()))
+      return fail(op, "f16 or bf16 arithmetic");
+  b.clone(*op, mapping);
+  return success();
+}
+
+LogicalResult ThreadVectorizer::visitElementwise(Operation *op, Value mask) {
+  Location loc = op->getLoc();
+  SmallVector<Type> resultTypes;
+  for (Type t : op->getResultTypes()) {
+    Type elementType = getElementTypeOrSelf(t);
+    if (elementType.isF16() || elementType.isBF16())
+      return fail(op, "f16 or bf16 arithmetic");
+    Type w = wideType(t);
+    if (!w)
+      return fail(op, "a value of an unsupported type");
+    resultTypes.push_back(w);
+  }
+  SmallVector<Value> operands;
+  for (Value v : op->getOperands())
+    operands.push_back(widened(v, loc));
+  Operation *made = nullptr;
+  if (auto select = dyn_cast<arith::SelectOp>(op)) {
+    Value cond = operands[0];
+    if (cast<VectorType>(cond.getType()).getRank() != cast<VectorType>(resultTypes[0]).getRank())
+      cond = maskLike(cond, resultTypes[0], loc);
+    made = arith::SelectOp::create(b, loc, cond, operands[1], operands[2]);
+  } else if (auto extract = dyn_cast<vector::ExtractOp>(op)) {
+    if (!extract.getDynamicPosition().empty())
+      return fail(op, "a component at a varying position");
+    made = vector::ExtractOp::create(b, loc, operands[0], extract.getStaticPosition());
+  } else if (auto insert = dyn_cast<vector::InsertOp>(op)) {
+    if (!insert.getDynamicPosition().empty())
+      return fail(op, "a component at a varying position");
+    made = vector::InsertOp::create(b, loc, operands[0], operands[1], insert.getStaticPosition());
+  } else if (auto elements = dyn_cast<vector::FromElementsOp>(op)) {
+    auto type = cast<VectorType>(elements.getType());
+    Value result = zeros(loc, resultTypes[0]);
+    SmallVector<int64_t> position(type.getRank(), 0);
+    for (Value element : operands) {
+      result = vector::InsertOp::create(b, loc, element, result, position);
+      for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+        if (++position[d] < type.getDimSize(d))
+          break;
+        position[d] = 0;
+      }
+    }
+    made = result.getDefiningOp();
+  } else if (isa<vector::BroadcastOp>(op)) {
+    made = vector::BroadcastOp::create(b, loc, resultTypes[0], operands[0]);
+  } else if (op->hasTrait<OpTrait::Elementwise>() && op->getNumRegions() == 0 &&
+             isMemoryEffectFree(op) &&
+             (isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))) {
+    // Integer division traps on zero: masked-off lanes divide by one.
+    if (mask && isIntegerDivision(op)) {
+      Type divisorType = operands[1].getType();
+      Value one = arith::ConstantOp::create(
+          b, loc, divisorType,
+          DenseElementsAttr::get(cast<ShapedType>(divisorType),
+                                 IntegerAttr::get(getElementTypeOrSelf(divisorType), 1)));
+      operands[1] = arith::SelectOp::create(b, loc, maskLike(mask, divisorType, loc),
+                                            operands[1], one);
+    }
+    OperationState state(loc, op->getName().getStringRef(), operands, resultTypes,
+                         op->getAttrs());
+    made = b.create(state);
+  } else {
+    return fail(op, "an operation on varying values that is not vectorized");
+  }
+  for (auto [from, to] : llvm::zip(op->getResults(), made->getResults())) {
+    if (to.getType() != wideType(from.getType()))
+      return fail(op, "a result of an unexpected shape");
+    wide[from] = to;
+  }
+  // (consecutive + uniform) and casts of consecutive values stay consecutive
+  // (thread indices are < 2**31: no cast or add wraps).
+  if (auto add = dyn_cast<arith::AddIOp>(op)) {
+    for (unsigned k = 0; k < 2; ++k) {
+      Value c = add.getOperand(k), other = add.getOperand(1 - k);
+      if (consecutive.count(c) && !isVarying(other))
+        consecutive[add.getResult()] =
+            arith::AddIOp::create(b, loc, consecutive[c], uniform(other));
+    }
+  } else if (auto cast = dyn_cast<arith::IndexCastOp>(op)) {
+    if (consecutive.count(cast.getIn()))
+      consecutive[cast.getResult()] =
+          arith::IndexCastOp::create(b, loc, cast.getType(), consecutive[cast.getIn()]);
+  }
+  return success();
+}
+
+LogicalResult ThreadVectorizer::visitReduction(vector::ReductionOp op) {
+  if (op.getAcc())
+    return fail(op, "a reduction with an accumulator");
+  auto type = cast<VectorType>(op.getVector().getType());
+  if (type.getRank() != 1)
+    return fail(op, "a reduction of a matrix");
+  Location loc = op.getLoc();
+  Value source = widened(op.getVector(), loc);
+  // In order, as the scalar reduction: ((v0 op v1) op v2) ...
+  Value result = vector::ExtractOp::create(b, loc, source, ArrayRef<int64_t>{0});
+  for (int64_t k = 1; k < type.getDimSize(0); ++k) {
+    Value next = vector::ExtractOp::create(b, loc, source, ArrayRef<int64_t>{k});
+    Value combined = vector::makeArithReduction(b, loc, op.getKind(), result, next,
+                                                op.getFastmathAttr());
+    if (!combined)
+      return fail(op, "a reduction of this kind");
+    result = combined;
+  }
+  wide[op.getResult()] = result;
+  return success();
+}
+
+Value ThreadVectorizer::elementOffsets(Value memref, ValueRange indices, Location loc) {
+  auto type = cast<MemRefType>(memref.getType());
+  Value offsets;
+  Value stride; // elements between consecutive indices of dimension d
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    Value index = widened(indices[d], loc);
+    Value term = index;
+    if (stride)
+      term = arith::MulIOp::create(
+          b, loc, index, vector::BroadcastOp::create(b, loc, index.getType(), stride));
+    offsets = offsets ? Value(arith::AddIOp::create(b, loc, offsets, term)) : term;
+    Value extent = type.isDynamicDim(d)
+                       ? Value(memref::DimOp::create(b, loc, uniform(memref), d))
+                       : Value(arith::ConstantIndexOp::create(b, loc, type.getDimSize(d)));
+    stride = stride ? Value(arith::MulIOp::create(b, loc, stride, extent)) : extent;
+  }
+  return offsets;
+}
+
+LogicalResult ThreadVectorizer::visitLoad(memref::LoadOp op, Value mask) {
+  Location loc = op.getLoc();
+  if (failed(checkOwnElement(op, op.getMemRef(), op.getIndices())))
+    return failure();
+  Type element = op.getType();
+  auto vecType = VectorType::get({int64_t(width)}, element);
+  bool varying = llvm::any_of(op.getIndices(), [&](Value v) { return isVarying(v); });
+  Value memref = uniform(op.getMemRef());
+  if (!varying) {
+    if (!mask) {
+      b.clone(*op, mapping);
+      return success();
+    }
+    // Read once, if any lane reads it (it may be out of range otherwise).
+    Value any = vector::ReductionOp::create(b, loc, vector::CombiningKind::OR, mask);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{element}, any, /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value loaded = b.clone(*op, mapping)->getResult(0);
+      scf::YieldOp::create(b, loc, loaded);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, ValueRange{zeros(loc, element)});
+    }
+    mapping.map(op.getResult(), ifOp.getResult(0));
+    return success();
+  }
+  Value passThru = zeros(loc, vecType);
+  if (op.getIndices().size() == 1 && consecutive.count(op.getIndices()[0])) {
+    Value start = consecutive[op.getIndices()[0]];
+    wide[op.getResult()] =
+        mask ? Value(vector::MaskedLoadOp::create(b, loc, vecType, memref, ValueRange{start}, mask,
+                                                  passThru))
+             : Value(vector::LoadOp::create(b, loc, vecType, memref, ValueRange{start}));
+    return success();
+  }
+  Value offsets = elementOffsets(op.getMemRef(), op.getIndices(), loc);
+  SmallVector<Value> zeros(op.getIndices().size(), arith::ConstantIndexOp::create(b, loc, 0));
+  wide[op.getResult()] = vector::GatherOp::create(b, loc, vecType, memref, zeros, offsets,
+                                                  mask ? mask : allTrue(loc), passThru);
+  return success();
+}
+
+LogicalResult ThreadVectorizer::visitStore(memref::StoreOp op, Value mask) {
+  Location loc = op.getLoc();
+  if (failed(checkOwnElement(op, op.getMemRef(), op.getIndices())))
+    return failure();
+  bool varying = isVarying(op.getValue()) ||
+                 llvm::any_of(op.getIndices(), [&](Value v) { return isVarying(v); });
+  Value memref = uniform(op.getMemRef());
+  if (!varying && !mask) {
+    b.clone(*op, mapping); // every lane stores the same value at the same place
+    return success();
+  }
+  Value value = widened(op.getValue(), loc);
+  if (op.getIndices().size() == 1 && consecutive.count(op.getIndices()[0])) {
+    Value start = consecutive[op.getIndices()[0]];
+    if (mask)
+      vector::MaskedStoreOp::create(b, loc, memref, ValueRange{start}, mask, value);
+    else
+      vector::StoreOp::create(b, loc, value, memref, ValueRange{start});
+    return success();
+  }
+  // (lanes storing to one place: the last lane's value stays, as the last
+  // thread's would; a scatter stores its lanes in order)
+  Value offsets = elementOffsets(op.getMemRef(), op.getIndices(), loc);
+  SmallVector<Value> zeros(op.getIndices().size(), arith::ConstantIndexOp::create(b, loc, 0));
+  vector::ScatterOp::create(b, loc, Type(), memref, zeros, offsets, mask ? mask : allTrue(loc), value);
+  return success();
+}
+
+LogicalResult ThreadVectorizer::visitFor(scf::ForOp op, Value mask) {
+  Location loc = op.getLoc();
+  for (Value bound : {op.getLowerBound(), op.getUpperBound(), op.getStep()})
+    if (isVarying(bound))
+      return fail(op, "a loop whose bounds differ between threads");
+  SmallVector<Value> inits;
+  for (Value init : op.getInitArgs()) {
+    if (!wideType(init.getType()))
+      return fail(op, "a loop value of an unsupported type");
+    inits.push_back(widened(init, loc));
+  }
+  auto loop = scf::ForOp::create(b, loc, uniform(op.getLowerBound()), uniform(op.getUpperBound()),
+                                 uniform(op.getStep()), inits);
+  OpBuilder::InsertionGuard guard(b);
+  Block *newBody = loop.getBody();
+  if (!newBody->empty())
+    newBody->back().erase(); // (the builder's yield, if it made one)
+  b.setInsertionPointToEnd(newBody);
+  mapping.map(op.getInductionVar(), loop.getInductionVar());
+  for (auto [from, to] : llvm::zip(op.getRegionIterArgs(), loop.getRegionIterArgs()))
+    wide[from] = to;
+  if (failed(visitBlock(*op.getBody(), mask)))
+    return failure();
+  auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
+  SmallVector<Value> yielded;
+  for (Value v : yield.getOperands())
+    yielded.push_back(widened(v, loc));
+  scf::YieldOp::create(b, loc, yielded);
+  for (auto [from, to] : llvm::zip(op.getResults(), loop.getResults()))
+    wide[from] = to;
+  return success();
+}
+
+LogicalResult ThreadVectorizer::visitIf(scf::IfOp op, Value mask) {
+  Location loc = op.getLoc();
+  SmallVector<Type> resultTypes;
+  for (Type t : op.getResultTypes()) {
+    Type w = wideType(t);
+    if (!w)
+      return fail(op, "a branch value of an unsupported type");
+    resultTypes.push_back(w);
+  }
+  auto yieldedOf = [&](Block &block) {
+    SmallVector<Value> values;
+    for (Value v : block.getTerminator()->getOperands())
+      values.push_back(widened(v, loc));
+    return values;
+  };
+  if (!isVarying(op.getCondition())) {
+    auto ifOp = scf::IfOp::create(b, loc, resultTypes, uniform(op.getCondition()),
+                                  /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    for (auto [from, to] : llvm::zip(op->getRegions(), ifOp->getRegions())) {
+      Block &toBlock = to.front();
+      if (!toBlock.empty())
+        toBlock.back().erase();
+      b.setInsertionPointToEnd(&toBlock);
+      if (!from.empty()) {
+        if (failed(visitBlock(from.front(), mask)))
+          return failure();
+        scf::YieldOp::create(b, loc, yieldedOf(from.front()));
+      } else {
+        scf::YieldOp::create(b, loc);
+      }
+    }
+    for (auto [from, to] : llvm::zip(op.getResults(), ifOp.getResults()))
+      wide[from] = to;
+    return success();
+  }
+  // Both sides, each under its lanes' mask; results selected per lane.
+  Value cond = wide[op.getCondition()];
+  Value ones = allTrue(loc);
+  Value notCond = arith::XOrIOp::create(b, loc, cond, ones);
+  Value thenMask = mask ? Value(arith::AndIOp::create(b, loc, mask, cond)) : cond;
+  Value elseMask = mask ? Value(arith::AndIOp::create(b, loc, mask, notCond)) : notCond;
+  if (failed(visitBlock(op.getThenRegion().front(), thenMask)))
+    return failure();
+  SmallVector<Value> thenValues = yieldedOf(op.getThenRegion().front());
+  SmallVector<Value> elseValues;
+  if (!op.getElseRegion().empty()) {
+    if (failed(visitBlock(op.getElseRegion().front(), elseMask)))
+      return failure();
+    elseValues = yieldedOf(op.getElseRegion().front());
+  }
+  for (auto [k, result] : llvm::enumerate(op.getResults()))
+    wide[result] = arith::SelectOp::create(b, loc, maskLike(cond, resultTypes[k], loc),
+                                           thenValues[k], elseValues[k]);
+  return success();
+}
+
+/// Has the entry loops that call `body` per thread call `simd` for whole
+/// groups of `width` threads first.
+void callSimdBody(ModuleOp module, func::FuncOp body, func::FuncOp simd, unsigned width) {
+  SmallVector<func::CallOp> calls;
+  module.walk([&](func::CallOp call) {
+    if (call.getCallee() == body.getSymName() && isa<scf::ForOp>(call->getParentOp()))
+      calls.push_back(call);
+  });
+  unsigned linearPos = body.getNumArguments() - kTrailingBodyArgs;
+  for (func::CallOp call : calls) {
+    auto loop = cast<scf::ForOp>(call->getParentOp());
+    if (call.getOperand(linearPos) != loop.getInductionVar() ||
+        !matchPattern(loop.getStep(), m_One()))
+      continue;
+    OpBuilder b(loop);
+    Location loc = loop.getLoc();
+    Value begin = loop.getLowerBound(), end = loop.getUpperBound();
+    Value w = arith::ConstantIndexOp::create(b, loc, width);
+    Value span = arith::SubIOp::create(b, loc, end, begin);
+    Value rest = arith::RemUIOp::create(b, loc, span, w);
+    Value simdEnd = arith::SubIOp::create(b, loc, end, rest);
+    auto groups = scf::ForOp::create(b, loc, begin, simdEnd, w);
+    b.setInsertionPointToStart(groups.getBody());
+    SmallVector<Value> args(call.getOperands());
+    args[linearPos] = groups.getInductionVar();
+    func::CallOp::create(b, loc, simd, args);
+    loop.getLowerBoundMutable().assign(simdEnd);
+  }
+}
+
+struct AdjitVectorizeThreadsPass
+    : adjit::impl::AdjitVectorizeThreadsBase<AdjitVectorizeThreadsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (width < 2)
+      return;
+    SmallVector<func::FuncOp> bodies;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (fn->hasAttr(adjit::AdjitDialect::getKernelBodyAttrName()))
+        bodies.push_back(fn);
+    MLIRContext *ctx = module.getContext();
+    for (func::FuncOp body : bodies) {
+      ThreadVectorizer vectorizer(body, width);
+      FailureOr<func::FuncOp> simd = vectorizer.run();
+      if (failed(simd)) {
+        body->setAttr("adjit.simd", StringAttr::get(ctx, "scalar: " + vectorizer.reason));
+        continue;
+      }
+      body->setAttr("adjit.simd", StringAttr::get(ctx, "vectorized: " + std::to_string(width) +
+                                                           " threads in @" +
+                                                           simd->getSymName().str()));
+      (*simd)->removeAttr(adjit::AdjitDialect::getKernelBodyAttrName());
+      (*simd)->removeAttr("adjit.simd");
+      callSimdBody(module, body, *simd, width);
+    }
+  }
+};
+
+} // namespace

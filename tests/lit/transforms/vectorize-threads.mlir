@@ -1,0 +1,131 @@
+// RUN: adjit-opt %s --adjit-lower-to-std --adjit-cpu-launch=noalias=true --canonicalize --adjit-vectorize-threads | FileCheck %s
+// RUN: adjit-opt %s --adjit-lower-to-std --adjit-cpu-launch=noalias=true --canonicalize --adjit-vectorize-threads=width=4 | FileCheck %s --check-prefix=W4
+
+// adjit-vectorize-threads: each kernel body gets a @<body>_simd running 8
+// consecutive threads as vector lanes; the entry calls it for whole groups
+// of 8 and the scalar body for the rest of its chunk.
+
+/// Consecutive accesses of 1-D arrays: vector loads and stores.
+// CHECK-LABEL: func.func private @saxpy_body(
+// CHECK-SAME: adjit.simd = "vectorized: 8 threads in @saxpy_body_simd"
+// CHECK-LABEL: func.func private @saxpy_body_simd(
+// CHECK-SAME: %[[A:[^:]*]]: f32, %[[X:[^:]*]]: memref<?xf32>, %[[Y:[^:]*]]: memref<?xf32>, %[[BASE:[^:]*]]: index
+// CHECK: %[[XV:.*]] = vector.load %[[X]][%[[BASE]]] : memref<?xf32>, vector<8xf32>
+// CHECK: %[[YV:.*]] = vector.load %[[Y]][%[[BASE]]] : memref<?xf32>, vector<8xf32>
+// CHECK: %[[AV:.*]] = vector.broadcast %[[A]] : f32 to vector<8xf32>
+// CHECK: %[[M:.*]] = arith.mulf %[[AV]], %[[XV]] : vector<8xf32>
+// CHECK: %[[R:.*]] = arith.addf %[[M]], %[[YV]] : vector<8xf32>
+// CHECK: vector.store %[[R]], %[[Y]][%[[BASE]]] : memref<?xf32>, vector<8xf32>
+// CHECK-LABEL: func.func @saxpy_cpu_entry(
+// CHECK-SAME: %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[BEGIN:[^:]*]]: i64, %[[END:[^:]*]]: i64
+// CHECK: %[[LB:.*]] = arith.index_cast %[[BEGIN]] : i64 to index
+// CHECK: %[[UB:.*]] = arith.index_cast %[[END]] : i64 to index
+// CHECK: %[[W:.*]] = arith.constant 8 : index
+// CHECK: %[[SPAN:.*]] = arith.subi %[[UB]], %[[LB]] : index
+// CHECK: %[[REST:.*]] = arith.remui %[[SPAN]], %[[W]] : index
+// CHECK: %[[MID:.*]] = arith.subi %[[UB]], %[[REST]] : index
+// CHECK: scf.for %[[G:.*]] = %[[LB]] to %[[MID]] step %[[W]] {
+// CHECK: func.call @saxpy_body_simd({{.*}}, %[[G]], {{.*}})
+// CHECK: scf.for %[[T:.*]] = %[[MID]] to %[[UB]] step %{{.*}} {
+// CHECK: func.call @saxpy_body({{.*}}, %[[T]], {{.*}})
+// W4: vector.load %{{.*}}[%{{.*}}] : memref<?xf32>, vector<4xf32>
+func.func @saxpy(%a: f32, %x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %xi = adjit.load %x[%i] : !adjit.array<f32, 1>
+  %yi = adjit.load %y[%i] : !adjit.array<f32, 1>
+  %ax = arith.mulf %a, %xi : f32
+  %r = arith.addf %ax, %yi : f32
+  adjit.store %r, %y[%i] : !adjit.array<f32, 1>
+  return
+}
+
+/// A vec3 array read per thread: a gather at 3 * thread; a loop with uniform
+/// bounds carries vector<8xf32>; a branch on a varying condition runs both
+/// sides and selects.
+// CHECK-LABEL: func.func private @branchy_body_simd(
+// CHECK-SAME: %[[X:[^:]*]]: memref<?x3xf32>, %[[N:[^:]*]]: i32, %[[Y:[^:]*]]: memref<?xf32>, %[[BASE:[^:]*]]: index
+// CHECK: %[[IOTA:.*]] = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7]> : vector<8xindex>
+// CHECK: %[[B:.*]] = vector.broadcast %[[BASE]] : index to vector<8xindex>
+// CHECK: %[[LANES:.*]] = arith.addi %[[B]], %[[IOTA]] : vector<8xindex>
+// CHECK: %[[OFF:.*]] = arith.muli %[[LANES]], %{{.*}} : vector<8xindex>
+// CHECK: %[[E:.*]] = vector.gather %[[X]][%{{.*}}, %{{.*}}] [%{{.*}}], %{{.*}}, %{{.*}} : memref<?x3xf32>, vector<8xindex>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// CHECK: %[[S:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (vector<8xf32>) {
+// CHECK: %[[C:.*]] = arith.cmpf ogt, %[[ACC]], %[[E]] : vector<8xf32>
+// CHECK: %[[D:.*]] = arith.subf %[[ACC]], %[[E]] : vector<8xf32>
+// CHECK: %[[Q:.*]] = arith.addf %[[ACC]], %[[E]] : vector<8xf32>
+// CHECK: %[[R:.*]] = math.sqrt %[[Q]] : vector<8xf32>
+// CHECK: %[[SEL:.*]] = arith.select %[[C]], %[[D]], %[[R]] : vector<8xi1>, vector<8xf32>
+// CHECK: scf.yield %[[SEL]] : vector<8xf32>
+// CHECK: vector.store %[[S]], %[[Y]][%[[BASE]]] : memref<?xf32>, vector<8xf32>
+func.func @branchy(%x: !adjit.array<vector<3xf32>, 1>, %n: i32, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %v = adjit.load %x[%i] : !adjit.array<vector<3xf32>, 1>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n_idx = arith.index_cast %n : i32 to index
+  %e = vector.extract %v[0] : f32 from vector<3xf32>
+  %s = scf.for %k = %c0 to %n_idx step %c1 iter_args(%acc = %zero) -> (f32) {
+    %pos = arith.cmpf ogt, %acc, %e : f32
+    %next = scf.if %pos -> (f32) {
+      %d = arith.subf %acc, %e : f32
+      scf.yield %d : f32
+    } else {
+      %q = arith.addf %acc, %e : f32
+      %r = math.sqrt %q : f32
+      scf.yield %r : f32
+    }
+    scf.yield %next : f32
+  }
+  adjit.store %s, %y[%i] : !adjit.array<f32, 1>
+  return
+}
+
+/// Under a varying branch, stores are masked and an integer division
+/// divides the lanes that do not take it by one (no trap on their zero).
+// CHECK-LABEL: func.func private @masked_body_simd(
+// CHECK-SAME: %[[X:[^:]*]]: memref<?xi32>, %[[Y:[^:]*]]: memref<?xi32>, %[[BASE:[^:]*]]: index
+// CHECK: %[[XV:.*]] = vector.load %[[X]][%[[BASE]]] : memref<?xi32>, vector<8xi32>
+// CHECK: %[[NZ:.*]] = arith.cmpi ne, %[[XV]], %{{.*}} : vector<8xi32>
+// CHECK: %[[ONES:.*]] = arith.constant dense<1> : vector<8xi32>
+// CHECK: %[[DIVISOR:.*]] = arith.select %[[NZ]], %[[XV]], %[[ONES]] : vector<8xi1>, vector<8xi32>
+// CHECK: %[[Q:.*]] = arith.divsi %{{.*}}, %[[DIVISOR]] : vector<8xi32>
+// CHECK: vector.maskedstore %[[Y]][%[[BASE]]], %[[NZ]], %[[Q]] : memref<?xi32>, vector<8xi1>, vector<8xi32>
+func.func @masked(%x: !adjit.array<i32, 1>, %y: !adjit.array<i32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %xi = adjit.load %x[%i] : !adjit.array<i32, 1>
+  %c0 = arith.constant 0 : i32
+  %c7 = arith.constant 7 : i32
+  %nz = arith.cmpi ne, %xi, %c0 : i32
+  scf.if %nz {
+    %q = arith.divsi %c7, %xi : i32
+    adjit.store %q, %y[%i] : !adjit.array<i32, 1>
+  }
+  return
+}
+
+/// Threads that share elements of an array they write stay scalar: their
+/// order decides the result.
+// CHECK-LABEL: func.func private @shared_body(
+// CHECK-SAME: adjit.simd = "scalar: an array written at elements other threads may access (memref.store)"
+// CHECK-NOT: func.func private @shared_body_simd
+// CHECK-LABEL: func.func @shared_cpu_entry(
+// CHECK-NOT: step %c8
+func.func @shared(%x: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %c0 = arith.constant 0 : index
+  %xi = adjit.load %x[%i] : !adjit.array<f32, 1>
+  adjit.store %xi, %x[%c0] : !adjit.array<f32, 1>
+  return
+}
+
+/// Neither are atomics vectorized.
+// CHECK-LABEL: func.func private @counts_body(
+// CHECK-SAME: adjit.simd = "scalar: atomics
+func.func @counts(%x: !adjit.array<i32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %c1 = arith.constant 1 : i32
+  %c0 = arith.constant 0 : index
+  %old = adjit.atomic_add %c1, %x[%c0] [] : i32, !adjit.array<i32, 1>
+  return
+}
