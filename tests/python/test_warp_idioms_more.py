@@ -1,0 +1,186 @@
+"""More idioms of real Warp code (issue 26, items 3 and 4), each against Warp's semantics
+(checked against Warp 1.19 on the CPU where noted)."""
+import numpy as np
+import pytest
+
+import adjit as wp
+import adjit.testing  # noqa: F401 (wp.testing.check_gradients)
+
+f64 = wp.float64
+
+
+# -- locals first assigned in a loop or on one path of an if, read after it --------------------------
+# Warp keeps them visible after the statement: the value the loop last gave, the value of the path
+# that assigned it; where nothing did, Warp reads uninitialized memory and adjit reads zero.
+
+@wp.kernel
+def _last_in_loop(x: wp.array(dtype=f64), n: int, y: wp.array(dtype=f64)):
+    for i in range(n):
+        t = x[i] * x[i]
+    y[0] = t
+
+
+@wp.kernel
+def _last_in_while(x: wp.array(dtype=f64), n: int, y: wp.array(dtype=f64)):
+    i = int(0)
+    while i < n:
+        v = wp.vec2d(x[i], f64(2.0) * x[i])
+        i += 1
+    y[0] = v[0] + v[1]
+
+
+@wp.kernel
+def _kept_across_iterations(x: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+    # t is assigned only when x[i] > 0: after the loop, the last such value (as in Python)
+    for i in range(x.shape[0]):
+        if x[i] > f64(0.0):
+            t = wp.sin(x[i])
+    y[0] = t
+
+
+@wp.kernel
+def _with_break(x: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+    for i in range(x.shape[0]):
+        if x[i] < f64(0.0):
+            break
+        last = x[i] * f64(3.0)
+    y[0] = last
+
+
+@wp.kernel
+def _nested(x: wp.array(dtype=f64, ndim=2), y: wp.array(dtype=f64)):
+    s = f64(0.0)
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            row_last = x[i, j]
+        s += row_last  # the inner loop's last value, each row
+    y[0] = s
+
+
+def test_local_first_assigned_in_a_loop_is_read_after_it():
+    x0 = np.array([1.0, 2.0, 3.0])
+    x, y = wp.array(x0, dtype=f64), wp.zeros(1, dtype=f64)
+    wp.launch(_last_in_loop, 1, inputs=[x, 3, y])
+    assert y.numpy()[0] == 9.0
+    wp.launch(_last_in_loop, 1, inputs=[x, 0, y])  # no iteration: zero (Warp: uninitialized)
+    assert y.numpy()[0] == 0.0
+    wp.launch(_last_in_while, 1, inputs=[x, 2, y])
+    assert y.numpy()[0] == 6.0
+    wp.launch(_kept_across_iterations, 1, inputs=[wp.array([0.5, 1.5, -1.0], dtype=f64), y])
+    assert y.numpy()[0] == np.sin(1.5)
+    wp.launch(_with_break, 1, inputs=[wp.array([1.0, 2.0, -1.0, 4.0], dtype=f64), y])
+    assert y.numpy()[0] == 6.0
+    wp.launch(_nested, 1, inputs=[wp.array(np.arange(6.0).reshape(2, 3), dtype=f64), y])
+    assert y.numpy()[0] == 2.0 + 5.0
+
+
+def test_loop_local_gradients():
+    # d/dx of x[n-1]^2: only the last iteration counts (Warp 1.19 gives zero gradients here).
+    x = wp.array([1.0, 2.0, 3.0], dtype=f64, requires_grad=True)
+    wp.testing.check_gradients(_last_in_loop, 1, [x, 3], [wp.zeros(1, dtype=f64, requires_grad=True)])
+    y = wp.zeros(1, dtype=f64, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(_last_in_loop, 1, inputs=[x, 3, y])
+    tape.backward(grads={y: np.ones(1)})
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 6.0])
+    x = wp.array([0.5, 1.5, -1.0, 0.25], dtype=f64, requires_grad=True)
+    wp.testing.check_gradients(_kept_across_iterations, 1, [x], [wp.zeros(1, dtype=f64, requires_grad=True)])
+    x = wp.array([1.0, 2.0, -1.0, 4.0], dtype=f64, requires_grad=True)
+    wp.testing.check_gradients(_with_break, 1, [x], [wp.zeros(1, dtype=f64, requires_grad=True)])
+    x = wp.array([0.5, 1.25], dtype=f64, requires_grad=True)
+    wp.testing.check_gradients(_last_in_while, 1, [x, 2], [wp.zeros(1, dtype=f64, requires_grad=True)])
+
+
+@wp.func
+def _clamped_scale(x: float, lo: float):
+    if x > lo:
+        s = x * 2.0
+    elif x < -lo:
+        s = -x
+    return s  # zero for -lo <= x <= lo (Warp: uninitialized)
+
+
+@wp.kernel
+def _one_path(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    if x[i] > 0.0:
+        if x[i] > 10.0:
+            r = 100.0
+        else:
+            r = 1.0
+    else:
+        if x[i] < -10.0:
+            r = -100.0
+        else:
+            r = -1.0
+    y[i] = r + _clamped_scale(x[i], 0.5)
+
+
+def test_local_assigned_on_one_path_of_an_if():
+    x = wp.array([20.0, 5.0, -5.0, -20.0, 0.25], dtype=float)
+    y = wp.zeros(5, dtype=float)
+    wp.launch(_one_path, 5, inputs=[x, y])
+    np.testing.assert_array_equal(y.numpy(), [140.0, 11.0, 4.0, -80.0, 1.0])
+    xg = wp.array([0.75, -0.75, 0.25, 3.0], dtype=float, requires_grad=True)
+    yg = wp.zeros(4, dtype=float, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(_one_path, 4, inputs=[xg, yg])
+    tape.backward(grads={yg: np.ones(4, np.float32)})
+    np.testing.assert_array_equal(xg.grad.numpy(), [2.0, -1.0, 0.0, 2.0])
+
+
+def test_reads_that_warp_refuses_are_located_errors():
+    @wp.kernel
+    def read_first(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        s = float(0.0)
+        for i in range(3):
+            if i > 0:
+                s += prev  # Warp: "Referencing undefined symbol: prev"
+            prev = x[i]
+        y[0] = s
+
+    with pytest.raises(wp.KernelNameError, match=r"test_warp_idioms_more.py:\d+: name 'prev' is not defined: it "
+                                                 r"is assigned only later \(line \d+\).*assign it before the loop"):
+        wp.launch(read_first, 1, inputs=[wp.zeros(3, dtype=float), wp.zeros(1, dtype=float)])
+
+    @wp.kernel
+    def sibling(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        if x[0] > 0.0:
+            t = 1.0
+        else:
+            y[0] = t
+
+    with pytest.raises(wp.KernelNameError, match=r"name 't' is not defined: the assignment at line \d+ does not "
+                                                 "reach this read"):
+        wp.launch(sibling, 1, inputs=[wp.zeros(3, dtype=float), wp.zeros(1, dtype=float)])
+
+
+@wp.struct
+class _Pair:
+    a: float
+    b: float
+
+
+def test_structs_and_arrays_first_assigned_in_a_branch_or_loop():
+    @wp.kernel
+    def struct_in_loop(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        for i in range(3):
+            p = _Pair()
+            p.a = x[i]
+        y[0] = p.a
+
+    with pytest.raises(wp.KernelNameError, match=r"test_warp_idioms_more.py:\d+: name 'p' is not defined: 'p' is "
+                                                 r"first assigned inside the loop at line \d+ and is a _Pair struct "
+                                                 "there.*assign it before the loop"):
+        wp.launch(struct_in_loop, 1, inputs=[wp.zeros(3, dtype=float), wp.zeros(1, dtype=float)])
+
+    @wp.kernel
+    def array_on_one_path(x: wp.array(dtype=float), z: wp.array(dtype=float), y: wp.array(dtype=float)):
+        if x[0] > 0.0:
+            src = z
+        y[0] = src[0]
+
+    with pytest.raises(wp.KernelNameError, match=r"name 'src' is not defined: 'src' is assigned on one path of "
+                                                 r"the if at line \d+ only and is an array there"):
+        wp.launch(array_on_one_path, 1, inputs=[wp.zeros(3, dtype=float), wp.zeros(3, dtype=float),
+                                                wp.zeros(1, dtype=float)])
