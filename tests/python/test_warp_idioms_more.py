@@ -184,3 +184,86 @@ def test_structs_and_arrays_first_assigned_in_a_branch_or_loop():
                                                  r"the if at line \d+ only and is an array there"):
         wp.launch(array_on_one_path, 1, inputs=[wp.zeros(3, dtype=float), wp.zeros(3, dtype=float),
                                                 wp.zeros(1, dtype=float)])
+
+
+# -- constructors' keywords and cast's positional dtype (the forms Warp 1.19 takes) ------------------
+
+@wp.kernel
+def _keyword_constructors(x: wp.array(dtype=f64), q: wp.array(dtype=wp.quatd), t: wp.array(dtype=wp.transformd),
+                          s: wp.array(dtype=wp.spatial_vectord)):
+    a, b, c, d = x[0], x[1], x[2], x[3]
+    q0 = wp.quatd(x=a, y=b, z=c, w=d)
+    q1 = wp.quaternion(ijk=wp.vec3d(a, b, c), real=d)  # dtype from the components
+    q2 = wp.quatd(quat=wp.quatd(d, c, b, a))
+    q[0], q[1], q[2] = q0, q1, q2
+    q[3] = wp.quaternion(quat=wp.quat(1.0, 2.0, 3.0, 4.0), dtype=f64)  # a conversion
+    p = wp.vec3d(a, b, c)
+    t[0] = wp.transformation(p=p, q=q0)
+    t[1] = wp.transformation(p, q=q1, dtype=f64)
+    t[2] = wp.transformd(p=p, q=q2)
+    s[0] = wp.spatial_vectord(w=p, v=wp.vec3d(d, d, d))
+    s[1] = wp.spatial_vectord(wx=a, wy=b, wz=c, vx=d, vy=a, vz=b)
+    s[2] = wp.spatial_vectord(p, v=p)
+
+
+def test_constructor_keywords():
+    x0 = np.array([0.5, -1.0, 2.0, 3.0])
+    q = wp.zeros(4, dtype=wp.quatd)
+    t = wp.zeros(3, dtype=wp.transformd)
+    s = wp.zeros(3, dtype=wp.spatial_vectord)
+    wp.launch(_keyword_constructors, 1, inputs=[wp.array(x0, dtype=f64), q, t, s])
+    a, b, c, d = x0
+    np.testing.assert_array_equal(q.numpy(), [[a, b, c, d], [a, b, c, d], [d, c, b, a], [1, 2, 3, 4]])
+    np.testing.assert_array_equal(t.numpy(), [[a, b, c, a, b, c, d], [a, b, c, a, b, c, d],
+                                              [a, b, c, d, c, b, a]])
+    np.testing.assert_array_equal(s.numpy(), [[a, b, c, d, d, d], [a, b, c, d, a, b], [a, b, c, a, b, c]])
+    x = wp.array(x0, dtype=f64, requires_grad=True)
+    outs = [wp.zeros(4, dtype=wp.quatd, requires_grad=True), wp.zeros(3, dtype=wp.transformd, requires_grad=True),
+            wp.zeros(3, dtype=wp.spatial_vectord, requires_grad=True)]
+    wp.testing.check_gradients(_keyword_constructors, 1, [x], outs)
+
+
+def test_cast_takes_its_dtype_positionally():
+    @wp.kernel
+    def casts(x: wp.array(dtype=float), y: wp.array(dtype=wp.int32)):
+        y[0] = wp.cast(x[0], wp.int32)
+        y[1] = wp.cast(a=x[0], dtype=wp.int32)
+        y[2] = wp.cast(x[0], dtype=int)
+
+    y = wp.zeros(3, dtype=wp.int32)
+    wp.launch(casts, 1, inputs=[wp.array([2.0], dtype=float), y])
+    np.testing.assert_array_equal(y.numpy(), [0x40000000] * 3)
+    assert wp.cast(wp.int32(0x40000000), wp.float32) == 2.0  # and on the host
+
+    @wp.kernel
+    def twice(x: wp.array(dtype=float), y: wp.array(dtype=wp.int32)):
+        y[0] = wp.cast(x[0], wp.int32, dtype=wp.int32)
+
+    with pytest.raises(wp.KernelTypeError, match=r"test_warp_idioms_more.py:\d+: cast\(\) got multiple values for "
+                                                 "argument 'dtype'"):
+        wp.launch(twice, 1, inputs=[wp.array([2.0], dtype=float), y])
+
+
+@pytest.mark.parametrize("expr, message", [
+    ("wp.quat(x=1.0, y=2.0, z=3.0)", r"quat\(\) takes its components positionally or by name in one of the forms "
+                                      r"\(x, y, z, w\); \(ijk, real\); \(quat\); got 0 positional and x, y, z"),
+    ("wp.quat(1.0, x=2.0, y=3.0, z=4.0)", r"in one of the forms"),
+    ("wp.quat(s=1.0)", r"quat\(\): keyword s is not taken \(it takes x, y, z, w, ijk, real, quat, dtype\)"),
+    ("wp.spatial_vector(w=wp.vec3())", r"in one of the forms \(w, v\); \(wx, wy, wz, vx, vy, vz\)"),
+    ("wp.vec3(x=1.0, y=2.0, z=3.0)", r"keyword x is not taken \(it takes dtype\)"),  # Warp refuses too
+    ("wp.quaternion(x=wp.float32(1.0), y=2.0, z=3.0, w=wp.float64(4.0))",
+     r"component 3 is float64, not float32"),
+    ("wp.mat44(wp.vec3(), wp.quat_identity(), wp.vec3())", r"removed from Warp in 1.10 in favor of "
+                                                           r"transform_compose"),
+    ("wp.matrix(pos=wp.vec3(), rot=wp.quat_identity(), scale=wp.vec3(), dtype=float)", r"removed from Warp"),
+])
+def test_bad_constructor_keywords_are_located_errors(expr, message, tmp_path):
+    import importlib.util
+    path = tmp_path / "bad_keywords.py"
+    path.write_text("import adjit as wp\n\n\n@wp.kernel\ndef k(y: wp.array(dtype=float)):\n"
+                    f"    v = {expr}\n    y[0] = 1.0\n")
+    spec = importlib.util.spec_from_file_location("bad_keywords", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(wp.KernelError, match=r"bad_keywords.py:6: .*" + message):
+        wp.launch(module.k, 1, inputs=[wp.zeros(1, dtype=float)])
