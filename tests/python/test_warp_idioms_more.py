@@ -267,3 +267,92 @@ def test_bad_constructor_keywords_are_located_errors(expr, message, tmp_path):
     spec.loader.exec_module(module)
     with pytest.raises(wp.KernelError, match=r"bad_keywords.py:6: .*" + message):
         wp.launch(module.k, 1, inputs=[wp.zeros(1, dtype=float)])
+
+
+# -- a @func array parameter that defaults to None ---------------------------------------------------
+
+@wp.func
+def _weighted(x: f64, w: wp.array(dtype=f64) = None):
+    if w:
+        return x * x * w[0]
+    if not w:
+        return f64(3.0) * x
+    return f64(0.0)
+
+
+@wp.func
+def _weighted_is(x: f64, w: wp.array(dtype=f64) = None):
+    if w is None:
+        return -x
+    return x * w[0]
+
+
+@wp.kernel
+def _calls_weighted(x: wp.array(dtype=f64), w: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+    y[0] = _weighted(x[0], w) + _weighted_is(x[0], w=w)
+
+
+def test_func_array_parameter_defaulting_to_none():
+    # Given the array (the kernel's own parameter, which a launch may set to None: Warp's null array),
+    # the function tests it as Warp does.
+    x0 = np.array([1.5])
+    x, y = wp.array(x0, dtype=f64, requires_grad=True), wp.zeros(1, dtype=f64, requires_grad=True)
+    w = wp.array([2.0], dtype=f64, requires_grad=True)
+    wp.launch(_calls_weighted, 1, inputs=[x, w, y])
+    assert y.numpy()[0] == 1.5 * 1.5 * 2.0 + 1.5 * 2.0
+    wp.launch(_calls_weighted, 1, inputs=[x, None, y])
+    assert y.numpy()[0] == 3.0 * 1.5 - 1.5
+    wp.testing.check_gradients(_calls_weighted, 1, [x, w], [y])
+    with wp.Tape() as tape:
+        wp.launch(_calls_weighted, 1, inputs=[x, None, y])
+    tape.backward(grads={y: np.ones(1)})
+    assert x.grad.numpy()[0] == 2.0  # d(3x - x)/dx
+
+    # Left out, it would be a null array built inside the kernel: Warp 1.19's C++ build fails on
+    # such a call, adjit says so where the call is.
+    @wp.kernel
+    def leaves_it_out(x: wp.array(dtype=f64), y: wp.array(dtype=f64)):
+        y[0] = _weighted(x[0])
+
+    with pytest.raises(wp.KernelTypeError, match=r"test_warp_idioms_more.py:\d+: _weighted\(\) is called without its "
+                                                 r"argument 'w', whose default is None.*pass the argument"):
+        wp.launch(leaves_it_out, 1, inputs=[x, y])
+
+
+# -- breakpoint() and wp.array(ptr=...) in kernels ------------------------------------------------------
+
+def test_breakpoint_does_nothing_and_warns_once(caplog):
+    @wp.kernel
+    def stops(x: wp.array(dtype=float)):
+        i = wp.tid()
+        breakpoint()
+        wp.breakpoint()
+        x[i] = 1.0
+
+    x = wp.zeros(2, dtype=float)
+    with caplog.at_level("WARNING", logger="adjit.compile"):
+        wp.launch(stops, 2, inputs=[x])
+        wp.launch(stops, 2, inputs=[x])
+    np.testing.assert_array_equal(x.numpy(), [1.0, 1.0])
+    warned = [r.getMessage() for r in caplog.records if "breakpoint()" in r.getMessage()]
+    assert len(warned) == 2, warned  # once per call site
+    assert all("does nothing in adjit" in m and "test_warp_idioms_more.py:" in m for m in warned)
+
+    @wp.kernel
+    def with_argument(x: wp.array(dtype=float)):
+        breakpoint(1)
+
+    with pytest.raises(wp.KernelSyntaxError, match=r"test_warp_idioms_more.py:\d+: breakpoint\(\) takes no "
+                                                   "arguments"):
+        wp.launch(with_argument, 1, inputs=[x])
+
+
+def test_array_from_a_pointer_in_a_kernel_is_a_located_error():
+    @wp.kernel
+    def from_pointer(p: wp.uint64, y: wp.array(dtype=float)):
+        a = wp.array(ptr=p, shape=(2,), dtype=float)
+        y[0] = a[0]
+
+    with pytest.raises(wp.KernelTypeError, match=r"test_warp_idioms_more.py:\d+: wp.array\(ptr=..., shape=..., "
+                                                 r"dtype=...\) inside a kernel .* is not supported in adjit"):
+        wp.launch(from_pointer, 1, inputs=[wp.uint64(0), wp.zeros(1, dtype=float)])

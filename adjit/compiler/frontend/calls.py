@@ -53,10 +53,18 @@ class Calls:
             return self.call_builtin(callee, self.call_arguments(value_nodes), node, static)
         if callee is builtins.print:
             return self.emit_print(node)
+        if callee is builtins.breakpoint:
+            return self.emit_breakpoint(node)
         if callee is language.printf:
             return self.emit_printf(node)
         if callee is _host_zeros():
             return LA.make_zeros(self, node)
+        if _is_host_array(callee):
+            raise self.error(
+                f"{ast.unparse(node.func)}(ptr=..., shape=..., dtype=...) inside a kernel (Warp's array over a raw "
+                "address) is not supported in adjit: an array made from an address is memory that adjit's bounds "
+                "checks and gradients cannot cover, and its kernel language has no operation for it; pass the "
+                "array to the kernel as a parameter (or a struct field) instead", node, KernelTypeError)
         if callee is T.fixedarray:
             raise self.error("fixedarray(...) is a type, for annotating @func parameters and results (as in "
                              "Warp); make a local array with zeros(shape, dtype)", node, KernelSyntaxError)
@@ -298,6 +306,12 @@ class Calls:
         elif not builtin.advances_state:
             raise self.error(f"{builtin.name}() writes its argument {index + 1}: pass a local variable there",
                              node)
+
+
+def _is_host_array(callee) -> bool:
+    """Whether ``callee`` is adjit.array (or array1d .. array4d), the host's constructor."""
+    from ...runtime.array import _ArrayName
+    return isinstance(callee, _ArrayName)
 
 
 def _host_zeros():
