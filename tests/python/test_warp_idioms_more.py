@@ -356,3 +356,39 @@ def test_array_from_a_pointer_in_a_kernel_is_a_located_error():
     with pytest.raises(wp.KernelTypeError, match=r"test_warp_idioms_more.py:\d+: wp.array\(ptr=..., shape=..., "
                                                  r"dtype=...\) inside a kernel .* is not supported in adjit"):
         wp.launch(from_pointer, 1, inputs=[wp.uint64(0), wp.zeros(1, dtype=float)])
+
+
+# -- bitwise operators on integer matrices (Warp's bit_and ... invert take them, as vectors) -----------
+
+mat22i = wp.types.matrix(shape=(2, 2), dtype=wp.int32)
+mat23u8 = wp.types.matrix(shape=(2, 3), dtype=wp.uint8)
+
+
+@wp.kernel
+def _matrix_bits(a: wp.array(dtype=mat22i), b: wp.array(dtype=mat23u8), out: wp.array(dtype=mat22i),
+                 outb: wp.array(dtype=mat23u8)):
+    m, n = a[0], a[1]
+    out[0] = (m & n) | (m ^ n)
+    out[1] = (m << n) + (~m >> mat22i(1, 1, 1, 1))
+    out[2] = wp.bit_xor(m, n) + wp.invert(n)
+    outb[0] = ~b[0] & mat23u8(wp.uint8(15), wp.uint8(15), wp.uint8(15), wp.uint8(15), wp.uint8(15),
+                                wp.uint8(15))
+
+
+def test_bitwise_operators_on_integer_matrices():
+    m0 = np.array([[1, 2], [3, -4]], np.int32)
+    n0 = np.array([[4, 1], [2, 3]], np.int32)
+    b0 = np.arange(6, dtype=np.uint8).reshape(2, 3)
+    out, outb = wp.zeros(3, dtype=mat22i), wp.zeros(1, dtype=mat23u8)
+    wp.launch(_matrix_bits, 1, inputs=[wp.array(np.stack([m0, n0]), dtype=mat22i), wp.array(b0[None], dtype=mat23u8),
+                                       out, outb])
+    np.testing.assert_array_equal(out.numpy(), [(m0 & n0) | (m0 ^ n0), (m0 << n0) + (~m0 >> 1), (m0 ^ n0) + ~n0])
+    np.testing.assert_array_equal(outb.numpy()[0], ~b0 & 15)
+
+    @wp.kernel
+    def float_matrix(a: wp.array(dtype=wp.mat22)):
+        a[0] = a[0] & a[0]
+
+    with pytest.raises(wp.KernelTypeError, match=r"test_warp_idioms_more.py:\d+: & needs integer operands, got "
+                                                 r"mat22"):
+        wp.launch(float_matrix, 1, inputs=[wp.zeros(1, dtype=wp.mat22)])
