@@ -30,6 +30,7 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from .. import types as T
+from . import views as V
 from .desugar import _guard_jumps, assigned_names, has_jump
 from .values import Val, constant
 
@@ -77,6 +78,8 @@ def zeroable(v) -> bool:
 
 
 def what(v) -> str:
+    if V.is_view(v):
+        return "a row of an array"
     if isinstance(v, Val) and isinstance(v.type, T.LocalArrayType):
         return "a local array"
     if isinstance(v, Val) and isinstance(v.type, T.ArrayType):
@@ -84,7 +87,7 @@ def what(v) -> str:
     if isinstance(v, Val):
         return f"a {v.type} value"
     name = getattr(getattr(v, "type", None), "name", None)
-    return f"a {name} struct" if name else "a struct or array row"
+    return f"a {name} struct" if name else "not a value"
 
 
 def bind_loop_locals(fe, loop) -> None:

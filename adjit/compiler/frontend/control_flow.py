@@ -143,6 +143,8 @@ class ControlFlow:
                     structs.append(t)
                     expanded += [p for p, ft in t.type.leaves(name) if not isinstance(ft, T.ArrayType)]
                 elif V.is_view(t) or V.is_view(e):
+                    if (t is None) != (e is None):  # a row on one path: not visible after (says why)
+                        BL.merge_one_path(self, stmt, name, t, e, probe.then_block, probe.else_block)
                     expanded += V.merge(self, name, t, e, stmt, views)
                 else:
                     expanded.append(name)
