@@ -83,6 +83,8 @@ def call_builtin(builtin, args, kwargs):
         raise AdjitError(f"adjit.{builtin.name}() takes arrays or writes its arguments: it can only be called "
                          "inside an @adjit.kernel or @adjit.func")
     static_names = {p.name for p in builtin.static_params}
+    if builtin.params:  # Warp's parameter names: any argument by name, cast(x, float32)
+        args, kwargs = _by_name(builtin, args, kwargs, static_names)
     unknown = set(kwargs) - static_names
     if unknown:
         raise TypeError(f"adjit.{builtin.name}() got unexpected keyword arguments {sorted(unknown)}")
@@ -104,6 +106,24 @@ def call_builtin(builtin, args, kwargs):
         entry = _KERNELS[key] = (_kernel_for(builtin, builtin.name, arg_types, result_types, static), result_types)
     kernel, result_types = entry
     return _run(kernel, args, arg_types, result_types)
+
+
+def _by_name(builtin, args, kwargs, static_names):
+    """(value arguments, static arguments) of a call of a builtin with Warp's
+    parameter names, each given positionally or by name."""
+    names = builtin.params
+    if len(args) > len(names):
+        raise TypeError(f"adjit.{builtin.name}() takes at most {len(names)} arguments ({', '.join(names)}), "
+                        f"got {len(args)}")
+    bound = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k not in names:
+            raise TypeError(f"adjit.{builtin.name}() got an unexpected keyword argument '{k}'")
+        if k in bound:
+            raise TypeError(f"adjit.{builtin.name}() got multiple values for argument '{k}'")
+        bound[k] = v
+    return ([bound[n] for n in names if n in bound and n not in static_names],
+            {n: bound[n] for n in names if n in bound and n in static_names})
 
 
 def call_grad(wrapper, args, kwargs):

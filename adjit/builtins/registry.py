@@ -61,6 +61,10 @@ class Builtin:
     #: Whether the static parameters may also be given positionally (for
     #: builtins that take no other arguments: ``identity(3, float)``).
     static_positional: bool = False
+    #: Warp's names of the builtin's parameters in order, value and static
+    #: ones alike (``cast``: a, dtype): a call may give each positionally or
+    #: by its name, as in Warp (``cast(x, float32)``, ``cast(a=x, dtype=float32)``).
+    params: tuple[str, ...] = ()
     #: Whether the builtin takes arrays among its arguments (the atomics).
     array_args: bool = False
     #: types -> for each argument, the type a literal there adopts (or None);

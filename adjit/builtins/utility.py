@@ -80,7 +80,7 @@ def _emit_cast(vals, types, result, dtype):
     return adjit_d.StopGradientOp(x.type, x).result  # (and out: the bitcasts have no derivative rules)
 
 
-add_builtin("cast", "cast(a, dtype=): the bits of a (a scalar, or a vector of the same total size) read as a "
-            "dtype scalar (Warp's reinterpretation, e.g. cast(int32(0x40000000), dtype=float32) == 2.0); not "
+add_builtin("cast", "cast(a, dtype): the bits of a (a scalar, or a vector of the same total size) read as a "
+            "dtype scalar (Warp's reinterpretation, e.g. cast(int32(0x40000000), float32) == 2.0); not "
             "differentiable. Sizes must match.", _infer_cast, _emit_cast, differentiable=False,
-            static_params=(StaticParam("dtype", "dtype", REQUIRED),))
+            static_params=(StaticParam("dtype", "dtype", REQUIRED),), params=("a", "dtype"))

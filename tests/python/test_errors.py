@@ -76,7 +76,8 @@ def defined_on_one_path(x: adjit.array(dtype=float)):
     i = adjit.tid()
     if i > 0:
         q = 1.0
-    x[i] = q  # E:one_path
+    else:  # (read after the if, q would be zero on this path: branch_locals)
+        x[i] = q  # E:one_path
 
 
 def test_undefined_name():

@@ -25,7 +25,7 @@ composed of one mixin per room:
 Each room calls the others' methods through ``self``; helpers.py holds what
 several share. The frontend's other helpers are modules beside this package
 (desugar, values, views, slices, by_reference, local_arrays, struct_arrays,
-indexed_arrays).
+indexed_arrays, branch_locals).
 """
 from .function import FunctionBuilder
 from .module import ModuleBuilder

@@ -43,15 +43,28 @@ class Calls:
             raise self.error(f"'{ast.unparse(node.func)}' is not callable", node)
         if isinstance(callee, language.GradWrapper):
             return self.emit_grad(callee.func, node)
+        if isinstance(callee, B.Builtin) and callee.name in ("quaternion", "transformation") and \
+                any(kw.arg != "dtype" for kw in node.keywords):
+            # quaternion(x=, y=, z=, w=, dtype=), transformation(p=, q=): Warp's parameter names
+            t = T.quaternion(T.float32) if callee.name == "quaternion" else T.transformation(T.float32)
+            return self.construct_with_keywords(t, node, infer_dtype=True)
         if isinstance(callee, B.Builtin):
             value_nodes, static = self.bind_static_params(callee, node)
             return self.call_builtin(callee, self.call_arguments(value_nodes), node, static)
         if callee is builtins.print:
             return self.emit_print(node)
+        if callee is builtins.breakpoint:
+            return self.emit_breakpoint(node)
         if callee is language.printf:
             return self.emit_printf(node)
         if callee is _host_zeros():
             return LA.make_zeros(self, node)
+        if _is_host_array(callee):
+            raise self.error(
+                f"{ast.unparse(node.func)}(ptr=..., shape=..., dtype=...) inside a kernel (Warp's array over a raw "
+                "address) is not supported in adjit: an array made from an address is memory that adjit's bounds "
+                "checks and gradients cannot cover, and its kernel language has no operation for it; pass the "
+                "array to the kernel as a parameter (or a struct field) instead", node, KernelTypeError)
         if callee is T.fixedarray:
             raise self.error("fixedarray(...) is a type, for annotating @func parameters and results (as in "
                              "Warp); make a local array with zeros(shape, dtype)", node, KernelSyntaxError)
@@ -147,6 +160,8 @@ class Calls:
     def bind_static_params(self, builtin: B.Builtin, node):
         """Splits a builtin call into its value argument nodes and its static parameter values."""
         params = {p.name: p for p in builtin.static_params}
+        if builtin.params and not any(isinstance(a, ast.Starred) for a in node.args):
+            return self.bind_named_params(builtin, params, node)
         value_nodes = list(node.args)
         bound = {}
         for kw in node.keywords:
@@ -175,6 +190,30 @@ class Calls:
             else:
                 static[name] = p.default
         return value_nodes, static
+
+    def bind_named_params(self, builtin: B.Builtin, static_params: dict, node):
+        """As bind_static_params, for a builtin with Warp's parameter names
+        (``builtin.params``): each argument positionally or by its name."""
+        names = builtin.params
+        if len(node.args) > len(names):
+            raise self.error(f"{builtin.name}() takes at most {len(names)} arguments ({', '.join(names)}), got "
+                             f"{len(node.args)}", node)
+        bound = dict(zip(names, node.args))
+        for kw in node.keywords:
+            if kw.arg not in names:
+                raise self.error(f"{builtin.name}() got an unexpected keyword argument '{kw.arg or '**'}' (it takes "
+                                 f"{', '.join(names)})", kw)
+            if kw.arg in bound:
+                raise self.error(f"{builtin.name}() got multiple values for argument '{kw.arg}'", kw)
+            bound[kw.arg] = kw.value
+        static = {}
+        for name in names:
+            p = static_params.get(name)
+            if name not in bound and (p is None or p.default is B.REQUIRED):
+                raise self.error(f"{builtin.name}() needs the argument '{name}'", node)
+            if p is not None:
+                static[name] = self.static_param_value(builtin, p, bound[name]) if name in bound else p.default
+        return [bound[n] for n in names if n not in static_params], static
 
     def static_param_value(self, builtin: B.Builtin, p: B.StaticParam, node):
         """The compile-time value of a static parameter: a constant int or a scalar type."""
@@ -267,6 +306,12 @@ class Calls:
         elif not builtin.advances_state:
             raise self.error(f"{builtin.name}() writes its argument {index + 1}: pass a local variable there",
                              node)
+
+
+def _is_host_array(callee) -> bool:
+    """Whether ``callee`` is adjit.array (or array1d .. array4d), the host's constructor."""
+    from ...runtime.array import _ArrayName
+    return isinstance(callee, _ArrayName)
 
 
 def _host_zeros():

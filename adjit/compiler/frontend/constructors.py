@@ -50,6 +50,8 @@ class Constructors:
             comps = [vector_d.ExtractOp(a.value, [], [k]).result for a in args for k in range(a.type.length)]
             return _from_components(t, comps)
         if len(args) != n:
+            if isinstance(t, T.MatrixType) and _is_trs(args):
+                raise self.error(_TRS_REMOVED, node, KernelTypeError)
             raise self.error(f"{t}() takes {n} components, got {len(args)}", node)
         return self.from_scalars(t, args, node)
 
@@ -70,11 +72,15 @@ class Constructors:
         allowed = ("length", "dtype") if maker is T.vector else ("shape", "dtype")
         options = {}
         for kw in node.keywords:
+            if what == "matrix" and kw.arg in ("pos", "rot", "scale"):
+                raise self.error(_TRS_REMOVED, node, KernelTypeError)
             if kw.arg not in allowed:
                 raise self.error(f"{what}() takes the keywords {' and '.join(allowed)}, got {kw.arg or '**'}",
                                  kw, KernelSyntaxError)
             options[kw.arg] = self.eval_static(ast.Call(func=node.func, args=[kw.value], keywords=[]))
         args = self.call_arguments(node.args)
+        if what == "matrix" and _is_trs(args):
+            raise self.error(_TRS_REMOVED, node, KernelTypeError)
         dtype = options.get("dtype")
         if dtype is None:
             first = next((a.type for a in args if isinstance(a, Val) and not a.is_literal), None)
@@ -91,43 +97,67 @@ class Constructors:
             raise self.error(f"{what}(): {e}", node, KernelTypeError) from None
         return self.construct(t, args, node)
 
-    def construct_with_keywords(self, t, node):
+    def construct_with_keywords(self, t, node, infer_dtype=False):
         """A vector, matrix, quaternion or transform built with keywords, as
         Warp's constructors take them: ``dtype=`` (a compile-time scalar
         type: the same kind of type with that scalar, e.g.
-        ``spatial_vector(w, v, dtype=float64)``) and, for transforms, ``p=``
-        and ``q=`` (``transform(p=pos, q=rot)``; a missing ``q`` is the
-        identity rotation, a missing ``p`` the origin)."""
-        names = ("p", "q", "dtype") if isinstance(t, T.TransformType) else ("dtype",)
+        ``spatial_vector(w, v, dtype=float64)``) and the components by
+        Warp's parameter names (``KEYWORD_FORMS``): ``quat(x=, y=, z=, w=)``,
+        ``quat(ijk=, real=)``, ``quat(quat=)``, ``transform(p=, q=)`` (a
+        missing ``q`` is the identity rotation, a missing ``p`` the origin),
+        ``spatial_vector(w=, v=)`` and ``spatial_vector(wx=, ..., vz=)``.
+        ``infer_dtype`` (``quaternion(...)``, ``transformation(...)``):
+        without ``dtype=``, the scalar type of the first component that is
+        not a literal (float32 for literals only)."""
+        forms = keyword_forms(t)
+        names = tuple(dict.fromkeys(n for form in forms for n in form)) + ("dtype",)
         given = {}
         for kw in node.keywords:
             if kw.arg not in names or kw.arg in given:
-                what = "repeated" if kw.arg in given else "not taken"
-                raise self.error(f"{t}(): keyword {kw.arg or '**'!s} is {what} (it takes {', '.join(names)})", kw,
+                problem = "repeated" if kw.arg in given else "not taken"
+                raise self.error(f"{t}(): keyword {kw.arg or '**'!s} is {problem} (it takes {', '.join(names)})", kw,
                                  KernelSyntaxError)
             given[kw.arg] = kw.value
-        if "dtype" in given:
-            dtype = self.eval_static(ast.Call(func=node.func, args=[given.pop("dtype")], keywords=[]))
+        dtype_node = given.pop("dtype", None)
+        args = self.call_arguments(node.args)
+        values = {k: self.expr(v) for k, v in given.items()}
+        scalar = None
+        if dtype_node is not None:
+            dtype = self.eval_static(ast.Call(func=node.func, args=[dtype_node], keywords=[]))
             try:
                 scalar = T.value_type_of(dtype)
                 if not isinstance(scalar, T.ScalarType):
                     raise TypeError(f"dtype must be a scalar type, got {dtype!r}")
+            except TypeError as e:
+                raise self.error(f"{t}(): {e}", node, KernelTypeError) from None
+        elif infer_dtype:
+            typed = next((v.type for v in [*args, *values.values()] if isinstance(v, Val) and not v.is_literal), None)
+            scalar = T.scalar_of(typed) if typed is not None else T.float32
+        if scalar is not None:
+            try:
                 t = T.transformation(scalar) if isinstance(t, T.TransformType) else \
                     T.quaternion(scalar) if isinstance(t, T.QuatType) else \
                     T.vector(t.length, scalar) if isinstance(t, T.VectorType) else T.matrix(t.shape, scalar)
             except TypeError as e:
                 raise self.error(f"{t}(): {e}", node, KernelTypeError) from None
-        args = self.call_arguments(node.args)
-        if not given:
+        if not values:
             return self.construct(t, args, node)
-        # transform(p, q=...), transform(p=..., q=...), transform(q=...)
-        if len(args) + len(given) > 2 or (args and "p" in given):
-            raise self.error(f"{t}() takes p and q once each (positionally or as keywords)", node,
-                             KernelSyntaxError)
-        p = args[0] if args else self.expr(given["p"]) if "p" in given else Val(T.vector(3, t.dtype),
-                                                                                   constant(T.vector(3, t.dtype), 0))
-        q = self.expr(given["q"]) if "q" in given else self.identity_quat(t.dtype)
-        return self.construct_transform(t, [p, q], node)
+        if isinstance(t, T.TransformType):
+            # transform(p, q=...), transform(p=..., q=...), transform(q=...)
+            if len(args) + len(values) > 2 or (args and "p" in values):
+                raise self.error(f"{t}() takes p and q once each (positionally or as keywords)", node,
+                                 KernelSyntaxError)
+            p = args[0] if args else values["p"] if "p" in values else Val(T.vector(3, t.dtype),
+                                                                           constant(T.vector(3, t.dtype), 0))
+            q = values["q"] if "q" in values else self.identity_quat(t.dtype)
+            return self.construct_transform(t, [p, q], node)
+        for form in forms:
+            rest = form[len(args):]
+            if len(args) <= len(form) and set(values) == set(rest):
+                return self.construct(t, args + [values[n] for n in rest], node)
+        options = "; ".join(f"({', '.join(form)})" for form in forms)
+        raise self.error(f"{t}() takes its components positionally or by name in one of the forms {options}; got "
+                         f"{len(args)} positional and {', '.join(values)}", node, KernelSyntaxError)
 
     def convert_components(self, v: Val, t) -> Val:
         """``v`` (a vector or matrix of ``t``'s shape) with each component
@@ -194,6 +224,29 @@ class Constructors:
             return self.from_scalars(t, args, node)
         raise self.error(f"{t}() takes a position {T.vector(3, t.dtype)} and a rotation {T.quaternion(t.dtype)}, "
                          f"a transform, or 7 components; got {', '.join(self.describe(a) for a in args)}", node)
+
+
+#: Warp 1.10 removed matrix(pos, rot, scale); Warp 1.19 says so.
+_TRS_REMOVED = ("the 4x4 matrix from a position, rotation and scale, matrix(pos, rot, scale), was removed from "
+                "Warp in 1.10 in favor of transform_compose(pos, rot, scale); adjit has transform_compose")
+
+
+def _is_trs(args) -> bool:
+    """Whether ``args`` are (vec3, quat, vec3), Warp's removed matrix(pos, rot, scale)."""
+    return len(args) == 3 and all(isinstance(a, Val) for a in args) and isinstance(args[1].type, T.QuatType) \
+        and all(type(a.type) is T.VectorType and a.type.length == 3 for a in (args[0], args[2]))
+
+
+def keyword_forms(t) -> list[tuple[str, ...]]:
+    """Warp's parameter names of ``t``'s constructors, one tuple per form
+    (a call gives a prefix positionally and the rest by name)."""
+    if isinstance(t, T.QuatType):
+        return [("x", "y", "z", "w"), ("ijk", "real"), ("quat",)]
+    if isinstance(t, T.TransformType):
+        return [("p", "q")]
+    if type(t) is T.VectorType and t.length == 6 and t.dtype.is_float:  # spatial vectors
+        return [("w", "v"), ("wx", "wy", "wz", "vx", "vy", "vz")]
+    return []
 
 
 def _from_components(t, comps: list) -> Val:

@@ -15,6 +15,7 @@ from mlir.dialects import arith, scf
 from ... import types as T
 from ...dialects import adjit as adjit_d
 from ...errors import KernelSyntaxError, KernelTypeError
+from .. import branch_locals as BL
 from .. import by_reference as BR
 from .. import views as V
 from ..desugar import (assigned_names, build_loop_return, build_returning_loop, has_jump, loop_result_value,
@@ -142,13 +143,19 @@ class ControlFlow:
                     structs.append(t)
                     expanded += [p for p, ft in t.type.leaves(name) if not isinstance(ft, T.ArrayType)]
                 elif V.is_view(t) or V.is_view(e):
+                    if (t is None) != (e is None):  # a row on one path: not visible after (says why)
+                        BL.merge_one_path(self, stmt, name, t, e, probe.then_block, probe.else_block)
                     expanded += V.merge(self, name, t, e, stmt, views)
                 else:
                     expanded.append(name)
             for name in expanded:
                 t, e = then_env.get(name), else_env.get(name)
+                if (t is None) != (e is None):  # assigned on one path only: zero on the other if read after
+                    t, e = BL.merge_one_path(self, stmt, name, t, e, probe.then_block, probe.else_block)
+                    if t is not None:
+                        then_env[name], else_env[name] = t, e
                 if t is None or e is None or not isinstance(t, Val) or not isinstance(e, Val):
-                    continue  # defined on one path only: not visible after the if
+                    continue  # not visible after the if
                 # A literal takes the type of the value on the other path (`a = 1.0` for a float64 a).
                 if t.type != e.type and t.is_literal != e.is_literal:
                     if t.is_literal:
@@ -219,6 +226,7 @@ class ControlFlow:
             raise self.error("only 'for i in range(...)' loops are supported", it, KernelSyntaxError)
         if any(self.is_static_call(a) for a in it.args):
             return self.unrolled_loop(stmt)
+        BL.bind_loop_locals(self, stmt)  # locals first assigned in the body and read after it
         if has_jump(stmt.body):
             return self.loop_with_jumps(stmt)
         bounds = [self.coerce(self.expr(a), T.int32, a) for a in it.args]
@@ -283,6 +291,7 @@ class ControlFlow:
     def stmt_While(self, stmt):
         if stmt.orelse:
             raise self.error("while/else is not supported", stmt, KernelSyntaxError)
+        BL.bind_loop_locals(self, stmt)  # locals first assigned in the body and read after it
         if has_jump(stmt.body):
             return self.loop_with_jumps(stmt)
         carried = self.carried_names(sorted(assigned_names(stmt.body)))

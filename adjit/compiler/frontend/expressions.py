@@ -15,6 +15,7 @@ from ... import builtins as B
 from ...dialects import adjit as adjit_d
 from ...errors import KernelNameError, KernelSyntaxError
 from ...source import Unresolved
+from .. import branch_locals as BL
 from .. import local_arrays as LA
 from .. import slices as S
 from .. import struct_arrays as SA
@@ -170,9 +171,14 @@ class Expressions:
                 return len
             if missing.id == "print" and missing is node:
                 return builtins.print
-            raise self.error(f"name '{missing.id}' is not defined", missing, KernelNameError)
-        if missing is node and missing.attr in ("print", "float", "int") and self.is_adjit_module(missing.value):
-            # wp.print(x), wp.float(x) in kernels are Python's, as Warp's (the host module has neither)
+            if missing.id == "breakpoint" and missing is node:
+                return builtins.breakpoint
+            raise self.error(f"name '{missing.id}' is not defined{BL.explain(self, missing)}", missing,
+                             KernelNameError)
+        if missing is node and missing.attr in ("print", "float", "int", "breakpoint") and \
+                self.is_adjit_module(missing.value):
+            # wp.print(x), wp.float(x), wp.breakpoint() in kernels are Python's, as Warp's (the host
+            # module has none of them)
             return getattr(builtins, missing.attr)
         raise self.error(f"'{ast.unparse(missing)}' is not defined", missing, KernelNameError)
 

@@ -52,6 +52,11 @@ class FuncCalls:
             if k < first_default:
                 return fail(f"is missing argument '{names[k]}'")
             default = defaults[k - first_default]
+            if default is None:
+                return fail(f"is called without its argument '{names[k]}', whose default is None: a device "
+                            "function's parameter cannot default to None (Warp 1.19 cannot build such a call "
+                            "either); pass the argument, e.g. an array parameter of the kernel, which a launch "
+                            "may give None (Warp's null array: false in 'if a:')")
             if isinstance(default, bool) or not isinstance(default, (int, float)):
                 return fail(f"parameter '{names[k]}' has a default that is not a number ({default!r})")
             bound[k] = literal(default)

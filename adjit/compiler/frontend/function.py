@@ -11,6 +11,7 @@ from mlir.dialects import func
 from ... import types as T
 from ...errors import KernelSyntaxError, KernelTypeError
 from ...source import Scope, SourceInfo
+from .. import branch_locals as BL
 from .. import indexed_arrays as IA
 from .. import by_reference as BR
 from .. import struct_arrays as SA
@@ -65,6 +66,16 @@ class FunctionBuilder(ControlFlow, Assignment, Expressions, Operators, Calls, Fu
         #: (name, type) of the parameters passed by reference (ref[T], local
         #: arrays): every return also gives their final values (by_reference).
         self.ref_params: list = []
+        #: Why a local is not visible where it is read (branch_locals.explain), by name.
+        self.out_of_scope: dict[str, str] = {}
+        self._reads = None
+
+    @property
+    def reads(self) -> BL.Reads:
+        """Where the function's source reads and assigns each local (branch_locals)."""
+        if self._reads is None:
+            self._reads = BL.Reads(self.src.tree)
+        return self._reads
 
     def error(self, msg: str, node=None, cls=KernelTypeError):
         node = node or self.node

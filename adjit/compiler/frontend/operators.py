@@ -53,7 +53,7 @@ class Operators:
             c = self.to_bool(v, operand)
             return Val(T.bool_, arith.XOrIOp(c, constant(T.bool_, 1)).result)
         if isinstance(op, ast.Invert):
-            if type(v.type) is T.VectorType and v.type.dtype.is_int:  # component-wise, as Warp's
+            if type(v.type) in (T.VectorType, T.MatrixType) and v.type.dtype.is_int:  # component-wise, as Warp's
                 return Val(v.type, arith.XOrIOp(self.materialize(v, v.type), constant(v.type, -1)).result)
             if not isinstance(v.type, T.ScalarType) or not v.type.is_int or v.type.is_bool:
                 raise self.error(f"~ needs an integer operand, got {self.describe(v)} (use `not` for bools)",
@@ -192,8 +192,8 @@ class Operators:
                 return user
         if ta != tb:
             raise self.error(f"unsupported operand types for {self.op_name(op)}: {ta} and {tb}", node)
-        if type(ta) is T.VectorType and ta.dtype.is_int and type(op) in _BITWISE:
-            return self.bitwise(op, a, b, node)  # component-wise on integer vectors, as Warp's
+        if type(ta) in (T.VectorType, T.MatrixType) and type(op) in _BITWISE:
+            return self.bitwise(op, a, b, node)  # component-wise on integer vectors and matrices, as Warp's
         if type(ta) is T.VectorType and isinstance(op, ast.Mod):
             return self.elementwise(op, a, b, node)  # component-wise, as Warp's mod
         if not isinstance(op, (ast.Add, ast.Sub)):

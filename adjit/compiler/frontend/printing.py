@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import logging
 import re
 
 from mlir import ir
@@ -39,8 +40,30 @@ _PRINTF_CONVERSION = re.compile(r"%(?P<flags>[-+ #0]*\d*(?:\.\d+)?)(?:hh|h|ll|l|
                                 r"|%(?P<bad>.)")
 
 
+log = logging.getLogger("adjit.compile")
+
+#: The (file, line) of the breakpoint() calls warned about, once each per process.
+_BREAKPOINTS_WARNED: set = set()
+
+
 class Printing:
-    """FunctionBuilder's print, printf and expect calls."""
+    """FunctionBuilder's print, printf, breakpoint and expect calls."""
+
+    def emit_breakpoint(self, node):
+        """``breakpoint()`` / ``wp.breakpoint()``: Warp stops there in an
+        attached debugger (on the CPU a SIGTRAP, which ends the process when
+        no debugger is attached; cuda-gdb on a GPU). adjit compiles kernels
+        through MLIR, with no debugger stop to give: the call does nothing,
+        and compiling it warns once per call site (logger ``adjit.compile``)."""
+        if node.args or node.keywords:
+            raise self.error("breakpoint() takes no arguments", node, KernelSyntaxError)
+        site = (self.src.filename, self.src.line_of(node))
+        if site not in _BREAKPOINTS_WARNED:
+            _BREAKPOINTS_WARNED.add(site)
+            log.warning("%s:%d: breakpoint() in '%s' does nothing in adjit (Warp stops there in an attached "
+                        "debugger): use print() or printf() to look at values, or adjit.config.mode = 'debug' "
+                        "for checked asserts", site[0], site[1], self.src.qualname)
+        return None
 
     def print_parts(self, value: Val, node) -> tuple[str, list]:
         """(printf format, scalar values) of one value: numbers, vectors as
