@@ -1,0 +1,109 @@
+"""The names of Warp's private ``warp._src`` package that real Warp programs
+(Newton 1.8: tools/newton.py, docs/newton.md) import, as adjit stands in for
+them (adjit/warp/_src), and the host names those programs need at import.
+Nothing here needs Newton or the network."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import typing
+
+import pytest
+
+import adjit
+from adjit.warp import _src
+from adjit.warp._src import context as src_context
+from adjit.warp._src import types as src_types
+from adjit.warp._src import utils as src_utils
+from adjit.warp._src.thirdparty import appdirs
+
+
+def test_src_types_are_adjits():
+    assert src_types.vector is adjit.types.vector and src_types.matrix is adjit.types.matrix
+    assert src_types.type_length is adjit.types.type_length
+    assert src_types.type_scalar_type is adjit.types.type_scalar_type
+    assert src_types.Int is adjit.types.Int
+    assert src_types.Any is typing.Any  # Warp's ``from typing import Any``
+    # Warp's generic hints, for annotations of host code (``Vector[Any, Int]``)
+    hint = src_types.Vector[typing.Any, src_types.Int]
+    assert typing.get_origin(hint) is src_types.Vector
+    assert typing.get_args(hint) == (typing.Any, src_types.Int)
+    assert typing.get_origin(src_types.Matrix[3, 3, adjit.float32]) is src_types.Matrix
+
+
+def test_src_context_utils_appdirs():
+    assert src_context.Device is adjit.Device and src_context.Kernel is adjit.Kernel
+    assert src_context.get_device is adjit.get_device
+    assert "sin" in src_context.builtin_functions and "no_such_builtin" not in src_context.builtin_functions
+    assert src_utils.array_scan is adjit.utils.array_scan
+    assert _src.types is src_types and _src.thirdparty.appdirs is appdirs
+
+
+def test_user_cache_dir(monkeypatch):
+    if sys.platform in ("win32", "darwin"):
+        pytest.skip("the XDG convention is Linux's")
+    monkeypatch.setenv("XDG_CACHE_HOME", "/some/cache")
+    assert appdirs.user_cache_dir("newton", "newton-physics") == "/some/cache/newton"
+    assert appdirs.user_cache_dir("newton", "newton-physics", version="1.8") == "/some/cache/newton/1.8"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert appdirs.user_cache_dir("app") == os.path.expanduser("~/.cache/app")
+
+
+@pytest.mark.parametrize("module, name", [(_src, "codegen"), (src_types, "no_such_name"),
+                                          (src_context, "runtime"), (src_utils, "no_such_name"),
+                                          (appdirs, "user_data_dir")])
+def test_missing_src_names_say_so(module, name):
+    warp_name = module.__name__.replace("adjit.warp._src", "warp._src")
+    with pytest.raises(adjit.NotInAdjitError, match=rf"^{warp_name}\.{name} is not in adjit yet"):
+        getattr(module, name)
+    assert not hasattr(module, name)
+    with pytest.raises(adjit.NotInAdjitImportError, match=rf"^{warp_name}\.{name} is not in adjit yet"):
+        exec(f"from {module.__name__} import {name}", {})
+
+
+#: Newton's own import lines for Warp's internals, through the alias.
+PROBE = textwrap.dedent('''
+    import json
+    import adjit
+    adjit.alias_warp()
+    import warp as wp
+    from warp._src.thirdparty.appdirs import user_cache_dir
+    from warp._src.types import Any, Int, Vector
+    from warp._src import types as warp_types
+    from warp._src.context import builtin_functions
+    import warp._src.context as wpc
+    out = {"src": wp._src is adjit._src, "types": warp_types.type_length(wp.vec3),
+           "hint": repr(Vector[Any, Int]), "scan": wp._src.utils.array_scan is adjit.utils.array_scan,
+           "device": wpc.Device is adjit.Device, "builtin": "sin" in builtin_functions}
+    errors = {}
+    for stmt in ("from warp._src import codegen", "import warp._src.codegen", "wp._src.codegen",
+                 "wp._src.context.runtime", "from warp._src.types import no_such_name"):
+        try:
+            exec(stmt)
+        except Exception as e:
+            errors[stmt] = [type(e).__name__, str(e)]
+    out["errors"] = errors
+    print(json.dumps(out))
+''')
+
+
+def test_src_through_the_alias(tmp_path):
+    (tmp_path / "probe.py").write_text(PROBE)
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run([sys.executable, "probe.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["src"] and out["types"] == 3 and out["scan"] and out["device"] and out["builtin"]
+    assert "Vector[typing.Any, Int]" in out["hint"]
+    errors = out["errors"]
+    for stmt, (kind, name) in {"from warp._src import codegen": ("NotInAdjitImportError", "warp._src.codegen"),
+                               "import warp._src.codegen": ("NotInAdjitImportError", "warp._src.codegen"),
+                               "wp._src.codegen": ("NotInAdjitError", "warp._src.codegen"),
+                               "wp._src.context.runtime": ("NotInAdjitError", "warp._src.context.runtime"),
+                               "from warp._src.types import no_such_name":
+                                   ("NotInAdjitImportError", "warp._src.types.no_such_name")}.items():
+        assert errors[stmt][0] == kind, (stmt, errors[stmt])
+        assert errors[stmt][1].startswith(f"{name} is not in adjit yet"), errors[stmt]
