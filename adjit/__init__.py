@@ -11,6 +11,10 @@ import builtins as _builtins
 import math as _math
 import sys as _sys
 
+#: adjit's version (pyproject.toml's). Warp code reading ``wp.__version__``
+#: with adjit standing in for warp gets this too.
+__version__ = "0.1.0"
+
 from . import types  # noqa: F401
 from . import config  # noqa: F401
 from .builtins.registry import registry as builtin_registry

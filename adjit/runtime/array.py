@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import typing
 import weakref
 
 import numpy as np
@@ -1166,6 +1167,12 @@ class _ArrayName:
 
     def __instancecheck__(self, obj) -> bool:
         return isinstance(obj, (Array, _structs().StructArray)) and (self._ndim is None or obj.ndim == self._ndim)
+
+    def __or__(self, other):  # ``wp.array | None``, ``wp.array | np.ndarray`` in host annotations
+        return typing.Union[self, other]
+
+    def __ror__(self, other):
+        return typing.Union[other, self]
 
     def __repr__(self) -> str:
         return f"<adjit {self.__name__}>"

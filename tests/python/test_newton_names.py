@@ -107,3 +107,22 @@ def test_src_through_the_alias(tmp_path):
                                    ("NotInAdjitImportError", "warp._src.types.no_such_name")}.items():
         assert errors[stmt][0] == kind, (stmt, errors[stmt])
         assert errors[stmt][1].startswith(f"{name} is not in adjit yet"), errors[stmt]
+
+
+def test_version_is_pyprojects():
+    import pathlib
+    import re
+    pyproject = (pathlib.Path(adjit.__file__).parent.parent / "pyproject.toml").read_text()
+    assert adjit.__version__ == re.search(r'^version = "([^"]+)"', pyproject, re.M).group(1)
+    assert tuple(int(v) for v in adjit.__version__.split(".")[:2]) >= (0, 1)  # as Newton parses wp.__version__
+
+
+def test_array_names_in_host_annotations():
+    # ``points: wp.array | np.ndarray``, ``normals: wp.array | None = None``
+    import numpy as np
+    assert (adjit.array | None) == typing.Optional[adjit.array]
+    assert typing.get_args(adjit.array | np.ndarray) == (adjit.array, np.ndarray)
+    assert typing.get_args(None | adjit.array2d) == (type(None), adjit.array2d)
+
+    def compute(points: adjit.array | np.ndarray, normals: adjit.array | None = None) -> adjit.array: ...
+    assert compute.__annotations__["normals"] == typing.Optional[adjit.array]
