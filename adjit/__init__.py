@@ -141,6 +141,8 @@ from .jax_names import (JaxCallableGraphMode, JaxModulePreloadMode, clear_jax_ca
 from .device import is_cubql_available  # noqa: E402,F401
 from .cache import clear_lto_cache  # noqa: E402,F401
 from .warp import alias_warp, is_warp_aliased  # noqa: E402,F401
+# Warp's out-of-scope classes, as names for annotations only (adjit/warp/placeholders.py)
+from .warp.placeholders import Bvh, HashGrid, Mesh, Texture2D, Texture3D, Volume  # noqa: E402,F401
 from .errors import NotInAdjitError, NotInAdjitImportError, missing_name as _missing_name  # noqa: E402,F401
 
 

@@ -78,8 +78,10 @@ HOST_LEFT_OUT = {
                    "slot) depends on the thread order, so the gradient it serves is not defined; adjit "
                    "rejects those kernels instead",
 }
-#: Names adjit defines only to refuse them with a clear error (not counted as present).
-HOST_REFUSED = ("func_replay",)
+#: Names adjit defines only to refuse them with a clear error (not counted as
+#: present): the geometry classes are names for annotations only
+#: (adjit/warp/placeholders.py), constructing one raises.
+HOST_REFUSED = ("func_replay", "Bvh", "HashGrid", "Mesh", "Texture2D", "Texture3D", "Volume")
 
 
 def adjit_status(name: str) -> tuple[str, str]:

@@ -126,3 +126,37 @@ def test_array_names_in_host_annotations():
 
     def compute(points: adjit.array | np.ndarray, normals: adjit.array | None = None) -> adjit.array: ...
     assert compute.__annotations__["normals"] == typing.Optional[adjit.array]
+
+
+@pytest.mark.parametrize("name", ["Bvh", "HashGrid", "Mesh", "Texture2D", "Texture3D", "Volume"])
+def test_out_of_scope_classes_are_names_for_annotations(name):
+    cls = getattr(adjit, name)
+
+    def host(x: cls | None = None) -> list[cls]: ...  # evaluated at import, as in Newton's modules
+    assert host.__annotations__["x"] == typing.Optional[cls]
+    assert not isinstance(object(), cls)
+    with pytest.raises(adjit.NotInAdjitError, match=rf"^adjit\.{name} is not in adjit: geometry, volumes and "
+                                                    r"textures are out of scope"):
+        cls()
+    with pytest.raises(adjit.NotInAdjitError, match=rf"^adjit\.{name}\.LINEAR is not in adjit"):
+        cls.LINEAR
+
+
+def test_struct_with_an_out_of_scope_field_fails_where_used():
+    @adjit.struct
+    class SDFData:  # declared: a module declaring it imports
+        scale: float
+        texture: adjit.Texture3D | None
+
+    assert list(SDFData.refused) == ["texture"]
+    with pytest.raises(TypeError, match="struct SDFData field 'texture': Texture3D is not in adjit"):
+        SDFData()
+    with pytest.raises(TypeError, match="struct SDFData field 'texture'"):
+        SDFData.leaves("s")
+
+
+def test_graph_coloring_algorithm_names():
+    algo = adjit.utils.GraphColoringAlgorithm
+    assert (algo.MCS, algo.GREEDY) == (0, 1) and algo["GREEDY"] is algo(1)
+    with pytest.raises(adjit.NotInAdjitError, match="graph_coloring_assign.*not in adjit yet"):
+        adjit.utils.graph_coloring_assign
