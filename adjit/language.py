@@ -634,37 +634,63 @@ def func_grad(f: Function):
 def func_replay(f: Function):
     """Warp's ``@func_replay(f)``: a replacement for ``f`` in the forward
     replay of the backward pass, for functions whose side effects (an atomic
-    counter handing out slots) would differ when replayed. adjit refuses it:
-    the values such a function returns depend on the order the threads run
-    in, so the gradient is defined only for one order, and adjit's race
-    analysis rejects those kernels (a GradientError naming the array) rather
-    than pair each thread with a replayed slot that may be another's. Give
-    each thread its slot deterministically instead, e.g. from an exclusive
-    prefix sum of the counts (``adjit.utils.array_scan``)."""
-    from .errors import GradientError
-    raise GradientError(
-        f"func_replay({getattr(f, '__name__', f)!r}): adjit does not replay device functions with a replacement; "
-        "what a function with side effects such as an atomic counter returns depends on the thread order, so "
-        "its gradient is not defined, and adjit rejects such kernels with a GradientError. Compute each "
-        "thread's slot deterministically instead (an exclusive prefix sum: adjit.utils.array_scan)")
+    counter handing out slots) would differ when replayed. adjit takes the
+    declaration and never replays: forward launches call ``f`` as usual, and
+    a kernel whose gradient would need the replay is refused when it is
+    differentiated. What such a function returns depends on the order the
+    threads run in, so the gradient is defined only for one order; adjit's
+    race analysis rejects those kernels at ``backward()`` (a GradientError
+    naming the array) rather than pair each thread with a replayed slot that
+    may be another's. To differentiate one, give each thread its slot
+    deterministically instead, e.g. from an exclusive prefix sum of the
+    counts (``adjit.utils.array_scan``)."""
+    if not isinstance(f, Function):
+        raise TypeError(f"func_replay(f) needs an @adjit.func, got {f!r}")
+
+    def declare(replay_fn):
+        f.replay = replay_fn  # kept only: adjit does not replay (see above)
+        return replay_fn
+    return declare
+
+
+class NativeFunction:
+    """What ``@func_native`` makes: a function whose body is a C++/CUDA
+    snippet, which adjit cannot run. The declaration succeeds, so a module
+    declaring one imports; calling it on the host raises NotInAdjitError, and
+    a kernel calling it fails to compile, both saying why (``refusal``)."""
+
+    def __init__(self, fn, snippet: str):
+        code = getattr(fn, "__code__", None)
+        self.pyfunc = fn
+        self.snippet = snippet
+        self.__name__ = getattr(fn, "__name__", repr(fn))
+        self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self.where = f"{code.co_filename}:{code.co_firstlineno}" if code is not None else ""
+        self.refusal = (f"@func_native {self.__name__!r}{' (' + self.where + ')' if self.where else ''} is not in "
+                        "adjit: its body is a C++/CUDA snippet, and adjit compiles Python kernels through MLIR "
+                        "with no native snippets; write the function in Python as an @adjit.func (with "
+                        "@adjit.func_grad for a hand-written adjoint)")
+
+    def __call__(self, *args, **kwargs):
+        from .errors import NotInAdjitError
+        raise NotInAdjitError(self.refusal, name="func_native")
+
+    def __repr__(self) -> str:
+        return f"<adjit func_native {self.__name__!r}: not in adjit>"
 
 
 def func_native(snippet: str, adj_snippet: str | None = None, replay_snippet: str | None = None):
     """Warp's ``@func_native(snippet, adj_snippet)``: a device function whose
     body is a C++/CUDA snippet. adjit compiles Python through MLIR and has no
     native snippets (unchecked native code would escape its bounds checks,
-    gradients and located errors), so decorating a function raises a
-    NotInAdjitError naming it and where it is; write it as an @adjit.func."""
-    from .errors import NotInAdjitError
-
+    gradients and located errors): the decorated function is a
+    ``NativeFunction``, declared so that its module imports, and refused
+    where it is used (a NotInAdjitError when called on the host, a compile
+    error naming it and where it is declared in a kernel that calls it);
+    write it as an @adjit.func instead."""
     def decorate(fn):
-        code = getattr(fn, "__code__", None)
-        where = f"{code.co_filename}:{code.co_firstlineno}: " if code is not None else ""
-        raise NotInAdjitError(
-            f"{where}@func_native {getattr(fn, '__name__', fn)!r} is not in adjit: its body is a C++/CUDA "
-            "snippet, and adjit compiles Python kernels through MLIR with no native snippets; write the "
-            "function in Python as an @adjit.func (with @adjit.func_grad for a hand-written adjoint)",
-            name="func_native")
+        return NativeFunction(fn, snippet)
     return decorate
 
 
