@@ -804,7 +804,22 @@ def overload(kernel, arg_types=None):
     if arg_types is None:
         raise TypeError(f"overload(kernel '{kernel.__name__}'): give the parameter types (a list or a dict by "
                         "name), or use @overload on a stub function with concrete annotations")
+    if not _declares(kernel):
+        return kernel
     return kernel.overload(arg_types)
+
+
+def _declares(kernel: Kernel) -> bool:
+    """Whether ``kernel``'s own annotations resolve. Where one does not (a
+    type adjit lacks, such as ``indexedarray(dtype=Any)``), declaring an
+    instance does nothing (Warp programs declare them at import, so the
+    module still imports) and the KernelTypeError saying why is raised where
+    the kernel is launched or compiled, which resolve them again."""
+    try:
+        kernel._declared_types()
+    except KernelTypeError:
+        return False
+    return True
 
 
 def _overload_stub(stub, frame):
@@ -826,5 +841,6 @@ def _overload_stub(stub, frame):
     if params != generic.param_names:
         raise TypeError(f"@overload def {name}({', '.join(params)}): the parameters must be those of the generic "
                         f"kernel ({', '.join(generic.param_names)})")
-    generic.overload({p: hints[p] for p in params})
+    if _declares(generic):
+        generic.overload({p: hints[p] for p in params})
     return generic

@@ -160,3 +160,30 @@ def test_graph_coloring_algorithm_names():
     assert (algo.MCS, algo.GREEDY) == (0, 1) and algo["GREEDY"] is algo(1)
     with pytest.raises(adjit.NotInAdjitError, match="graph_coloring_assign.*not in adjit yet"):
         adjit.utils.graph_coloring_assign
+
+
+def test_overload_of_a_kernel_whose_annotations_fail_is_deferred(tmp_path):
+    # Newton declares instances at import of a kernel annotated indexedarray(dtype=Any),
+    # which adjit cannot resolve: the module imports, and launching the kernel says why.
+    (tmp_path / "gather.py").write_text(textwrap.dedent('''
+        from __future__ import annotations  # as Newton's module: annotations resolve when used
+        from typing import Any
+        import adjit as wp
+
+        @wp.kernel
+        def gather(port: wp.indexedarray(dtype=Any), out: wp.array(dtype=Any)):
+            i = wp.tid()
+            out[i] = port[i]
+
+        wp.overload(gather, {"port": wp.indexedarray(dtype=float), "out": wp.array(dtype=float)})
+    '''))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import gather
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("gather", None)
+    data = adjit.zeros(3, dtype=float)
+    with pytest.raises(adjit.KernelTypeError, match=r"cannot resolve the annotation.*of 'port'"):
+        adjit.launch(gather.gather, 3, inputs=[adjit.indexedarray(data, [adjit.array([0, 1, 2], dtype=adjit.int32)]),
+                                                adjit.zeros(3, dtype=float)])
