@@ -38,6 +38,14 @@ class Type:
     def __ror__(self, other):
         return typing.Union[other, self]
 
+    # ``issubclass(dtype, wp.float32)``, ``issubclass(dtype, wp.float16 | wp.float32)``
+    # (typing.Union asks each member), as with Warp's type classes: adjit's
+    # types are values, each its own only subclass (a subclassed type equals its base).
+    def __subclasscheck__(self, sub) -> bool:
+        if not isinstance(sub, (Type, type)):
+            raise TypeError("issubclass() arg 1 must be a class or an adjit type")
+        return sub == self
+
 
 def without_none(annotation):
     """``X`` for the annotations ``Optional[X]``, ``X | None`` and
@@ -1333,8 +1341,10 @@ def register_host_array_class(cls: type) -> type:
 
 
 def is_array(x) -> bool:
-    """An adjit array, indexed array or array of structs."""
-    return isinstance(x, tuple(_host_array_classes))
+    """An adjit array, indexed array or array of structs, or an array
+    annotation (``array(dtype=float)``): in Warp, annotations are array
+    objects, so ``is_array`` of a kernel's parameter type is true there too."""
+    return isinstance(x, tuple(_host_array_classes)) or isinstance(x, (ArrayType, IndexedArrayType))
 
 
 def type_scalar_type(t) -> ScalarType:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import types
 import typing
 import weakref
 
@@ -1163,6 +1164,10 @@ class _ArrayName:
         return self._fn(*args, **kwargs)
 
     def __getitem__(self, dtype) -> T.ArrayType:
+        if isinstance(dtype, typing.TypeVar):
+            # ``array2d[IndexType]`` in a generic host class's annotations: a
+            # typing alias (no kernel type: a kernel annotated so says it is not one)
+            return types.GenericAlias(self, (dtype,))
         return T.ArrayType(dtype, self._ndim or 1)
 
     def __instancecheck__(self, obj) -> bool:
