@@ -346,6 +346,12 @@ class Kernel:
         return self._param_types
 
     @property
+    def adj(self) -> "KernelAdjoint":
+        """Warp's ``Kernel.adj`` (its code generator's state), as far as
+        programs read it: ``adj.args``, the parameters (``.label``, ``.type``)."""
+        return KernelAdjoint(self)
+
+    @property
     def overloads(self) -> list:
         """The instances made so far of a generic kernel (Warp's ``Kernel.overloads``)."""
         return list(self._instances.values())
@@ -483,6 +489,52 @@ def _describe_argument(value) -> str:
     if hasattr(value, "shape") and dtype is not None:
         return f"an array of {getattr(dtype, 'name', dtype)}"
     return repr(value)
+
+
+class KernelArg:
+    """A kernel parameter as Warp's ``Kernel.adj.args`` lists it: ``label``
+    (its name) and ``type`` (its annotation: an adjit type, ``typing.Any``,
+    or for ``array(dtype=Any)`` an array type whose ``dtype`` is
+    ``typing.Any``, as Warp's)."""
+
+    __slots__ = ("label", "type")
+
+    def __init__(self, label: str, type):
+        self.label, self.type = label, type
+
+    def __repr__(self) -> str:
+        return f"{self.label}: {self.type!r}"
+
+
+class KernelAdjoint:
+    """What adjit has of Warp's ``Kernel.adj`` (the code generator's state
+    for a kernel): ``args``. Other names raise NotInAdjitError."""
+
+    def __init__(self, kernel: Kernel):
+        import copy
+        import typing
+        hints = getattr(kernel.pyfunc, "__annotations__", {})
+        args = []
+        for arg in kernel.source.tree.args.args:
+            ann = hints.get(arg.arg)
+            if isinstance(ann, str):
+                try:
+                    ann = eval(ann, kernel.pyfunc.__globals__)
+                except Exception:  # noqa: BLE001  (compiling the kernel says why)
+                    pass
+            ann = T.without_none(ann)
+            if isinstance(ann, T.ArrayType) and ann.dtype is None and ann.dtype_pattern is None:
+                ann = copy.copy(ann)
+                ann.dtype = typing.Any  # Warp's array(dtype=Any); a view only, never compiled
+            args.append(KernelArg(arg.arg, ann))
+        self.args = args
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        from .errors import NotInAdjitError
+        raise NotInAdjitError(f"Kernel.adj.{name} is not in adjit yet: of the state of Warp's code generator for a "
+                              "kernel (Kernel.adj), adjit has args", name=name)
 
 
 def kernel(fn=None, *, no_grad=(), bounds_check: bool | None = None, enable_backward: bool | None = None,

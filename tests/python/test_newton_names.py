@@ -187,3 +187,50 @@ def test_overload_of_a_kernel_whose_annotations_fail_is_deferred(tmp_path):
     with pytest.raises(adjit.KernelTypeError, match=r"cannot resolve the annotation.*of 'port'"):
         adjit.launch(gather.gather, 3, inputs=[adjit.indexedarray(data, [adjit.array([0, 1, 2], dtype=adjit.int32)]),
                                                 adjit.zeros(3, dtype=float)])
+
+
+def test_issubclass_of_adjit_types_and_their_unions():
+    # Newton: issubclass(dtype, wp.float16 | wp.float32 | wp.float64 | wp.int16 | wp.int32 | wp.int64)
+    floats = adjit.float16 | adjit.float32 | adjit.float64
+    ints = adjit.int16 | adjit.int32 | adjit.int64
+    assert issubclass(adjit.float32, floats | ints) and issubclass(adjit.int64, floats | ints)
+    assert not issubclass(adjit.int8, floats | ints) and not issubclass(int, floats)
+    assert issubclass(adjit.vec3, adjit.vec3) and not issubclass(adjit.vec3, adjit.vec3d)
+
+
+def test_array_of_a_typevar_in_host_annotations():
+    index_type = typing.TypeVar("IndexType", adjit.int16, adjit.int32, adjit.int64)
+    hint = adjit.array2d[index_type]
+    assert typing.get_args(hint) == (index_type,)
+    assert typing.get_args(hint | None)[1] is type(None)
+
+
+def test_kernel_adj_args_and_is_array_of_annotations(tmp_path):
+    # Newton: {arg.label: wp.array(dtype=wp.float32, ndim=arg.type.ndim) for arg in kernel.adj.args
+    #          if wp.types.is_array(arg.type) and arg.type.dtype is Any}
+    (tmp_path / "generic_dot.py").write_text(textwrap.dedent('''
+        from typing import Any
+        import adjit as wp
+
+        @wp.kernel
+        def dot(a: wp.array(dtype=Any), b: wp.array2d(dtype=Any), n: int, out: wp.array(dtype=float)):
+            i = wp.tid()
+            out[i] = float(a[i] * b[i, 0]) + float(n)
+    '''))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import generic_dot
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("generic_dot", None)
+    kernel = generic_dot.dot
+    args = kernel.adj.args
+    assert [a.label for a in args] == ["a", "b", "n", "out"]
+    assert adjit.types.is_array(args[0].type) and not adjit.types.is_array(args[2].type)
+    generic = {a.label: adjit.array(dtype=adjit.float32, ndim=a.type.ndim) for a in args
+               if adjit.types.is_array(a.type) and a.type.dtype is typing.Any}
+    assert list(generic) == ["a", "b"] and generic["b"].ndim == 2
+    adjit.overload(kernel, generic)
+    assert len(kernel.overloads) == 1
+    with pytest.raises(adjit.NotInAdjitError, match=r"Kernel\.adj\.blocks is not in adjit yet"):
+        kernel.adj.blocks
