@@ -705,7 +705,33 @@ def func_replay(f: Function):
     return declare
 
 
-class NativeFunction:
+class RefusedFunction:
+    """A device function of Warp's that adjit names but cannot run:
+    ``refusal`` says why. Naming it succeeds (a module importing or declaring
+    it imports); calling it on the host raises NotInAdjitError, and a kernel
+    calling it fails to compile with that reason, at the call."""
+
+    refusal = ""
+
+    def __call__(self, *args, **kwargs):
+        from .errors import NotInAdjitError
+        raise NotInAdjitError(self.refusal, name=getattr(self, "__name__", None))
+
+
+class NotInAdjitFunction(RefusedFunction):
+    """A device function of a Warp library adjit lacks (``warp_name``, as
+    Warp spells it), named so that modules importing it import."""
+
+    def __init__(self, warp_name: str, why: str = ""):
+        self.__name__ = self.__qualname__ = warp_name.rpartition(".")[2]
+        self.warp_name = warp_name
+        self.refusal = f"{warp_name} is not in adjit yet{': ' + why if why else ''}"
+
+    def __repr__(self) -> str:
+        return f"<{self.warp_name}: not in adjit yet>"
+
+
+class NativeFunction(RefusedFunction):
     """What ``@func_native`` makes: a function whose body is a C++/CUDA
     snippet, which adjit cannot run. The declaration succeeds, so a module
     declaring one imports; calling it on the host raises NotInAdjitError, and
@@ -723,10 +749,6 @@ class NativeFunction:
                         "adjit: its body is a C++/CUDA snippet, and adjit compiles Python kernels through MLIR "
                         "with no native snippets; write the function in Python as an @adjit.func (with "
                         "@adjit.func_grad for a hand-written adjoint)")
-
-    def __call__(self, *args, **kwargs):
-        from .errors import NotInAdjitError
-        raise NotInAdjitError(self.refusal, name="func_native")
 
     def __repr__(self) -> str:
         return f"<adjit func_native {self.__name__!r}: not in adjit>"

@@ -49,6 +49,10 @@ SUBMODULES = {
     "warp._src.utils": "adjit.warp._src.utils",
     "warp._src.thirdparty": "adjit.warp._src.thirdparty",
     "warp._src.thirdparty.appdirs": "adjit.warp._src.thirdparty.appdirs",
+    # Warp's finite-element library is not in adjit: only the device functions
+    # programs import from warp.fem.linalg are named (refused where called).
+    "warp.fem": "adjit.warp.fem",
+    "warp.fem.linalg": "adjit.warp.fem.linalg",
 }
 
 #: Warp's packages among them: ``warp.optim.<x>`` must reach the finder (and

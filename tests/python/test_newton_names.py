@@ -234,3 +234,31 @@ def test_kernel_adj_args_and_is_array_of_annotations(tmp_path):
     assert len(kernel.overloads) == 1
     with pytest.raises(adjit.NotInAdjitError, match=r"Kernel\.adj\.blocks is not in adjit yet"):
         kernel.adj.blocks
+
+
+def test_fem_linalg_functions_are_named_and_refused_where_called(tmp_path):
+    from adjit.warp.fem import linalg
+    with pytest.raises(adjit.NotInAdjitError, match=r"^warp\.fem\.linalg\.symmetric_eigenvalues_qr is not in "
+                                                    r"adjit yet: Warp's finite-element library"):
+        linalg.symmetric_eigenvalues_qr(adjit.mat33(), 1e-6)
+    with pytest.raises(adjit.NotInAdjitError, match=r"^warp\.fem\.linalg\.no_such_name is not in adjit yet"):
+        linalg.no_such_name
+    (tmp_path / "uses_qr.py").write_text(textwrap.dedent('''
+        import adjit as wp
+        from adjit.warp.fem.linalg import symmetric_eigenvalues_qr
+
+        @wp.kernel
+        def eig(m: wp.array(dtype=wp.mat33), out: wp.array(dtype=wp.vec3)):
+            i = wp.tid()
+            values, vectors = symmetric_eigenvalues_qr(m[i], 1.0e-6)
+            out[i] = values
+    '''))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import uses_qr
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("uses_qr", None)
+    with pytest.raises(adjit.KernelTypeError, match=r"warp\.fem\.linalg\.symmetric_eigenvalues_qr is not in adjit "
+                                                    r"yet(.|\n)*symmetric_eigenvalues_qr\(m\[i\], 1\.0e-6\)"):
+        adjit.launch(uses_qr.eig, 1, inputs=[adjit.zeros(1, dtype=adjit.mat33), adjit.zeros(1, dtype=adjit.vec3)])
