@@ -499,9 +499,9 @@ def render(summary: dict, imp: dict, examples: list[dict], command: str, seconds
         "",
         import_line,
         "",
-        f"**Kernels: {len(ok)} of {counted} compile on adjit's CPU backend ({share:.1f}%).** "
-        f"Without the {len(optional)} kernels whose modules need Newton's optional dependencies (not installed "
-        f"here): {len(ok)} of {counted - len(optional)} ({share_deps:.1f}%).",
+        f"**Kernels: {len(ok)} of {counted} compile on adjit's CPU backend ({share:.1f}%).**"
+        + (f" Without the {len(optional)} kernels whose modules need Newton's optional dependencies (not "
+           f"installed here): {len(ok)} of {counted - len(optional)} ({share_deps:.1f}%)." if optional else ""),
         "",
         "| | kernels |",
         "|---|---|",
@@ -588,7 +588,7 @@ def render(summary: dict, imp: dict, examples: list[dict], command: str, seconds
 
 #: Newton examples run headless on the CPU (``--viewer null``), a few frames
 #: each: a first look at Newton's host code on adjit, beyond compiling kernels.
-EXAMPLES = ("basic_pendulum", "basic_shapes", "cloth_hanging", "softbody_hanging", "diffsim_ball")
+EXAMPLES = ("basic_pendulum", "basic_joints", "cloth_hanging", "softbody_hanging", "diffsim_ball")
 EXAMPLE_FRAMES = 2
 
 
