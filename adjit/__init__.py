@@ -11,6 +11,10 @@ import builtins as _builtins
 import math as _math
 import sys as _sys
 
+#: adjit's version (pyproject.toml's). Warp code reading ``wp.__version__``
+#: with adjit standing in for warp gets this too.
+__version__ = "0.1.0"
+
 from . import types  # noqa: F401
 from . import config  # noqa: F401
 from .builtins.registry import registry as builtin_registry
@@ -137,6 +141,8 @@ from .jax_names import (JaxCallableGraphMode, JaxModulePreloadMode, clear_jax_ca
 from .device import is_cubql_available  # noqa: E402,F401
 from .cache import clear_lto_cache  # noqa: E402,F401
 from .warp import alias_warp, is_warp_aliased  # noqa: E402,F401
+# Warp's out-of-scope classes, as names for annotations only (adjit/warp/placeholders.py)
+from .warp.placeholders import Bvh, HashGrid, Mesh, Texture2D, Texture3D, Volume  # noqa: E402,F401
 from .errors import NotInAdjitError, NotInAdjitImportError, missing_name as _missing_name  # noqa: E402,F401
 
 

@@ -346,6 +346,12 @@ class Kernel:
         return self._param_types
 
     @property
+    def adj(self) -> "KernelAdjoint":
+        """Warp's ``Kernel.adj`` (its code generator's state), as far as
+        programs read it: ``adj.args``, the parameters (``.label``, ``.type``)."""
+        return KernelAdjoint(self)
+
+    @property
     def overloads(self) -> list:
         """The instances made so far of a generic kernel (Warp's ``Kernel.overloads``)."""
         return list(self._instances.values())
@@ -483,6 +489,52 @@ def _describe_argument(value) -> str:
     if hasattr(value, "shape") and dtype is not None:
         return f"an array of {getattr(dtype, 'name', dtype)}"
     return repr(value)
+
+
+class KernelArg:
+    """A kernel parameter as Warp's ``Kernel.adj.args`` lists it: ``label``
+    (its name) and ``type`` (its annotation: an adjit type, ``typing.Any``,
+    or for ``array(dtype=Any)`` an array type whose ``dtype`` is
+    ``typing.Any``, as Warp's)."""
+
+    __slots__ = ("label", "type")
+
+    def __init__(self, label: str, type):
+        self.label, self.type = label, type
+
+    def __repr__(self) -> str:
+        return f"{self.label}: {self.type!r}"
+
+
+class KernelAdjoint:
+    """What adjit has of Warp's ``Kernel.adj`` (the code generator's state
+    for a kernel): ``args``. Other names raise NotInAdjitError."""
+
+    def __init__(self, kernel: Kernel):
+        import copy
+        import typing
+        hints = getattr(kernel.pyfunc, "__annotations__", {})
+        args = []
+        for arg in kernel.source.tree.args.args:
+            ann = hints.get(arg.arg)
+            if isinstance(ann, str):
+                try:
+                    ann = eval(ann, kernel.pyfunc.__globals__)
+                except Exception:  # noqa: BLE001  (compiling the kernel says why)
+                    pass
+            ann = T.without_none(ann)
+            if isinstance(ann, T.ArrayType) and ann.dtype is None and ann.dtype_pattern is None:
+                ann = copy.copy(ann)
+                ann.dtype = typing.Any  # Warp's array(dtype=Any); a view only, never compiled
+            args.append(KernelArg(arg.arg, ann))
+        self.args = args
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        from .errors import NotInAdjitError
+        raise NotInAdjitError(f"Kernel.adj.{name} is not in adjit yet: of the state of Warp's code generator for a "
+                              "kernel (Kernel.adj), adjit has args", name=name)
 
 
 def kernel(fn=None, *, no_grad=(), bounds_check: bool | None = None, enable_backward: bool | None = None,
@@ -634,37 +686,85 @@ def func_grad(f: Function):
 def func_replay(f: Function):
     """Warp's ``@func_replay(f)``: a replacement for ``f`` in the forward
     replay of the backward pass, for functions whose side effects (an atomic
-    counter handing out slots) would differ when replayed. adjit refuses it:
-    the values such a function returns depend on the order the threads run
-    in, so the gradient is defined only for one order, and adjit's race
-    analysis rejects those kernels (a GradientError naming the array) rather
-    than pair each thread with a replayed slot that may be another's. Give
-    each thread its slot deterministically instead, e.g. from an exclusive
-    prefix sum of the counts (``adjit.utils.array_scan``)."""
-    from .errors import GradientError
-    raise GradientError(
-        f"func_replay({getattr(f, '__name__', f)!r}): adjit does not replay device functions with a replacement; "
-        "what a function with side effects such as an atomic counter returns depends on the thread order, so "
-        "its gradient is not defined, and adjit rejects such kernels with a GradientError. Compute each "
-        "thread's slot deterministically instead (an exclusive prefix sum: adjit.utils.array_scan)")
+    counter handing out slots) would differ when replayed. adjit takes the
+    declaration and never replays: forward launches call ``f`` as usual, and
+    a kernel whose gradient would need the replay is refused when it is
+    differentiated. What such a function returns depends on the order the
+    threads run in, so the gradient is defined only for one order; adjit's
+    race analysis rejects those kernels at ``backward()`` (a GradientError
+    naming the array) rather than pair each thread with a replayed slot that
+    may be another's. To differentiate one, give each thread its slot
+    deterministically instead, e.g. from an exclusive prefix sum of the
+    counts (``adjit.utils.array_scan``)."""
+    if not isinstance(f, Function):
+        raise TypeError(f"func_replay(f) needs an @adjit.func, got {f!r}")
+
+    def declare(replay_fn):
+        f.replay = replay_fn  # kept only: adjit does not replay (see above)
+        return replay_fn
+    return declare
+
+
+class RefusedFunction:
+    """A device function of Warp's that adjit names but cannot run:
+    ``refusal`` says why. Naming it succeeds (a module importing or declaring
+    it imports); calling it on the host raises NotInAdjitError, and a kernel
+    calling it fails to compile with that reason, at the call."""
+
+    refusal = ""
+
+    def __call__(self, *args, **kwargs):
+        from .errors import NotInAdjitError
+        raise NotInAdjitError(self.refusal, name=getattr(self, "__name__", None))
+
+
+class NotInAdjitFunction(RefusedFunction):
+    """A device function of a Warp library adjit lacks (``warp_name``, as
+    Warp spells it), named so that modules importing it import."""
+
+    def __init__(self, warp_name: str, why: str = ""):
+        self.__name__ = self.__qualname__ = warp_name.rpartition(".")[2]
+        self.warp_name = warp_name
+        self.refusal = f"{warp_name} is not in adjit yet{': ' + why if why else ''}"
+
+    def __repr__(self) -> str:
+        return f"<{self.warp_name}: not in adjit yet>"
+
+
+class NativeFunction(RefusedFunction):
+    """What ``@func_native`` makes: a function whose body is a C++/CUDA
+    snippet, which adjit cannot run. The declaration succeeds, so a module
+    declaring one imports; calling it on the host raises NotInAdjitError, and
+    a kernel calling it fails to compile, both saying why (``refusal``)."""
+
+    def __init__(self, fn, snippet: str):
+        code = getattr(fn, "__code__", None)
+        self.pyfunc = fn
+        self.snippet = snippet
+        self.__name__ = getattr(fn, "__name__", repr(fn))
+        self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self.where = f"{code.co_filename}:{code.co_firstlineno}" if code is not None else ""
+        self.refusal = (f"@func_native {self.__name__!r}{' (' + self.where + ')' if self.where else ''} is not in "
+                        "adjit: its body is a C++/CUDA snippet, and adjit compiles Python kernels through MLIR "
+                        "with no native snippets; write the function in Python as an @adjit.func (with "
+                        "@adjit.func_grad for a hand-written adjoint)")
+
+    def __repr__(self) -> str:
+        return f"<adjit func_native {self.__name__!r}: not in adjit>"
 
 
 def func_native(snippet: str, adj_snippet: str | None = None, replay_snippet: str | None = None):
     """Warp's ``@func_native(snippet, adj_snippet)``: a device function whose
     body is a C++/CUDA snippet. adjit compiles Python through MLIR and has no
     native snippets (unchecked native code would escape its bounds checks,
-    gradients and located errors), so decorating a function raises a
-    NotInAdjitError naming it and where it is; write it as an @adjit.func."""
-    from .errors import NotInAdjitError
-
+    gradients and located errors): the decorated function is a
+    ``NativeFunction``, declared so that its module imports, and refused
+    where it is used (a NotInAdjitError when called on the host, a compile
+    error naming it and where it is declared in a kernel that calls it);
+    write it as an @adjit.func instead."""
     def decorate(fn):
-        code = getattr(fn, "__code__", None)
-        where = f"{code.co_filename}:{code.co_firstlineno}: " if code is not None else ""
-        raise NotInAdjitError(
-            f"{where}@func_native {getattr(fn, '__name__', fn)!r} is not in adjit: its body is a C++/CUDA "
-            "snippet, and adjit compiles Python kernels through MLIR with no native snippets; write the "
-            "function in Python as an @adjit.func (with @adjit.func_grad for a hand-written adjoint)",
-            name="func_native")
+        return NativeFunction(fn, snippet)
     return decorate
 
 
@@ -778,7 +878,22 @@ def overload(kernel, arg_types=None):
     if arg_types is None:
         raise TypeError(f"overload(kernel '{kernel.__name__}'): give the parameter types (a list or a dict by "
                         "name), or use @overload on a stub function with concrete annotations")
+    if not _declares(kernel):
+        return kernel
     return kernel.overload(arg_types)
+
+
+def _declares(kernel: Kernel) -> bool:
+    """Whether ``kernel``'s own annotations resolve. Where one does not (a
+    type adjit lacks, such as ``indexedarray(dtype=Any)``), declaring an
+    instance does nothing (Warp programs declare them at import, so the
+    module still imports) and the KernelTypeError saying why is raised where
+    the kernel is launched or compiled, which resolve them again."""
+    try:
+        kernel._declared_types()
+    except KernelTypeError:
+        return False
+    return True
 
 
 def _overload_stub(stub, frame):
@@ -800,5 +915,6 @@ def _overload_stub(stub, frame):
     if params != generic.param_names:
         raise TypeError(f"@overload def {name}({', '.join(params)}): the parameters must be those of the generic "
                         f"kernel ({', '.join(generic.param_names)})")
-    generic.overload({p: hints[p] for p in params})
+    if _declares(generic):
+        generic.overload({p: hints[p] for p in params})
     return generic

@@ -169,9 +169,10 @@ def parameter_types(pyfunc, source: SourceInfo, what: str, patterns: dict | None
         if isinstance(ann, str):
             try:
                 ann = eval(ann, pyfunc.__globals__)
-            except Exception:
+            except Exception as e:
+                why = str(e).splitlines()[0] if str(e) else type(e).__name__
                 raise source.error(KernelTypeError, f"cannot resolve the annotation '{ann}' of "
-                                   f"'{arg.arg}'", arg) from None
+                                   f"'{arg.arg}': {why}", arg) from None
         ann = T.without_none(ann)  # Optional[wp.array(...)], wp.array(...) | None: a launch may pass None
         if ann is typing.Any:  # generic: each call's argument type (as Warp)
             result.append(None)

@@ -38,6 +38,14 @@ class Type:
     def __ror__(self, other):
         return typing.Union[other, self]
 
+    # ``issubclass(dtype, wp.float32)``, ``issubclass(dtype, wp.float16 | wp.float32)``
+    # (typing.Union asks each member), as with Warp's type classes: adjit's
+    # types are values, each its own only subclass (a subclassed type equals its base).
+    def __subclasscheck__(self, sub) -> bool:
+        if not isinstance(sub, (Type, type)):
+            raise TypeError("issubclass() arg 1 must be a class or an adjit type")
+        return sub == self
+
 
 def without_none(annotation):
     """``X`` for the annotations ``Optional[X]``, ``X | None`` and
@@ -764,25 +772,44 @@ class StructType(Type):
         self.__module__ = cls.__module__
         self.__doc__ = cls.__doc__
         namespace = vars(sys.modules[cls.__module__]) if cls.__module__ in sys.modules else {}
-        self.fields: dict[str, Type] = {}
+        self._fields: dict[str, Type] = {}
+        #: Fields of a type Warp has and adjit lacks, with why: the struct can be
+        #: declared (a module declaring it imports) and fails where it is used.
+        self.refused: dict[str, str] = {}
         for field, ann in getattr(cls, "__annotations__", {}).items():
             if isinstance(ann, str):
                 ann = eval(ann, dict(namespace))
             ann = without_none(ann)  # pos: wp.array(dtype=float) | None
             if isinstance(ann, StructArrayType):
-                raise TypeError(f"struct {self.name} field '{field}': an array of structs ({ann.dtype.name}) "
-                                "cannot be a struct field yet; pass it as its own kernel parameter")
+                self.refused[field] = (f"struct {self.name} field '{field}': an array of structs "
+                                       f"({ann.dtype.name}) cannot be a struct field yet; pass it as its own "
+                                       "kernel parameter")
+                continue
             if isinstance(ann, (ArrayType, StructType)):
-                self.fields[field] = ann
+                self._fields[field] = ann
+                continue
+            from .warp.placeholders import is_placeholder
+            if is_placeholder(ann):
+                self.refused[field] = (f"struct {self.name} field '{field}': {ann.__name__} is not in adjit "
+                                       f"({ann._why})")
                 continue
             try:
-                self.fields[field] = value_type_of(ann)
+                self._fields[field] = value_type_of(ann)
             except TypeError:
                 raise TypeError(f"struct {self.name} field '{field}': {ann!r} is not a kernel type") from None
 
+    @property
+    def fields(self) -> dict[str, Type]:
+        """The fields and their types, in order; TypeError where a field's
+        type is one adjit lacks (``refused``): a struct using one is
+        declared, and fails here, where a kernel or the host uses it."""
+        if self.refused:
+            raise TypeError(next(iter(self.refused.values())))
+        return self._fields
+
     def __repr__(self) -> str:
         # The compile cache keys on it: the fields, in order, with their types.
-        return f"{self.name}{{{', '.join(f'{k}: {t!r}' for k, t in self.fields.items())}}}"
+        return f"{self.name}{{{', '.join(f'{k}: {t!r}' for k, t in self._fields.items())}}}"
 
     def leaves(self, prefix: str) -> list[tuple[str, Type]]:
         """(``prefix.field`` path, type) of every non-struct field, nested
@@ -1314,8 +1341,10 @@ def register_host_array_class(cls: type) -> type:
 
 
 def is_array(x) -> bool:
-    """An adjit array, indexed array or array of structs."""
-    return isinstance(x, tuple(_host_array_classes))
+    """An adjit array, indexed array or array of structs, or an array
+    annotation (``array(dtype=float)``): in Warp, annotations are array
+    objects, so ``is_array`` of a kernel's parameter type is true there too."""
+    return isinstance(x, tuple(_host_array_classes)) or isinstance(x, (ArrayType, IndexedArrayType))
 
 
 def type_scalar_type(t) -> ScalarType:

@@ -12,6 +12,8 @@ dropping that gradient silently); otherwise that gradient is consumed.
 """
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 from . import types as T
@@ -25,7 +27,7 @@ from .timing import (TIMING_ALL, TIMING_GRAPH, TIMING_KERNEL, TIMING_KERNEL_BUIL
 
 __all__ = ["array_sum", "array_inner", "array_scan", "radix_sort_pairs", "segmented_sort_pairs", "runlength_encode",
            "array_cast", "transform_expand", "ScopedTimer", "TimingResult", "timing_begin", "timing_end",
-           "timing_print"]
+           "timing_print", "GraphColoringAlgorithm"]
 
 
 def transform_expand(t) -> T.TransformValue:
@@ -386,6 +388,17 @@ def array_cast(in_array: Array, out_array: Array, count: int | None = None) -> N
         _before_write(out_array)
         _write_elements(out_array, 0, n_out, result)
         _record_non_differentiable(who, [out_array], [in_array])
+
+
+class GraphColoringAlgorithm(enum.IntEnum):
+    """Warp's choice of graph coloring algorithm (``MCS``: maximum
+    cardinality search, ``GREEDY``: degree-ordered greedy), with Warp's
+    values. Only the names: the coloring functions (``graph_coloring_assign``,
+    ...) are not in adjit yet; code written against Warp names the enum in
+    annotations and conversions at import."""
+
+    MCS = 0
+    GREEDY = 1
 
 
 def __getattr__(name: str):

@@ -68,18 +68,19 @@ HOST_LEFT_OUT = {
     "ModuleBuildOptions": "options of Warp's C++/CUDA code generator (include folders, preambles, compiler "
                           "flags for its generated C++): adjit compiles through MLIR and has no C++ to configure",
     "func_native": "a kernel function written as a C++/CUDA snippet: unchecked native code, which adjit's "
-                   "guarantees (bounds, gradients, located errors) cannot cover",
+                   "guarantees (bounds, gradients, located errors) cannot cover; declared (its module imports), "
+                   "refused where it is called",
     "address_of": "returns a raw uint64 address of a local, array element or field for native snippets to "
                   "dereference: unchecked memory access that adjit's bounds checks and gradients cannot cover "
                   "(func_native is left out too); ref[T] lets a @func write the caller's storage instead",
     "handle": "the uint64 type of Mesh/Volume/BVH handles in kernel parameters and structs: those geometry "
               "objects are out of scope, so a handle has nothing to name",
-    "func_replay": "refused with a GradientError explaining why: a replayed side effect (an atomic counter's "
-                   "slot) depends on the thread order, so the gradient it serves is not defined; adjit "
-                   "rejects those kernels instead",
 }
-#: Names adjit defines only to refuse them with a clear error (not counted as present).
-HOST_REFUSED = ("func_replay",)
+#: Names adjit defines only to refuse them with a clear error where used (not
+#: counted as present): func_native's functions are refused where called; the
+#: geometry classes are names for annotations only
+#: (adjit/warp/placeholders.py), constructing one raises.
+HOST_REFUSED = ("func_native", "Bvh", "HashGrid", "Mesh", "Texture2D", "Texture3D", "Volume")
 
 
 def adjit_status(name: str) -> tuple[str, str]:

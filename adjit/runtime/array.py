@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import operator
+import types
+import typing
 import weakref
 
 import numpy as np
@@ -1162,10 +1164,20 @@ class _ArrayName:
         return self._fn(*args, **kwargs)
 
     def __getitem__(self, dtype) -> T.ArrayType:
+        if isinstance(dtype, typing.TypeVar):
+            # ``array2d[IndexType]`` in a generic host class's annotations: a
+            # typing alias (no kernel type: a kernel annotated so says it is not one)
+            return types.GenericAlias(self, (dtype,))
         return T.ArrayType(dtype, self._ndim or 1)
 
     def __instancecheck__(self, obj) -> bool:
         return isinstance(obj, (Array, _structs().StructArray)) and (self._ndim is None or obj.ndim == self._ndim)
+
+    def __or__(self, other):  # ``wp.array | None``, ``wp.array | np.ndarray`` in host annotations
+        return typing.Union[self, other]
+
+    def __ror__(self, other):
+        return typing.Union[other, self]
 
     def __repr__(self) -> str:
         return f"<adjit {self.__name__}>"

@@ -41,6 +41,18 @@ SUBMODULES = {
     "warp.dlpack": "adjit.interop",
     "warp.torch": "adjit.torch",
     "warp.jax": "adjit.jax",
+    # Warp's private implementation package (Warp 1.10+), only the names
+    # programs use (adjit/warp/_src; a name it lacks raises NotInAdjitError).
+    "warp._src": "adjit.warp._src",
+    "warp._src.types": "adjit.warp._src.types",
+    "warp._src.context": "adjit.warp._src.context",
+    "warp._src.utils": "adjit.warp._src.utils",
+    "warp._src.thirdparty": "adjit.warp._src.thirdparty",
+    "warp._src.thirdparty.appdirs": "adjit.warp._src.thirdparty.appdirs",
+    # Warp's finite-element library is not in adjit: only the device functions
+    # programs import from warp.fem.linalg are named (refused where called).
+    "warp.fem": "adjit.warp.fem",
+    "warp.fem.linalg": "adjit.warp.fem.linalg",
 }
 
 #: Warp's packages among them: ``warp.optim.<x>`` must reach the finder (and
@@ -111,6 +123,8 @@ def alias_warp() -> None:
             sys.modules[name] = _target_module(name, target)
     # Warp <= 1.9 exposes its context module as ``wp.context`` after ``import warp``.
     adjit.context = sys.modules["warp.context"] = _target_module("warp.context", SUBMODULES["warp.context"])
+    # Warp 1.10+ imports its implementation from ``warp._src``, so ``wp._src`` is there too.
+    adjit._src = sys.modules["warp._src"] = _target_module("warp._src", SUBMODULES["warp._src"])
 
 
 def is_warp_aliased() -> bool:

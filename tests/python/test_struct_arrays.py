@@ -156,10 +156,12 @@ def test_bad_host_inputs_are_clear_errors():
 
     with pytest.raises(TypeError, match="whose struct holds an array"):
         wp.zeros(2, dtype=HoldsArray)
+    @wp.struct  # declared (the module imports), refused where it is used
+    class HoldsStructArray:
+        a: wp.array(dtype=S)
+
     with pytest.raises(TypeError, match="cannot be a struct field"):
-        @wp.struct
-        class HoldsStructArray:
-            a: wp.array(dtype=S)
+        HoldsStructArray()
 
 
 # --- kernels ---------------------------------------------------------------------

@@ -131,8 +131,8 @@ PROBE = textwrap.dedent('''
     wp.config.mode = "debug"   # Warp's settings are adjit's
     out["mode"] = adjit.config.mode
     errors = {}
-    for stmt in ["import warp.fem", "import warp.sim", "from warp.optim.linear import bicgstab",
-                 "from warp import fem",
+    for stmt in ["import warp.sparse", "import warp.sim", "from warp.optim.linear import bicgstab",
+                 "from warp import sparse", "from warp.fem import integrand", "import warp.fem; warp.fem.Grid3D",
                  "from warp import no_such_name", "from warp.types import no_such_name", "wp.no_such_name",
                  "wp.types.no_such_name", "wp.utils.no_such_name"]:
         try:
@@ -153,15 +153,19 @@ def test_submodules_and_missing_names(tmp_path):
     assert out["mode"] == "debug"
     assert out["hasattr"] == [False, 5]
     errors = out["errors"]
-    for stmt, missing in [("import warp.fem", "warp.fem"), ("import warp.sim", "warp.sim"),
+    for stmt, missing in [("import warp.sparse", "warp.sparse"), ("import warp.sim", "warp.sim"),
                           ("from warp.optim.linear import bicgstab", "warp.optim.linear.bicgstab"),
-                          ("from warp import fem", "warp.fem"),
+                          ("from warp import sparse", "warp.sparse"),
+                          # warp.fem imports (programs take a device function from warp.fem.linalg);
+                          # its names fail at once
+                          ("from warp.fem import integrand", "warp.fem.integrand"),
                           ("from warp import no_such_name", "warp.no_such_name"),
                           ("from warp.types import no_such_name", "warp.types.no_such_name")]:
         kind, is_import, is_attribute, text = errors[stmt]
         assert kind == "NotInAdjitImportError" and is_import and not is_attribute, stmt
         assert text.startswith(f"{missing} is not in adjit yet"), text
     for stmt, missing in [("wp.no_such_name", "warp.no_such_name"),
+                          ("import warp.fem; warp.fem.Grid3D", "warp.fem.Grid3D"),
                           ("wp.types.no_such_name", "warp.types.no_such_name"),
                           ("wp.utils.no_such_name", "warp.utils.no_such_name")]:
         kind, is_import, is_attribute, text = errors[stmt]

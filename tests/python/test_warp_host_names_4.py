@@ -1,5 +1,5 @@
 """Warp 1.19 host names, part 4 (issue 26, item 4): from_numpy's shape= and
-device=, empty's ndim=, func_native (a clear error at decoration)."""
+device=, empty's ndim=, func_native (declared, refused where used)."""
 import numpy as np
 import pytest
 
@@ -37,21 +37,33 @@ def test_empty_takes_ndim():
         wp.empty(ndim=5)
 
 
-def test_func_native_is_a_clear_error_at_decoration():
-    snippet = "return a + b;"
+@wp.func_native("return a + b;")  # declared: a module declaring one imports
+def add_native(a: float, b: float) -> float:
+    ...
+
+
+@wp.kernel
+def calls_native(x: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = add_native(x[i], 1.0)
+
+
+def test_func_native_is_refused_where_used():
+    where = f"test_warp_host_names_4.py:{add_native_line()}"
     with pytest.raises(wp.NotInAdjitError) as info:
-        @wp.func_native(snippet)
-        def add_native(a: float, b: float) -> float:
-            ...
+        add_native(1.0, 2.0)
     text = str(info.value)
-    assert "@func_native 'add_native' is not in adjit" in text and "C++/CUDA snippet" in text
-    assert f"test_warp_host_names_4.py:{add_native_line()}" in text
+    assert "@func_native 'add_native'" in text and "is not in adjit" in text and "C++/CUDA snippet" in text
+    assert where in text
+    with pytest.raises(wp.KernelTypeError) as info:
+        wp.launch(calls_native, 2, inputs=[wp.zeros(2, dtype=float)])
+    text = str(info.value)
+    assert "@func_native 'add_native'" in text and where in text and "calls_native" in text
+    assert "x[i] = add_native(x[i], 1.0)" in text  # located at the call
 
 
 def add_native_line():
-    import inspect
-    lines, start = inspect.getsourcelines(test_func_native_is_a_clear_error_at_decoration)
-    return start + next(k for k, line in enumerate(lines) if "@wp.func_native" in line)
+    return add_native.pyfunc.__code__.co_firstlineno
 
 
 def test_func_takes_warps_name_and_module():

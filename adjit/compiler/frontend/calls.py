@@ -110,6 +110,8 @@ class Calls:
                     self.env.pop(name, None)
         if isinstance(callee, language.Kernel):
             raise self.error("kernels cannot be called from kernels; use a @adjit.func", node)
+        if isinstance(callee, language.RefusedFunction):
+            raise self.error(callee.refusal, node)
         raise self.error(f"'{ast.unparse(node.func)}' is not a builtin, type or @adjit.func", node)
 
     def call_arguments(self, nodes) -> list:

@@ -1,0 +1,57 @@
+"""Names of Warp's out-of-scope classes (geometry, volumes, textures: issue
+12) that Warp programs name where nothing runs yet: in annotations
+(``def bvh(self) -> wp.Bvh | None``), ``isinstance`` checks and struct field
+declarations, all evaluated when a module is imported. Each is a class with
+no instances: the module imports; constructing one, or reading one of its
+attributes (``wp.Volume.allocate_by_voxels``), raises NotInAdjitError naming
+it. A struct with such a field can be declared, and fails where it is used
+(see ``adjit.types.StructType``); a kernel naming one fails to compile."""
+from __future__ import annotations
+
+from ..errors import NotInAdjitError, _where
+
+#: Why each kind of placeholder is not in adjit.
+OUT_OF_SCOPE = "geometry, volumes and textures are out of scope for adjit (issue 12)"
+
+
+class _Placeholder(type):
+    """The metaclass of the placeholders: attribute reads raise."""
+
+    def __getattr__(cls, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise NotInAdjitError(f"{_where('adjit')}.{cls.__name__}.{name} is not in adjit: {cls._why}", name=name)
+
+    def __repr__(cls) -> str:
+        return f"<{_where('adjit')}.{cls.__name__}: not in adjit ({cls._why})>"
+
+    def __or__(cls, other):  # ``wp.Bvh | None``
+        import typing
+        return typing.Union[cls, other]
+
+    def __ror__(cls, other):
+        import typing
+        return typing.Union[other, cls]
+
+
+def _placeholder(name: str, why: str) -> type:
+    def __new__(cls, *args, **kwargs):
+        raise NotInAdjitError(f"{_where('adjit')}.{name} is not in adjit: {why}", name=name)
+    return _Placeholder(name, (), {"__new__": __new__, "_why": why, "__module__": "adjit",
+                                   "__doc__": f"Warp's {name}: not in adjit ({why}); a name for annotations only."})
+
+
+Bvh = _placeholder("Bvh", OUT_OF_SCOPE)
+HashGrid = _placeholder("HashGrid", OUT_OF_SCOPE)
+Mesh = _placeholder("Mesh", OUT_OF_SCOPE)
+Texture2D = _placeholder("Texture2D", OUT_OF_SCOPE)
+Texture3D = _placeholder("Texture3D", OUT_OF_SCOPE)
+Volume = _placeholder("Volume", OUT_OF_SCOPE)
+
+#: The placeholder classes by name (adjit exports each).
+PLACEHOLDERS = {c.__name__: c for c in (Bvh, HashGrid, Mesh, Texture2D, Texture3D, Volume)}
+
+
+def is_placeholder(obj) -> bool:
+    """Whether ``obj`` is one of these placeholder classes."""
+    return isinstance(obj, _Placeholder)
