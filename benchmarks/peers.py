@@ -28,9 +28,11 @@ be used; see ``docs/benchmarks.md``, "Against the peers (CPU)"):
    grid, at most 256 iterations (forward).
 
 Each configuration (``--threads``, default 1 and then every core) runs in a fresh child process
-pinned to that many cores (``os.sched_setaffinity``) with each system's own thread setting:
-``ADJIT_NUM_THREADS``, ``drjit.set_thread_count``, ``XLA_FLAGS`` (intra-op threads), Taichi's
-``cpu_max_num_threads``; Warp's CPU launches are serial, whatever the count. The child has empty
+with each system set to that thread count explicitly: ``ADJIT_NUM_THREADS``,
+``drjit.set_thread_count``, ``XLA_FLAGS`` (intra-op threads), Taichi's ``cpu_max_num_threads``;
+Warp's CPU launches are serial, whatever the count. Each system's CPU time / wall time over its
+timed calls is reported as a check; ``--pin`` also pins the child to that many CPUs
+(``os.sched_setaffinity``), which on a shared machine ties a 1-thread run to one busy core. The child has empty
 compile caches (``HOME`` and ``XDG_CACHE_HOME`` point into a temporary folder, ``ADJIT_CACHE_DIR``,
 Warp's ``kernel_cache_dir``, Taichi's ``offline_cache=False``; JAX keeps no persistent cache by
 default), so the first call of each row is a cold compile plus one run. Every result is checked
@@ -61,10 +63,11 @@ DOCS = ROOT / "docs"
 DOC_MD = DOCS / "benchmarks.md"
 DOC_PNG = DOCS / "peers.png"
 LAST_RUN_JSON = HERE / "results" / "peers_last_run.json"
-SECTION = bench.PEERS_SECTION  # its section of docs/benchmarks.md (bench.py keeps it)
 
 sys.path.insert(0, str(HERE))
 import bench  # noqa: E402  (inputs, references, machine description; imports no backend)
+
+SECTION = bench.PEERS_SECTION  # this script's section of docs/benchmarks.md (bench.py keeps it)
 
 SYSTEMS = ("adjit", "drjit", "jax", "taichi", "warp")
 LABELS = {"adjit": "adjit", "drjit": "Dr.Jit", "jax": "JAX", "taichi": "Taichi", "warp": "Warp"}
@@ -72,7 +75,7 @@ PEERS = SYSTEMS[1:]
 
 SIZES = {
     "full": {"saxpy": 10_000_000, "cross": 1_000_000, "springs": 20_000, "springs_iters": 100,
-             "mandel": (1024, 1024), "mandel_iters": 256, "budget": 2.0, "rounds": 5},
+             "mandel": (1024, 1024), "mandel_iters": 256, "budget": 2.0, "rounds": 10},
     "quick": {"saxpy": 100_000, "cross": 10_000, "springs": 256, "springs_iters": 20,
               "mandel": (64, 96), "mandel_iters": 64, "budget": 0.1, "rounds": 3},
 }
@@ -260,6 +263,10 @@ class AdjitOrWarp:
         wp = bench.import_backend(name, os.path.join(cache_dir, name))
         self.wp = wp
         self.b = bench.Backend(name, wp)
+        # startup: the first compile of a process pays one-time costs (the compiler's own start);
+        # a trivial kernel takes them here, so that the rows' first calls are their own compiles
+        self.b.launch(self.b.k.trivial, 4, [self.b.array(np.zeros(4, np.float32))])
+        self.b.sync()
         if name == "adjit":
             self.version = f"0.1.0 (git {bench.adjit_revision()})"
             self.threads = f"ADJIT_NUM_THREADS={os.environ.get('ADJIT_NUM_THREADS')}"
@@ -363,9 +370,9 @@ class DrJit:
         self.dr, self.T = dr, T
         dr.eval(T.Float(1.0) + 1.0)
         dr.sync_thread()
-        libs = sorted({line.split()[-1] for line in Path("/proc/self/maps").read_text().splitlines()
-                       if "libLLVM" in line})
-        self.version = f"{dr.__version__} (LLVM backend, {', '.join(libs) or 'libLLVM ?'})"
+        lib = os.environ.get("DRJIT_LIBLLVM_PATH")
+        lib = os.path.realpath(lib) if lib else "the libLLVM it found"
+        self.version = f"{dr.__version__} (LLVM backend, {lib})"
         self.threads = f"dr.set_thread_count({threads}) (dr.thread_count() = {dr.thread_count()})"
         self.fallbacks = {}
 
@@ -489,7 +496,7 @@ class Jax:
         import jax.numpy as jnp
         self.jax, self.jnp = jax, jnp
         jax.config.update("jax_platforms", "cpu")
-        jax.numpy.zeros(4).block_until_ready()
+        jax.jit(lambda x: x * 2.0 + 1.0)(jnp.zeros(4)).block_until_ready()  # startup: the first compile
         import jaxlib
         self.version = f"{jax.__version__} (jaxlib {jaxlib.__version__})"
         self.threads = f"XLA_FLAGS=\"{os.environ.get('XLA_FLAGS', '')}\""
@@ -618,6 +625,9 @@ class Taichi:
         self.threads = f"ti.init(cpu_max_num_threads={threads})"
         self.fallbacks = {"springs gradient": [PER_STEP]}
         self._kernels()
+        one = ti.field(ti.f32, 4)
+        self.k["saxpy"](1.0, one, one)  # startup: the first compile
+        ti.sync()
 
     def _kernels(self):
         ti = self.ti
@@ -867,11 +877,11 @@ def interleaved(fns: dict, budget: float, rounds: int) -> dict:
                    "samples_s": [float(x) for x in s]} for name, s in samples.items()}
 
 
-def child_main(threads: int, quick: bool, systems: list[str]) -> None:
-    cpus = pin(threads)
+def child_main(threads: int, quick: bool, systems: list[str], pinned: bool) -> None:
+    cpus = pin(threads) if pinned else sorted(os.sched_getaffinity(0))
     sz = SIZES["quick" if quick else "full"]
     tmp = os.environ["HOME"]
-    out = {"threads": threads, "cpus": cpus, "systems": {}, "rows": {}}
+    out = {"threads": threads, "cpus": cpus, "pinned": pinned, "systems": {}, "rows": {}}
     objs = {}
     for name in systems:
         t0 = time.perf_counter()
@@ -884,7 +894,7 @@ def child_main(threads: int, quick: bool, systems: list[str]) -> None:
             continue
         s = objs[name]
         out["systems"][name] = {"status": "ok", "version": s.version, "threads": s.threads,
-                                "init_s": time.perf_counter() - t0}
+                                "startup_s": time.perf_counter() - t0}
         print(f"  {LABELS[name]} {s.version}; threads: {s.threads}", flush=True)
     d = make_data(sz)
     refs = References(d)
@@ -953,10 +963,11 @@ def try_row(s, key: str, d: dict, variant, refs: References, adjit_result) -> di
 
 # --------------------------------------------------------------------------- the parent
 
-def run_child(threads: int, quick: bool, systems: list[str]) -> dict:
+def run_child(threads: int, quick: bool, systems: list[str], pinned: bool) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"peers-{threads}t-") as tmp:
         cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(threads), ",".join(systems)]
-        proc = subprocess.Popen(cmd + (["--quick"] if quick else []), env=child_env(threads, tmp),
+        cmd += (["--quick"] if quick else []) + (["--pin"] if pinned else [])
+        proc = subprocess.Popen(cmd, env=child_env(threads, tmp),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp)
         result = None
         tail = []
@@ -987,7 +998,7 @@ def fmt_ms(v: float) -> str:
 
 
 def cell(r: dict | None, field: str = "median_s", scale: float = 1e3) -> str:
-    if r is None:
+    if r is None or r["status"] == "skipped":
         return "skipped"
     if r["status"] == "n/a":
         return "n/a"
@@ -1028,12 +1039,14 @@ def tables(run: dict) -> str:
                        + " | ".join(cell(rows.get(s)) for s in systems) + f" | {ratio_cell(rows)[0]} |")
         out.append("")
     c = run["configs"][0]
-    out += [f"### First call (compile + one run at full size), {c['threads']} thread{'s' if c['threads'] > 1 else ''}: ms",
+    out += [f"### First call (compile + one run at the row's size), {c['threads']} thread{'s' if c['threads'] > 1 else ''}: ms",
             "", "| workload | " + " | ".join(LABELS[s] for s in systems) + " |", "|---|" + "---:|" * len(systems)]
     for workload, mode in ROWS:
         rows = c["rows"].get(row_key(workload, mode), {})
         out.append(f"| {row_label(workload, mode, sz)} | " + " | ".join(cell(rows.get(s), "first_call_s")
                                                                        for s in systems) + " |")
+    out.append("| startup before the rows: import, init, a trivial kernel's compile | " + " | ".join(
+        cell(c["systems"].get(s), "startup_s") for s in systems) + " |")
     return "\n".join(out) + "\n"
 
 
@@ -1062,7 +1075,8 @@ def thread_lines(run: dict) -> list[str]:
     out = []
     for c in run["configs"]:
         parts = [f"{LABELS[s]}: {i['threads']}" for s, i in c["systems"].items() if i["status"] == "ok"]
-        out.append(f"{c['threads']} thread(s), process pinned to CPU(s) {c['cpus']}: " + "; ".join(parts))
+        where = f"pinned to CPU(s) {c['cpus']}" if c.get("pinned") else f"not pinned (CPUs {c['cpus']} allowed)"
+        out.append(f"{c['threads']} thread(s), process {where}: " + "; ".join(parts))
     return out
 
 
@@ -1091,8 +1105,8 @@ def write_markdown(run: dict) -> None:
           "`benchmarks/README.md`; not part of CI).", "",
           f"- machine: {run['machine']}",
           "- versions: " + "; ".join(f"{LABELS[s]} {v}" for s, v in versions.items()),
-          "- threads (each configuration a fresh process, pinned with `os.sched_setaffinity`, every system set "
-          "explicitly):"] + [f"  - {x}" for x in thread_lines(run)] + [
+          "- threads (each configuration a fresh process, every system set to the count explicitly; `--pin` would "
+          "also pin the process to that many CPUs):"] + [f"  - {x}" for x in thread_lines(run)] + [
           f"- load average (1, 5, 15 min) at the start {run['loadavg_start']}, at the end {run['loadavg_end']} "
           "(a shared machine: other processes show up in these timings)", "",
           tables(run),
@@ -1119,7 +1133,8 @@ def write_markdown(run: dict) -> None:
           "of whatever that row needs and the system had not compiled yet (Warp compiles a kernel's adjoint "
           "with its forward, so its gradient rows find it compiled; JAX compiles the whole value-and-gradient "
           "function; adjit compiles the adjoint at the first backward) plus one run at full size. Startup "
-          "(import, `ti.init`, `wp.init`, JAX's CPU client) is not in it.",
+          "(import, `ti.init`, `wp.init`, JAX's CPU client, and the compile of one trivial kernel, which "
+          "takes the one-time costs of a system's first compile) is its own row.",
           "- CPU time / wall time during each system's timed calls (how many cores it kept busy), per row, "
           "lowest-highest: " + parallelism_line(run) + ". Warp's CPU launches run on one thread in any "
           "configuration.",
@@ -1202,10 +1217,14 @@ def main() -> None:
     ap.add_argument("--threads", default=None,
                     help="comma-separated thread counts, one child process each (default: 1 and all cores)")
     ap.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated subset of " + ",".join(SYSTEMS))
+    ap.add_argument("--pin", action="store_true",
+                    help="also pin each child process to THREADS CPUs (os.sched_setaffinity); on a shared machine "
+                         "that ties a 1-thread run to one busy core, so by default only the systems' own thread "
+                         "settings apply (their CPU time / wall time is reported as a check)")
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/ and results/ alone")
     opts = ap.parse_args()
     if opts.child:
-        child_main(int(opts.child[0]), opts.quick, opts.child[1].split(","))
+        child_main(int(opts.child[0]), opts.quick, opts.child[1].split(","), opts.pin)
         return
     systems = [s for s in opts.systems.split(",") if s]
     bad = [s for s in systems if s not in SYSTEMS]
@@ -1219,8 +1238,8 @@ def main() -> None:
            "sizes": SIZES["quick" if opts.quick else "full"], "configs": []}
     print(f"machine: {run['machine']}", flush=True)
     for t in threads:
-        print(f"{t} thread(s): a fresh process pinned to {t} CPU(s)", flush=True)
-        run["configs"].append(run_child(t, opts.quick, systems))
+        print(f"{t} thread(s): a fresh process" + (f" pinned to {t} CPU(s)" if opts.pin else ""), flush=True)
+        run["configs"].append(run_child(t, opts.quick, systems, opts.pin))
     run["loadavg_end"] = bench.loadavg()
     print()
     print(tables(run))
