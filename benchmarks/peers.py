@@ -71,7 +71,6 @@ SECTION = bench.PEERS_SECTION  # this script's section of docs/benchmarks.md (be
 
 SYSTEMS = ("adjit", "drjit", "jax", "taichi", "warp")
 LABELS = {"adjit": "adjit", "drjit": "Dr.Jit", "jax": "JAX", "taichi": "Taichi", "warp": "Warp"}
-PEERS = SYSTEMS[1:]
 
 SIZES = {
     "full": {"saxpy": 10_000_000, "cross": 1_000_000, "springs": 20_000, "springs_iters": 100,
@@ -249,10 +248,12 @@ def check(key: str, got: dict, refs: References, other: dict | None) -> tuple[bo
 
 # --------------------------------------------------------------------------- systems
 #
-# Each system's ``make(key, d)`` returns (run, result): ``run()`` computes the row once and waits
-# for it (the timed call); ``result()`` returns its outputs as numpy arrays in one layout for all
-# (vec3: (n, 3), mat33: (n, 3, 3)): "y" (saxpy, cross forward), "a"/"b" (cross gradient), "x"/"v"
-# (springs forward: x_out, v_out), "x"/"v"/"rot" (springs gradient), "count" (mandelbrot).
+# Each system's ``make(key, d, variant)`` builds a row's inputs (untimed) and returns (run, result):
+# ``run()`` computes the row once and waits for it (the timed call); ``result()`` returns its
+# outputs as numpy arrays in one layout for all (vec3: (n, 3), mat33: (n, 3, 3)): "y" (saxpy, cross
+# forward), "a"/"b" (cross gradient), "x"/"v" (springs forward: x_out, v_out), "x"/"v"/"rot"
+# (springs gradient), "count" (mandelbrot). ``variant`` None is the system's natural formulation;
+# ``fallbacks[key]`` lists the others tried, in order, when it runs but fails the check.
 
 
 class AdjitOrWarp:
@@ -715,7 +716,9 @@ class Taichi:
     def make(self, key, d, variant=None):
         ti = self.ti
         k = self.k
-        vec = lambda data, grad=False: self._field(ti.Vector.field(3, ti.f32, len(data), needs_grad=grad), data)  # noqa: E731
+
+        def vec(data, grad=False):
+            return self._field(ti.Vector.field(3, ti.f32, len(data), needs_grad=grad), data)
         if key == "saxpy forward":
             x, y = (self._field(ti.field(ti.f32, len(d["sx"])), d[n]) for n in ("sx", "sy"))
 
@@ -1039,8 +1042,9 @@ def tables(run: dict) -> str:
                        + " | ".join(cell(rows.get(s)) for s in systems) + f" | {ratio_cell(rows)[0]} |")
         out.append("")
     c = run["configs"][0]
-    out += [f"### First call (compile + one run at the row's size), {c['threads']} thread{'s' if c['threads'] > 1 else ''}: ms",
-            "", "| workload | " + " | ".join(LABELS[s] for s in systems) + " |", "|---|" + "---:|" * len(systems)]
+    plural = "s" if c["threads"] > 1 else ""
+    out += [f"### First call (compile + one run at the row's size), {c['threads']} thread{plural}: ms", "",
+            "| workload | " + " | ".join(LABELS[s] for s in systems) + " |", "|---|" + "---:|" * len(systems)]
     for workload, mode in ROWS:
         rows = c["rows"].get(row_key(workload, mode), {})
         out.append(f"| {row_label(workload, mode, sz)} | " + " | ".join(cell(rows.get(s), "first_call_s")
