@@ -1159,7 +1159,36 @@ def write_markdown(run: dict) -> None:
           "loop fails the check (below), so the time shown is each system's documented way to "
           "differentiate a simulation instead: one launch of the loop body per step (`springs_step`), the "
           "state of every step kept in arrays (Warp: 2 x 100 arrays on a `Tape`; Taichi: fields indexed "
-          "by step, the step kernel's `.grad()` run in reverse order), checked like the others.", ""]
+          "by step, the step kernel's `.grad()` run in reverse order), checked like the others. Warp's "
+          "adjoint of a dynamic loop replays the body on the loop-carried variables' final values (see "
+          "the Warp notes above); Taichi's reverse pass of the runtime loop is right at n_iter = 1 and "
+          "wrong from 2 on (on a small case; compiling it, Taichi warns \"Loading variable ... before "
+          "anything is stored to it\" in `R @ p`, R being loaded before the loop).",
+          "- Vectorization: Dr.Jit's LLVM backend compiles every kernel for packets of elements (8 float "
+          "lanes with AVX2, this machine's widest) and runs loops with per-lane masks; adjit's CPU kernels "
+          "leave vectorization to LLVM's loop vectorizer over the thread loop, which handles straight-line "
+          "kernels (saxpy, length_cross) but apparently not those with an inner runtime or data-dependent "
+          "loop (springs, Mandelbrot: there adjit's times equal Warp's and Taichi's, which run one element "
+          "at a time). JAX's arrays are SIMD-wide by construction, but its Mandelbrot runs "
+          "every pixel for as many iterations as the slowest (masked), and its gradients through "
+          "`fori_loop` store every step's residuals.", ""]
+    summary = []
+    for c in run["configs"]:
+        wins, losses = [], []
+        for workload, mode in ROWS:
+            txt, v = ratio_cell(c["rows"].get(row_key(workload, mode), {}))
+            if v is not None:
+                (wins if v < 1 else losses).append(f"{workload} {mode} ({txt})")
+        summary.append(f"{c['threads']} thread(s): adjit fastest in {', '.join(wins) or 'none'}; a peer faster in "
+                       f"{', '.join(losses) or 'none'}")
+    md += ["In short (adjit / fastest peer): " + "; ".join(summary) + ".", ""]
+    loads = [r["cpu_per_wall"] for c in run["configs"] if c["threads"] == 1 for rows in c["rows"].values()
+             for r in rows.values() if "cpu_per_wall" in r]
+    if loads and float(np.median(loads)) < 0.8:
+        md += [f"This run shared the machine with other work: in the 1-thread process a system kept a median "
+               f"{np.median(loads):.2f} of a core busy while its calls ran (1.0 on an idle machine), every "
+               "system alike since they took turns; a multi-threaded call waits for its slowest thread, so "
+               "the tables with more threads suffer most (compare Dr.Jit's and JAX's rows across them).", ""]
     fl = failures(run)
     if fl:
         md += ["Failed, replaced or skipped:", ""] + [f"- {x}" for x in fl] + [""]
@@ -1179,6 +1208,7 @@ def plot(run: dict, path: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker  # noqa: F401
     systems = shown_systems(run)
     sz = run["sizes"]
     colors = {"adjit": "tab:green", "drjit": "tab:blue", "jax": "tab:orange", "taichi": "tab:purple",
@@ -1202,14 +1232,19 @@ def plot(run: dict, path: Path) -> None:
                     txt = "skipped" if r is None else r["status"].upper()
                     ax.text(1.0, y, f" {LABELS[s]}: {txt}", va="center", fontsize=6, color="red")
         ax.set_xscale("log")
+        ticks = [0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20]
+        ax.xaxis.set_major_locator(matplotlib.ticker.FixedLocator(ticks))
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FixedFormatter([f"{t:g}" for t in ticks]))
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.axvline(1.0, color="black", linewidth=0.8)
         ax.set_title(f"{c['threads']} thread{'s' if c['threads'] > 1 else ''}")
         ax.set_xlabel("time / adjit's time (log; > 1: slower than adjit)")
         ax.set_yticks(range(len(ROWS)), labels, fontsize=7)
-        ax.invert_yaxis()
-    axes[0][0].legend(fontsize=7, loc="lower right")
+    axes[0][0].invert_yaxis()  # shared: once
+    handles, names = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, names, fontsize=8, loc="lower center", ncol=len(systems))
     fig.suptitle("adjit and its peers on the CPU (medians; hatched: per-step formulation, see docs)", fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -1226,7 +1261,15 @@ def main() -> None:
                          "that ties a 1-thread run to one busy core, so by default only the systems' own thread "
                          "settings apply (their CPU time / wall time is reported as a check)")
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/ and results/ alone")
+    ap.add_argument("--render-only", action="store_true",
+                    help="rewrite the docs section and the plot from results/peers_last_run.json")
     opts = ap.parse_args()
+    if opts.render_only:
+        run = json.loads(LAST_RUN_JSON.read_text())
+        write_markdown(run)
+        plot(run, DOC_PNG)
+        print(tables(run))
+        return
     if opts.child:
         child_main(int(opts.child[0]), opts.quick, opts.child[1].split(","), opts.pin)
         return
