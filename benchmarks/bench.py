@@ -54,6 +54,7 @@ COPY_N = 16_000_000
 COMPILE_N = 1024  # elements of the (negligible) run inside the timed first launch
 COMPILE_KERNELS = ("saxpy_out", "springs")
 FD_N = 4096  # springs particles checked against float64 central differences
+PEERS_SECTION = "## Against the peers (CPU)"  # written by peers.py into docs/benchmarks.md
 
 
 # --------------------------------------------------------------------------- backends
@@ -897,7 +898,10 @@ def write_markdown(rows, command: str, notes: list[str], path: Path, warp_versio
           "![adjit speedup over Warp](benchmarks.png)", ""]
     if notes:
         md += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
-    path.write_text("\n".join(md))
+    # peers.py's section "Against the peers (CPU)" lives in the same file: kept as it is
+    old = path.read_text() if path.exists() else ""
+    keep = old[old.index(PEERS_SECTION):] if PEERS_SECTION in old else ""
+    path.write_text("\n".join(md) + ("\n" + keep if keep else ""))
 
 
 def main() -> None:

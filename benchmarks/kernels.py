@@ -1,4 +1,4 @@
-"""The benchmark kernels, one source text for both adjit and Warp.
+"""The benchmark kernels, one source text for both adjit and Warp (bench.py, peers.py).
 
 ``bench.load_kernels(backend)`` executes this file once per backend with the
 global ``wp`` already bound to ``adjit`` or ``warp``, so the very same lines
@@ -108,3 +108,52 @@ def edge_forces(x: wp.array(dtype=wp.vec3), edges: wp.array(dtype=int), force: w
     f = d * (wp.length(d) - 1.0)
     wp.atomic_add(force, a, f)
     wp.atomic_sub(force, b, f)
+
+
+@wp.kernel(module="unique")
+def mandelbrot(cx: wp.array(dtype=float), cy: wp.array(dtype=float), width: int, max_iter: int,
+               count: wp.array(dtype=int)):
+    # escape count of z <- z^2 + c from z = 0: a data-dependent while loop (peers.py)
+    i = wp.tid()
+    c_re = cx[i % width]
+    c_im = cy[i // width]
+    zr = float(0.0)
+    zi = float(0.0)
+    n = int(0)
+    while n < max_iter and zr * zr + zi * zi <= 4.0:
+        t = zr * zr - zi * zi + c_re
+        zi = 2.0 * zr * zi + c_im
+        zr = t
+        n += 1
+    count[i] = n
+
+
+@wp.kernel(module="unique")
+def springs_step(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), rot: wp.array(dtype=wp.mat33),
+                 x_out: wp.array(dtype=wp.vec3), v_out: wp.array(dtype=wp.vec3), dt: float, stiffness: float):
+    # one step of springs' loop body: Warp's gradient of springs (peers.py) launches it n_iter
+    # times on a tape, one state array per step, since Warp's adjoint of springs' runtime loop
+    # is wrong (docs/benchmarks.md)
+    i = wp.tid()
+    p = x[i]
+    vel = v[i]
+    R = rot[i]
+    anchor = wp.vec3(0.0, 1.0, 0.0)
+    omega = wp.vec3(0.1, 0.2, 0.3)
+    q = R * p
+    d = q - anchor
+    L = wp.length(d)
+    f = wp.vec3(0.0, 0.0, 0.0)
+    if L > 1.0e-6:
+        f = wp.normalize(d) * (-stiffness * (L - 1.0))
+    else:
+        f = wp.vec3(0.0, -1.0, 0.0)
+    f = f - vel * 0.1 + wp.cross(omega, vel)
+    vel = vel + f * dt
+    p = p + vel * dt
+    h = wp.dot(p, wp.vec3(0.0, 1.0, 0.0))
+    if h < 0.0:
+        p = p - wp.vec3(0.0, h, 0.0)
+        vel = vel * 0.5
+    x_out[i] = p
+    v_out[i] = vel
