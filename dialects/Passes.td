@@ -91,11 +91,12 @@ def AdjitVectorizeThreads : Pass<"adjit-vectorize-threads", "::mlir::ModuleOp"> 
     at once: each varying value gets an innermost dimension of `width` lanes
     (f32 -> vector<8xf32>, vector<3xf32> -> vector<3x8xf32>); loops with
     uniform bounds carry widened values; branches on varying conditions run
-    both sides under lane masks and select; loads and stores become vector
+    both sides under lane masks and select; while loops run while any lane
+    runs, under the running lanes' mask; loads and stores become vector
     loads/stores (consecutive, 1-D) or masked gathers/scatters. The entry
     calls it for whole groups and the scalar body for the rest of a chunk.
     Results are bitwise those of the scalar body. A body the pass cannot
-    vectorize (atomics, calls, while loops, reported checks, f16/bf16,
+    vectorize (atomics, calls, reported checks, f16/bf16,
     arrays written where threads may share elements, ...) stays scalar.
     Each body records the outcome in `adjit.simd` ("vectorized: ..." or
     "scalar: <reason>").

@@ -69,25 +69,29 @@ def test_variant_spec_of_a_kernel_follows_its_checks(monkeypatch):
 KEYED_OPTIONS = [
     (VariantSpec(),
      '{"adjoint": false, "all_checked": false, "bounds_check": true, "no_grad": [], "noalias": true, '
-     '"opt_level": 3, "ordered_atomics": true, "tangent": 0, "target": "cpu", "verify_fp": false}'),
+     '"opt_level": 3, "ordered_atomics": true, "simd_width": 8, "tangent": 0, "target": "cpu", '
+     '"verify_fp": false}'),
     (VariantSpec(adjoint=True, noalias=False, checks=(True, True), all_checked=True, ordered_atomics=False),
      '{"adjoint": true, "all_checked": true, "bounds_check": true, "no_grad": [], "noalias": false, '
      '"opt_level": 3, "ordered_atomics": false, "tangent": 0, "target": "cpu", "verify_fp": true}'),
     (VariantSpec(adjoint=3, checks=(False, False)),
      '{"adjoint": true, "adjoint_lanes": 3, "all_checked": false, "bounds_check": false, "no_grad": [], '
-     '"noalias": true, "opt_level": 3, "ordered_atomics": true, "tangent": 0, "target": "cpu", "verify_fp": false}'),
+     '"noalias": true, "opt_level": 3, "ordered_atomics": true, "simd_width": 8, "tangent": 0, "target": "cpu", '
+     '"verify_fp": false}'),
     (VariantSpec(tangent=2, strided=True),
      '{"adjoint": false, "all_checked": false, "bounds_check": true, "no_grad": [], "noalias": true, '
-     '"opt_level": 3, "ordered_atomics": true, "strided_arrays": true, "tangent": 2, "target": "cpu", '
-     '"verify_fp": false}'),
+     '"opt_level": 3, "ordered_atomics": true, "simd_width": 8, "strided_arrays": true, "tangent": 2, '
+     '"target": "cpu", "verify_fp": false}'),
     (VariantSpec(adjoint=1, tangent=1),
      '{"adjoint": true, "all_checked": false, "bounds_check": true, "no_grad": [], "noalias": true, '
-     '"opt_level": 3, "ordered_atomics": true, "tangent": 1, "target": "cpu", "verify_fp": false}'),
+     '"opt_level": 3, "ordered_atomics": true, "simd_width": 8, "tangent": 1, "target": "cpu", '
+     '"verify_fp": false}'),
 ]
 
 
 @pytest.mark.parametrize("spec, options", KEYED_OPTIONS)
-def test_cache_keys_are_spelled_as_before(spec, options):
+def test_cache_keys_are_spelled_as_before(spec, options, monkeypatch):
+    monkeypatch.setattr(loader, "simd_width", lambda: 8)  # (whatever ADJIT_SIMD_WIDTH says)
     assert json.dumps(loader.compile_options(double, spec), sort_keys=True) == options
 
 

@@ -16,7 +16,8 @@
 // `scf.for` with uniform bounds stays a loop carrying widened values; an
 // `scf.if` on a uniform condition stays a branch; on a varying condition
 // both sides run, each under its mask of lanes, and the results are
-// selected per lane. Loads and stores at varying indices become gathers and
+// selected per lane. An `scf.while` runs while any lane runs, each lane
+// keeping the results of the iteration it stopped at. Loads and stores at varying indices become gathers and
 // scatters under the current mask (consecutive ones on 1-D arrays: vector
 // loads and stores); integer divisions divide masked-off lanes by 1.
 //
@@ -25,7 +26,7 @@
 // between threads in a way whose outcome depends on their order: every
 // access to an array the body writes must index one dimension with the
 // same (uniform base + lane), so each thread touches its own elements. Kernels outside what is
-// handled (atomics, calls, while loops, runtime checks that report, f16 and
+// handled (atomics, calls, runtime checks that report, f16 and
 // bf16, strided or overlapping arrays, ...) keep the scalar body; the body
 // records why in `adjit.simd` (visible in the stage dump).
 //
@@ -156,6 +157,7 @@ private:
   LogicalResult visitStore(memref::StoreOp op, Value mask);
   LogicalResult visitFor(scf::ForOp op, Value mask);
   LogicalResult visitIf(scf::IfOp op, Value mask);
+  LogicalResult visitWhile(scf::WhileOp op, Value mask);
   LogicalResult visitReduction(vector::ReductionOp op);
   /// The element offsets (vector<W x index>) of a varying access to `memref`
   /// at `indices`, from its first element; or null if its layout is not the
@@ -172,27 +174,50 @@ private:
   /// Arrays the body writes (then accessed at one index list).
   DenseSet<Value> writtenArrays;
 
-  /// Per written array: the dimension whose index is (base + lane) in all
-  /// its accesses, and that base.
-  DenseMap<Value, std::pair<unsigned, Value>> ownElements;
+  /// Per written array: the varying indices (position, value) of its
+  /// accesses, which must all be the same and differ between lanes.
+  DenseMap<Value, SmallVector<std::pair<unsigned, Value>>> ownElements;
+  /// (x, extent) -> the scalar body's x % extent and x / extent: thread
+  /// coordinates are such pairs (LaunchUtils.h).
+  DenseMap<std::pair<Value, Value>, std::pair<Value, Value>> splits;
+  /// The scalar body's thread index.
+  Value linearIndex;
 
-  /// Each lane must touch only its own elements of a written array: all
-  /// accesses index one dimension with (one base + lane).
+  /// Whether the values in `indices` determine `x` (so they differ between
+  /// lanes, as x does): x is among them, or x % e is and x / e is determined.
+  bool determines(ArrayRef<Value> indices, Value x) const {
+    if (llvm::is_contained(indices, x))
+      return true;
+    for (const auto &[key, parts] : splits)
+      if (key.first == x && parts.first && parts.second &&
+          llvm::is_contained(indices, parts.first) && determines(indices, parts.second))
+        return true;
+    return false;
+  }
+
+  /// Each lane must touch only its own elements of a written array: every
+  /// access indexes it with the same varying indices, which differ between
+  /// lanes (a consecutive index, or thread coordinates that determine the
+  /// thread index).
   LogicalResult checkOwnElement(Operation *op, Value memref, ValueRange indices) {
     if (!writtenArrays.count(memref))
       return success();
-    auto known = ownElements.find(memref);
-    for (auto [d, index] : llvm::enumerate(indices)) {
-      auto c = consecutive.find(index);
-      if (c == consecutive.end())
-        continue;
-      if (known == ownElements.end()) {
-        ownElements[memref] = {unsigned(d), c->second};
-        return success();
+    SmallVector<std::pair<unsigned, Value>> key;
+    SmallVector<Value> varying;
+    for (auto [d, index] : llvm::enumerate(indices))
+      if (isVarying(index)) {
+        key.push_back({unsigned(d), index});
+        varying.push_back(index);
       }
-      if (known->second == std::make_pair(unsigned(d), c->second))
-        return success();
+    bool perLane = llvm::any_of(varying, [&](Value v) { return consecutive.count(v); }) ||
+                   determines(varying, linearIndex);
+    auto known = ownElements.find(memref);
+    if (perLane && known == ownElements.end()) {
+      ownElements[memref] = key;
+      return success();
     }
+    if (perLane && known->second == key)
+      return success();
     return fail(op, "an array written at elements other threads may access");
   }
 };
@@ -259,6 +284,7 @@ FailureOr<func::FuncOp> ThreadVectorizer::run() {
                                       laneIota(loc, b.getIndexType()));
   wide[linear] = lanes;
   consecutive[linear] = base;
+  linearIndex = linear;
   if (failed(visitBlock(scalarEntry, Value()))) {
     simd.erase();
     return failure();
@@ -283,6 +309,8 @@ LogicalResult ThreadVectorizer::visitOp(Operation *op, Value mask) {
     return visitFor(loop, mask);
   if (auto branch = dyn_cast<scf::IfOp>(op))
     return visitIf(branch, mask);
+  if (auto loop = dyn_cast<scf::WhileOp>(op))
+    return visitWhile(loop, mask);
   bool anyVarying = llvm::any_of(op->getOperands(), [&](Value v) { return isVarying(v); });
   if (!anyVarying && !(mask && isIntegerDivision(op)))
     return visitUniform(op, mask);
@@ -371,6 +399,11 @@ LogicalResult ThreadVectorizer::visitElementwise(Operation *op, Value mask) {
     if (to.getType() != wideType(from.getType()))
       return fail(op, "a result of an unexpected shape");
     wide[from] = to;
+  }
+  if (isa<arith::RemUIOp, arith::DivUIOp>(op) && isVarying(op->getOperand(0)) &&
+      !isVarying(op->getOperand(1))) {
+    auto &parts = splits[{op->getOperand(0), op->getOperand(1)}];
+    (isa<arith::RemUIOp>(op) ? parts.first : parts.second) = op->getResult(0);
   }
   // (consecutive + uniform) and casts of consecutive values stay consecutive
   // (thread indices are < 2**31: no cast or add wraps).
@@ -588,6 +621,79 @@ LogicalResult ThreadVectorizer::visitIf(scf::IfOp op, Value mask) {
   for (auto [k, result] : llvm::enumerate(op.getResults()))
     wide[result] = arith::SelectOp::create(b, loc, maskLike(cond, resultTypes[k], loc),
                                            thenValues[k], elseValues[k]);
+  return success();
+}
+
+LogicalResult ThreadVectorizer::visitWhile(scf::WhileOp op, Value mask) {
+  // Runs while any lane runs, carrying (the loop values, each lane's results
+  // from the iteration it stopped, the lanes still running).
+  Location loc = op.getLoc();
+  SmallVector<Type> loopTypes, resultTypes;
+  for (Type t : op->getOperandTypes())
+    loopTypes.push_back(wideType(t));
+  for (Type t : op->getResultTypes())
+    resultTypes.push_back(wideType(t));
+  if (llvm::is_contained(loopTypes, Type()) || llvm::is_contained(resultTypes, Type()))
+    return fail(op, "a loop value of an unsupported type");
+  Type maskType = VectorType::get({int64_t(width)}, b.getI1Type());
+  unsigned nLoop = loopTypes.size(), nResults = resultTypes.size();
+  SmallVector<Value> inits;
+  for (Value init : op.getInits())
+    inits.push_back(widened(init, loc));
+  for (Type t : resultTypes)
+    inits.push_back(zeros(loc, t));
+  inits.push_back(mask ? mask : allTrue(loc));
+  SmallVector<Type> carried(loopTypes);
+  carried.append(resultTypes);
+  carried.push_back(maskType);
+  SmallVector<Type> forwarded(resultTypes);
+  forwarded.append(resultTypes);
+  forwarded.push_back(maskType);
+  auto loop = scf::WhileOp::create(b, loc, forwarded, inits);
+  OpBuilder::InsertionGuard guard(b);
+  SmallVector<Location> carriedLocs(carried.size(), loc), forwardedLocs(forwarded.size(), loc);
+  Block *before = b.createBlock(&loop.getBefore(), {}, carried, carriedLocs);
+  Block *after = b.createBlock(&loop.getAfter(), {}, forwarded, forwardedLocs);
+
+  // Before: the condition, under the running lanes' mask.
+  b.setInsertionPointToEnd(before);
+  Value running = before->getArgument(carried.size() - 1);
+  for (auto [from, to] : llvm::zip(op.getBeforeArguments(), before->getArguments()))
+    wide[from] = to;
+  if (failed(visitBlock(op.getBefore().front(), running)))
+    return failure();
+  auto condition = cast<scf::ConditionOp>(op.getBefore().front().getTerminator());
+  Value cond = widened(condition.getCondition(), loc);
+  Value goOn = arith::AndIOp::create(b, loc, running, cond);
+  Value stop = arith::AndIOp::create(b, loc, running, arith::XOrIOp::create(b, loc, cond, allTrue(loc)));
+  SmallVector<Value> next, results;
+  for (Value v : condition.getArgs())
+    next.push_back(widened(v, loc));
+  for (unsigned k = 0; k < nResults; ++k)
+    results.push_back(arith::SelectOp::create(b, loc, maskLike(stop, resultTypes[k], loc), next[k],
+                                              before->getArgument(nLoop + k)));
+  Value any = vector::ReductionOp::create(b, loc, vector::CombiningKind::OR, goOn);
+  SmallVector<Value> forward(next);
+  forward.append(results);
+  forward.push_back(goOn);
+  scf::ConditionOp::create(b, loc, any, forward);
+
+  // After: the body, under the lanes that go on.
+  b.setInsertionPointToEnd(after);
+  Value goingOn = after->getArgument(forwarded.size() - 1);
+  for (auto [k, from] : llvm::enumerate(op.getAfterArguments()))
+    wide[from] = after->getArgument(k);
+  if (failed(visitBlock(op.getAfter().front(), goingOn)))
+    return failure();
+  SmallVector<Value> yielded;
+  for (Value v : op.getAfter().front().getTerminator()->getOperands())
+    yielded.push_back(widened(v, loc));
+  for (unsigned k = 0; k < nResults; ++k)
+    yielded.push_back(after->getArgument(nResults + k));
+  yielded.push_back(goingOn);
+  scf::YieldOp::create(b, loc, yielded);
+  for (auto [k, result] : llvm::enumerate(op.getResults()))
+    wide[result] = loop.getResult(nResults + k);
   return success();
 }
 

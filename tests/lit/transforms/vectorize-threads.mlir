@@ -129,3 +129,48 @@ func.func @counts(%x: !adjit.array<i32, 1>) attributes {adjit.kernel} {
   %old = adjit.atomic_add %c1, %x[%c0] [] : i32, !adjit.array<i32, 1>
   return
 }
+
+/// A 2-D kernel with a data-dependent while loop: it runs while any lane
+/// runs; each lane keeps the values of the iteration it stopped at. Its
+/// coordinates (linear / e1, linear % e1) differ between lanes, so it may
+/// write out[i, j] (a scatter: rows may wrap within a group).
+// CHECK-LABEL: func.func private @escape_body(
+// CHECK-SAME: adjit.simd = "vectorized: 8 threads in @escape_body_simd"
+// CHECK-LABEL: func.func private @escape_body_simd(
+// CHECK: %[[X0:.*]] = vector.gather
+// CHECK: %[[R:.*]]:5 = scf.while (%[[X:.*]] = %{{.*}}, %[[K:.*]] = %{{.*}}, %[[RX:.*]] = %{{.*}}, %[[RK:.*]] = %{{.*}}, %[[ACT:.*]] = %{{.*}}) : (vector<8xf32>, vector<8xi32>, vector<8xf32>, vector<8xi32>, vector<8xi1>) -> (vector<8xf32>, vector<8xi32>, vector<8xf32>, vector<8xi32>, vector<8xi1>) {
+// CHECK: %[[GO:.*]] = arith.andi %[[ACT]], %{{.*}} : vector<8xi1>
+// CHECK: %[[STOP:.*]] = arith.andi %[[ACT]], %{{.*}} : vector<8xi1>
+// CHECK: %[[KEEPX:.*]] = arith.select %[[STOP]], %[[X]], %[[RX]] : vector<8xi1>, vector<8xf32>
+// CHECK: %[[KEEPK:.*]] = arith.select %[[STOP]], %[[K]], %[[RK]] : vector<8xi1>, vector<8xi32>
+// CHECK: %[[ANY:.*]] = vector.reduction <or>, %[[GO]] : vector<8xi1> into i1
+// CHECK: scf.condition(%[[ANY]]) %[[X]], %[[K]], %[[KEEPX]], %[[KEEPK]], %[[GO]]
+// CHECK: } do {
+// CHECK: ^bb0(%[[BX:.*]]: vector<8xf32>, %[[BK:.*]]: vector<8xi32>, %[[BRX:.*]]: vector<8xf32>, %[[BRK:.*]]: vector<8xi32>, %[[BGO:.*]]: vector<8xi1>):
+// CHECK: %[[NX:.*]] = arith.addf %{{.*}}, %[[X0]] : vector<8xf32>
+// CHECK: scf.yield %[[NX]], %{{.*}}, %[[BRX]], %[[BRK]], %[[BGO]]
+// CHECK: vector.scatter %{{.*}}[%{{.*}}, %{{.*}}] [%{{.*}}], %{{.*}}, %[[R]]#3 : memref<?x?xi32>, vector<8xindex>, vector<8xi1>, vector<8xi32>
+func.func @escape(%c: !adjit.array<f32, 2>, %out: !adjit.array<i32, 2>) attributes {adjit.kernel} {
+  %i, %j = adjit.tid : index, index
+  %x0 = adjit.load %c[%i, %j] : !adjit.array<f32, 2>
+  %zero = arith.constant 0.0 : f32
+  %k0 = arith.constant 0 : i32
+  %one = arith.constant 1 : i32
+  %lim = arith.constant 4.0 : f32
+  %max = arith.constant 64 : i32
+  %r:2 = scf.while (%x = %zero, %k = %k0) : (f32, i32) -> (f32, i32) {
+    %sq = arith.mulf %x, %x : f32
+    %small = arith.cmpf olt, %sq, %lim : f32
+    %more = arith.cmpi slt, %k, %max : i32
+    %go = arith.andi %small, %more : i1
+    scf.condition(%go) %x, %k : f32, i32
+  } do {
+  ^bb0(%x: f32, %k: i32):
+    %sq = arith.mulf %x, %x : f32
+    %nx = arith.addf %sq, %x0 : f32
+    %nk = arith.addi %k, %one : i32
+    scf.yield %nx, %nk : f32, i32
+  }
+  adjit.store %r#1, %out[%i, %j] : !adjit.array<i32, 2>
+  return
+}
