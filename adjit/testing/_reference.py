@@ -325,8 +325,9 @@ KINKS = {
     # the relative rotation's sign flips at w = 0, its axis is undefined at xyz = 0
     "quat_slerp": lambda a: min(abs(_slerp_relative(a[0], a[1])[3]),
                                 float(np.linalg.norm(_slerp_relative(a[0], a[1])[:3]))),
-    # pitch's argument clamped at +-1 (gimbal lock)
-    "quat_to_rpy": lambda a: 1.0 - abs(2 * (a[0][3] * a[0][1] - a[0][2] * a[0][0])),
+    # pitch's argument clamped at +-1 (gimbal lock), and the branch cuts of
+    # roll's and yaw's atan2 (the angle jumps by 2 pi where y = 0, x < 0)
+    "quat_to_rpy": lambda a: min(1.0 - abs(2 * (a[0][3] * a[0][1] - a[0][2] * a[0][0])), _rpy_cuts(a[0])),
     # the twist (dot(q.xyz, axis), w) at 0 (atan2 and the normalization are
     # singular there) and, unsigned, |dot(q.xyz, axis)|
     "quat_twist": lambda a: _twist_size(a),
@@ -344,6 +345,14 @@ KINKS = {
     # |x| kinks at x = 0, the sign of y flips at y = 0
     "copysign": lambda a: min(_min_abs(a[0]), _min_abs(a[1])),
 }
+
+
+def _rpy_cuts(q) -> float:
+    """The distance of quat_to_rpy's roll and yaw (atan2(y, x), as
+    ``_to_rpy``) to their branch cuts: |y| where x < 0."""
+    x, y, z, w = q
+    cuts = [(2 * (w * x + y * z), 1 - 2 * (x * x + y * y)), (2 * (w * z + x * y), 1 - 2 * (y * y + z * z))]
+    return min((abs(sy) for sy, sx in cuts if sx < 0), default=float("inf"))
 
 
 def _twist_size(a) -> float:
