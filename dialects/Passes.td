@@ -95,7 +95,9 @@ def AdjitVectorizeThreads : Pass<"adjit-vectorize-threads", "::mlir::ModuleOp"> 
     runs, under the running lanes' mask; loads and stores become vector
     loads/stores (consecutive, 1-D) or masked gathers/scatters. The entry
     calls it for whole groups and the scalar body for the rest of a chunk.
-    Results are bitwise those of the scalar body. A body the pass cannot
+    Results are bitwise those of the scalar body. Straight-line bodies are
+    left to LLVM's loop vectorizer (which widens the thread loop and handles
+    strided vec3 accesses better). A body the pass cannot
     vectorize (atomics, calls, reported checks, f16/bf16,
     arrays written where threads may share elements, ...) stays scalar.
     Each body records the outcome in `adjit.simd` ("vectorized: ..." or

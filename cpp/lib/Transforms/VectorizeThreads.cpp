@@ -260,6 +260,15 @@ FailureOr<func::FuncOp> ThreadVectorizer::run() {
     return fail(nullptr, "a body of several blocks"), failure();
   if (body.getNumArguments() < kTrailingBodyArgs)
     return fail(nullptr, "not a kernel body"), failure();
+  // Straight-line bodies are left to LLVM's loop vectorizer, which widens
+  // the thread loop itself and turns strided vec3 accesses into loads and
+  // shuffles (where this pass would gather and scatter).
+  bool branches = body.walk([](Operation *op) {
+                        return isa<scf::ForOp, scf::WhileOp, scf::IfOp>(op) ? WalkResult::interrupt()
+                                                                            : WalkResult::advance();
+                      }).wasInterrupted();
+  if (!branches)
+    return fail(nullptr, "straight-line code (LLVM's loop vectorizer widens the thread loop)"), failure();
   if (failed(checkMemory()))
     return failure();
   unsigned linearPos = body.getNumArguments() - kTrailingBodyArgs;

@@ -5,16 +5,20 @@
 // consecutive threads as vector lanes; the entry calls it for whole groups
 // of 8 and the scalar body for the rest of its chunk.
 
-/// Consecutive accesses of 1-D arrays: vector loads and stores.
+/// Consecutive accesses of 1-D arrays: vector loads and stores; a loop
+/// with uniform bounds carries vector<8xf32>.
 // CHECK-LABEL: func.func private @saxpy_body(
 // CHECK-SAME: adjit.simd = "vectorized: 8 threads in @saxpy_body_simd"
 // CHECK-LABEL: func.func private @saxpy_body_simd(
-// CHECK-SAME: %[[A:[^:]*]]: f32, %[[X:[^:]*]]: memref<?xf32>, %[[Y:[^:]*]]: memref<?xf32>, %[[BASE:[^:]*]]: index
+// CHECK-SAME: %[[A:[^:]*]]: f32, %[[N32:[^:]*]]: i32, %[[X:[^:]*]]: memref<?xf32>, %[[Y:[^:]*]]: memref<?xf32>, %[[BASE:[^:]*]]: index
+// CHECK: %[[N:.*]] = arith.index_cast %[[N32]] : i32 to index
 // CHECK: %[[XV:.*]] = vector.load %[[X]][%[[BASE]]] : memref<?xf32>, vector<8xf32>
 // CHECK: %[[YV:.*]] = vector.load %[[Y]][%[[BASE]]] : memref<?xf32>, vector<8xf32>
+// CHECK: %[[R:.*]] = scf.for %{{.*}} = %{{.*}} to %[[N]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[YV]]) -> (vector<8xf32>) {
 // CHECK: %[[AV:.*]] = vector.broadcast %[[A]] : f32 to vector<8xf32>
 // CHECK: %[[M:.*]] = arith.mulf %[[AV]], %[[XV]] : vector<8xf32>
-// CHECK: %[[R:.*]] = arith.addf %[[M]], %[[YV]] : vector<8xf32>
+// CHECK: %[[S:.*]] = arith.addf %[[M]], %[[ACC]] : vector<8xf32>
+// CHECK: scf.yield %[[S]] : vector<8xf32>
 // CHECK: vector.store %[[R]], %[[Y]][%[[BASE]]] : memref<?xf32>, vector<8xf32>
 // CHECK-LABEL: func.func @saxpy_cpu_entry(
 // CHECK-SAME: %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[BEGIN:[^:]*]]: i64, %[[END:[^:]*]]: i64
@@ -29,13 +33,31 @@
 // CHECK: scf.for %[[T:.*]] = %[[MID]] to %[[UB]] step %{{.*}} {
 // CHECK: func.call @saxpy_body({{.*}}, %[[T]], {{.*}})
 // W4: vector.load %{{.*}}[%{{.*}}] : memref<?xf32>, vector<4xf32>
-func.func @saxpy(%a: f32, %x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+func.func @saxpy(%a: f32, %n32: i32, %x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
   %i = adjit.tid : index
+  %n = arith.index_cast %n32 : i32 to index
   %xi = adjit.load %x[%i] : !adjit.array<f32, 1>
   %yi = adjit.load %y[%i] : !adjit.array<f32, 1>
-  %ax = arith.mulf %a, %xi : f32
-  %r = arith.addf %ax, %yi : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %yi) -> (f32) {
+    %ax = arith.mulf %a, %xi : f32
+    %s = arith.addf %ax, %acc : f32
+    scf.yield %s : f32
+  }
   adjit.store %r, %y[%i] : !adjit.array<f32, 1>
+  return
+}
+
+/// Straight-line bodies are left to LLVM's loop vectorizer.
+// CHECK-LABEL: func.func private @axpy_body(
+// CHECK-SAME: adjit.simd = "scalar: straight-line code (LLVM's loop vectorizer widens the thread loop)"
+// CHECK-NOT: func.func private @axpy_body_simd
+func.func @axpy(%a: f32, %x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %xi = adjit.load %x[%i] : !adjit.array<f32, 1>
+  %ax = arith.mulf %a, %xi : f32
+  adjit.store %ax, %y[%i] : !adjit.array<f32, 1>
   return
 }
 
@@ -111,22 +133,26 @@ func.func @masked(%x: !adjit.array<i32, 1>, %y: !adjit.array<i32, 1>) attributes
 // CHECK-NOT: func.func private @shared_body_simd
 // CHECK-LABEL: func.func @shared_cpu_entry(
 // CHECK-NOT: step %c8
-func.func @shared(%x: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+func.func @shared(%x: !adjit.array<f32, 1>, %flag: i1) attributes {adjit.kernel} {
   %i = adjit.tid : index
   %c0 = arith.constant 0 : index
-  %xi = adjit.load %x[%i] : !adjit.array<f32, 1>
-  adjit.store %xi, %x[%c0] : !adjit.array<f32, 1>
+  scf.if %flag {
+    %xi = adjit.load %x[%i] : !adjit.array<f32, 1>
+    adjit.store %xi, %x[%c0] : !adjit.array<f32, 1>
+  }
   return
 }
 
 /// Neither are atomics vectorized.
 // CHECK-LABEL: func.func private @counts_body(
 // CHECK-SAME: adjit.simd = "scalar: atomics
-func.func @counts(%x: !adjit.array<i32, 1>) attributes {adjit.kernel} {
+func.func @counts(%x: !adjit.array<i32, 1>, %flag: i1) attributes {adjit.kernel} {
   %i = adjit.tid : index
   %c1 = arith.constant 1 : i32
   %c0 = arith.constant 0 : index
-  %old = adjit.atomic_add %c1, %x[%c0] [] : i32, !adjit.array<i32, 1>
+  scf.if %flag {
+    %old = adjit.atomic_add %c1, %x[%c0] [] : i32, !adjit.array<i32, 1>
+  }
   return
 }
 
