@@ -93,12 +93,13 @@ def AdjitVectorizeThreads : Pass<"adjit-vectorize-threads", "::mlir::ModuleOp"> 
     uniform bounds carry widened values; branches on varying conditions run
     both sides under lane masks and select; while loops run while any lane
     runs, under the running lanes' mask; loads and stores become vector
-    loads/stores (consecutive, 1-D) or masked gathers/scatters. The entry
+    loads/stores (consecutive, 1-D) or masked gathers/scatters; a failed
+    run-time bounds check reports lane by lane, in thread order. The entry
     calls it for whole groups and the scalar body for the rest of a chunk.
     Results are bitwise those of the scalar body. Straight-line bodies are
     left to LLVM's loop vectorizer (which widens the thread loop and handles
     strided vec3 accesses better). A body the pass cannot
-    vectorize (atomics, calls, reported checks, f16/bf16,
+    vectorize (atomics, calls, local arrays, f16/bf16,
     arrays written where threads may share elements, ...) stays scalar.
     Each body records the outcome in `adjit.simd` ("vectorized: ..." or
     "scalar: <reason>").
@@ -122,7 +123,10 @@ def AdjitApplyNoAlias : Pass<"adjit-apply-noalias", "::mlir::ModuleOp"> {
     argument into its descriptor fields and drops argument attributes on
     memrefs): every `llvm.func` with `adjit.noalias_args = array<i64: ...>`
     gets `llvm.noalias` on those argument positions (the aligned pointers of
-    its array arguments), and loses the marker.
+    its array arguments), and loses the marker. A function marked
+    `adjit.simd_body` (adjit-vectorize-threads) gets the passthrough
+    attributes `noinline` and "adjit-simd" (which the host pipeline's
+    scalarizer skips) instead of the marker.
   }];
 }
 

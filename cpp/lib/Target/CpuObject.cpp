@@ -40,6 +40,20 @@ using namespace llvm;
 
 namespace {
 
+/// The scalarizer, except on kernel bodies that adjit-vectorize-threads
+/// made SIMD programs (their vectors are lanes of threads, already wide).
+struct ScalarizeThreadBodies : PassInfoMixin<ScalarizeThreadBodies> {
+  PreservedAnalyses run(Function &fn, FunctionAnalysisManager &analyses) {
+    if (fn.hasFnAttribute("adjit-simd"))
+      return PreservedAnalyses::all();
+    return ScalarizerPass().run(fn, analyses);
+  }
+};
+
+} // namespace
+
+namespace {
+
 char *copyString(StringRef s) {
   char *out = static_cast<char *>(std::malloc(s.size() + 1));
   std::memcpy(out, s.data(), s.size());
@@ -139,10 +153,11 @@ int adjitCompileToObject(MlirOperation moduleOp, int optLevel, char **object,
   // Kernel bodies compute on small vectors (vec3, mat33 rows). Splitting them
   // into scalars just before the loop vectorizer lets it widen the loop over
   // thread indices instead: 8 or 16 threads per SIMD instruction rather than
-  // one thread's 3 components.
+  // one thread's 3 components. (Not the SIMD bodies of
+  // adjit-vectorize-threads, which are not inlined into the entry.)
   pb.registerVectorizerStartEPCallback(
       [](FunctionPassManager &fpm, OptimizationLevel) {
-        fpm.addPass(ScalarizerPass());
+        fpm.addPass(ScalarizeThreadBodies());
         fpm.addPass(InstCombinePass());
         fpm.addPass(EarlyCSEPass());
       });

@@ -5,7 +5,9 @@
 // expands each memref into (allocated, aligned, offset, sizes, strides).
 // After that conversion, this pass puts `llvm.noalias` on those arguments:
 // the promise that the arrays of one launch never overlap, which the runtime
-// checks before choosing this variant.
+// checks before choosing this variant. It also gives the SIMD kernel bodies
+// of adjit-vectorize-threads (marked `adjit.simd_body`) the LLVM function
+// attributes `noinline` and "adjit-simd" (see cpp/lib/Target/CpuObject.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +29,14 @@ struct AdjitApplyNoAliasPass
     : adjit::impl::AdjitApplyNoAliasBase<AdjitApplyNoAliasPass> {
   void runOnOperation() override {
     getOperation().walk([&](LLVM::LLVMFuncOp fn) {
+      // A SIMD kernel body (adjit-vectorize-threads): not inlined into its
+      // entry, and left wide by the host pipeline's scalarizer.
+      if (fn->hasAttr("adjit.simd_body")) {
+        MLIRContext *ctx = fn.getContext();
+        fn.setPassthroughAttr(ArrayAttr::get(
+            ctx, {StringAttr::get(ctx, "noinline"), StringAttr::get(ctx, "adjit-simd")}));
+        fn->removeAttr("adjit.simd_body");
+      }
       auto positions = fn->getAttrOfType<DenseI64ArrayAttr>(
           adjit::AdjitDialect::getNoAliasArgsAttrName());
       if (!positions)

@@ -19,14 +19,15 @@
 // selected per lane. An `scf.while` runs while any lane runs, each lane
 // keeping the results of the iteration it stopped at. Loads and stores at varying indices become gathers and
 // scatters under the current mask (consecutive ones on 1-D arrays: vector
-// loads and stores); integer divisions divide masked-off lanes by 1.
+// loads and stores); integer divisions divide masked-off lanes by 1. A
+// failed bounds check's report runs lane by lane, for the lanes that fail.
 //
 // Every lane computes the same operations on the same values as the scalar
 // body, so results are bitwise the same, provided memory is not shared
 // between threads in a way whose outcome depends on their order: every
 // access to an array the body writes must index one dimension with the
 // same (uniform base + lane), so each thread touches its own elements. Kernels outside what is
-// handled (atomics, calls, runtime checks that report, f16 and
+// handled (atomics, calls, f16 and
 // bf16, strided or overlapping arrays, ...) keep the scalar body; the body
 // records why in `adjit.simd` (visible in the stage dump).
 //
@@ -37,11 +38,13 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::adjit {
@@ -61,6 +64,28 @@ constexpr unsigned kTrailingBodyArgs = 6;
 bool isIntegerDivision(Operation *op) {
   return isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp, arith::CeilDivSIOp,
              arith::CeilDivUIOp, arith::FloorDivSIOp>(op);
+}
+
+/// Whether `block` only reports a failed check (adjit-access-checks): its
+/// side effects are LLVM dialect ops on the error record, and it yields
+/// values defined outside it or constants.
+bool isCheckReport(Block &block) {
+  bool writesRecord = false;
+  WalkResult walk = block.walk([&](Operation *op) {
+    if (isa<LLVM::LLVMDialect>(op->getDialect())) {
+      writesRecord |= isa<LLVM::AtomicCmpXchgOp>(op);
+      return WalkResult::advance();
+    }
+    if (isa<scf::IfOp, scf::YieldOp>(op) || isMemoryEffectFree(op))
+      return WalkResult::advance();
+    return WalkResult::interrupt();
+  });
+  if (walk.wasInterrupted() || !writesRecord)
+    return false;
+  for (Value v : block.getTerminator()->getOperands())
+    if (v.getParentBlock() == &block && !matchPattern(v, m_Constant()))
+      return false;
+  return true;
 }
 
 /// Builds the SIMD version of one kernel body; fails with a reason.
@@ -158,6 +183,9 @@ private:
   LogicalResult visitFor(scf::ForOp op, Value mask);
   LogicalResult visitIf(scf::IfOp op, Value mask);
   LogicalResult visitWhile(scf::WhileOp op, Value mask);
+  /// One branch of an scf.if (which yields `yields`, widened), under `mask`.
+  LogicalResult visitBranch(Block &block, Value mask, SmallVector<Value> &yields);
+  LogicalResult serializeReport(Block &block, Value mask, SmallVector<Value> &yields);
   LogicalResult visitReduction(vector::ReductionOp op);
   /// The element offsets (vector<W x index>) of a varying access to `memref`
   /// at `indices`, from its first element; or null if its layout is not the
@@ -585,12 +613,6 @@ LogicalResult ThreadVectorizer::visitIf(scf::IfOp op, Value mask) {
       return fail(op, "a branch value of an unsupported type");
     resultTypes.push_back(w);
   }
-  auto yieldedOf = [&](Block &block) {
-    SmallVector<Value> values;
-    for (Value v : block.getTerminator()->getOperands())
-      values.push_back(widened(v, loc));
-    return values;
-  };
   if (!isVarying(op.getCondition())) {
     auto ifOp = scf::IfOp::create(b, loc, resultTypes, uniform(op.getCondition()),
                                   /*withElse=*/true);
@@ -601,9 +623,10 @@ LogicalResult ThreadVectorizer::visitIf(scf::IfOp op, Value mask) {
         toBlock.back().erase();
       b.setInsertionPointToEnd(&toBlock);
       if (!from.empty()) {
-        if (failed(visitBlock(from.front(), mask)))
+        SmallVector<Value> yields;
+        if (failed(visitBranch(from.front(), mask, yields)))
           return failure();
-        scf::YieldOp::create(b, loc, yieldedOf(from.front()));
+        scf::YieldOp::create(b, loc, yields);
       } else {
         scf::YieldOp::create(b, loc);
       }
@@ -618,18 +641,73 @@ LogicalResult ThreadVectorizer::visitIf(scf::IfOp op, Value mask) {
   Value notCond = arith::XOrIOp::create(b, loc, cond, ones);
   Value thenMask = mask ? Value(arith::AndIOp::create(b, loc, mask, cond)) : cond;
   Value elseMask = mask ? Value(arith::AndIOp::create(b, loc, mask, notCond)) : notCond;
-  if (failed(visitBlock(op.getThenRegion().front(), thenMask)))
+  SmallVector<Value> thenValues, elseValues;
+  if (failed(visitBranch(op.getThenRegion().front(), thenMask, thenValues)))
     return failure();
-  SmallVector<Value> thenValues = yieldedOf(op.getThenRegion().front());
-  SmallVector<Value> elseValues;
-  if (!op.getElseRegion().empty()) {
-    if (failed(visitBlock(op.getElseRegion().front(), elseMask)))
-      return failure();
-    elseValues = yieldedOf(op.getElseRegion().front());
-  }
+  if (!op.getElseRegion().empty() &&
+      failed(visitBranch(op.getElseRegion().front(), elseMask, elseValues)))
+    return failure();
   for (auto [k, result] : llvm::enumerate(op.getResults()))
     wide[result] = arith::SelectOp::create(b, loc, maskLike(cond, resultTypes[k], loc),
                                            thenValues[k], elseValues[k]);
+  return success();
+}
+
+LogicalResult ThreadVectorizer::visitBranch(Block &block, Value mask, SmallVector<Value> &yields) {
+  if (isCheckReport(block))
+    return serializeReport(block, mask, yields);
+  if (failed(visitBlock(block, mask)))
+    return failure();
+  for (Value v : block.getTerminator()->getOperands())
+    yields.push_back(widened(v, block.getParentOp()->getLoc()));
+  return success();
+}
+
+LogicalResult ThreadVectorizer::serializeReport(Block &block, Value mask,
+                                                SmallVector<Value> &yields) {
+  // A failed check is rare: if any lane fails, the lanes that fail report
+  // one after another, in lane (thread) order, as the scalar body would.
+  Location loc = block.getParentOp()->getLoc();
+  Value lanesOn = mask ? mask : allTrue(loc);
+  Value any = vector::ReductionOp::create(b, loc, vector::CombiningKind::OR, lanesOn);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    auto ifAny = scf::IfOp::create(b, loc, TypeRange{}, any, /*withElse=*/false);
+    b.setInsertionPoint(ifAny.thenBlock()->getTerminator());
+    auto lanes = scf::ForOp::create(b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+                                    arith::ConstantIndexOp::create(b, loc, width),
+                                    arith::ConstantIndexOp::create(b, loc, 1));
+    b.setInsertionPoint(lanes.getBody()->getTerminator());
+    Value lane = lanes.getInductionVar();
+    Value on = vector::ExtractOp::create(b, loc, lanesOn, ArrayRef<OpFoldResult>{lane});
+    auto ifOn = scf::IfOp::create(b, loc, TypeRange{}, on, /*withElse=*/false);
+    b.setInsertionPoint(ifOn.thenBlock()->getTerminator());
+    // (varying values by their lane's value; the thread index among them,
+    // which `mapping` holds as the group's first thread)
+    IRMapping laneValues = mapping;
+    DenseSet<Value> extracted;
+    bool scalarsOnly = true;
+    block.walk([&](Operation *op) {
+      for (Value v : op->getOperands()) {
+        if (!isVarying(v) || !extracted.insert(v).second)
+          continue;
+        if (cast<VectorType>(wide[v].getType()).getRank() != 1) {
+          scalarsOnly = false;
+          continue;
+        }
+        laneValues.map(v, vector::ExtractOp::create(b, loc, wide[v], ArrayRef<OpFoldResult>{lane}));
+      }
+    });
+    if (!scalarsOnly)
+      return fail(block.getParentOp(), "a check report of a vector value");
+    for (Operation &op : block.without_terminator())
+      b.clone(op, laneValues);
+  }
+  for (Value v : block.getTerminator()->getOperands()) {
+    if (v.getParentBlock() == &block)
+      mapping.map(v, b.clone(*v.getDefiningOp())->getResult(0)); // a constant
+    yields.push_back(widened(v, loc));
+  }
   return success();
 }
 
@@ -760,6 +838,11 @@ struct AdjitVectorizeThreadsPass
                                                            simd->getSymName().str()));
       (*simd)->removeAttr(adjit::AdjitDialect::getKernelBodyAttrName());
       (*simd)->removeAttr("adjit.simd");
+      // Kept out of the entry, whose scalar code LLVM scalarizes and widens
+      // by itself; the host object pipeline leaves "adjit-simd" bodies wide
+      // (cpp/lib/Target/CpuObject.cpp).
+      // (adjit-apply-noalias turns the marker into LLVM function attributes)
+      (*simd)->setAttr("adjit.simd_body", UnitAttr::get(ctx));
       callSimdBody(module, body, *simd, width);
     }
   }
