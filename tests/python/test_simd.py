@@ -57,6 +57,15 @@ PROGRAM = textwrap.dedent('''
             s += x[int(x[i]) % 37] * float(r)
         y[i] = s
 
+    @wp.kernel
+    def rows(start: wp.array(dtype=int), vals: wp.array(dtype=float), out: wp.array(dtype=float)):
+        # a loop whose bounds differ between threads (a CSR row's sum)
+        i = wp.tid()
+        s = float(0.0)
+        for j in range(start[i], start[i + 1]):
+            s += vals[j] * vals[j]
+        out[i] = s
+
     rng = np.random.default_rng(1)
     n = 1003  # (not a multiple of 8: the scalar body runs the rest)
     x = wp.array(rng.standard_normal((n, 3)).astype(np.float32), dtype=wp.vec3)
@@ -70,7 +79,12 @@ PROGRAM = textwrap.dedent('''
     xs = wp.array((rng.random(n) * 36).astype(np.float32))
     y = wp.zeros(n, dtype=float)
     wp.launch(lookup, n, inputs=[xs, 5, y])
-    np.savez(sys.argv[1], x_out=x_out.numpy(), count=count.numpy(), y=y.numpy())
+    counts = rng.integers(0, 9, 203)
+    start = wp.array(np.concatenate([[0], np.cumsum(counts)]).astype(np.int32))
+    vals = wp.array(rng.standard_normal(int(counts.sum())).astype(np.float32))
+    sums = wp.zeros(203, dtype=float)
+    wp.launch(rows, 203, inputs=[start, vals, sums])
+    np.savez(sys.argv[1], x_out=x_out.numpy(), count=count.numpy(), y=y.numpy(), sums=sums.numpy())
 ''')
 
 
@@ -91,11 +105,12 @@ def test_simd_bodies_give_the_scalar_bodies_bits(tmp_path):
         assert scalar[name].tobytes() == simd[name].tobytes(), name
     # (the programs compute something: not all zeros)
     assert np.abs(scalar["x_out"]).sum() > 0 and scalar["count"].max() == 64 and scalar["y"].any()
+    assert scalar["sums"].any()
     outcomes = {}
     for stage in (tmp_path / "dump8").glob("*cpu.mlir"):
         for body, outcome in re.findall(r'@(\w+)_body\(.*adjit\.simd = "([^"]*)"', stage.read_text()):
             outcomes[body] = outcome
-    for kernel in ("steps", "escape", "lookup"):
+    for kernel in ("steps", "escape", "lookup", "rows"):
         assert outcomes.get(kernel, "").startswith("vectorized: 8 threads"), (kernel, outcomes.get(kernel))
     assert not any("adjit.simd" in p.read_text() for p in (tmp_path / "dump0").glob("*cpu.mlir"))
 

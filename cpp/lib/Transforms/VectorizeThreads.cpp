@@ -13,7 +13,9 @@
 // vector<3xWxf32>. Element-wise ops apply to the widened operands
 // (uniform ones broadcast); vector.extract/insert/from_elements/broadcast
 // keep their positions, which address the leading (component) dimensions.
-// `scf.for` with uniform bounds stays a loop carrying widened values; an
+// `scf.for` with uniform bounds stays a loop carrying widened values (with
+// bounds that differ between lanes, a loop to the largest trip count, each
+// lane masked after its own); an
 // `scf.if` on a uniform condition stays a branch; on a varying condition
 // both sides run, each under its mask of lanes, and the results are
 // selected per lane. An `scf.while` runs while any lane runs, each lane
@@ -181,6 +183,7 @@ private:
   LogicalResult visitLoad(memref::LoadOp op, Value mask);
   LogicalResult visitStore(memref::StoreOp op, Value mask);
   LogicalResult visitFor(scf::ForOp op, Value mask);
+  LogicalResult visitVaryingFor(scf::ForOp op, Value mask);
   LogicalResult visitIf(scf::IfOp op, Value mask);
   LogicalResult visitWhile(scf::WhileOp op, Value mask);
   /// One branch of an scf.if (which yields `yields`, widened), under `mask`.
@@ -573,9 +576,10 @@ LogicalResult ThreadVectorizer::visitStore(memref::StoreOp op, Value mask) {
 
 LogicalResult ThreadVectorizer::visitFor(scf::ForOp op, Value mask) {
   Location loc = op.getLoc();
-  for (Value bound : {op.getLowerBound(), op.getUpperBound(), op.getStep()})
-    if (isVarying(bound))
-      return fail(op, "a loop whose bounds differ between threads");
+  if (isVarying(op.getStep()))
+    return fail(op, "a loop whose step differs between threads");
+  if (isVarying(op.getLowerBound()) || isVarying(op.getUpperBound()))
+    return visitVaryingFor(op, mask);
   SmallVector<Value> inits;
   for (Value init : op.getInitArgs()) {
     if (!wideType(init.getType()))
@@ -598,6 +602,60 @@ LogicalResult ThreadVectorizer::visitFor(scf::ForOp op, Value mask) {
   SmallVector<Value> yielded;
   for (Value v : yield.getOperands())
     yielded.push_back(widened(v, loc));
+  scf::YieldOp::create(b, loc, yielded);
+  for (auto [from, to] : llvm::zip(op.getResults(), loop.getResults()))
+    wide[from] = to;
+  return success();
+}
+
+LogicalResult ThreadVectorizer::visitVaryingFor(scf::ForOp op, Value mask) {
+  // Bounds that differ between lanes (for j in range(start[i], end[i])):
+  // iterations t = 0 .. the largest trip count; lane l runs while t < its own
+  // trip count, with j = its lower bound + t * step.
+  Location loc = op.getLoc();
+  Type ivType = op.getInductionVar().getType();
+  Type ivWide = wideType(ivType);
+  if (!ivWide)
+    return fail(op, "a loop counter of an unsupported type");
+  SmallVector<Value> inits;
+  for (Value init : op.getInitArgs()) {
+    if (!wideType(init.getType()))
+      return fail(op, "a loop value of an unsupported type");
+    inits.push_back(widened(init, loc));
+  }
+  Value lower = widened(op.getLowerBound(), loc), upper = widened(op.getUpperBound(), loc);
+  Value step = widened(op.getStep(), loc);
+  Value zero = zeros(loc, ivWide);
+  Value one = arith::ConstantOp::create(
+      b, loc, ivWide, DenseElementsAttr::get(cast<ShapedType>(ivWide), b.getIntegerAttr(ivType, 1)));
+  // (the step is positive, as scf.for's)
+  Value span = arith::MaxSIOp::create(b, loc, arith::SubIOp::create(b, loc, upper, lower), zero);
+  Value trips = arith::DivSIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, span, arith::SubIOp::create(b, loc, step, one)), step);
+  if (mask)
+    trips = arith::SelectOp::create(b, loc, mask, trips, zero);
+  Value most = vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXSI, trips);
+  auto loop = scf::ForOp::create(b, loc, arith::ConstantOp::create(b, loc, b.getZeroAttr(ivType)), most,
+                                 arith::ConstantOp::create(b, loc, b.getIntegerAttr(ivType, 1)), inits);
+  OpBuilder::InsertionGuard guard(b);
+  Block *newBody = loop.getBody();
+  if (!newBody->empty())
+    newBody->back().erase();
+  b.setInsertionPointToEnd(newBody);
+  Value t = vector::BroadcastOp::create(b, loc, ivWide, loop.getInductionVar());
+  Value running = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, t, trips);
+  wide[op.getInductionVar()] =
+      arith::AddIOp::create(b, loc, lower, arith::MulIOp::create(b, loc, t, step));
+  for (auto [from, to] : llvm::zip(op.getRegionIterArgs(), loop.getRegionIterArgs()))
+    wide[from] = to;
+  if (failed(visitBlock(*op.getBody(), running)))
+    return failure();
+  SmallVector<Value> yielded;
+  for (auto [k, v] : llvm::enumerate(op.getBody()->getTerminator()->getOperands())) {
+    Value next = widened(v, loc);
+    Value kept = loop.getRegionIterArgs()[k];
+    yielded.push_back(arith::SelectOp::create(b, loc, maskLike(running, next.getType(), loc), next, kept));
+  }
   scf::YieldOp::create(b, loc, yielded);
   for (auto [from, to] : llvm::zip(op.getResults(), loop.getResults()))
     wide[from] = to;

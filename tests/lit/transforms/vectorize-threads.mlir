@@ -200,3 +200,39 @@ func.func @escape(%c: !adjit.array<f32, 2>, %out: !adjit.array<i32, 2>) attribut
   adjit.store %r#1, %out[%i, %j] : !adjit.array<i32, 2>
   return
 }
+
+/// A loop whose bounds differ between threads (a CSR row): it runs to the
+/// largest trip count, each lane masked once past its own.
+// CHECK-LABEL: func.func private @rows_body_simd(
+// CHECK: %[[S:.*]] = arith.index_cast %{{.*}} : vector<8xi32> to vector<8xindex>
+// CHECK: %[[E:.*]] = arith.index_cast %{{.*}} : vector<8xi32> to vector<8xindex>
+// CHECK: %[[SPAN:.*]] = arith.subi %[[E]], %[[S]] : vector<8xindex>
+// CHECK: %[[POS:.*]] = arith.maxsi %[[SPAN]], %{{.*}} : vector<8xindex>
+// CHECK: %[[TRIPS:.*]] = arith.divsi %{{.*}}, %{{.*}} : vector<8xindex>
+// CHECK: %[[MOST:.*]] = vector.reduction <maxsi>, %[[TRIPS]] : vector<8xindex> into index
+// CHECK: %[[SUM:.*]] = scf.for %[[T:.*]] = %{{.*}} to %[[MOST]] step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (vector<8xf32>) {
+// CHECK: %[[TV:.*]] = vector.broadcast %[[T]] : index to vector<8xindex>
+// CHECK: %[[ON:.*]] = arith.cmpi slt, %[[TV]], %[[TRIPS]] : vector<8xindex>
+// CHECK: %[[J:.*]] = arith.addi %[[S]], %{{.*}} : vector<8xindex>
+// CHECK: %[[V:.*]] = vector.gather %{{.*}}[%{{.*}}] [%[[J]]], %[[ON]], %{{.*}}
+// CHECK: %[[N:.*]] = arith.addf %[[ACC]], %[[V]] : vector<8xf32>
+// CHECK: %[[KEEP:.*]] = arith.select %[[ON]], %[[N]], %[[ACC]] : vector<8xi1>, vector<8xf32>
+// CHECK: scf.yield %[[KEEP]] : vector<8xf32>
+// CHECK: vector.store %[[SUM]]
+func.func @rows(%start: !adjit.array<i32, 1>, %vals: !adjit.array<f32, 1>, %out: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %c1 = arith.constant 1 : index
+  %ip1 = arith.addi %i, %c1 : index
+  %s32 = adjit.load %start[%i] : !adjit.array<i32, 1>
+  %e32 = adjit.load %start[%ip1] : !adjit.array<i32, 1>
+  %s = arith.index_cast %s32 : i32 to index
+  %e = arith.index_cast %e32 : i32 to index
+  %zero = arith.constant 0.0 : f32
+  %sum = scf.for %j = %s to %e step %c1 iter_args(%acc = %zero) -> (f32) {
+    %v = adjit.load %vals[%j] : !adjit.array<f32, 1>
+    %n = arith.addf %acc, %v : f32
+    scf.yield %n : f32
+  }
+  adjit.store %sum, %out[%i] : !adjit.array<f32, 1>
+  return
+}
