@@ -383,9 +383,8 @@ def _launch(k: Kernel, dim, inputs, outputs, where=None, fast: bool = False) -> 
     _execute(launch, tapes=active_tapes(), n_inputs=n_inputs, written=_written_arguments)
     if fast and launch.device is CPU:
         definitions, settings = language.definitions, config.epoch
-        runtime_plan = cpu.launch_plan(launch)
-        k._launch_plan = None if runtime_plan is None else \
-            _LaunchPlan(runtime_plan, launch.variant, definitions, settings)
+        made = cpu.launch_plan(launch)
+        k._launch_plan = None if made is None else _LaunchPlan(*made, launch.variant, definitions, settings)
 
 
 class _LaunchPlan(NamedTuple):
@@ -393,6 +392,9 @@ class _LaunchPlan(NamedTuple):
     by the CPU backend) for launches like the last one that ran through the
     general path, valid while no definition and no setting changed."""
     runtime_plan: object
+    #: What the runtime plan compares arguments with (their dtypes), and the
+    #: code it runs: kept alive here.
+    params: list
     variant: object
     definitions: int
     settings: int

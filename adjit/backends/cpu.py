@@ -79,8 +79,9 @@ def launch_plan(launch: PackedLaunch):
     and writable, not overlapping; float, int or bool values). None where the
     plan would not be the general path's choice: adjoint and tangent
     launches, overlapping or strided arrays, a variant with index ranges to
-    measure or one that prints (serial), other argument types. The caller
-    keeps ``launch.variant`` (its code) alive while it uses the plan."""
+    measure or one that prints (serial), other argument types. Returns the
+    plan and its argument kinds: the caller keeps both, and
+    ``launch.variant`` (the code), alive while it uses the plan."""
     k, spec, variant = launch.kernel, launch.spec, launch.variant
     if launch.adjoint or launch.tangent or not spec.noalias or spec.strided or spec.all_checked \
             or variant.ranged or variant.atomic_order == _SERIAL or len(k.arg_types) != len(launch.primal):
@@ -97,7 +98,7 @@ def launch_plan(launch: PackedLaunch):
             params.append((t.name,))
         else:
             return None
-    return _runtime.LaunchPlan(variant.entry, variant.atomic_order, Array, np.ndarray, params)
+    return _runtime.LaunchPlan(variant.entry, variant.atomic_order, Array, np.ndarray, params), params
 
 
 def _strided(packed: list) -> bool:

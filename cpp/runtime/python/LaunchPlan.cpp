@@ -61,10 +61,11 @@ Kind kindNamed(const std::string &name) {
 
 struct Param {
   Kind kind;
-  // Arrays: the Array's dtype (compared by identity), its buffer's buffer
-  // protocol format and rank (component dimensions included), and whether
-  // the kernel writes it (its version is bumped).
-  nb::object dtype;
+  // Arrays: the Array's dtype (compared by identity only, never used: the
+  // caller keeps it alive), its buffer's buffer protocol format and rank
+  // (component dimensions included), and whether the kernel writes it (its
+  // version is bumped).
+  PyObject *dtype = nullptr;
   std::string format;
   int ndim = 0;
   bool written = false;
@@ -159,8 +160,7 @@ class LaunchPlan {
 public:
   LaunchPlan(uintptr_t entry, int atomicOrder, nb::type_object arrayType,
              nb::type_object ndarrayType, nb::list params)
-      : entry_(entry), arrayType_(std::move(arrayType)),
-        ndarrayType_(std::move(ndarrayType)) {
+      : entry_(entry), arrayType_(arrayType.ptr()), ndarrayType_(ndarrayType.ptr()) {
     if (atomicOrder < 0 || atomicOrder > int(AtomicOrder::Serial))
       throw nb::value_error("LaunchPlan: atomic_order is one of ATOMIC_ORDERS' values");
     atomicOrder_ = AtomicOrder(atomicOrder);
@@ -173,7 +173,7 @@ public:
       if (param.kind == Kind::Array) {
         if (spec.size() != 5)
           throw nb::value_error("LaunchPlan: an array is (\"array\", dtype, format, ndim, written)");
-        param.dtype = nb::borrow(spec[1]);
+        param.dtype = spec[1].ptr();
         param.format = nb::cast<std::string>(spec[2]);
         param.ndim = nb::cast<int>(spec[3]);
         param.written = nb::cast<bool>(spec[4]);
@@ -283,7 +283,7 @@ private:
   /// whose buffer is a C-contiguous, writable numpy array of its format
   /// and rank; else nullptr.
   Py_buffer *arrayBuffer(PyObject *arg, const Param &param, HeldBuffers &buffers) const {
-    if (Py_TYPE(arg) != reinterpret_cast<PyTypeObject *>(arrayType_.ptr()))
+    if (Py_TYPE(arg) != reinterpret_cast<PyTypeObject *>(arrayType_))
       return nullptr;
     static PyObject *bufferName = PyUnicode_InternFromString("_buffer");
     static PyObject *dtypeName = PyUnicode_InternFromString("dtype");
@@ -292,14 +292,14 @@ private:
       PyErr_Clear();
       return nullptr;
     }
-    if (!dtype.is(param.dtype))
+    if (dtype.ptr() != param.dtype)
       return nullptr;
     nb::object buffer = nb::steal(PyObject_GetAttr(arg, bufferName));
     if (!buffer.is_valid()) {
       PyErr_Clear();
       return nullptr;
     }
-    if (Py_TYPE(buffer.ptr()) != reinterpret_cast<PyTypeObject *>(ndarrayType_.ptr()))
+    if (Py_TYPE(buffer.ptr()) != reinterpret_cast<PyTypeObject *>(ndarrayType_))
       return nullptr;
     Py_buffer *view = buffers.take(buffer.ptr());
     // (the held view keeps the buffer's memory alive; the Array keeps the
@@ -373,9 +373,10 @@ private:
 
   uintptr_t entry_;
   AtomicOrder atomicOrder_;
-  // (types and dtypes only: a plan holds nothing that could hold it, so it
-  // needs no part in Python's garbage collection)
-  nb::object arrayType_, ndarrayType_;
+  // Compared by identity only; the caller keeps them (and the dtypes) alive.
+  // (A plan holds no reference: a dtype's class can reach the kernel that
+  // holds the plan, a cycle the garbage collector could not see through C++.)
+  PyObject *arrayType_, *ndarrayType_;
   std::vector<Param> params_;
 };
 
@@ -389,8 +390,8 @@ void defLaunchPlan(nb::module_ &m) {
            nb::arg("ndarray_type"), nb::arg("params"),
            "params: per argument (\"array\", dtype, buffer format, buffer "
            "rank, written) or (\"float32\"|\"float64\"|\"int32\"|\"int64\"|"
-           "\"bool\",). The caller keeps `entry`'s code loaded while the "
-           "plan is used.")
+           "\"bool\",). The caller keeps `entry`'s code loaded, and the "
+           "types and dtypes alive, while the plan is used.")
       .def("run", &LaunchPlan::run, nb::arg("dim"), nb::arg("inputs"),
            nb::arg("outputs"),
            "Runs a launch if the plan fits its arguments: False if it does "
