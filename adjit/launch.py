@@ -206,9 +206,13 @@ def launch(kernel: Kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_output
     later instead of launching. ``stream`` (CUDA only) must be None on the
     CPU; ``max_blocks`` and ``block_dim`` are checked and do not change a CPU
     launch (``block_dim()`` is 1 there)."""
-    if ((device is None or device is CPU or device == "cpu") and stream is None and not adjoint and not record_cmd and max_blocks == 0
-            and block_dim == 256 and not _observers and not capture._open and not timing._sessions
-            and not config.print_launches and not getattr(_tapes_local, "stack", None)):
+    # The fast path: a plain CPU launch that nothing observes, records or
+    # captures runs on the kernel's plan (made by the last such launch that
+    # went through the general path below) if the plan fits its arguments.
+    if ((device is None or device is CPU or device == "cpu") and stream is None and not adjoint
+            and not record_cmd and max_blocks == 0 and block_dim == 256 and not _observers
+            and not capture._open and not timing._sessions and not config.print_launches
+            and not getattr(_tapes_local, "stack", None)):
         plan = getattr(kernel, "_launch_plan", None)
         if plan is not None and plan.definitions == language.definitions and plan.settings == config.epoch:
             failure = plan.runtime_plan.run(dim, inputs, outputs)
