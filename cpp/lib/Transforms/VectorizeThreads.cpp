@@ -191,8 +191,8 @@ private:
   LogicalResult serializeReport(Block &block, Value mask, SmallVector<Value> &yields);
   LogicalResult visitReduction(vector::ReductionOp op);
   /// The element offsets (vector<W x index>) of a varying access to `memref`
-  /// at `indices`, from its first element; or null if its layout is not the
-  /// identity.
+  /// at `indices`, from its first element (identity layouts only: see
+  /// checkMemory).
   Value elementOffsets(Value memref, ValueRange indices, Location loc);
 
   func::FuncOp body;
