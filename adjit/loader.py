@@ -22,7 +22,7 @@ from . import _runtime, cache, config, language
 from .errors import CompileError, GradientError
 from .language import Kernel
 from .runtime.access import Access
-from .variant import Checks, VariantSpec, checks, simd_width
+from .variant import Checks, VariantSpec, checks
 
 log = logging.getLogger("adjit.cache")
 
@@ -359,8 +359,8 @@ def compile_options(kernel: Kernel, spec: VariantSpec, arch: str | None = None) 
         if arch is None:
             raise ValueError("compile_options: a CUDA variant's key needs its arch")
         options["arch"] = arch
-    elif spec.noalias and simd_width() > 1:
-        options["simd_width"] = simd_width()
+    elif spec.simd_width:
+        options["simd_width"] = spec.simd_width
     return options
 
 

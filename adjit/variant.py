@@ -118,6 +118,14 @@ class VariantSpec:
             spec = _MADE[key] = VariantSpec(target, adjoint, tangent, noalias, key[-2:], strided=strided)
         return spec
 
+    @property
+    def simd_width(self) -> int:
+        """Threads its CPU kernel bodies run at once as SIMD programs (0:
+        scalar bodies): ``simd_width()`` for CPU variants whose arrays do not
+        overlap."""
+        width = simd_width()
+        return width if self.target == "cpu" and self.noalias and width > 1 else 0
+
     @cached_property
     def fully_checked(self) -> "VariantSpec":
         """This variant with every check kept (``all_checked``)."""

@@ -17,7 +17,7 @@ from mlir import ir
 
 from .. import _adjit
 from ..errors import CompileError, GradientError
-from ..variant import VariantSpec, simd_width
+from ..variant import VariantSpec
 
 #: The attributes adjit-access-checks describes a kernel's checked accesses
 #: and the index arrays whose value ranges it needs in.
@@ -81,7 +81,7 @@ def cpu_stages(spec: VariantSpec) -> list[Stage]:
     if spec.target != "cpu":
         raise ValueError(f"cpu_stages: a variant for target {spec.target!r}")
     lower = (f"adjit-lower-cpu{{noalias={'true' if spec.noalias else 'false'}"
-             + (f" simd-width={simd_width()}" if spec.noalias and simd_width() > 1 else "")
+             + (f" simd-width={spec.simd_width}" if spec.simd_width else "")
              + (" all-checked=true" if spec.all_checked else "")
              + (" strided-arrays=true" if spec.strided else "") + "}")
     ordered = "true" if spec.ordered_atomics else "false"
