@@ -35,6 +35,14 @@ def printf(fmt: str, *args):
     raise RuntimeError("adjit.printf() can only be called inside an @adjit.kernel or @adjit.func")
 
 
+def address_array(address, extent, dtype, name: str):
+    """In adjit's own kernel-language libraries (adjit.geometry), not user
+    kernels: the 1-d array of ``extent`` elements of ``dtype`` at ``address``
+    (memory adjit made, such as a Mesh's points), named ``name`` in range
+    reports; constant for differentiation (adjit/compiler/address_arrays.py)."""
+    raise RuntimeError("address_array() can only be called inside adjit's kernel-language libraries")
+
+
 def expect_eq(a, b):
     """In a kernel: prints a line naming the file, line and values when
     ``a != b`` (numbers, vectors, matrices); the launch goes on (as Warp's).

@@ -161,6 +161,30 @@ def Adjit_LaunchConditionOp : Adjit_Op<"launch_condition", [Pure, AllTypesMatch<
 // Array access
 //===----------------------------------------------------------------------===//
 
+def Adjit_ArrayAtAddressOp : Adjit_Op<"array_at_address", [Pure]> {
+  let summary = "an array over memory at an address, with its extents";
+  let description = [{
+    The contiguous, row-major array of `extents` elements at `address` (a
+    host or device address as an integer). adjit's geometry objects (a
+    Mesh's points, a BVH's nodes) are reached this way: their handles are
+    addresses of descriptors holding the addresses and extents of their
+    arrays, written by adjit itself. `name` names the array in reports of
+    out-of-range accesses.
+
+    Differentiation treats the memory as constant: its reads have no
+    adjoint or tangent, and writing a float into it is an error in the
+    adjoint and tangent passes (it has no gradient array).
+
+    ```mlir
+    %p = adjit.array_at_address %addr [%n] {name = "mesh points"} : !adjit.array<vector<3xf32>, 1>
+    ```
+  }];
+  let arguments = (ins I64:$address, Variadic<Index>:$extents, StrAttr:$name);
+  let results = (outs Adjit_AnyArray:$result);
+  let assemblyFormat = "$address `[` $extents `]` attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def Adjit_DimOp : Adjit_Op<"dim", [Pure]> {
   let summary = "an array's extent along one dimension";
   let description = [{

@@ -15,6 +15,7 @@ from ...dialects import adjit as adjit_d
 from ...errors import GradientError, KernelSyntaxError, KernelTypeError
 from .. import by_reference as BR
 from .. import local_arrays as LA
+from ..address_arrays import make_address_array
 from .. import slices as S
 from .. import views as V
 from ..values import Val, from_index, literal
@@ -59,6 +60,8 @@ class Calls:
             return self.emit_printf(node)
         if callee is _host_zeros():
             return LA.make_zeros(self, node)
+        if callee is language.address_array:
+            return make_address_array(self, node)
         if _is_host_array(callee):
             raise self.error(
                 f"{ast.unparse(node.func)}(ptr=..., shape=..., dtype=...) inside a kernel (Warp's array over a raw "

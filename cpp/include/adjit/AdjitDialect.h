@@ -38,6 +38,12 @@ inline bool isAtomicOp(Operation *op) {
   auto access = dyn_cast<ArrayElementAccessOpInterface>(op);
   return access && access.isAtomic();
 }
+
+/// Whether `array` is memory at an address (adjit.array_at_address), which
+/// differentiation treats as constant.
+inline bool isAddressedArray(Value array) {
+  return array.getDefiningOp<ArrayAtAddressOp>() != nullptr;
+}
 } // namespace mlir::adjit
 
 #endif // ADJIT_ADJITDIALECT_H

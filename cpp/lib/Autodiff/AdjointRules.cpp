@@ -397,7 +397,11 @@ LogicalResult insertRule(InsertOp op, OpBuilder &b, AdjointState &s) {
 
 Value gradOf(Operation *op, Value array, AdjointState &s) {
   Value grad = s.gradArray(array);
-  if (!grad)
+  if (!grad && isAddressedArray(array))
+    op->emitOpError("writes into an array at an address (a geometry "
+                    "object's memory), which is constant for "
+                    "differentiation: it has no gradient array");
+  else if (!grad)
     op->emitOpError("accesses an array that is not a kernel argument");
   return grad;
 }
@@ -428,7 +432,8 @@ template <typename OpT>
 LogicalResult loadRule(OpT op, OpBuilder &b, AdjointState &s,
                        ArrayRef<int64_t> position) {
   Value adj = s.adjoint(op.getResult());
-  if (!adj)
+  // Memory at an address is constant: its reads get no gradient.
+  if (!adj || isAddressedArray(op.getArray()))
     return success();
   Value grad = gradOf(op, op.getArray(), s);
   if (!grad)

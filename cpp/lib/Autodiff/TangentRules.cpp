@@ -390,7 +390,11 @@ LogicalResult insertRule(InsertOp op, OpBuilder &b, TangentState &s) {
 /// The tangent array of `array`, with a diagnostic at `op` if it has none.
 Value tangentArrayOf(Operation *op, Value array, TangentState &s) {
   Value t = s.tangent(array);
-  if (!t)
+  if (!t && isAddressedArray(array))
+    op->emitOpError("writes into an array at an address (a geometry "
+                    "object's memory), which is constant for "
+                    "differentiation: it has no tangent array");
+  else if (!t)
     op->emitOpError("accesses a float array whose tangent array is unknown "
                     "(not a kernel argument)");
   return t;
@@ -400,7 +404,8 @@ Value tangentArrayOf(Operation *op, Value array, TangentState &s) {
 template <typename OpT>
 LogicalResult loadRule(OpT op, OpBuilder &b, TangentState &s,
                        ArrayRef<int64_t> position) {
-  if (!TangentState::isActive(op.getType()))
+  // Memory at an address is constant: its reads have no tangent.
+  if (!TangentState::isActive(op.getType()) || isAddressedArray(op.getArray()))
     return success();
   Value array = tangentArrayOf(op, op.getArray(), s);
   if (!array)

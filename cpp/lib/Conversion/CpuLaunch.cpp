@@ -40,15 +40,6 @@ namespace {
 // The entry stores AdjitLaunchUnproven through the record pointer itself.
 static_assert(AdjitRecordSite == 0, "the site is the record's first word");
 
-/// The LLVM struct of a ranked memref descriptor (index lowered to i64).
-Type memrefDescriptorType(MemRefType type) {
-  MLIRContext *ctx = type.getContext();
-  auto ptrTy = LLVM::LLVMPointerType::get(ctx);
-  auto i64 = IntegerType::get(ctx, 64);
-  auto dims = LLVM::LLVMArrayType::get(i64, type.getRank());
-  return LLVM::LLVMStructType::getLiteral(ctx, {ptrTy, ptrTy, i64, dims, dims});
-}
-
 /// Reads one kernel argument of `type` from the storage at `ptr`.
 FailureOr<Value> unpackArgument(OpBuilder &b, Location loc, Type type,
                                 Value ptr) {

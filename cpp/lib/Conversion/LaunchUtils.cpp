@@ -187,3 +187,11 @@ Value mlir::adjit::assembleFromScalars(
                                       ArrayRef<int64_t>{r});
   return result;
 }
+
+Type mlir::adjit::memrefDescriptorType(MemRefType type) {
+  MLIRContext *ctx = type.getContext();
+  auto ptrTy = LLVM::LLVMPointerType::get(ctx);
+  auto i64 = IntegerType::get(ctx, 64);
+  auto dims = LLVM::LLVMArrayType::get(i64, type.getRank());
+  return LLVM::LLVMStructType::getLiteral(ctx, {ptrTy, ptrTy, i64, dims, dims});
+}

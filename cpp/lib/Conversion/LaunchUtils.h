@@ -41,6 +41,10 @@ void markNoAliasArrays(Operation *fn, TypeRange argTypes);
 Value assembleFromScalars(OpBuilder &b, Location loc, Type type,
                           function_ref<Value(ArrayRef<int64_t>)> scalarAt);
 
+/// The LLVM struct of a ranked memref descriptor (index lowered to i64):
+/// (allocated, aligned, offset, sizes, strides).
+Type memrefDescriptorType(MemRefType type);
+
 } // namespace mlir::adjit
 
 #endif // ADJIT_CONVERSION_LAUNCHUTILS_H

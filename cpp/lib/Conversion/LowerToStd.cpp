@@ -335,6 +335,58 @@ struct DimLowering : OpConversionPattern<DimOp> {
   }
 };
 
+/// An array at an address: the memref descriptor of a contiguous row-major
+/// array there, built in the LLVM dialect and cast to the memref type (the
+/// cast cancels against the one the LLVM conversion makes).
+struct ArrayAtAddressLowering : OpConversionPattern<ArrayAtAddressOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ArrayAtAddressOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto memrefTy = dyn_cast_or_null<MemRefType>(
+        getTypeConverter()->convertType(op.getType()));
+    if (!memrefTy)
+      return failure();
+    Location loc = op.getLoc();
+    Type i64 = rewriter.getI64Type();
+    auto constant = [&](int64_t v) -> Value {
+      return LLVM::ConstantOp::create(rewriter, loc, i64,
+                                      rewriter.getI64IntegerAttr(v));
+    };
+    SmallVector<Value> sizes;
+    for (Value extent : adaptor.getExtents())
+      sizes.push_back(arith::IndexCastOp::create(rewriter, loc, i64, extent));
+    auto arrayTy = cast<ArrayType>(op.getType());
+    for (int64_t extent : arrayTy.getComponentShape())
+      sizes.push_back(constant(extent));
+    SmallVector<Value> strides(sizes.size());
+    Value stride = constant(1);
+    for (int d = int(sizes.size()) - 1; d >= 0; --d) {
+      strides[d] = stride;
+      if (d > 0)
+        stride = LLVM::MulOp::create(rewriter, loc, stride, sizes[d]);
+    }
+    Value pointer = LLVM::IntToPtrOp::create(
+        rewriter, loc, LLVM::LLVMPointerType::get(rewriter.getContext()),
+        adaptor.getAddress());
+    Value desc = LLVM::UndefOp::create(rewriter, loc,
+                                       memrefDescriptorType(memrefTy));
+    auto insert = [&](Value v, ArrayRef<int64_t> position) {
+      desc = LLVM::InsertValueOp::create(rewriter, loc, desc, v, position);
+    };
+    insert(pointer, {0});
+    insert(pointer, {1});
+    insert(constant(0), {2});
+    for (auto [d, size] : llvm::enumerate(sizes)) {
+      insert(size, {3, int64_t(d)});
+      insert(strides[d], {4, int64_t(d)});
+    }
+    rewriter.replaceOpWithNewOp<UnrealizedConversionCastOp>(
+        op, TypeRange{memrefTy}, ValueRange{desc});
+    return success();
+  }
+};
+
 struct ExtractLowering : OpConversionPattern<ExtractOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -437,7 +489,9 @@ struct AdjitLowerToStdPass
 
     ConversionTarget target(*ctx);
     target.addLegalDialect<arith::ArithDialect, memref::MemRefDialect,
-                           vector::VectorDialect, func::FuncDialect>();
+                           vector::VectorDialect, func::FuncDialect,
+                           LLVM::LLVMDialect>();
+    target.addLegalOp<UnrealizedConversionCastOp>();
     target.addIllegalDialect<AdjitDialect>();
     // Launch state and prints: replaced by the launch passes.
     target.addLegalOp<TidOp, TidBoundsOp, ErrorRecordOp, LaunchConditionOp,
@@ -465,7 +519,7 @@ struct AdjitLowerToStdPass
                  AtomicLowering<AtomicExchOp>, AtomicLowering<AtomicAndOp>,
                  AtomicLowering<AtomicOrOp>, AtomicLowering<AtomicXorOp>,
                  AtomicCasLowering,
-                 DimLowering, AccessErrorLowering, CheckIndexLowering,
+                 DimLowering, ArrayAtAddressLowering, AccessErrorLowering, CheckIndexLowering,
                  ExtractLowering, InsertLowering, StopGradientLowering,
                  CallLowering, SmallReductionUnrolling>(converter, ctx);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,

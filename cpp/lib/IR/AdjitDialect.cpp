@@ -201,6 +201,15 @@ LogicalResult AccessErrorOp::verify() {
   return success();
 }
 
+LogicalResult ArrayAtAddressOp::verify() {
+  auto arrayTy = cast<ArrayType>(getResult().getType());
+  if (getExtents().size() != arrayTy.getRank())
+    return emitOpError() << "has " << getExtents().size()
+                         << " extents for an array of rank "
+                         << arrayTy.getRank();
+  return success();
+}
+
 LogicalResult DimOp::verify() {
   auto arrayTy = cast<ArrayType>(getArray().getType());
   int64_t dim = getDimAttr().getInt();

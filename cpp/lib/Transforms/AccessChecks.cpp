@@ -209,8 +209,11 @@ Value allFinite(OpBuilder &b, Location loc, Value value) {
                                      finite);
 }
 
-/// A name for the array an access addresses: the parameter's name.
+/// A name for the array an access addresses: the parameter's name (or
+/// the name an array at an address was given).
 std::string arrayName(Value array) {
+  if (auto addressed = array.getDefiningOp<ArrayAtAddressOp>())
+    return addressed.getName().str();
   auto arg = dyn_cast<BlockArgument>(array);
   if (!arg)
     return "an array";

@@ -283,3 +283,16 @@ func.func @atomic_cas(%x: !adjit.array<f64, 1>, %y: !adjit.array<f64, 1>, %z: !a
   adjit.store %old, %z[%i] : !adjit.array<f64, 1>
   return
 }
+
+// -----
+
+/// Memory at an address has no gradient array: writing a float into it is
+/// rejected (its readers' gradients would be lost).
+func.func @store_at_address(%addr: i64, %x: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+  %out = adjit.array_at_address %addr[%i] {name = "out"} : !adjit.array<f32, 1>
+  // expected-error @below {{'adjit.store' op writes into an array at an address (a geometry object's memory), which is constant for differentiation: it has no gradient array}}
+  adjit.store %a, %out[%i] : !adjit.array<f32, 1>
+  return
+}
