@@ -35,7 +35,11 @@ def make_address_array(fb, node: ast.Call) -> Val:
     dtype = T.value_type_of(fb.resolve_static(dtype_node))
     if not (isinstance(name_node, ast.Constant) and isinstance(name_node.value, str)):
         raise fb.error("address_array() name must be a string constant", node, KernelTypeError)
-    address = fb.materialize(fb.coerce(address, T.uint64, node), T.uint64)
+    address_type = T.uint64 if address.is_literal else address.type
+    if address_type.bits != 64:
+        raise fb.error(f"address_array() address must be a 64-bit integer, got {address_type}", node,
+                       KernelTypeError)
+    address = fb.materialize(fb.coerce(address, address_type, node), address_type)
     extent_type = T.int64 if extent.is_literal else extent.type
     extent = to_index(fb.materialize(fb.coerce(extent, extent_type, node), extent_type), extent_type)
     array_type = T.ArrayType(dtype, 1)

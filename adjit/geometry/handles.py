@@ -1,0 +1,44 @@
+"""Descriptors: the memory a geometry handle (``Mesh.id``) is the address of.
+
+A descriptor is a row of DESCRIPTOR_WORDS uint64 words in a block that is
+never freed, so an id stays readable after its object is gone: the object's
+finalizer clears the kind word, and a query on a stale id fails its check
+instead of reading freed memory. Rows are not reused (an old id never names
+a new object); a row costs 128 bytes.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+DESCRIPTOR_WORDS = 16
+_ROWS_PER_BLOCK = 256
+
+#: Kind words ("ADJTMESH" in ASCII): what a row describes (0: freed).
+MESH_KIND = 0x41444A544D455348
+
+# Word indices of a mesh row.
+KIND, POINT_COUNT, POINTS, FACE_COUNT, INDICES, VELOCITIES, NODE_COUNT, NODE_LOWER, NODE_UPPER, LEAVES, \
+    LEAF_SIZE, ORDER, VELOCITY_COUNT = range(13)
+
+_lock = threading.Lock()
+_blocks: list[np.ndarray] = []
+_next_row = _ROWS_PER_BLOCK
+
+
+def new_descriptor() -> np.ndarray:
+    """A fresh zeroed row (a view; its address is ``row.ctypes.data``)."""
+    global _next_row
+    with _lock:
+        if _next_row == _ROWS_PER_BLOCK:
+            _blocks.append(np.zeros((_ROWS_PER_BLOCK, DESCRIPTOR_WORDS), np.uint64))
+            _next_row = 0
+        row = _blocks[-1][_next_row]
+        _next_row += 1
+    return row
+
+
+def address_of(array) -> int:
+    """The address of an adjit array's first element (host memory)."""
+    return int(array.numpy().ctypes.data) if array is not None else 0

@@ -1,0 +1,534 @@
+"""Warp's mesh queries as adjit device functions (kernel language).
+
+Each query reads the mesh's descriptor at its id (handles.py), views the
+mesh's arrays with ``address_array`` and walks the tree of bvh.py without a
+stack: nodes are in heap order, so a walk moves by index arithmetic, and
+the one bit per level saying which child it entered first (``trail``) is all
+it needs to come back up. Closest-point walks enter the nearer child first
+and skip boxes farther than the best distance so far; ray walks skip boxes
+the ray misses or reaches beyond the nearest hit so far.
+
+The walks are searches: they take the query with its gradient stopped and
+return a face. The results (closest point weights, hit distance, ...) are
+then computed from that face's corners by plain arithmetic, which adjit
+differentiates: exact gradients with respect to the query away from ties
+between faces, and no loop for the adjoint to replay backwards.
+"""
+from __future__ import annotations
+
+import adjit as wp
+from ..language import address_array
+from . import handles as H
+
+_KIND = wp.constant(wp.uint64(H.MESH_KIND))
+_WORDS = wp.constant(H.DESCRIPTOR_WORDS)
+_POINT_COUNT = wp.constant(H.POINT_COUNT)
+_POINTS = wp.constant(H.POINTS)
+_FACE_COUNT = wp.constant(H.FACE_COUNT)
+_INDICES = wp.constant(H.INDICES)
+_VELOCITIES = wp.constant(H.VELOCITIES)
+_VELOCITY_COUNT = wp.constant(H.VELOCITY_COUNT)
+_NODE_COUNT = wp.constant(H.NODE_COUNT)
+_NODE_LOWER = wp.constant(H.NODE_LOWER)
+_NODE_UPPER = wp.constant(H.NODE_UPPER)
+_LEAVES = wp.constant(H.LEAVES)
+_LEAF_SIZE = wp.constant(H.LEAF_SIZE)
+_ORDER = wp.constant(H.ORDER)
+
+
+@wp.struct
+class MeshQueryPoint:
+    """The result of mesh_query_point*: ``result`` (a face within max_dist was
+    found), ``sign`` (+1 outside, -1 inside; 1 for the no-sign query),
+    ``face`` and the closest point's barycentric weights ``u``, ``v`` of the
+    face's first two corners (``mesh_eval_position(id, face, u, v)``)."""
+    result: bool
+    sign: float
+    face: int
+    u: float
+    v: float
+
+
+@wp.struct
+class MeshQueryRay:
+    """The result of mesh_query_ray: ``result`` (a hit), ``sign`` (+1 when the
+    ray hits the front of the face, -1 the back), ``face``, ``t`` (the hit is
+    start + t * dir), ``u``, ``v`` (barycentric weights of the face's first
+    two corners) and the face's unit ``normal``."""
+    result: bool
+    sign: float
+    face: int
+    t: float
+    u: float
+    v: float
+    normal: wp.vec3
+
+
+@wp.struct
+class MeshQueryAABB:
+    """The state of a mesh_query_aabb walk (advance it with mesh_query_aabb_next)."""
+    id: wp.uint64
+    lower: wp.vec3
+    upper: wp.vec3
+    node: int
+    item: int
+
+
+# --- the descriptor and the mesh's arrays ---------------------------------------------------
+
+@wp.func
+def _descriptor(id: wp.uint64, word: int) -> wp.uint64:
+    d = address_array(id, _WORDS, wp.uint64, "mesh descriptor")
+    assert d[0] == _KIND, "the id is not that of a live adjit Mesh"
+    return d[word]
+
+
+@wp.func
+def _address(id: wp.uint64, word: int) -> wp.int64:
+    return wp.int64(_descriptor(id, word))
+
+
+@wp.func
+def _count(id: wp.uint64, word: int) -> int:
+    return int(_descriptor(id, word))
+
+
+@wp.func
+def _corner(id: wp.uint64, face: int, k: int) -> wp.vec3:
+    indices = address_array(_address(id, _INDICES), _count(id, _FACE_COUNT) * 3, wp.int32, "mesh indices")
+    points = address_array(_address(id, _POINTS), _count(id, _POINT_COUNT), wp.vec3, "mesh points")
+    return points[indices[face * 3 + k]]
+
+
+# --- geometry of one triangle ---------------------------------------------------------------
+
+@wp.func
+def _closest_weights(p: wp.vec3, a: wp.vec3, b: wp.vec3, c: wp.vec3) -> wp.vec2:
+    """The barycentric weights (of a, b) of the point of triangle abc closest to p
+    (by the Voronoi regions of its corners and edges)."""
+    ab = b - a
+    ac = c - a
+    ap = p - a
+    d1 = wp.dot(ab, ap)
+    d2 = wp.dot(ac, ap)
+    if d1 <= 0.0 and d2 <= 0.0:
+        return wp.vec2(1.0, 0.0)
+    bp = p - b
+    d3 = wp.dot(ab, bp)
+    d4 = wp.dot(ac, bp)
+    if d3 >= 0.0 and d4 <= d3:
+        return wp.vec2(0.0, 1.0)
+    vc = d1 * d4 - d3 * d2
+    if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
+        s = d1 / (d1 - d3)
+        return wp.vec2(1.0 - s, s)
+    cp = p - c
+    d5 = wp.dot(ab, cp)
+    d6 = wp.dot(ac, cp)
+    if d6 >= 0.0 and d5 <= d6:
+        return wp.vec2(0.0, 0.0)
+    vb = d5 * d2 - d1 * d6
+    if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
+        s = d2 / (d2 - d6)
+        return wp.vec2(1.0 - s, 0.0)
+    va = d3 * d6 - d5 * d4
+    if va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
+        s = (d4 - d3) / ((d4 - d3) + (d5 - d6))
+        return wp.vec2(0.0, 1.0 - s)
+    denom = 1.0 / (va + vb + vc)
+    v = vb * denom
+    w = vc * denom
+    return wp.vec2(1.0 - v - w, v)
+
+
+@wp.func
+def _ray_triangle(start: wp.vec3, dir: wp.vec3, a: wp.vec3, b: wp.vec3, c: wp.vec3) -> wp.vec3:
+    """(t, weight of a, weight of b) where the ray's line meets triangle abc's
+    plane (Moller-Trumbore); t is -1 when the line is parallel to the plane."""
+    e1 = b - a
+    e2 = c - a
+    h = wp.cross(dir, e2)
+    det = wp.dot(e1, h)
+    if det == 0.0:
+        return wp.vec3(-1.0, 0.0, 0.0)
+    f = 1.0 / det
+    s = start - a
+    wb = f * wp.dot(s, h)
+    q = wp.cross(s, e1)
+    wc = f * wp.dot(dir, q)
+    t = f * wp.dot(e2, q)
+    return wp.vec3(t, 1.0 - wb - wc, wb)
+
+
+@wp.func
+def _box_distance_sq(lower: wp.vec3, upper: wp.vec3, p: wp.vec3) -> float:
+    d = wp.max(wp.max(lower - p, p - upper), wp.vec3(0.0))
+    return wp.dot(d, d)
+
+
+@wp.func
+def _box_entry(lower: wp.vec3, upper: wp.vec3, start: wp.vec3, inv_dir: wp.vec3) -> float:
+    """The ray parameter where it enters the box, or +inf if it misses it (or
+    the box lies behind the start)."""
+    t0 = wp.cw_mul(lower - start, inv_dir)
+    t1 = wp.cw_mul(upper - start, inv_dir)
+    near = wp.min(t0, t1)
+    far = wp.max(t0, t1)
+    enter = wp.max(wp.max(near[0], near[1]), wp.max(near[2], 0.0))
+    leave = wp.min(wp.min(far[0], far[1]), far[2])
+    if enter <= leave:
+        return enter
+    return wp.inf
+
+
+# --- walking the tree -----------------------------------------------------------------------
+
+@wp.func
+def _up(node: int, depth: int, trail: wp.int64) -> wp.vec2i:
+    """The next node after ``node``'s subtree in a walk that entered, at each
+    level d, child 1 + bit d of ``trail`` first: (node, depth), or (-1, 0)."""
+    n = node
+    d = depth
+    while d > 0:
+        parent = (n - 1) // 2
+        bit = int((trail >> wp.int64(d - 1)) & wp.int64(1))
+        if n == 2 * parent + 1 + bit:  # the child entered first: its sibling is next
+            return wp.vec2i(2 * parent + 2 - bit, d)
+        n = parent
+        d = d - 1
+    return wp.vec2i(-1, 0)
+
+
+@wp.func
+def _next(node: int) -> int:
+    """The next node after ``node``'s subtree in a walk that enters left children first, or -1."""
+    n = node
+    while n > 0:
+        if n % 2 == 1:  # a left child: its sibling is next
+            return n + 1
+        n = (n - 1) // 2
+    return -1
+
+
+@wp.func
+def _closest_face(id: wp.uint64, p: wp.vec3, max_dist: float) -> int:
+    """The face nearest to p within max_dist (the first of equally near ones
+    in the walk's order), or -1."""
+    lower = address_array(_address(id, _NODE_LOWER), _count(id, _NODE_COUNT), wp.vec3, "mesh bvh lower")
+    upper = address_array(_address(id, _NODE_UPPER), _count(id, _NODE_COUNT), wp.vec3, "mesh bvh upper")
+    faces = _count(id, _FACE_COUNT)
+    order = address_array(_address(id, _ORDER), faces, wp.int32, "mesh bvh order")
+    first_leaf = _count(id, _LEAVES) - 1
+    leaf_size = _count(id, _LEAF_SIZE)
+    best = max_dist * max_dist
+    best_face = int(-1)
+    node = int(0)
+    depth = int(0)
+    trail = wp.int64(0)
+    while node >= 0:
+        enter = _box_distance_sq(lower[node], upper[node], p) < best
+        if enter and node >= first_leaf:
+            begin = (node - first_leaf) * leaf_size
+            for k in range(begin, wp.min(begin + leaf_size, faces)):
+                f = int(order[k])
+                a = _corner(id, f, 0)
+                b = _corner(id, f, 1)
+                c = _corner(id, f, 2)
+                w = _closest_weights(p, a, b, c)
+                q = a * w[0] + b * w[1] + c * (1.0 - w[0] - w[1])
+                dist = wp.length_sq(p - q)
+                if dist < best:
+                    best = dist
+                    best_face = f
+            enter = False
+        if enter:
+            left = 2 * node + 1
+            far_first = int(0)
+            if _box_distance_sq(lower[left + 1], upper[left + 1], p) < _box_distance_sq(lower[left], upper[left], p):
+                far_first = 1
+            bit = wp.int64(1) << wp.int64(depth)
+            trail = (trail & ~bit) | (wp.int64(far_first) << wp.int64(depth))
+            node = left + far_first
+            depth = depth + 1
+        else:
+            nd = _up(node, depth, trail)
+            node = nd[0]
+            depth = nd[1]
+    return best_face
+
+
+@wp.func
+def _first_hit(id: wp.uint64, start: wp.vec3, dir: wp.vec3, max_t: float) -> int:
+    """The face the ray start + t dir (0 <= t < max_t) hits first, or -1."""
+    lower = address_array(_address(id, _NODE_LOWER), _count(id, _NODE_COUNT), wp.vec3, "mesh bvh lower")
+    upper = address_array(_address(id, _NODE_UPPER), _count(id, _NODE_COUNT), wp.vec3, "mesh bvh upper")
+    faces = _count(id, _FACE_COUNT)
+    order = address_array(_address(id, _ORDER), faces, wp.int32, "mesh bvh order")
+    first_leaf = _count(id, _LEAVES) - 1
+    leaf_size = _count(id, _LEAF_SIZE)
+    inv_dir = wp.vec3(1.0 / dir[0], 1.0 / dir[1], 1.0 / dir[2])
+    best = max_t
+    best_face = int(-1)
+    node = int(0)
+    depth = int(0)
+    trail = wp.int64(0)
+    while node >= 0:
+        enter = _box_entry(lower[node], upper[node], start, inv_dir) < best
+        if enter and node >= first_leaf:
+            begin = (node - first_leaf) * leaf_size
+            for k in range(begin, wp.min(begin + leaf_size, faces)):
+                f = int(order[k])
+                hit = _ray_triangle(start, dir, _corner(id, f, 0), _corner(id, f, 1), _corner(id, f, 2))
+                if hit[0] >= 0.0 and hit[0] < best and hit[1] >= 0.0 and hit[2] >= 0.0 and hit[1] + hit[2] <= 1.0:
+                    best = hit[0]
+                    best_face = f
+            enter = False
+        if enter:
+            left = 2 * node + 1
+            far_first = int(0)
+            if _box_entry(lower[left + 1], upper[left + 1], start, inv_dir) < \
+                    _box_entry(lower[left], upper[left], start, inv_dir):
+                far_first = 1
+            bit = wp.int64(1) << wp.int64(depth)
+            trail = (trail & ~bit) | (wp.int64(far_first) << wp.int64(depth))
+            node = left + far_first
+            depth = depth + 1
+        else:
+            nd = _up(node, depth, trail)
+            node = nd[0]
+            depth = nd[1]
+    return best_face
+
+
+# --- the queries ----------------------------------------------------------------------------
+
+@wp.func
+def _point_result(id: wp.uint64, point: wp.vec3, face: int, sign: float) -> MeshQueryPoint:
+    r = MeshQueryPoint()
+    r.result = False
+    r.sign = sign
+    r.face = face
+    r.u = 0.0
+    r.v = 0.0
+    if face >= 0:
+        w = _closest_weights(point, _corner(id, face, 0), _corner(id, face, 1), _corner(id, face, 2))
+        r.result = True
+        r.u = w[0]
+        r.v = w[1]
+    return r
+
+
+@wp.func
+def mesh_query_point_no_sign(id: wp.uint64, point: wp.vec3, max_dist: float) -> MeshQueryPoint:
+    """The point of the mesh closest to ``point`` within ``max_dist`` (Warp's
+    mesh_query_point_no_sign): ``face`` and weights ``u``, ``v``; sign 1."""
+    face = _closest_face(id, wp.stop_gradient(point), wp.stop_gradient(max_dist))
+    return _point_result(id, point, face, 1.0)
+
+
+@wp.func
+def _normal_sign(id: wp.uint64, point: wp.vec3, face: int) -> float:
+    """-1 if ``point`` lies behind ``face`` (inside a closed mesh), else 1."""
+    a = _corner(id, face, 0)
+    n = wp.cross(_corner(id, face, 1) - a, _corner(id, face, 2) - a)
+    if wp.dot(point - a, n) < 0.0:
+        return -1.0
+    return 1.0
+
+
+@wp.func
+def mesh_query_point_sign_normal(id: wp.uint64, point: wp.vec3, max_dist: float) -> MeshQueryPoint:
+    """As mesh_query_point_no_sign, with ``sign`` from the side of the closest
+    face's plane ``point`` is on (-1 behind: inside a closed, outward-facing
+    mesh)."""
+    p = wp.stop_gradient(point)
+    face = _closest_face(id, p, wp.stop_gradient(max_dist))
+    sign = float(1.0)
+    if face >= 0:
+        sign = _normal_sign(id, p, face)
+    return _point_result(id, point, face, sign)
+
+
+@wp.func
+def _crossings(id: wp.uint64, start: wp.vec3, dir: wp.vec3) -> int:
+    """How many faces the ray start + t dir (t >= 0) crosses."""
+    lower = address_array(_address(id, _NODE_LOWER), _count(id, _NODE_COUNT), wp.vec3, "mesh bvh lower")
+    upper = address_array(_address(id, _NODE_UPPER), _count(id, _NODE_COUNT), wp.vec3, "mesh bvh upper")
+    faces = _count(id, _FACE_COUNT)
+    order = address_array(_address(id, _ORDER), faces, wp.int32, "mesh bvh order")
+    first_leaf = _count(id, _LEAVES) - 1
+    leaf_size = _count(id, _LEAF_SIZE)
+    inv_dir = wp.vec3(1.0 / dir[0], 1.0 / dir[1], 1.0 / dir[2])
+    count = int(0)
+    node = int(0)
+    while node >= 0:
+        enter = _box_entry(lower[node], upper[node], start, inv_dir) < wp.inf
+        if enter and node >= first_leaf:
+            begin = (node - first_leaf) * leaf_size
+            for k in range(begin, wp.min(begin + leaf_size, faces)):
+                f = int(order[k])
+                hit = _ray_triangle(start, dir, _corner(id, f, 0), _corner(id, f, 1), _corner(id, f, 2))
+                if hit[0] >= 0.0 and hit[1] >= 0.0 and hit[2] >= 0.0 and hit[1] + hit[2] <= 1.0:
+                    count = count + 1
+            enter = False
+        if enter:
+            node = 2 * node + 1
+        else:
+            node = _next(node)
+    return count
+
+
+@wp.func
+def mesh_query_point(id: wp.uint64, point: wp.vec3, max_dist: float) -> MeshQueryPoint:
+    """As mesh_query_point_no_sign, with ``sign`` -1 inside the mesh and +1
+    outside, decided by the parity of the crossings of three rays along the
+    axes (the majority of the three): robust for closed meshes with small
+    holes or overlaps, as Warp's."""
+    p = wp.stop_gradient(point)
+    face = _closest_face(id, p, wp.stop_gradient(max_dist))
+    sign = float(1.0)
+    if face >= 0:
+        inside = (_crossings(id, p, wp.vec3(1.0, 0.0, 0.0)) % 2) + (_crossings(id, p, wp.vec3(0.0, 1.0, 0.0)) % 2) \
+            + (_crossings(id, p, wp.vec3(0.0, 0.0, 1.0)) % 2)
+        if inside >= 2:
+            sign = -1.0
+    return _point_result(id, point, face, sign)
+
+
+@wp.func
+def mesh_query_ray(id: wp.uint64, start: wp.vec3, dir: wp.vec3, max_t: float) -> MeshQueryRay:
+    """The first face the ray ``start + t * dir`` (0 <= t < max_t) hits:
+    ``t``, weights ``u``, ``v``, ``sign`` (+1 on the face's front) and the
+    face's unit ``normal``."""
+    face = _first_hit(id, wp.stop_gradient(start), wp.stop_gradient(dir), wp.stop_gradient(max_t))
+    r = MeshQueryRay()
+    r.result = False
+    r.sign = 0.0
+    r.face = face
+    r.t = 0.0
+    r.u = 0.0
+    r.v = 0.0
+    r.normal = wp.vec3(0.0)
+    if face >= 0:
+        a = _corner(id, face, 0)
+        b = _corner(id, face, 1)
+        c = _corner(id, face, 2)
+        hit = _ray_triangle(start, dir, a, b, c)
+        n = wp.normalize(wp.cross(b - a, c - a))
+        r.result = True
+        r.t = hit[0]
+        r.u = hit[1]
+        r.v = hit[2]
+        r.normal = n
+        r.sign = 1.0
+        if wp.dot(dir, n) > 0.0:
+            r.sign = -1.0
+    return r
+
+
+@wp.func
+def mesh_query_aabb(id: wp.uint64, lower: wp.vec3, upper: wp.vec3) -> MeshQueryAABB:
+    """A walk over the faces whose bounds overlap the box [lower, upper]
+    (advance it with ``mesh_query_aabb_next``)."""
+    q = MeshQueryAABB()
+    q.id = id
+    q.lower = lower
+    q.upper = upper
+    q.node = 0
+    q.item = 0
+    return q
+
+
+@wp.func
+def mesh_query_aabb_next(query: wp.ref[MeshQueryAABB], index: wp.ref[int]) -> bool:
+    """The next face of the walk in ``index``; False when there is none."""
+    id = query.id
+    lower = address_array(_address(id, _NODE_LOWER), _count(id, _NODE_COUNT), wp.vec3, "mesh bvh lower")
+    upper = address_array(_address(id, _NODE_UPPER), _count(id, _NODE_COUNT), wp.vec3, "mesh bvh upper")
+    faces = _count(id, _FACE_COUNT)
+    order = address_array(_address(id, _ORDER), faces, wp.int32, "mesh bvh order")
+    first_leaf = _count(id, _LEAVES) - 1
+    leaf_size = _count(id, _LEAF_SIZE)
+    node = query.node
+    item = query.item
+    found = int(-1)
+    while node >= 0 and found < 0:
+        lo = lower[node]
+        hi = upper[node]
+        enter = lo[0] <= query.upper[0] and lo[1] <= query.upper[1] and lo[2] <= query.upper[2] and \
+            hi[0] >= query.lower[0] and hi[1] >= query.lower[1] and hi[2] >= query.lower[2]
+        if enter and node >= first_leaf:
+            begin = (node - first_leaf) * leaf_size
+            count = wp.min(leaf_size, faces - begin)
+            while item < count and found < 0:
+                f = int(order[begin + item])
+                item = item + 1
+                a = _corner(id, f, 0)
+                b = _corner(id, f, 1)
+                c = _corner(id, f, 2)
+                flo = wp.min(wp.min(a, b), c)
+                fhi = wp.max(wp.max(a, b), c)
+                if flo[0] <= query.upper[0] and flo[1] <= query.upper[1] and flo[2] <= query.upper[2] and \
+                        fhi[0] >= query.lower[0] and fhi[1] >= query.lower[1] and fhi[2] >= query.lower[2]:
+                    found = f
+            if found < 0:
+                item = 0
+                enter = False
+        if found < 0:
+            if enter:
+                node = 2 * node + 1
+            else:
+                node = _next(node)
+    query.node = node
+    query.item = item
+    if found >= 0:
+        index = found
+        return True
+    return False
+
+
+# --- reading the mesh -----------------------------------------------------------------------
+
+@wp.func
+def mesh_eval_position(id: wp.uint64, face: int, bary_u: float, bary_v: float) -> wp.vec3:
+    """The point of ``face`` with barycentric weights (u, v, 1 - u - v)."""
+    return _corner(id, face, 0) * bary_u + _corner(id, face, 1) * bary_v + \
+        _corner(id, face, 2) * (1.0 - bary_u - bary_v)
+
+
+@wp.func
+def mesh_eval_velocity(id: wp.uint64, face: int, bary_u: float, bary_v: float) -> wp.vec3:
+    """The velocity at the point of ``face`` with weights (u, v, 1 - u - v)
+    (the mesh must have velocities)."""
+    velocities = address_array(_address(id, _VELOCITIES), _count(id, _VELOCITY_COUNT), wp.vec3, "mesh velocities")
+    indices = address_array(_address(id, _INDICES), _count(id, _FACE_COUNT) * 3, wp.int32, "mesh indices")
+    return velocities[indices[face * 3]] * bary_u + velocities[indices[face * 3 + 1]] * bary_v + \
+        velocities[indices[face * 3 + 2]] * (1.0 - bary_u - bary_v)
+
+
+@wp.func
+def mesh_eval_face_normal(id: wp.uint64, face: int) -> wp.vec3:
+    """The unit normal of ``face`` (counter-clockwise corners face it)."""
+    a = _corner(id, face, 0)
+    return wp.normalize(wp.cross(_corner(id, face, 1) - a, _corner(id, face, 2) - a))
+
+
+@wp.func
+def mesh_get_point(id: wp.uint64, index: int) -> wp.vec3:
+    """The mesh's point ``index``."""
+    points = address_array(_address(id, _POINTS), _count(id, _POINT_COUNT), wp.vec3, "mesh points")
+    return points[index]
+
+
+@wp.func
+def mesh_get_velocity(id: wp.uint64, index: int) -> wp.vec3:
+    """The velocity of the mesh's point ``index`` (the mesh must have velocities)."""
+    velocities = address_array(_address(id, _VELOCITIES), _count(id, _VELOCITY_COUNT), wp.vec3, "mesh velocities")
+    return velocities[index]
+
+
+@wp.func
+def mesh_get_index(id: wp.uint64, index: int) -> int:
+    """Entry ``index`` of the mesh's flat vertex index array (face * 3 + corner)."""
+    indices = address_array(_address(id, _INDICES), _count(id, _FACE_COUNT) * 3, wp.int32, "mesh indices")
+    return int(indices[index])
