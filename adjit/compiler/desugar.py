@@ -192,7 +192,12 @@ def lower_loop_jumps(loop: ast.For | ast.While, uid: int) -> list[ast.stmt]:
     pre = [assign(brk, ast.Constant(False)), assign(cont, ast.Constant(False))]
     body = [assign(cont, ast.Constant(False))]
     not_broken = ast.UnaryOp(ast.Not(), name(brk))
-    if isinstance(loop, ast.While):
+    if isinstance(loop, ast.While) and assigned_names([ast.Expr(loop.test)]):
+        # The test writes locals (a call taking them by reference): as in
+        # Python it runs only while the loop does, never after a break.
+        test = not_broken
+        body.append(ast.If(loop.test, _guard_jumps(loop.body, brk, cont), [assign(brk, ast.Constant(True))]))
+    elif isinstance(loop, ast.While):
         test = ast.BoolOp(ast.And(), [loop.test, not_broken])
         body += _guard_jumps(loop.body, brk, cont)
     else:

@@ -330,6 +330,36 @@ def test_loops_and_branches_carry_what_calls_write_back():
     np.testing.assert_array_equal(y.numpy(), [[53.0, 6.0, 4.0, 2.0], [8.0, 4.0, 4.0, 2.0]])
 
 
+@adjit.func
+def advance(x: adjit.ref[int], limit: int) -> bool:
+    x += 1
+    return x < limit
+
+
+@adjit.kernel
+def written_by_loop_tests(y: adjit.array(dtype=int)):
+    i = int(0)
+    n = int(0)
+    while advance(i, 5):  # Warp's idiom: while mesh_query_aabb_next(query, face)
+        n += 1
+    j = int(0)
+    m = int(0)
+    while advance(j, 100):
+        if j == 7:
+            break
+        m += 1
+    y[0] = n
+    y[1] = i
+    y[2] = m
+    y[3] = j
+
+
+def test_a_loop_test_writes_back_each_time_it_runs():
+    y = adjit.zeros(4, dtype=int)
+    adjit.launch(written_by_loop_tests, 1, [y])
+    assert y.numpy().tolist() == [4, 5, 6, 7]
+
+
 def test_indices_of_a_reference_are_those_of_the_call():
     y = adjit.zeros(4)
     adjit.launch(indices_fixed_at_the_call, 1, [y, adjit.array(np.array([2, 0], np.int32))])

@@ -294,7 +294,9 @@ class ControlFlow:
         BL.bind_loop_locals(self, stmt)  # locals first assigned in the body and read after it
         if has_jump(stmt.body):
             return self.loop_with_jumps(stmt)
-        carried = self.carried_names(sorted(assigned_names(stmt.body)))
+        # The test may write locals too (a call taking them by reference:
+        # ``while mesh_query_aabb_next(query, face):``), each time it runs.
+        carried = self.carried_names(sorted(assigned_names(stmt.body) | assigned_names([ast.Expr(stmt.test)])))
         inits = [self.concrete(self.env[n]) for n in carried]
         types = [v.type for v in inits]
         loop = scf.WhileOp([t.mlir() for t in types], [v.value for v in inits])
@@ -305,7 +307,7 @@ class ControlFlow:
             self.env[name] = Val(t, arg)
         with ir.InsertionPoint(before_block):
             cond = self.condition(stmt.test)
-            scf.ConditionOp(cond, list(before_block.arguments))
+            scf.ConditionOp(cond, self.carried_values(carried, types, stmt))
         self.env = dict(outer)
         for name, t, arg in zip(carried, types, after_block.arguments):
             self.env[name] = Val(t, arg)
@@ -318,8 +320,12 @@ class ControlFlow:
             self.env[name] = Val(t, r)
 
     def yield_carried(self, carried, types, stmt) -> None:
-        """Ends a loop body: yields the carried locals, each with its type
-        from before the loop (a literal takes it)."""
+        """Ends a loop body: yields the carried locals."""
+        scf.YieldOp(self.carried_values(carried, types, stmt))
+
+    def carried_values(self, carried, types, stmt) -> list:
+        """The values of the carried locals, each with its type from before
+        the loop (a literal takes it)."""
         outs = []
         for name, t in zip(carried, types):
             now = self.env[name]
@@ -328,7 +334,7 @@ class ControlFlow:
             if now.type != t:
                 raise self.error(f"'{name}' changes type in the loop, from {t} to {now.type}", stmt)
             outs.append(self.materialize(now, t))
-        scf.YieldOp(outs)
+        return outs
 
     def loop_with_jumps(self, loop):
         """A loop with break/continue, as flag-guarded while-loop statements."""
