@@ -78,9 +78,11 @@ class MeshQueryAABB:
 
 @wp.func
 def _descriptor(id: wp.uint64, word: int) -> wp.uint64:
-    d = address_array(id, _WORDS, wp.uint64, "mesh descriptor")
-    assert d[0] == _KIND, "the id is not that of a live adjit Mesh"
-    return d[word]
+    d = address_array(id, _WORDS, wp.uint64, "mesh descriptor (an id that is not a live Mesh's)")
+    k = word
+    if d[0] != _KIND:
+        k = _WORDS  # reported as an access out of range, naming the descriptor
+    return d[k]
 
 
 @wp.func
@@ -164,6 +166,19 @@ def _ray_triangle(start: wp.vec3, dir: wp.vec3, a: wp.vec3, b: wp.vec3, c: wp.ve
 def _box_distance_sq(lower: wp.vec3, upper: wp.vec3, p: wp.vec3) -> float:
     d = wp.max(wp.max(lower - p, p - upper), wp.vec3(0.0))
     return wp.dot(d, d)
+
+
+@wp.func
+def _inverse_direction(dir: wp.vec3) -> wp.vec3:
+    """1 / dir, with components of magnitude below 1e-20 taken as 1e-20 (with
+    their sign), so that box tests see no 0 * inf (a NaN) for axis-aligned rays."""
+    r = wp.vec3()
+    for k in range(3):
+        x = dir[k]
+        if wp.abs(x) < 1.0e-20:
+            x = wp.where(x < 0.0, -1.0e-20, 1.0e-20)
+        r[k] = 1.0 / x
+    return r
 
 
 @wp.func
@@ -266,7 +281,7 @@ def _first_hit(id: wp.uint64, start: wp.vec3, dir: wp.vec3, max_t: float) -> int
     order = address_array(_address(id, _ORDER), faces, wp.int32, "mesh bvh order")
     first_leaf = _count(id, _LEAVES) - 1
     leaf_size = _count(id, _LEAF_SIZE)
-    inv_dir = wp.vec3(1.0 / dir[0], 1.0 / dir[1], 1.0 / dir[2])
+    inv_dir = _inverse_direction(dir)
     best = max_t
     best_face = int(-1)
     node = int(0)
@@ -358,7 +373,7 @@ def _crossings(id: wp.uint64, start: wp.vec3, dir: wp.vec3) -> int:
     order = address_array(_address(id, _ORDER), faces, wp.int32, "mesh bvh order")
     first_leaf = _count(id, _LEAVES) - 1
     leaf_size = _count(id, _LEAF_SIZE)
-    inv_dir = wp.vec3(1.0 / dir[0], 1.0 / dir[1], 1.0 / dir[2])
+    inv_dir = _inverse_direction(dir)
     count = int(0)
     node = int(0)
     while node >= 0:
