@@ -96,10 +96,15 @@ def _count(id: wp.uint64, word: int) -> int:
 
 
 @wp.func
+def _vertex(points: wp.array(dtype=wp.vec3), indices: wp.array(dtype=wp.int32), face: int, k: int) -> wp.vec3:
+    return points[indices[face * 3 + k]]
+
+
+@wp.func
 def _corner(id: wp.uint64, face: int, k: int) -> wp.vec3:
     indices = address_array(_address(id, _INDICES), _count(id, _FACE_COUNT) * 3, wp.int32, "mesh indices")
     points = address_array(_address(id, _POINTS), _count(id, _POINT_COUNT), wp.vec3, "mesh points")
-    return points[indices[face * 3 + k]]
+    return _vertex(points, indices, face, k)
 
 
 # --- geometry of one triangle ---------------------------------------------------------------
@@ -184,14 +189,14 @@ def _inverse_direction(dir: wp.vec3) -> wp.vec3:
 @wp.func
 def _box_entry(lower: wp.vec3, upper: wp.vec3, start: wp.vec3, inv_dir: wp.vec3) -> float:
     """The ray parameter where it enters the box, or +inf if it misses it (or
-    the box lies behind the start)."""
+    the box lies behind the start, or is empty: lower > upper)."""
     t0 = wp.cw_mul(lower - start, inv_dir)
     t1 = wp.cw_mul(upper - start, inv_dir)
     near = wp.min(t0, t1)
     far = wp.max(t0, t1)
     enter = wp.max(wp.max(near[0], near[1]), wp.max(near[2], 0.0))
     leave = wp.min(wp.min(far[0], far[1]), far[2])
-    if enter <= leave:
+    if enter <= leave and lower[0] <= upper[0]:
         return enter
     return wp.inf
 
@@ -199,16 +204,42 @@ def _box_entry(lower: wp.vec3, upper: wp.vec3, start: wp.vec3, inv_dir: wp.vec3)
 # --- walking the tree -----------------------------------------------------------------------
 
 @wp.func
-def _up(node: int, depth: int, trail: wp.int64) -> wp.vec2i:
-    """The next node after ``node``'s subtree in a walk that entered, at each
-    level d, child 1 + bit d of ``trail`` first: (node, depth), or (-1, 0)."""
+def _climb_closest(lower: wp.array(dtype=wp.vec3), upper: wp.array(dtype=wp.vec3), p: wp.vec3, best: float,
+                   node: int, depth: int, trail: wp.int64, lone: wp.int64) -> wp.vec2i:
+    """Where a closest-point walk goes after ``node``'s subtree: up to the
+    first ancestor whose other child it has not entered yet (bit d of
+    ``trail``: the child entered first at depth d was child 1 + bit; bit d of
+    ``lone``: its sibling was too far already) and that child if still nearer
+    than ``best``: (node, depth), or (-1, 0) when the walk is over."""
     n = node
     d = depth
     while d > 0:
         parent = (n - 1) // 2
         bit = int((trail >> wp.int64(d - 1)) & wp.int64(1))
-        if n == 2 * parent + 1 + bit:  # the child entered first: its sibling is next
-            return wp.vec2i(2 * parent + 2 - bit, d)
+        alone = int((lone >> wp.int64(d - 1)) & wp.int64(1))
+        if n == 2 * parent + 1 + bit and alone == 0:
+            sibling = 2 * parent + 2 - bit
+            if _box_distance_sq(lower[sibling], upper[sibling], p) < best:
+                return wp.vec2i(sibling, d)
+        n = parent
+        d = d - 1
+    return wp.vec2i(-1, 0)
+
+
+@wp.func
+def _climb_ray(lower: wp.array(dtype=wp.vec3), upper: wp.array(dtype=wp.vec3), start: wp.vec3, inv_dir: wp.vec3,
+               best: float, node: int, depth: int, trail: wp.int64, lone: wp.int64) -> wp.vec2i:
+    """_climb_closest for a ray walk: a sibling is entered if the ray reaches it before ``best``."""
+    n = node
+    d = depth
+    while d > 0:
+        parent = (n - 1) // 2
+        bit = int((trail >> wp.int64(d - 1)) & wp.int64(1))
+        alone = int((lone >> wp.int64(d - 1)) & wp.int64(1))
+        if n == 2 * parent + 1 + bit and alone == 0:
+            sibling = 2 * parent + 2 - bit
+            if _box_entry(lower[sibling], upper[sibling], start, inv_dir) < best:
+                return wp.vec2i(sibling, d)
         n = parent
         d = d - 1
     return wp.vec2i(-1, 0)
@@ -233,40 +264,48 @@ def _closest_face(id: wp.uint64, p: wp.vec3, max_dist: float) -> int:
     upper = address_array(_address(id, _NODE_UPPER), _count(id, _NODE_COUNT), wp.vec3, "mesh bvh upper")
     faces = _count(id, _FACE_COUNT)
     order = address_array(_address(id, _ORDER), faces, wp.int32, "mesh bvh order")
+    indices = address_array(_address(id, _INDICES), faces * 3, wp.int32, "mesh indices")
+    points = address_array(_address(id, _POINTS), _count(id, _POINT_COUNT), wp.vec3, "mesh points")
     first_leaf = _count(id, _LEAVES) - 1
     leaf_size = _count(id, _LEAF_SIZE)
     best = max_dist * max_dist
     best_face = int(-1)
-    node = int(0)
+    node = int(-1)
+    if _box_distance_sq(lower[0], upper[0], p) < best:
+        node = 0
     depth = int(0)
     trail = wp.int64(0)
+    lone = wp.int64(0)
     while node >= 0:
-        enter = _box_distance_sq(lower[node], upper[node], p) < best
-        if enter and node >= first_leaf:
+        climb = True
+        if node >= first_leaf:
             begin = (node - first_leaf) * leaf_size
             for k in range(begin, wp.min(begin + leaf_size, faces)):
                 f = int(order[k])
-                a = _corner(id, f, 0)
-                b = _corner(id, f, 1)
-                c = _corner(id, f, 2)
+                a = _vertex(points, indices, f, 0)
+                b = _vertex(points, indices, f, 1)
+                c = _vertex(points, indices, f, 2)
                 w = _closest_weights(p, a, b, c)
                 q = a * w[0] + b * w[1] + c * (1.0 - w[0] - w[1])
                 dist = wp.length_sq(p - q)
                 if dist < best:
                     best = dist
                     best_face = f
-            enter = False
-        if enter:
-            left = 2 * node + 1
-            far_first = int(0)
-            if _box_distance_sq(lower[left + 1], upper[left + 1], p) < _box_distance_sq(lower[left], upper[left], p):
-                far_first = 1
-            bit = wp.int64(1) << wp.int64(depth)
-            trail = (trail & ~bit) | (wp.int64(far_first) << wp.int64(depth))
-            node = left + far_first
-            depth = depth + 1
         else:
-            nd = _up(node, depth, trail)
+            left = 2 * node + 1
+            near_left = _box_distance_sq(lower[left], upper[left], p)
+            near_right = _box_distance_sq(lower[left + 1], upper[left + 1], p)
+            if near_left < best or near_right < best:  # enter the nearer child; its sibling later, if still near
+                right_first = int(near_right < near_left)
+                single = int(near_left >= best or near_right >= best)
+                bit = wp.int64(1) << wp.int64(depth)
+                trail = (trail & ~bit) | (wp.int64(right_first) << wp.int64(depth))
+                lone = (lone & ~bit) | (wp.int64(single) << wp.int64(depth))
+                node = left + right_first
+                depth = depth + 1
+                climb = False
+        if climb:
+            nd = _climb_closest(lower, upper, p, best, node, depth, trail, lone)
             node = nd[0]
             depth = nd[1]
     return best_face
@@ -279,37 +318,45 @@ def _first_hit(id: wp.uint64, start: wp.vec3, dir: wp.vec3, max_t: float) -> int
     upper = address_array(_address(id, _NODE_UPPER), _count(id, _NODE_COUNT), wp.vec3, "mesh bvh upper")
     faces = _count(id, _FACE_COUNT)
     order = address_array(_address(id, _ORDER), faces, wp.int32, "mesh bvh order")
+    indices = address_array(_address(id, _INDICES), faces * 3, wp.int32, "mesh indices")
+    points = address_array(_address(id, _POINTS), _count(id, _POINT_COUNT), wp.vec3, "mesh points")
     first_leaf = _count(id, _LEAVES) - 1
     leaf_size = _count(id, _LEAF_SIZE)
     inv_dir = _inverse_direction(dir)
     best = max_t
     best_face = int(-1)
-    node = int(0)
+    node = int(-1)
+    if _box_entry(lower[0], upper[0], start, inv_dir) < best:
+        node = 0
     depth = int(0)
     trail = wp.int64(0)
+    lone = wp.int64(0)
     while node >= 0:
-        enter = _box_entry(lower[node], upper[node], start, inv_dir) < best
-        if enter and node >= first_leaf:
+        climb = True
+        if node >= first_leaf:
             begin = (node - first_leaf) * leaf_size
             for k in range(begin, wp.min(begin + leaf_size, faces)):
                 f = int(order[k])
-                hit = _ray_triangle(start, dir, _corner(id, f, 0), _corner(id, f, 1), _corner(id, f, 2))
+                hit = _ray_triangle(start, dir, _vertex(points, indices, f, 0), _vertex(points, indices, f, 1),
+                                    _vertex(points, indices, f, 2))
                 if hit[0] >= 0.0 and hit[0] < best and hit[1] >= 0.0 and hit[2] >= 0.0 and hit[1] + hit[2] <= 1.0:
                     best = hit[0]
                     best_face = f
-            enter = False
-        if enter:
-            left = 2 * node + 1
-            far_first = int(0)
-            if _box_entry(lower[left + 1], upper[left + 1], start, inv_dir) < \
-                    _box_entry(lower[left], upper[left], start, inv_dir):
-                far_first = 1
-            bit = wp.int64(1) << wp.int64(depth)
-            trail = (trail & ~bit) | (wp.int64(far_first) << wp.int64(depth))
-            node = left + far_first
-            depth = depth + 1
         else:
-            nd = _up(node, depth, trail)
+            left = 2 * node + 1
+            enter_left = _box_entry(lower[left], upper[left], start, inv_dir)
+            enter_right = _box_entry(lower[left + 1], upper[left + 1], start, inv_dir)
+            if enter_left < best or enter_right < best:  # the child the ray enters first; the other later
+                right_first = int(enter_right < enter_left)
+                single = int(enter_left >= best or enter_right >= best)
+                bit = wp.int64(1) << wp.int64(depth)
+                trail = (trail & ~bit) | (wp.int64(right_first) << wp.int64(depth))
+                lone = (lone & ~bit) | (wp.int64(single) << wp.int64(depth))
+                node = left + right_first
+                depth = depth + 1
+                climb = False
+        if climb:
+            nd = _climb_ray(lower, upper, start, inv_dir, best, node, depth, trail, lone)
             node = nd[0]
             depth = nd[1]
     return best_face
@@ -371,6 +418,8 @@ def _crossings(id: wp.uint64, start: wp.vec3, dir: wp.vec3) -> int:
     upper = address_array(_address(id, _NODE_UPPER), _count(id, _NODE_COUNT), wp.vec3, "mesh bvh upper")
     faces = _count(id, _FACE_COUNT)
     order = address_array(_address(id, _ORDER), faces, wp.int32, "mesh bvh order")
+    indices = address_array(_address(id, _INDICES), faces * 3, wp.int32, "mesh indices")
+    points = address_array(_address(id, _POINTS), _count(id, _POINT_COUNT), wp.vec3, "mesh points")
     first_leaf = _count(id, _LEAVES) - 1
     leaf_size = _count(id, _LEAF_SIZE)
     inv_dir = _inverse_direction(dir)
@@ -382,7 +431,8 @@ def _crossings(id: wp.uint64, start: wp.vec3, dir: wp.vec3) -> int:
             begin = (node - first_leaf) * leaf_size
             for k in range(begin, wp.min(begin + leaf_size, faces)):
                 f = int(order[k])
-                hit = _ray_triangle(start, dir, _corner(id, f, 0), _corner(id, f, 1), _corner(id, f, 2))
+                hit = _ray_triangle(start, dir, _vertex(points, indices, f, 0), _vertex(points, indices, f, 1),
+                                    _vertex(points, indices, f, 2))
                 if hit[0] >= 0.0 and hit[1] >= 0.0 and hit[2] >= 0.0 and hit[1] + hit[2] <= 1.0:
                     count = count + 1
             enter = False
@@ -462,6 +512,8 @@ def mesh_query_aabb_next(query: wp.ref[MeshQueryAABB], index: wp.ref[int]) -> bo
     upper = address_array(_address(id, _NODE_UPPER), _count(id, _NODE_COUNT), wp.vec3, "mesh bvh upper")
     faces = _count(id, _FACE_COUNT)
     order = address_array(_address(id, _ORDER), faces, wp.int32, "mesh bvh order")
+    indices = address_array(_address(id, _INDICES), faces * 3, wp.int32, "mesh indices")
+    points = address_array(_address(id, _POINTS), _count(id, _POINT_COUNT), wp.vec3, "mesh points")
     first_leaf = _count(id, _LEAVES) - 1
     leaf_size = _count(id, _LEAF_SIZE)
     node = query.node
@@ -478,9 +530,9 @@ def mesh_query_aabb_next(query: wp.ref[MeshQueryAABB], index: wp.ref[int]) -> bo
             while item < count and found < 0:
                 f = int(order[begin + item])
                 item = item + 1
-                a = _corner(id, f, 0)
-                b = _corner(id, f, 1)
-                c = _corner(id, f, 2)
+                a = _vertex(points, indices, f, 0)
+                b = _vertex(points, indices, f, 1)
+                c = _vertex(points, indices, f, 2)
                 flo = wp.min(wp.min(a, b), c)
                 fhi = wp.max(wp.max(a, b), c)
                 if flo[0] <= query.upper[0] and flo[1] <= query.upper[1] and flo[2] <= query.upper[2] and \
