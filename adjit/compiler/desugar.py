@@ -192,7 +192,16 @@ def lower_loop_jumps(loop: ast.For | ast.While, uid: int) -> list[ast.stmt]:
     pre = [assign(brk, ast.Constant(False)), assign(cont, ast.Constant(False))]
     body = [assign(cont, ast.Constant(False))]
     not_broken = ast.UnaryOp(ast.Not(), name(brk))
-    if isinstance(loop, ast.While):
+    if isinstance(loop, ast.While) and assigned_names([ast.Expr(loop.test)]):
+        # The test writes locals (a call taking them by reference), so it must
+        # not run after a break, as in Python, and its writes must outlive it:
+        # it runs as a statement, before the loop and at the end of each pass.
+        run = f"_adjit_run{uid}"
+        pre.append(assign(run, copy.deepcopy(loop.test)))
+        test = name(run)
+        body += _guard_jumps(loop.body, brk, cont)
+        body.append(ast.If(not_broken, [assign(run, copy.deepcopy(loop.test))], [assign(run, ast.Constant(False))]))
+    elif isinstance(loop, ast.While):
         test = ast.BoolOp(ast.And(), [loop.test, not_broken])
         body += _guard_jumps(loop.body, brk, cont)
     else:

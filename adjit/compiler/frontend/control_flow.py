@@ -294,7 +294,12 @@ class ControlFlow:
         BL.bind_loop_locals(self, stmt)  # locals first assigned in the body and read after it
         if has_jump(stmt.body):
             return self.loop_with_jumps(stmt)
-        carried = self.carried_names(sorted(assigned_names(stmt.body)))
+        # The test may write locals too (a call taking them by reference:
+        # ``while query_next(query, index)``): they are carried, and the
+        # condition forwards their values after the test to the body and
+        # past the loop.
+        written = assigned_names(stmt.body) | assigned_names([ast.Expr(stmt.test)])
+        carried = self.carried_names(sorted(written))
         inits = [self.concrete(self.env[n]) for n in carried]
         types = [v.type for v in inits]
         loop = scf.WhileOp([t.mlir() for t in types], [v.value for v in inits])
@@ -305,7 +310,7 @@ class ControlFlow:
             self.env[name] = Val(t, arg)
         with ir.InsertionPoint(before_block):
             cond = self.condition(stmt.test)
-            scf.ConditionOp(cond, list(before_block.arguments))
+            scf.ConditionOp(cond, self.carried_values(carried, types, stmt))
         self.env = dict(outer)
         for name, t, arg in zip(carried, types, after_block.arguments):
             self.env[name] = Val(t, arg)
@@ -320,6 +325,11 @@ class ControlFlow:
     def yield_carried(self, carried, types, stmt) -> None:
         """Ends a loop body: yields the carried locals, each with its type
         from before the loop (a literal takes it)."""
+        scf.YieldOp(self.carried_values(carried, types, stmt))
+
+    def carried_values(self, carried, types, stmt) -> list:
+        """The carried locals' values now, each with its type from before the
+        loop (a literal takes it)."""
         outs = []
         for name, t in zip(carried, types):
             now = self.env[name]
@@ -328,7 +338,7 @@ class ControlFlow:
             if now.type != t:
                 raise self.error(f"'{name}' changes type in the loop, from {t} to {now.type}", stmt)
             outs.append(self.materialize(now, t))
-        scf.YieldOp(outs)
+        return outs
 
     def loop_with_jumps(self, loop):
         """A loop with break/continue, as flag-guarded while-loop statements."""
