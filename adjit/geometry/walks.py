@@ -1,0 +1,58 @@
+"""Shared pieces of the geometry walks (kernel language): box tests and the
+stackless moves through bvh.py's heap-ordered tree.
+
+A walk that enters left children first needs only ``_next`` to leave a
+subtree; one that chooses which child to enter first records the choice in
+one bit per level (``trail``) and leaves with ``_up``.
+"""
+from __future__ import annotations
+
+from .kernel_lang import wp
+
+
+@wp.func
+def _box_distance_sq(lower: wp.vec3, upper: wp.vec3, p: wp.vec3) -> float:
+    d = wp.max(wp.max(lower - p, p - upper), wp.vec3(0.0))
+    return wp.dot(d, d)
+
+
+@wp.func
+def _box_entry(lower: wp.vec3, upper: wp.vec3, start: wp.vec3, inv_dir: wp.vec3) -> float:
+    """The ray parameter where it enters the box, or +inf if it misses it (or
+    the box lies behind the start)."""
+    t0 = wp.cw_mul(lower - start, inv_dir)
+    t1 = wp.cw_mul(upper - start, inv_dir)
+    near = wp.min(t0, t1)
+    far = wp.max(t0, t1)
+    enter = wp.max(wp.max(near[0], near[1]), wp.max(near[2], 0.0))
+    leave = wp.min(wp.min(far[0], far[1]), far[2])
+    if enter <= leave:
+        return enter
+    return wp.inf
+
+
+@wp.func
+def _up(node: int, depth: int, trail: wp.int64) -> wp.vec2i:
+    """The next node after ``node``'s subtree in a walk that entered, at each
+    level d, child 1 + bit d of ``trail`` first: (node, depth), or (-1, 0)."""
+    n = node
+    d = depth
+    while d > 0:
+        parent = (n - 1) // 2
+        bit = int((trail >> wp.int64(d - 1)) & wp.int64(1))
+        if n == 2 * parent + 1 + bit:  # the child entered first: its sibling is next
+            return wp.vec2i(2 * parent + 2 - bit, d)
+        n = parent
+        d = d - 1
+    return wp.vec2i(-1, 0)
+
+
+@wp.func
+def _next(node: int) -> int:
+    """The next node after ``node``'s subtree in a walk that enters left children first, or -1."""
+    n = node
+    while n > 0:
+        if n % 2 == 1:  # a left child: its sibling is next
+            return n + 1
+        n = (n - 1) // 2
+    return -1
