@@ -3,7 +3,8 @@ stackless moves through bvh.py's heap-ordered tree.
 
 A walk that enters left children first needs only ``_next`` to leave a
 subtree; one that chooses which child to enter first records the choice in
-one bit per level (``trail``) and leaves with ``_up``.
+one bit per level (``trail``) and leaves with ``_up``. The mesh queries
+(mesh_queries.py) and the Bvh queries (bvh_queries.py) both use them.
 """
 from __future__ import annotations
 
@@ -56,3 +57,26 @@ def _next(node: int) -> int:
             return n + 1
         n = (n - 1) // 2
     return -1
+
+
+@wp.func
+def _boxes_overlap(lower: wp.vec3, upper: wp.vec3, query_lower: wp.vec3, query_upper: wp.vec3) -> bool:
+    """Whether the closed boxes [lower, upper] and [query_lower, query_upper] overlap."""
+    return lower[0] <= query_upper[0] and lower[1] <= query_upper[1] and lower[2] <= query_upper[2] and \
+        upper[0] >= query_lower[0] and upper[1] >= query_lower[1] and upper[2] >= query_lower[2]
+
+
+@wp.func
+def _ray_box(lower: wp.vec3, upper: wp.vec3, start: wp.vec3, inv_dir: wp.vec3) -> float:
+    """Warp's ray-box slab test (intersect_ray_aabb): where the ray's line
+    enters the box (negative when the start is inside it) if the ray
+    (t >= 0) meets the box, else +inf."""
+    t0 = wp.cw_mul(lower - start, inv_dir)
+    t1 = wp.cw_mul(upper - start, inv_dir)
+    near = wp.min(t0, t1)
+    far = wp.max(t0, t1)
+    enter = wp.max(wp.max(near[0], near[1]), near[2])
+    leave = wp.min(wp.min(far[0], far[1]), far[2])
+    if leave >= 0.0 and leave >= enter:
+        return enter
+    return wp.inf
