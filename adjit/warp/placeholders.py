@@ -41,14 +41,13 @@ def _placeholder(name: str, why: str) -> type:
                                    "__doc__": f"Warp's {name}: not in adjit ({why}); a name for annotations only."})
 
 
-HashGrid = _placeholder("HashGrid", OUT_OF_SCOPE)
 Mesh = _placeholder("Mesh", OUT_OF_SCOPE)
 Texture2D = _placeholder("Texture2D", OUT_OF_SCOPE)
 Texture3D = _placeholder("Texture3D", OUT_OF_SCOPE)
 Volume = _placeholder("Volume", OUT_OF_SCOPE)
 
 #: The placeholder classes by name (adjit exports each).
-PLACEHOLDERS = {c.__name__: c for c in (HashGrid, Mesh, Texture2D, Texture3D, Volume)}
+PLACEHOLDERS = {c.__name__: c for c in (Mesh, Texture2D, Texture3D, Volume)}
 
 
 def is_placeholder(obj) -> bool:
