@@ -1,6 +1,7 @@
 """Geometry objects and their queries, written in adjit's own kernel language.
 
-A ``Mesh`` builds a bounding volume hierarchy on the host and writes a
+A ``Mesh`` (and likewise a ``Bvh`` over user boxes, and a ``HashGrid`` over
+points) builds a bounding volume hierarchy on the host and writes a
 descriptor (``handles.py``) whose address is its ``id``; the query functions
 (``mesh_queries.py``) are ordinary @func device functions that read the
 descriptor, view the mesh's arrays (``address_array``) and traverse the
@@ -10,6 +11,11 @@ them: a query's results are exact functions of the query point or ray for
 the face it found (the search itself is discrete).
 """
 from .bvh import TreeArrays, build_tree, refit_tree  # noqa: F401
+from .bvh_object import Bvh  # noqa: F401
+from .bvh_queries import BvhQuery, bvh_query_aabb, bvh_query_next, bvh_query_ray  # noqa: F401
+from .hash_grid import HashGrid  # noqa: F401
+from .hash_grid_queries import (HashGridQuery, hash_grid_point_id, hash_grid_query,  # noqa: F401
+                                hash_grid_query_next)
 from .mesh import Mesh  # noqa: F401
 from .mesh_queries import (MeshQueryAABB, MeshQueryPoint, MeshQueryRay, mesh_eval_face_normal,  # noqa: F401
                            mesh_eval_position, mesh_eval_velocity, mesh_get_index, mesh_get_point,
@@ -20,4 +26,5 @@ from .mesh_queries import (MeshQueryAABB, MeshQueryPoint, MeshQueryRay, mesh_eva
 KERNEL_NAMES = ("MeshQueryAABB", "MeshQueryPoint", "MeshQueryRay", "mesh_eval_face_normal", "mesh_eval_position",
                 "mesh_eval_velocity", "mesh_get_index", "mesh_get_point", "mesh_get_velocity", "mesh_query_aabb",
                 "mesh_query_aabb_next", "mesh_query_point", "mesh_query_point_no_sign",
-                "mesh_query_point_sign_normal", "mesh_query_ray")
+                "mesh_query_point_sign_normal", "mesh_query_ray", "BvhQuery", "bvh_query_aabb", "bvh_query_next",
+                "bvh_query_ray", "HashGridQuery", "hash_grid_point_id", "hash_grid_query", "hash_grid_query_next")

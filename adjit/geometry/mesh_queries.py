@@ -16,9 +16,10 @@ between faces, and no loop for the adjoint to replay backwards.
 """
 from __future__ import annotations
 
-import adjit as wp
 from ..language import address_array
 from . import handles as H
+from .kernel_lang import wp
+from .walks import _box_distance_sq, _box_entry, _climb_closest, _climb_ray, _inverse_direction, _next
 
 _KIND = wp.constant(wp.uint64(H.MESH_KIND))
 _WORDS = wp.constant(H.DESCRIPTOR_WORDS)
@@ -167,94 +168,7 @@ def _ray_triangle(start: wp.vec3, dir: wp.vec3, a: wp.vec3, b: wp.vec3, c: wp.ve
     return wp.vec3(t, 1.0 - wb - wc, wb)
 
 
-@wp.func
-def _box_distance_sq(lower: wp.vec3, upper: wp.vec3, p: wp.vec3) -> float:
-    d = wp.max(wp.max(lower - p, p - upper), wp.vec3(0.0))
-    return wp.dot(d, d)
-
-
-@wp.func
-def _inverse_direction(dir: wp.vec3) -> wp.vec3:
-    """1 / dir, with components of magnitude below 1e-20 taken as 1e-20 (with
-    their sign), so that box tests see no 0 * inf (a NaN) for axis-aligned rays."""
-    r = wp.vec3()
-    for k in range(3):
-        x = dir[k]
-        if wp.abs(x) < 1.0e-20:
-            x = wp.where(x < 0.0, -1.0e-20, 1.0e-20)
-        r[k] = 1.0 / x
-    return r
-
-
-@wp.func
-def _box_entry(lower: wp.vec3, upper: wp.vec3, start: wp.vec3, inv_dir: wp.vec3) -> float:
-    """The ray parameter where it enters the box, or +inf if it misses it (or
-    the box lies behind the start, or is empty: lower > upper)."""
-    t0 = wp.cw_mul(lower - start, inv_dir)
-    t1 = wp.cw_mul(upper - start, inv_dir)
-    near = wp.min(t0, t1)
-    far = wp.max(t0, t1)
-    enter = wp.max(wp.max(near[0], near[1]), wp.max(near[2], 0.0))
-    leave = wp.min(wp.min(far[0], far[1]), far[2])
-    if enter <= leave and lower[0] <= upper[0]:
-        return enter
-    return wp.inf
-
-
 # --- walking the tree -----------------------------------------------------------------------
-
-@wp.func
-def _climb_closest(lower: wp.array(dtype=wp.vec3), upper: wp.array(dtype=wp.vec3), p: wp.vec3, best: float,
-                   node: int, depth: int, trail: wp.int64, lone: wp.int64) -> wp.vec2i:
-    """Where a closest-point walk goes after ``node``'s subtree: up to the
-    first ancestor whose other child it has not entered yet (bit d of
-    ``trail``: the child entered first at depth d was child 1 + bit; bit d of
-    ``lone``: its sibling was too far already) and that child if still nearer
-    than ``best``: (node, depth), or (-1, 0) when the walk is over."""
-    n = node
-    d = depth
-    while d > 0:
-        parent = (n - 1) // 2
-        bit = int((trail >> wp.int64(d - 1)) & wp.int64(1))
-        alone = int((lone >> wp.int64(d - 1)) & wp.int64(1))
-        if n == 2 * parent + 1 + bit and alone == 0:
-            sibling = 2 * parent + 2 - bit
-            if _box_distance_sq(lower[sibling], upper[sibling], p) < best:
-                return wp.vec2i(sibling, d)
-        n = parent
-        d = d - 1
-    return wp.vec2i(-1, 0)
-
-
-@wp.func
-def _climb_ray(lower: wp.array(dtype=wp.vec3), upper: wp.array(dtype=wp.vec3), start: wp.vec3, inv_dir: wp.vec3,
-               best: float, node: int, depth: int, trail: wp.int64, lone: wp.int64) -> wp.vec2i:
-    """_climb_closest for a ray walk: a sibling is entered if the ray reaches it before ``best``."""
-    n = node
-    d = depth
-    while d > 0:
-        parent = (n - 1) // 2
-        bit = int((trail >> wp.int64(d - 1)) & wp.int64(1))
-        alone = int((lone >> wp.int64(d - 1)) & wp.int64(1))
-        if n == 2 * parent + 1 + bit and alone == 0:
-            sibling = 2 * parent + 2 - bit
-            if _box_entry(lower[sibling], upper[sibling], start, inv_dir) < best:
-                return wp.vec2i(sibling, d)
-        n = parent
-        d = d - 1
-    return wp.vec2i(-1, 0)
-
-
-@wp.func
-def _next(node: int) -> int:
-    """The next node after ``node``'s subtree in a walk that enters left children first, or -1."""
-    n = node
-    while n > 0:
-        if n % 2 == 1:  # a left child: its sibling is next
-            return n + 1
-        n = (n - 1) // 2
-    return -1
-
 
 @wp.func
 def _closest_face(id: wp.uint64, p: wp.vec3, max_dist: float) -> int:

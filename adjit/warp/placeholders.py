@@ -1,6 +1,6 @@
 """Names of Warp's out-of-scope classes (geometry, volumes, textures: issue
 12) that Warp programs name where nothing runs yet: in annotations
-(``def bvh(self) -> wp.Bvh | None``), ``isinstance`` checks and struct field
+(``def volume(self) -> wp.Volume | None``), ``isinstance`` checks and struct field
 declarations, all evaluated when a module is imported. Each is a class with
 no instances: the module imports; constructing one, or reading one of its
 attributes (``wp.Volume.allocate_by_voxels``), raises NotInAdjitError naming
@@ -41,15 +41,13 @@ def _placeholder(name: str, why: str) -> type:
                                    "__doc__": f"Warp's {name}: not in adjit ({why}); a name for annotations only."})
 
 
-Bvh = _placeholder("Bvh", OUT_OF_SCOPE)
-HashGrid = _placeholder("HashGrid", OUT_OF_SCOPE)
 Mesh = _placeholder("Mesh", OUT_OF_SCOPE)
 Texture2D = _placeholder("Texture2D", OUT_OF_SCOPE)
 Texture3D = _placeholder("Texture3D", OUT_OF_SCOPE)
 Volume = _placeholder("Volume", OUT_OF_SCOPE)
 
 #: The placeholder classes by name (adjit exports each).
-PLACEHOLDERS = {c.__name__: c for c in (Bvh, HashGrid, Mesh, Texture2D, Texture3D, Volume)}
+PLACEHOLDERS = {c.__name__: c for c in (Mesh, Texture2D, Texture3D, Volume)}
 
 
 def is_placeholder(obj) -> bool:

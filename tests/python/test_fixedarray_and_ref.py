@@ -678,3 +678,36 @@ def test_func_grad_of_a_function_taking_a_reference_is_rejected():
     with pytest.raises(adjit.KernelError, match="has a func_grad or func_jvp") as e:
         adjit.launch(uses, dim=1, inputs=[adjit.zeros(2)])
     assert "test_fixedarray_and_ref.py:" in str(e.value)
+
+
+@adjit.func
+def _count_up(x: adjit.ref[int]) -> bool:
+    x = x + 1
+    return x < 9
+
+
+def test_while_test_writes_reference_arguments():
+    # `while query_next(query, index)` relies on it; with break/continue the
+    # test runs neither after a break nor twice
+    @adjit.kernel
+    def loops(out: adjit.array(dtype=int)):
+        c = int(0)
+        n = int(0)
+        while _count_up(c):
+            n = n + 1
+        out[0] = n
+        out[1] = c
+        c = 0
+        n = 0
+        while _count_up(c):
+            if c == 3:
+                continue
+            if c == 7:
+                break
+            n = n + 1
+        out[2] = n
+        out[3] = c
+
+    out = adjit.zeros(4, dtype=int)
+    adjit.launch(loops, dim=1, inputs=[out])
+    assert out.numpy().tolist() == [8, 9, 5, 7]

@@ -1,0 +1,151 @@
+"""Warp's Bvh queries as adjit device functions (kernel language).
+
+``bvh_query_aabb`` and ``bvh_query_ray`` make a ``BvhQuery`` (the walk's
+state); each ``bvh_query_next`` resumes the walk of bvh.py's heap-ordered
+tree (left child first, ``_next`` to leave a subtree: no stack) and stops
+at the next item whose current bounds overlap the box, or that the ray
+(t >= 0) meets (Warp's slab test), writing its index. The items come in
+the tree's order, not by index. A query is discrete: nothing in it is
+differentiated.
+"""
+from __future__ import annotations
+
+from ..language import address_array
+from . import handles as H
+from .kernel_lang import wp
+from .walks import _boxes_overlap, _next, _ray_box
+
+_KIND = wp.constant(wp.uint64(H.BVH_KIND))
+_WORDS = wp.constant(H.DESCRIPTOR_WORDS)
+_ITEM_COUNT = wp.constant(H.BVH_ITEM_COUNT)
+_LOWERS = wp.constant(H.BVH_LOWERS)
+_UPPERS = wp.constant(H.BVH_UPPERS)
+_NODE_COUNT = wp.constant(H.BVH_NODE_COUNT)
+_NODE_LOWER = wp.constant(H.BVH_NODE_LOWER)
+_NODE_UPPER = wp.constant(H.BVH_NODE_UPPER)
+_LEAVES = wp.constant(H.BVH_LEAVES)
+_LEAF_SIZE = wp.constant(H.BVH_LEAF_SIZE)
+_ORDER = wp.constant(H.BVH_ORDER)
+
+
+@wp.struct
+class BvhQuery:
+    """The state of a bvh_query_aabb or bvh_query_ray walk (advance it with
+    bvh_query_next): the box (``lower``, ``upper``) or the ray (``start`` in
+    ``lower``, 1 / dir in ``upper``), and where the walk is."""
+    id: wp.uint64
+    lower: wp.vec3
+    upper: wp.vec3
+    ray: bool
+    node: int
+    item: int
+
+
+@wp.func
+def _descriptor(id: wp.uint64, word: int) -> wp.uint64:
+    """Word ``word`` of the descriptor at ``id``; 0 for every word of a stale
+    id (its Bvh collected) or of another object's, after reporting it: a
+    read out of an empty range fails its bounds check naming the cause (and
+    the zero counts then make every later read of the query an empty one)."""
+    d = address_array(id, _WORDS, wp.uint64, "Bvh descriptor")
+    value = wp.uint64(0)
+    if d[0] == _KIND:
+        value = d[word]
+    else:
+        wrong = address_array(id, 0, wp.uint64, "Bvh id: not the id of a live adjit.Bvh (deleted, or "
+                              "another object's id)")
+        value = wrong[0]  # (skipped: 0)
+    return value
+
+
+@wp.func
+def _address(id: wp.uint64, word: int) -> wp.int64:
+    return wp.int64(_descriptor(id, word))
+
+
+@wp.func
+def _count(id: wp.uint64, word: int) -> int:
+    return int(_descriptor(id, word))
+
+
+@wp.func
+def _start(id: wp.uint64, lower: wp.vec3, upper: wp.vec3, ray: bool) -> BvhQuery:
+    _descriptor(id, _ITEM_COUNT)  # the id's check, at the query
+    q = BvhQuery()
+    q.id = id
+    q.lower = lower
+    q.upper = upper
+    q.ray = ray
+    q.node = 0
+    q.item = 0
+    return q
+
+
+@wp.func
+def bvh_query_aabb(id: wp.uint64, lower: wp.vec3, upper: wp.vec3) -> BvhQuery:
+    """A walk over the items whose bounds overlap the box [lower, upper]
+    (closed), advanced by ``bvh_query_next``."""
+    return _start(id, wp.stop_gradient(lower), wp.stop_gradient(upper), False)
+
+
+@wp.func
+def bvh_query_ray(id: wp.uint64, start: wp.vec3, dir: wp.vec3) -> BvhQuery:
+    """A walk over the items whose bounds the ray ``start + t * dir`` (t >= 0)
+    meets, advanced by ``bvh_query_next`` (``dir`` need not be unit length)."""
+    d = wp.stop_gradient(dir)
+    return _start(id, wp.stop_gradient(start), wp.vec3(1.0 / d[0], 1.0 / d[1], 1.0 / d[2]), True)
+
+
+@wp.func
+def _meets(query: BvhQuery, lower: wp.vec3, upper: wp.vec3, max_dist: float) -> bool:
+    if query.ray:
+        return _ray_box(lower, upper, query.lower, query.upper) < max_dist
+    return _boxes_overlap(lower, upper, query.lower, query.upper)
+
+
+@wp.func
+def bvh_query_next(query: wp.ref[BvhQuery], index: wp.ref[int], max_dist: float = wp.inf) -> bool:
+    """The next item of the walk in ``index`` and True; False (``index``
+    unchanged) when there is none. For ray queries, ``max_dist`` drops items
+    whose bounds the ray enters at t >= max_dist (in multiples of dir's
+    length; only lower it during a walk, as in Warp)."""
+    id = query.id
+    nodes = _count(id, _NODE_COUNT)
+    lower = address_array(_address(id, _NODE_LOWER), nodes, wp.vec3, "Bvh node lower")
+    upper = address_array(_address(id, _NODE_UPPER), nodes, wp.vec3, "Bvh node upper")
+    items = _count(id, _ITEM_COUNT)
+    order = address_array(_address(id, _ORDER), items, wp.int32, "Bvh order")
+    item_lower = address_array(_address(id, _LOWERS), items, wp.vec3, "Bvh lowers")
+    item_upper = address_array(_address(id, _UPPERS), items, wp.vec3, "Bvh uppers")
+    first_leaf = _count(id, _LEAVES) - 1
+    leaf_size = _count(id, _LEAF_SIZE)
+    q = query
+    node = q.node
+    item = q.item
+    found = int(-1)
+    while node >= 0 and found < 0:
+        lo = lower[node]
+        hi = upper[node]
+        enter = lo[0] != wp.inf and _meets(q, lo, hi, max_dist)  # (padding nodes: lower +inf)
+        if enter and node >= first_leaf:
+            begin = (node - first_leaf) * leaf_size
+            count = wp.min(leaf_size, items - begin)
+            while item < count and found < 0:
+                k = int(order[begin + item])
+                item = item + 1
+                if _meets(q, item_lower[k], item_upper[k], max_dist):
+                    found = k
+            if found < 0:
+                item = 0
+                enter = False
+        if found < 0:
+            if enter:
+                node = 2 * node + 1
+            else:
+                node = _next(node)
+    query.node = node
+    query.item = item
+    if found >= 0:
+        index = found
+        return True
+    return False
