@@ -1,10 +1,10 @@
 """The bounding volume hierarchy the geometry queries traverse, built and
 refit on the host with numpy.
 
-Layout (the queries in mesh_queries.py depend on it): primitives are sorted
-by the Morton code of their bounds' centres (``order``: sorted position ->
-primitive); consecutive runs of ``leaf_size`` sorted primitives form the
-leaves, and a complete binary tree over the leaves, padded to a power of
+Layout (the queries in mesh_queries.py depend on it): primitives are put in
+tree order by splitting every node at the median of its primitives' centres
+along their widest axis (``order``: position -> primitive); consecutive runs
+of ``leaf_size`` of them form the leaves, and a complete binary tree over the leaves, padded to a power of
 two ``leaves``, is stored in heap order (node k's children are 2k+1 and
 2k+2; leaf j is node leaves-1+j). ``lower``/``upper`` hold each node's
 bounds; the padding leaves are empty (lower +inf, upper -inf), so no query
@@ -34,22 +34,31 @@ class TreeArrays:
         return 2 * self.leaves - 1
 
 
-def _spread_bits(v: np.ndarray) -> np.ndarray:
-    """10-bit integers with two zero bits inserted after each bit."""
-    v = v.astype(np.uint32) & 0x3FF
-    v = (v | (v << 16)) & 0x030000FF
-    v = (v | (v << 8)) & 0x0300F00F
-    v = (v | (v << 4)) & 0x030C30C3
-    v = (v | (v << 2)) & 0x09249249
-    return v
-
-
-def _morton_order(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    centre = 0.5 * (lower.astype(np.float64) + upper)
-    lo, hi = centre.min(axis=0), centre.max(axis=0)
-    cells = np.clip((centre - lo) / np.maximum(hi - lo, 1e-30) * 1023.0, 0, 1023).astype(np.uint32)
-    code = (_spread_bits(cells[:, 0]) << 2) | (_spread_bits(cells[:, 1]) << 1) | _spread_bits(cells[:, 2])
-    return np.argsort(code, kind="stable").astype(np.int32)
+def _median_split_order(lower: np.ndarray, upper: np.ndarray, leaves: int, leaf_size: int) -> np.ndarray:
+    """The primitives in tree order: level by level, each node's range is split
+    at the median of its primitives' centres along the axis they spread most
+    on (numpy's argpartition on all of a level's nodes at once). The padding
+    slots (beyond the n primitives) have +inf centres, so each node keeps them
+    at its end and they end up after all the primitives."""
+    n = len(lower)
+    slots = leaves * leaf_size
+    centre = np.full((slots, 3), np.inf, np.float32)  # the padding's: +inf
+    centre[:n] = 0.5 * (lower + upper)
+    items = np.full(slots, slots, np.int64)
+    items[:n] = np.arange(n)
+    nodes = 1
+    while nodes < leaves:
+        c = centre.reshape(nodes, -1, 3)
+        low = c.min(axis=1)
+        high = np.where(c < np.inf, c, -np.inf).max(axis=1)
+        axis = np.argmax(np.where(high >= low, high - low, 0.0), axis=1)
+        key = np.take_along_axis(c, axis[:, None, None], axis=2)[..., 0]
+        part = np.argpartition(key, key.shape[1] // 2 - 1, axis=1)
+        centre = np.take_along_axis(c, part[..., None], axis=1).reshape(slots, 3)
+        items = np.take_along_axis(items.reshape(nodes, -1), part, axis=1).reshape(-1)
+        nodes *= 2
+    assert (items[n:] == slots).all(), "the padding must follow the primitives"
+    return items[:n].astype(np.int32)
 
 
 def build_tree(lower: np.ndarray, upper: np.ndarray, leaf_size: int = LEAF_SIZE) -> TreeArrays:
@@ -57,8 +66,8 @@ def build_tree(lower: np.ndarray, upper: np.ndarray, leaf_size: int = LEAF_SIZE)
     n = len(lower)
     if n < 1:
         raise ValueError("a BVH needs at least one primitive")
-    order = _morton_order(lower, upper)
     leaves = 1 << max(0, int(np.ceil(np.log2(-(-n // leaf_size)))))
+    order = _median_split_order(lower, upper, leaves, leaf_size)
     tree = TreeArrays(np.empty((2 * leaves - 1, 3), np.float32), np.empty((2 * leaves - 1, 3), np.float32),
                       order, leaves, leaf_size)
     refit_tree(tree, lower, upper)

@@ -26,7 +26,7 @@ class Bvh:
 
     ``lowers``, ``uppers``: 1-d contiguous CPU arrays of vec3 (float32), one
     box per item. The tree is built on the host when the Bvh is made (items
-    sorted by the Morton code of their centres; ``leaf_size`` items per leaf,
+    split at the median of their centres, level by level; ``leaf_size`` per leaf,
     1 as in Warp); after changing the bounds in place, call ``refit()``. The
     queries test each item against its current bounds in ``lowers`` and
     ``uppers`` (as Warp's), and the tree's nodes against the bounds of the
