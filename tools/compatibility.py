@@ -5,7 +5,8 @@ each with adjit's status.
 
 A kernel builtin counts as public when Warp registers it and exports it as
 ``warp.<name>``; the groups Warp's issue leaves out of scope (tiles,
-geometry, volumes, textures) are listed apart. adjit supports a builtin when
+volumes, textures) are listed apart; the geometry group, which Warp's kernels
+call but its module does not export, is counted. adjit supports a builtin when
 ``adjit.<name>`` is callable inside kernels: a registry builtin (its
 ``differentiable`` flag is reported), a type constructor, or a language
 function (``tid``). Host names are Warp's other public module attributes.
@@ -20,7 +21,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "compatibility.md"
-OUT_OF_SCOPE = ("Tile Primitives", "Geometry", "Volumes", "Textures")
+OUT_OF_SCOPE = ("Tile Primitives", "Volumes", "Textures")
+#: Groups whose builtins kernels call as ``warp.<name>`` although Warp does
+#: not export them as module attributes (its code generator resolves them).
+KERNEL_ONLY_GROUPS = ("Geometry",)
 
 
 #: Why the in-scope builtins adjit leaves out are left out (the table's
@@ -40,7 +44,7 @@ LEFT_OUT = {
 #: Warp host names adjit does not provide, by reason (the host table's last
 #: column); a name missing here is simply not done yet.
 _CUDA = "CUDA-only runtime machinery (streams, events, graphs, memory pools, peer access); adjit runs on the CPU until the GPU runtime lands (issue 10)"
-_GEOMETRY = "geometry, volumes and textures are out of scope (issue 12)"
+_GEOMETRY = "volumes and textures are not in adjit yet (issue 28)"
 HOST_LEFT_OUT = {
     **dict.fromkeys((
         "Stream", "ScopedStream", "get_stream", "set_stream", "synchronize_stream", "wait_stream", "Event",
@@ -58,8 +62,7 @@ HOST_LEFT_OUT = {
         "cuda_profiler_stop", "get_suggested_block_size", "stream_from_torch", "stream_to_torch",
         "stream_from_paddle", "launch_tiled", "BvhQueryTiled", "MeshQueryAABBTiled"), _CUDA),
     **dict.fromkeys((
-        "Bvh", "BvhQuery", "Mesh", "MeshQuery", "MeshQueryAABB", "MeshQueryPoint", "MeshQueryRay", "HashGrid",
-        "HashGridQuery", "Volume", "Texture", "Texture1D", "Texture2D", "Texture3D", "TextureAddressMode",
+        "MeshQuery", "Volume", "Texture", "Texture1D", "Texture2D", "Texture3D", "TextureAddressMode",
         "TextureFilterMode", "TextureResourceFlags", "GLTextureResource", "RegisteredGLBuffer"), _GEOMETRY),
     **dict.fromkeys(("fabricarray", "fabricarrayarray", "indexedfabricarray", "indexedfabricarrayarray"),
                     "Omniverse Fabric arrays: they need the Fabric runtime (USD), not a dependency of adjit"),
@@ -73,14 +76,22 @@ HOST_LEFT_OUT = {
     "address_of": "returns a raw uint64 address of a local, array element or field for native snippets to "
                   "dereference: unchecked memory access that adjit's bounds checks and gradients cannot cover "
                   "(func_native is left out too); ref[T] lets a @func write the caller's storage instead",
-    "handle": "the uint64 type of Mesh/Volume/BVH handles in kernel parameters and structs: those geometry "
-              "objects are out of scope, so a handle has nothing to name",
+    "handle": "Warp's name for the uint64 type of geometry handles; adjit's handles (Mesh.id, Bvh.id, "
+              "HashGrid.id) are plain uint64, and the alias is not there yet",
 }
 #: Names adjit defines only to refuse them with a clear error where used (not
 #: counted as present): func_native's functions are refused where called; the
-#: geometry classes are names for annotations only
+#: volume and texture classes are names for annotations only
 #: (adjit/warp/placeholders.py), constructing one raises.
-HOST_REFUSED = ("func_native", "Bvh", "HashGrid", "Mesh", "Texture2D", "Texture3D", "Volume")
+HOST_REFUSED = ("func_native", "Texture2D", "Texture3D", "Volume")
+
+#: The geometry queries are kernel-language @funcs (adjit/geometry/): what
+#: their results are differentiable with respect to.
+GEOMETRY_GRADIENTS = {
+    **dict.fromkeys(("mesh_query_point", "mesh_query_point_no_sign", "mesh_query_point_sign_normal",
+                     "mesh_query_ray"), "yes (the query point or ray; the mesh is constant)"),
+    **dict.fromkeys(("mesh_eval_position", "mesh_eval_velocity"), "yes (the weights; the mesh is constant)"),
+}
 
 
 def adjit_status(name: str) -> tuple[str, str]:
@@ -98,6 +109,8 @@ def adjit_status(name: str) -> tuple[str, str]:
         return "supported (language)", "-"
     if name == "zeros":  # a fixed-size local array in kernels (adjit/compiler/local_arrays.py)
         return "supported (language)", "yes (its elements)"
+    if isinstance(value, adjit.Function) and value.pyfunc.__module__.startswith("adjit.geometry"):
+        return "supported (kernel-language @func)", GEOMETRY_GRADIENTS.get(name, "no (indices, counts, constants)")
     return "not yet", ""
 
 
@@ -108,7 +121,7 @@ def main() -> None:
     except ImportError as e:
         sys.exit(f"warp is not importable: {e}")
     builtins = {name: f for name, f in context.builtin_functions.items()
-                if not name.startswith("_") and hasattr(warp, name)}
+                if not name.startswith("_") and (hasattr(warp, name) or f.group in KERNEL_ONLY_GROUPS)}
     by_group: dict[str, list] = defaultdict(list)
     for name, f in sorted(builtins.items()):
         by_group[f.group].append((name, f))
@@ -147,7 +160,8 @@ def main() -> None:
         "",
         f"**Kernel builtins: adjit supports {supported} of Warp's {counted} public builtins outside the "
         f"{', '.join(OUT_OF_SCOPE[:-1]).lower()} and {OUT_OF_SCOPE[-1].lower()} groups.** "
-        "\"Public\": registered by Warp and exported as `warp.<name>`. Operators that Warp also exports "
+        "\"Public\": registered by Warp and exported as `warp.<name>`, or in its geometry group (kernels "
+        "call those as `warp.<name>`, although the module does not export them). Operators that Warp also exports "
         "as functions (`add`, `bit_and`, ...) work in adjit as operators (`a + b`, `a & b`); the table "
         "counts only the `warp.<name>(...)` call form. Differentiable: the registry's flag (smooth "
         "builtins are in adjit's gradient fuzzer, each against float64 finite differences). The in-scope "

@@ -1,5 +1,5 @@
-"""Names of Warp's out-of-scope classes (geometry, volumes, textures: issue
-12) that Warp programs name where nothing runs yet: in annotations
+"""Names of Warp's classes adjit does not have yet (volumes, textures: issue
+28) that Warp programs name where nothing runs yet: in annotations
 (``def volume(self) -> wp.Volume | None``), ``isinstance`` checks and struct field
 declarations, all evaluated when a module is imported. Each is a class with
 no instances: the module imports; constructing one, or reading one of its
@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..errors import NotInAdjitError, _where
 
 #: Why each kind of placeholder is not in adjit.
-OUT_OF_SCOPE = "geometry, volumes and textures are out of scope for adjit (issue 12)"
+OUT_OF_SCOPE = "volumes and textures are not in adjit yet (issue 28)"
 
 
 class _Placeholder(type):
@@ -41,13 +41,12 @@ def _placeholder(name: str, why: str) -> type:
                                    "__doc__": f"Warp's {name}: not in adjit ({why}); a name for annotations only."})
 
 
-Mesh = _placeholder("Mesh", OUT_OF_SCOPE)
 Texture2D = _placeholder("Texture2D", OUT_OF_SCOPE)
 Texture3D = _placeholder("Texture3D", OUT_OF_SCOPE)
 Volume = _placeholder("Volume", OUT_OF_SCOPE)
 
 #: The placeholder classes by name (adjit exports each).
-PLACEHOLDERS = {c.__name__: c for c in (Mesh, Texture2D, Texture3D, Volume)}
+PLACEHOLDERS = {c.__name__: c for c in (Texture2D, Texture3D, Volume)}
 
 
 def is_placeholder(obj) -> bool:

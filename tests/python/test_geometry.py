@@ -471,3 +471,35 @@ def test_user_kernels_cannot_make_arrays_from_addresses():
         out[0] = a[0]
     with pytest.raises(KernelTypeError, match="not supported in adjit"):
         wp.launch(from_ptr, dim=1, inputs=[0, wp.zeros(1, dtype=float)])
+
+
+@wp.kernel
+def closest_point_only(mesh: wp.uint64, qs: wp.array(dtype=wp.vec3), out: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    q = wp.mesh_query_point_no_sign(mesh, qs[i], 10.0)
+    out[i] = wp.mesh_eval_position(mesh, q.face, q.u, q.v)
+
+
+def test_forward_mode_matches_reverse_mode():
+    # jvp along each axis gives the Jacobian's columns; the tape's backward its rows
+    pts, tris = triangle_soup(60, seed=14)
+    mesh = make_mesh(pts, tris)
+    qs_np = np.random.default_rng(15).uniform(-1, 1, (32, 3)).astype(np.float32)
+    columns = []
+    for e in np.eye(3, dtype=np.float32):
+        (t,) = wp.jvp(closest_point_only, 32, [mesh.id, wp.array(qs_np, dtype=wp.vec3)],
+                      [None, np.tile(e, (32, 1))], [wp.zeros(32, dtype=wp.vec3)])
+        columns.append(t.numpy())
+    forward = np.stack(columns, axis=-1)  # [i, component, axis]
+    qs = wp.array(qs_np, dtype=wp.vec3, requires_grad=True)
+    out = wp.zeros(32, dtype=wp.vec3, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(closest_point_only, 32, [mesh.id, qs, out])
+    for k in range(3):
+        tape.zero()
+        seed = np.zeros((32, 3), np.float32)
+        seed[:, k] = 1
+        tape.backward(grads={out: wp.array(seed, dtype=wp.vec3)})
+        np.testing.assert_allclose(qs.grad.numpy(), forward[:, k, :], rtol=1e-5, atol=1e-6)
+    assert np.abs(forward).max() > 0.5  # some points project onto a face or an edge

@@ -27,9 +27,11 @@ bool writesMemory(Operation *op);
 /// Whether `op` writes a float value (an active one) to an array.
 bool writesActiveValue(Operation *op);
 
-/// Whether `root` or anything nested in it computes active values or touches
-/// float arrays. (A loop or branch that only passes active values through,
-/// `scf.if -> f64 { yield %a } else { yield %b }`, has active results.)
+/// Whether `root` or anything nested in it computes active values (floats
+/// that depend on the kernel's differentiable inputs, not through
+/// adjit.stop_gradient) or writes floats to arrays. (A loop or branch that
+/// only passes active values through, `scf.if -> f64 { yield %a } else {
+/// yield %b }`, has active results.)
 bool hasActiveWork(Operation *root);
 
 /// Step 1 on `work`, a clone of `kernel`: unrolls small constant loops,

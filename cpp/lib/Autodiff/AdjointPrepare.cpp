@@ -107,11 +107,93 @@ bool autodiff::writesActiveValue(Operation *op) {
          AdjointState::isActive(access->value.getType());
 }
 
+namespace {
+
+/// The float values of `fn` that depend on its differentiable inputs: its
+/// float arguments and what it reads from arrays with gradients, through any
+/// op but adjit.stop_gradient (a forward dataflow fixpoint; control
+/// dependence passes no gradient). The rest, such as a search that reads
+/// only stopped values and memory at addresses, needs no adjoint.
+DenseSet<Value> variedValues(func::FuncOp fn) {
+  DenseSet<Value> varied;
+  auto isVaried = [&](Value v) { return varied.contains(v); };
+  auto mark = [&](Value v, bool from) {
+    return from && AdjointState::isActive(v.getType()) && varied.insert(v).second;
+  };
+  Block &entry = fn.getBody().front();
+  for (BlockArgument arg : entry.getArguments())
+    mark(arg, true);
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    fn.walk([&](Operation *op) {
+      if (isa<StopGradientOp>(op))
+        return;
+      if (auto access = dyn_cast<ArrayElementAccessOpInterface>(op)) {
+        bool fromMemory = access.readsElement() &&
+                          !isAddressedArray(access.getAccessedArray());
+        for (Value r : op->getResults())
+          changed |= mark(r, fromMemory || llvm::any_of(op->getOperands(), isVaried));
+        return;
+      }
+      if (auto loop = dyn_cast<scf::ForOp>(op)) {
+        auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+        for (auto [i, arg] : llvm::enumerate(loop.getRegionIterArgs())) {
+          bool in = isVaried(loop.getInitArgs()[i]) || isVaried(yield.getOperand(i));
+          changed |= mark(arg, in);
+          changed |= mark(loop.getResult(i), in);
+        }
+        return;
+      }
+      if (auto loop = dyn_cast<scf::WhileOp>(op)) {
+        auto yield = cast<scf::YieldOp>(loop.getAfterBody()->getTerminator());
+        for (auto [i, arg] : llvm::enumerate(loop.getBeforeArguments()))
+          changed |= mark(arg, isVaried(loop.getInits()[i]) || isVaried(yield.getOperand(i)));
+        scf::ConditionOp condition = loop.getConditionOp();
+        for (auto [i, arg] : llvm::enumerate(loop.getAfterArguments())) {
+          changed |= mark(arg, isVaried(condition.getArgs()[i]));
+          changed |= mark(loop.getResult(i), isVaried(condition.getArgs()[i]));
+        }
+        return;
+      }
+      if (auto branch = dyn_cast<scf::IfOp>(op)) {
+        for (auto [i, r] : llvm::enumerate(branch.getResults())) {
+          bool in = isVaried(branch.thenYield().getOperand(i)) ||
+                    (branch.elseBlock() && isVaried(branch.elseYield().getOperand(i)));
+          changed |= mark(r, in);
+        }
+        return;
+      }
+      if (op->getNumRegions() != 0) {
+        // Other region ops: every float value in and out, conservatively.
+        for (Value r : op->getResults())
+          changed |= mark(r, true);
+        for (Region &region : op->getRegions())
+          for (Block &block : region)
+            for (BlockArgument arg : block.getArguments())
+              changed |= mark(arg, true);
+        return;
+      }
+      for (Value r : op->getResults())
+        changed |= mark(r, llvm::any_of(op->getOperands(), isVaried));
+    });
+  }
+  return varied;
+}
+
+} // namespace
+
 bool autodiff::hasActiveWork(Operation *root) {
+  auto fn = root->getParentOfType<func::FuncOp>();
+  DenseSet<Value> varied;
+  if (fn)
+    varied = variedValues(fn);
   bool active = false;
   root->walk([&](Operation *op) {
-    if (llvm::any_of(op->getResultTypes(), AdjointState::isActive) ||
-        writesActiveValue(op))
+    bool variedResult = llvm::any_of(op->getResults(), [&](Value r) {
+      return AdjointState::isActive(r.getType()) && (!fn || varied.contains(r));
+    });
+    if (variedResult || writesActiveValue(op))
       active = true;
   });
   return active;
