@@ -38,23 +38,24 @@ def _median_split_order(lower: np.ndarray, upper: np.ndarray, leaves: int, leaf_
     """The primitives in tree order: level by level, each node's range is split
     at the median of its primitives' centres along the axis they spread most
     on (numpy's argpartition on all of a level's nodes at once). The padding
-    slots (beyond the n primitives) have +inf centres, so each node keeps them
-    at its end and they end up after all the primitives."""
+    slots (beyond the n primitives) have NaN centres (ignored by the extents)
+    and +inf keys, so each node keeps them at its end and they end up after
+    all the primitives."""
     n = len(lower)
     slots = leaves * leaf_size
-    centre = np.full((slots, 3), np.inf, np.float32)  # the padding's: +inf
-    centre[:n] = 0.5 * (lower + upper)
+    centre = np.full((3, slots), np.nan, np.float32)  # by axis; the padding's: NaN
+    centre[:, :n] = (0.5 * (lower + upper)).T
     items = np.full(slots, slots, np.int64)
     items[:n] = np.arange(n)
     nodes = 1
     while nodes < leaves:
-        c = centre.reshape(nodes, -1, 3)
-        low = c.min(axis=1)
-        high = np.where(c < np.inf, c, -np.inf).max(axis=1)
-        axis = np.argmax(np.where(high >= low, high - low, 0.0), axis=1)
-        key = np.take_along_axis(c, axis[:, None, None], axis=2)[..., 0]
+        rows = centre.reshape(3, nodes, -1)
+        spread = np.fmax.reduce(rows, axis=2) - np.fmin.reduce(rows, axis=2)  # NaN-ignoring
+        axis = np.argmax(np.nan_to_num(spread, nan=-1.0), axis=0)
+        key = rows[axis, np.arange(nodes)]  # (nodes, size)
+        key = np.where(np.isnan(key), np.inf, key)  # the padding after everything
         part = np.argpartition(key, key.shape[1] // 2 - 1, axis=1)
-        centre = np.take_along_axis(c, part[..., None], axis=1).reshape(slots, 3)
+        centre = np.take_along_axis(rows, part[None], axis=2).reshape(3, slots)
         items = np.take_along_axis(items.reshape(nodes, -1), part, axis=1).reshape(-1)
         nodes *= 2
     assert (items[n:] == slots).all(), "the padding must follow the primitives"
