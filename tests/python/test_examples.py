@@ -70,3 +70,11 @@ def test_examples_run_without_matplotlib(tmp_path):
     assert "matplotlib is not installed" in r["_stderr"]
     assert not r["_out"].exists()
     assert r["final_miss"] < 0.05
+
+
+def test_mesh_fit_finds_the_pose(tmp_path):
+    r = run_example("mesh_fit", tmp_path)
+    # From 0.2 RMS off the mesh to about the scan's noise (0.003), the pose within 0.01 rad / 0.01.
+    assert r["initial_rms"] > 0.15
+    assert r["final_rms"] < 0.006
+    assert r["angle_error"] < 0.01 and r["shift_error"] < 0.01
