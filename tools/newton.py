@@ -378,9 +378,9 @@ KINDS = [
      r"^ModuleNotFoundError: No module named '(" + "|".join(OPTIONAL_DEPENDENCIES) + r")(\.|')"),
     ("tile primitives (out of scope, issue 12)", "out of scope",
      r"'wp\.tile\w*'|\btile_\w+|\bTile\b|tile primitives"),
-    ("geometry, volumes, textures, hash grids (out of scope, issue 12)", "out of scope",
+    ("geometry adjit lacks yet, volumes, textures (issue 28)", "out of scope",
      r"wp\.(mesh|bvh|volume|hash_grid|texture|closest_point|intersect|triangle_closest)\w*|"
-     r"\b(Mesh|Bvh|Volume|HashGrid|Texture[23]D)\b|geometry, volumes and textures"),
+     r"\b(Mesh|Bvh|Volume|HashGrid|Texture[23]D)\b|geometry, volumes and textures|volumes and textures are not"),
     ("native C++/CUDA snippets (@func_native)", "none (refused by design)", r"func_native"),
     ("Warp libraries adjit lacks (warp.fem, warp.sparse)", "host (Warp libraries, not started)",
      r"\bwarp\.(fem|sparse)\b"),
