@@ -110,8 +110,8 @@ bool autodiff::writesActiveValue(Operation *op) {
 namespace {
 
 /// The float values of `fn` that depend on its differentiable inputs: its
-/// float arguments and what it reads from arrays with gradients, through any
-/// op but adjit.stop_gradient (a forward dataflow fixpoint; control
+/// float arguments and what it reads from arrays with gradients (loads,
+/// atomics, calls taking such arrays), through any op but adjit.stop_gradient (a forward dataflow fixpoint; control
 /// dependence passes no gradient). The rest, such as a search that reads
 /// only stopped values and memory at addresses, needs no adjoint.
 DenseSet<Value> variedValues(func::FuncOp fn) {
@@ -174,8 +174,15 @@ DenseSet<Value> variedValues(func::FuncOp fn) {
               changed |= mark(arg, true);
         return;
       }
+      // An op that takes an array with gradients (a call of a function with
+      // a custom adjoint) may read it: its results count as read.
+      bool readsActiveArray = llvm::any_of(op->getOperands(), [](Value v) {
+        return isa<ArrayType>(v.getType()) && AdjointState::isActive(
+                   cast<ArrayType>(v.getType()).getElementType()) &&
+               !isAddressedArray(v);
+      });
       for (Value r : op->getResults())
-        changed |= mark(r, llvm::any_of(op->getOperands(), isVaried));
+        changed |= mark(r, readsActiveArray || llvm::any_of(op->getOperands(), isVaried));
     });
   }
   return varied;
