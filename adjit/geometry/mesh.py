@@ -47,8 +47,8 @@ class Mesh:
             if velocities.shape[0] != points.shape[0]:
                 raise ValueError(f"Mesh velocities must have one per point ({points.shape[0]}), "
                                  f"got {velocities.shape[0]}")
-        if not isinstance(indices, Array) or indices.dtype != T.int32:
-            raise TypeError(f"Mesh indices must be an adjit array of int32, got {_describe(indices)}")
+        if not isinstance(indices, Array) or indices.dtype != T.int32 or not indices.is_contiguous:
+            raise TypeError(f"Mesh indices must be a contiguous adjit array of int32, got {_describe(indices)}")
         if indices.size % 3 or indices.size == 0:
             raise ValueError(f"Mesh indices must hold 3 vertex indices per triangle (at least one), got "
                              f"{indices.size} values")
@@ -81,8 +81,9 @@ class Mesh:
 
     @staticmethod
     def _check_points(points, what: str) -> None:
-        if not isinstance(points, Array) or points.dtype != T.vec3 or points.ndim != 1:
-            raise TypeError(f"Mesh {what} must be a 1-d adjit array of vec3 (float32), got {_describe(points)}")
+        if not isinstance(points, Array) or points.dtype != T.vec3 or points.ndim != 1 or not points.is_contiguous:
+            raise TypeError(f"Mesh {what} must be a contiguous 1-d adjit array of vec3 (float32), got "
+                            f"{_describe(points)}")
         if points.device != "cpu":
             raise AdjitError(f"Mesh {what} are on {points.device}: meshes are on the CPU only so far (their "
                              "queries compile to PTX, but the GPU mesh is not built yet)")

@@ -447,10 +447,14 @@ def test_query_on_a_collected_mesh_is_a_clear_error():
 def test_bad_meshes_are_refused():
     pts, tris = uv_sphere()
     points, indices = wp.array(pts, dtype=wp.vec3), wp.array(tris.flatten(), dtype=wp.int32)
-    with pytest.raises(TypeError, match="points must be a 1-d adjit array of vec3"):
+    with pytest.raises(TypeError, match="points must be a contiguous 1-d adjit array of vec3"):
         wp.Mesh(wp.array(pts.flatten(), dtype=float), indices)
-    with pytest.raises(TypeError, match="indices must be an adjit array of int32"):
+    with pytest.raises(TypeError, match="points must be a contiguous 1-d adjit array of vec3"):
+        wp.Mesh(wp.array(np.repeat(pts, 2, axis=0), dtype=wp.vec3)[::2], indices)  # a strided view
+    with pytest.raises(TypeError, match="indices must be a contiguous adjit array of int32"):
         wp.Mesh(points, tris.flatten())
+    with pytest.raises(TypeError, match="indices must be a contiguous adjit array of int32"):
+        wp.Mesh(points, wp.array(np.repeat(tris.flatten(), 2), dtype=wp.int32)[::2])
     with pytest.raises(ValueError, match="3 vertex indices per triangle"):
         wp.Mesh(points, wp.array(tris.flatten()[:-1], dtype=wp.int32))
     with pytest.raises(ValueError, match=r"indices must lie in \[0, "):
