@@ -10,7 +10,6 @@ to CPU code or PTX like every kernel), and adjit's own passes differentiate
 them: a query's results are exact functions of the query point or ray for
 the face it found (the search itself is discrete).
 """
-from .bvh import TreeArrays, build_tree, refit_tree  # noqa: F401
 from .bvh_object import Bvh  # noqa: F401
 from .bvh_queries import BvhQuery, bvh_query_aabb, bvh_query_next, bvh_query_ray  # noqa: F401
 from .hash_grid import HashGrid  # noqa: F401
@@ -22,9 +21,3 @@ from .mesh_queries import (MeshQueryAABB, MeshQueryPoint, MeshQueryRay, mesh_eva
                            mesh_get_velocity, mesh_query_aabb, mesh_query_aabb_next, mesh_query_point,
                            mesh_query_point_no_sign, mesh_query_point_sign_normal, mesh_query_ray)
 
-#: The kernel-language names this package adds to adjit (and to ``warp``).
-KERNEL_NAMES = ("MeshQueryAABB", "MeshQueryPoint", "MeshQueryRay", "mesh_eval_face_normal", "mesh_eval_position",
-                "mesh_eval_velocity", "mesh_get_index", "mesh_get_point", "mesh_get_velocity", "mesh_query_aabb",
-                "mesh_query_aabb_next", "mesh_query_point", "mesh_query_point_no_sign",
-                "mesh_query_point_sign_normal", "mesh_query_ray", "BvhQuery", "bvh_query_aabb", "bvh_query_next",
-                "bvh_query_ray", "HashGridQuery", "hash_grid_point_id", "hash_grid_query", "hash_grid_query_next")

@@ -51,7 +51,3 @@ def new_descriptor() -> np.ndarray:
         _next_row += 1
     return row
 
-
-def address_of(array) -> int:
-    """The address of an adjit array's first element (host memory)."""
-    return int(array.numpy().ctypes.data) if array is not None else 0
