@@ -212,7 +212,7 @@ def load_variant(kernel: Kernel, spec: VariantSpec) -> CpuVariant:
             cache.discard(parts)
     if variant is None:
         compiled = _compiler(kernel).compile_cpu_object(kernel, spec, CPU_OPT_LEVEL)
-        cache.store(kernel.pyfunc, parts, compiled.code, _entry_metadata(compiled))
+        cache.store(kernel.pyfunc, parts, compiled.code, _entry_metadata(kernel, compiled))
         try:
             address, image = _load(kernel, compiled.code, compiled.entry)
         except _DamagedEntry as e:
@@ -250,7 +250,7 @@ def load_cuda_variant(kernel: Kernel, spec: VariantSpec, device) -> CudaVariant:
             metadata = None
     if metadata is None:
         compiled = _compiler(kernel, arch).compile_cuda_code(kernel, spec, arch)
-        ptx, metadata = compiled.ptx.encode(), _cuda_metadata(compiled)
+        ptx, metadata = compiled.ptx.encode(), _cuda_metadata(kernel, compiled)
         cache.store(kernel.pyfunc, parts, ptx, metadata)
     from .runtime import cuda
     label = f"{kernel.__name__} ({kernel.source.filename}:{kernel.source.first_line})"
@@ -259,7 +259,8 @@ def load_cuda_variant(kernel: Kernel, spec: VariantSpec, device) -> CudaVariant:
     layout = cuda.ptx_parameters(text)
     if not spec.adjoint and "access" in metadata:
         state.access = [Access(b) for b in metadata["access"]]
-    variant = CudaVariant(module.function(metadata["entry"]), from_cache, metadata["sites"],
+    sites = _rebased_sites(kernel, metadata["sites"], metadata.get("origins")) if from_cache else metadata["sites"]
+    variant = CudaVariant(module.function(metadata["entry"]), from_cache, sites,
                           tuple(metadata["ranged"]), f"{kernel.__name__}_cuda_kernel_{spec.kind}", digest,
                           spec, arch, layout, bool(_FLOAT_ATOMIC_ADD.search(text)))
     state.cuda_variants[spec, device.alias] = variant
@@ -270,9 +271,10 @@ def load_cuda_variant(kernel: Kernel, spec: VariantSpec, device) -> CudaVariant:
 _FLOAT_ATOMIC_ADD = re.compile(r"\b(?:atom|red)(?:\.\w+)*\.add(?:\.\w+)*\.b?f(?:16|32|64)(?:x2)?\b")
 
 
-def _cuda_metadata(compiled) -> dict:
+def _cuda_metadata(kernel: Kernel, compiled) -> dict:
     """What a CUDA cache entry records beside the PTX (read back by load_cuda_variant)."""
-    metadata = {"entry": compiled.entry, "sites": compiled.sites, "ranged": compiled.ranged}
+    metadata = {"entry": compiled.entry, "sites": compiled.sites, "ranged": compiled.ranged,
+                "origins": _source_origins(kernel)}
     if compiled.access is not None:
         metadata["access"] = [int(a) for a in compiled.access]
     return metadata
@@ -294,6 +296,11 @@ def _check_metadata(kernel: Kernel, spec: VariantSpec, metadata: dict) -> list[A
     sites = metadata.get("sites")
     if not isinstance(sites, list) or not all(_valid_site(site) for site in sites):
         raise _DamagedEntry("its check sites are malformed")
+    origins = metadata.get("origins", [])
+    if not isinstance(origins, list) or not all(
+            isinstance(o, list) and len(o) == 3 and type(o[0]) is str and type(o[1]) is int and type(o[2]) is int
+            for o in origins):
+        raise _DamagedEntry("its source origins are malformed")
     ranged = metadata.get("ranged")
     # (an adjoint's arguments are the kernel's followed by their gradients, a
     # tangent kernel's by the tangents of its float arguments, once per lane)
@@ -320,10 +327,10 @@ class _DamagedEntry(Exception):
     """A cache entry (or object code) that does not parse or load."""
 
 
-def _entry_metadata(compiled) -> dict:
+def _entry_metadata(kernel: Kernel, compiled) -> dict:
     """What a cache entry records beside the code (read back by _from_entry)."""
     metadata = {"entry": compiled.entry, "sites": compiled.sites, "ranged": compiled.ranged,
-                "atomic_order": compiled.atomic_order}
+                "atomic_order": compiled.atomic_order, "origins": _source_origins(kernel)}
     if compiled.access is not None:
         metadata["access"] = [int(a) for a in compiled.access]
     return metadata
@@ -332,7 +339,8 @@ def _entry_metadata(compiled) -> dict:
 def _from_entry(kernel: Kernel, spec: VariantSpec, code: bytes, metadata: dict) -> CpuVariant:
     """Loads a cache entry of the variant ``spec``, checking its metadata first."""
     access = _check_metadata(kernel, spec, metadata)
-    symbol, sites, ranged = metadata["entry"], metadata["sites"], metadata["ranged"]
+    symbol, ranged = metadata["entry"], metadata["ranged"]
+    sites = _rebased_sites(kernel, metadata["sites"], metadata.get("origins"))
     atomic_order = metadata.get("atomic_order")
     if atomic_order not in _runtime.ATOMIC_ORDERS:
         raise _DamagedEntry("its atomic order is malformed")
@@ -341,6 +349,39 @@ def _from_entry(kernel: Kernel, spec: VariantSpec, code: bytes, metadata: dict) 
     if access is not None:
         _loaded(kernel).access = access
     return variant
+
+
+def _source_origins(kernel: Kernel) -> list:
+    """Where the sources an entry is compiled from lie: [file, first line,
+    line count] of the kernel and of each device function it reaches, in the
+    order the cache key reads them. The key holds their text, not where it
+    is: an identical kernel in another file, or the same kernel moved by an
+    edit above it, loads the entry, and its check sites are rebased to where
+    the sources are now (``_rebased_sites``)."""
+    from .source import SourceInfo
+    seen: dict = {}
+    cache._dependencies(kernel.pyfunc, seen)
+    return [[info.filename, info.first_line, len(info.lines)] for info in map(SourceInfo.of, seen)]
+
+
+def _rebased_sites(kernel: Kernel, sites: list, origins: list | None) -> list:
+    """A cache entry's check sites, moved from where its sources were when
+    it was compiled (``origins``) to where they are now: errors name this
+    kernel's file and line, not the ones of the identical kernel that filled
+    the entry. (Entries written before origins were recorded keep theirs.)"""
+    if not origins:
+        return sites
+    now = _source_origins(kernel)
+    if len(now) != len(origins) or now == origins:
+        return sites
+    rebased = []
+    for site in sites:
+        for (file, first, count), (new_file, new_first, _) in zip(origins, now):
+            if site["file"] == file and first <= site["line"] < first + count:
+                site = {**site, "file": new_file, "line": site["line"] - first + new_first}
+                break
+        rebased.append(site)
+    return rebased
 
 
 _SITE_FIELDS = {"file": str, "line": int, "array": str, "access": str, "rank": int}
@@ -487,7 +528,7 @@ def export(kernels, path, adjoint: bool = True, targets=("cpu",)) -> Path:
 def _export_cuda_variant(kernel: Kernel, path: Path, spec: VariantSpec, arch: str) -> None:
     compiled = _compiler(kernel, arch).compile_cuda_code(kernel, spec, arch)
     cache.store(kernel.pyfunc, _key_parts(kernel, spec, arch=arch), compiled.ptx.encode(),
-                _cuda_metadata(compiled), directory=path)
+                _cuda_metadata(kernel, compiled), directory=path)
 
 
 def exported_specs(kernel: Kernel, adjoint: bool) -> list[list[VariantSpec]]:
@@ -504,7 +545,8 @@ def exported_specs(kernel: Kernel, adjoint: bool) -> list[list[VariantSpec]]:
 
 def _export_variant(kernel: Kernel, path: Path, spec: VariantSpec):
     compiled = _compiler(kernel).compile_cpu_object(kernel, spec, CPU_OPT_LEVEL)
-    cache.store(kernel.pyfunc, _key_parts(kernel, spec), compiled.code, _entry_metadata(compiled), directory=path)
+    cache.store(kernel.pyfunc, _key_parts(kernel, spec), compiled.code, _entry_metadata(kernel, compiled),
+                directory=path)
     return compiled
 
 

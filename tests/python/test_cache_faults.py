@@ -1,6 +1,8 @@
 """The compile cache survives hostile entries: an entry that fails to parse
 or load is deleted and rebuilt with a warning, never trusted and never a crash."""
 import hashlib
+import importlib
+import linecache
 import logging
 import os
 import subprocess
@@ -63,6 +65,7 @@ def _with(**changes):
     (lambda code: code, _with(entry="no_such_symbol"), "no symbol 'no_such_symbol'"),
     (lambda code: code, _with(sites=None), "check sites are malformed"),
     (lambda code: code, _with(sites=[{"file": "k.py", "line": "7"}]), "check sites are malformed"),
+    (lambda code: code, _with(origins=[["k.py", "1", 3]]), "source origins are malformed"),
 ])
 def test_a_damaged_entry_with_a_valid_checksum_is_rebuilt(tmp_path, monkeypatch, caplog, damage, metadata, why):
     monkeypatch.setenv("ADJIT_CACHE_DIR", str(tmp_path / "cache"))
@@ -191,3 +194,63 @@ def test_an_entry_renamed_to_another_kernels_key_is_refused(tmp_path, monkeypatc
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("refusing the cache entry" in w and "renamed_negate.negate" in w and "renamed_triple_again.triple" in w
                and str(tmp_path / "cache") in w for w in warnings), warnings
+
+
+GATHERS = '''
+import adjit as wp
+{padding}
+@wp.func
+def pick(x: wp.array(dtype=float), k: int):
+    return x[k]
+
+
+@wp.kernel
+def gather_k(idx: wp.array(dtype=int), x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = x[idx[i]]
+
+
+@wp.kernel
+def gather_f(idx: wp.array(dtype=int), x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = pick(x, idx[i])
+'''
+
+
+def _gathers(directory, name, padding):
+    path = directory / f"{name}.py"
+    path.write_text(GATHERS.format(padding="\n" * padding))
+    sys.path.insert(0, str(directory))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(directory))
+        sys.modules.pop(name, None)
+
+
+def _out_of_range(kernel):
+    idx = wp.array(np.array([0, 1, 7], np.int32))
+    with pytest.raises(wp.OutOfBoundsError) as info:
+        wp.launch(kernel, dim=3, inputs=[idx, wp.zeros(3), wp.zeros(3)])
+    return info.value
+
+
+@pytest.mark.parametrize("kernel, line", [("gather_k", 12), ("gather_f", 6)], ids=["in the kernel", "in a @func"])
+@pytest.mark.parametrize("where", ["another file", "the same file, edited above"])
+def test_an_entry_filled_by_an_identical_kernel_names_this_kernels_line(tmp_path, monkeypatch, kernel, line, where):
+    """The key holds the sources' text, not where it lies: an identical kernel
+    elsewhere (a copied script, the file edited above the kernel) loads the
+    entry, and its errors must still name this file and line (they named the
+    file and line of the kernel that filled the entry)."""
+    monkeypatch.setenv("ADJIT_CACHE_DIR", str(tmp_path / "cache"))
+    first = _gathers(tmp_path, "gathers", 0)
+    e = _out_of_range(getattr(first, kernel))
+    assert (e.filename, e.lineno) == (str(tmp_path / "gathers.py"), line)
+    directory = tmp_path / "copy" if where == "another file" else tmp_path
+    directory.mkdir(exist_ok=True)
+    linecache.clearcache()
+    moved = getattr(_gathers(directory, "gathers", 5), kernel)  # (one module name: the @func's key holds it)
+    e = _out_of_range(moved)
+    assert (e.filename, e.lineno) == (str(directory / "gathers.py"), line + 5), str(e)
+    assert e.source_line.strip() == ("return x[k]" if kernel == "gather_f" else "out[i] = x[idx[i]]")
+    assert loader.launch_variant(moved, VariantSpec(checks=loader.checks(moved), all_checked=True)).from_cache
