@@ -100,16 +100,35 @@ class _Loaded:
         self.generation = -1
         # Positions of the arguments the kernel writes (the launch's fast path).
         self.written: tuple[int, ...] | None = None
+        #: A lock per variant being loaded (spec, or (spec, device alias)):
+        #: threads launching a kernel first at once wait for one compile.
+        self.loading: dict = {}
 
 
 _LOADED: "weakref.WeakKeyDictionary[Kernel, _Loaded]" = weakref.WeakKeyDictionary()
+#: Guards _LOADED and each state's ``loading`` (held only to look them up).
+_STATE_LOCK = threading.Lock()
 
 
 def _loaded(kernel: Kernel) -> _Loaded:
     state = _LOADED.get(kernel)
     if state is None:
-        state = _LOADED[kernel] = _Loaded()
+        with _STATE_LOCK:  # (two threads making a kernel's state would each keep variants the other loses)
+            state = _LOADED.get(kernel)
+            if state is None:
+                state = _LOADED[kernel] = _Loaded()
     return state
+
+
+def _loading(state: _Loaded, key) -> threading.RLock:
+    """The lock held while the variant ``key`` of a kernel is loaded: compiles
+    run without the GIL, so without it every thread launching a kernel for
+    the first time at once compiled it again."""
+    with _STATE_LOCK:
+        lock = state.loading.get(key)
+        if lock is None:
+            lock = state.loading[key] = threading.RLock()
+        return lock
 
 
 def loaded_variants(kernel: Kernel) -> dict[tuple[int, bool], CpuVariant]:
@@ -193,6 +212,15 @@ def load_variant(kernel: Kernel, spec: VariantSpec) -> CpuVariant:
     variant = state.variants.get(spec)
     if variant is not None:
         return variant
+    with _loading(state, spec):
+        variant = state.variants.get(spec)  # loaded by another thread meanwhile
+        if variant is not None:
+            return variant
+        return _load_variant(kernel, state, spec)
+
+
+def _load_variant(kernel: Kernel, state: "_Loaded", spec: VariantSpec) -> CpuVariant:
+    variant = None
     digest = _digest_now(kernel, state)
     parts = _key_parts(kernel, spec, digest)
     if os.environ.get("ADJIT_DUMP_DIR"):
@@ -233,6 +261,14 @@ def load_cuda_variant(kernel: Kernel, spec: VariantSpec, device) -> CudaVariant:
     variant = state.cuda_variants.get((spec, device.alias))
     if variant is not None:
         return variant
+    with _loading(state, (spec, device.alias)):
+        variant = state.cuda_variants.get((spec, device.alias))  # loaded by another thread meanwhile
+        if variant is not None:
+            return variant
+        return _load_cuda_variant(kernel, state, spec, device)
+
+
+def _load_cuda_variant(kernel: Kernel, state: "_Loaded", spec: VariantSpec, device) -> CudaVariant:
     digest = _digest_now(kernel, state)
     arch = f"sm_{device.arch}"
     parts = _key_parts(kernel, spec, digest, arch)
