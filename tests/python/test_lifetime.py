@@ -192,3 +192,213 @@ def test_redefined_kernels_do_not_keep_their_code(tmp_path, count, kind):
     grown_mb, new_mappings = out.stdout.split()
     assert float(grown_mb) < (10 if kind == "identical" else 3), out.stdout
     assert int(new_mappings) <= 4, out.stdout
+
+
+# --- more process events (issue 25, item 9) -----------------------------------------------------------
+
+SLOW = textwrap.dedent("""
+    import _thread, atexit, os, signal, sys, threading, time
+    import numpy as np
+    import adjit as wp
+
+    @wp.kernel
+    def slow(x: wp.array(dtype=float), steps: int, out: wp.array(dtype=float)):
+        i = wp.tid()
+        s = float(0.0)
+        for k in range(steps):
+            s = s + wp.sin(x[i] * float(k))
+        out[i] = s
+
+    n = 20_000
+    STEPS = 2_000  # a launch of about half a second
+    x = wp.array(np.linspace(0, 1, n).astype(np.float32), requires_grad=True)
+    out = wp.zeros(n, requires_grad=True)
+    wp.launch(slow, dim=n, inputs=[x, STEPS, out])
+    whole = out.numpy().copy()
+
+    def usable():
+        y = wp.zeros(n)
+        wp.launch(slow, dim=n, inputs=[x, 3, y])
+        xs = x.numpy()
+        return np.allclose(y.numpy(), np.sin(0 * xs) + np.sin(xs) + np.sin(2 * xs), rtol=1e-5, atol=1e-6)
+""")
+
+
+def _run_slow(tmp_path, body: str, timeout: float = 120, env=None) -> subprocess.CompletedProcess:
+    script = tmp_path / "slow_case.py"
+    script.write_text(SLOW + textwrap.dedent(body))
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=timeout,
+                          cwd=os.path.dirname(__file__), env=env)
+
+
+@pytest.mark.parametrize("how", ["_thread.interrupt_main()", "os.kill(os.getpid(), signal.SIGINT)"])
+def test_ctrl_c_during_a_long_launch_arrives_after_it_whole(tmp_path, how):
+    """The KeyboardInterrupt is raised when the launch returns; the launch
+    ran whole (every thread wrote), and the process launches again."""
+    result = _run_slow(tmp_path, f"""
+        out.zero_()
+        threading.Timer(0.05, lambda: {how}).start()
+        started = time.perf_counter()
+        try:
+            wp.launch(slow, dim=n, inputs=[x, STEPS, out])
+            time.sleep(5)
+            sys.exit(3)  # never interrupted
+        except KeyboardInterrupt:
+            pass
+        assert np.array_equal(out.numpy(), whole), "the interrupted launch did not run whole"
+        sys.exit(0 if usable() else 2)
+    """)
+    _assert_clean(result)
+
+
+def test_ctrl_c_during_a_backward_pass_leaves_tapes_usable(tmp_path):
+    result = _run_slow(tmp_path, """
+        def backward():
+            x.grad.zero_()
+            y = wp.zeros(n, requires_grad=True)
+            with wp.Tape() as tape:
+                wp.launch(slow, dim=n, inputs=[x, STEPS // 4, y])
+            tape.backward(grads={y: np.ones(n, np.float32)})
+            return x.grad.numpy().copy()
+        backward()  # (compiles the adjoint)
+        started = time.perf_counter()
+        reference = backward()
+        took = time.perf_counter() - started
+        # (most likely inside backward(); a signal, not interrupt_main(), so that sleep() below wakes)
+        threading.Timer(0.7 * took, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        try:
+            backward()
+            time.sleep(5)
+            sys.exit(3)
+        except KeyboardInterrupt:
+            pass
+        assert np.array_equal(backward(), reference)
+        sys.exit(0 if usable() else 2)
+    """)
+    _assert_clean(result)
+
+
+def test_another_exception_from_a_signal_handler_during_a_launch(tmp_path):
+    """A SIGALRM handler raising (a timeout idiom): the exception comes out of
+    the launch call once it returns, and the next launches work."""
+    result = _run_slow(tmp_path, """
+        class Timeout(Exception):
+            pass
+        def on_alarm(signum, frame):
+            raise Timeout()
+        signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, 0.05)
+        out.zero_()
+        try:
+            wp.launch(slow, dim=n, inputs=[x, STEPS, out])
+            time.sleep(5)
+            sys.exit(3)
+        except Timeout:
+            pass
+        assert np.array_equal(out.numpy(), whole)
+        sys.exit(0 if usable() else 2)
+    """)
+    _assert_clean(result)
+
+
+def test_ctrl_c_while_a_second_kernel_compiles(tmp_path):
+    """The compiler is imported already; the interrupt lands in the compile
+    of a new kernel (or right after it): that kernel launches afterwards."""
+    result = _run_slow(tmp_path, """
+        @wp.kernel
+        def fresh(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+            i = wp.tid()
+            v = wp.vec3(x[i], wp.cos(x[i]), wp.tanh(x[i]))
+            out[i] = wp.length(wp.cross(v, wp.vec3(1.0, 2.0, 3.0)))
+        y = wp.zeros(n)
+        threading.Timer(0.02, _thread.interrupt_main).start()
+        try:
+            wp.launch(fresh, dim=n, inputs=[x, y])
+            time.sleep(5)
+            sys.exit(3)
+        except KeyboardInterrupt:
+            pass
+        y.zero_()
+        wp.launch(fresh, dim=n, inputs=[x, y])
+        xs = x.numpy().astype(np.float64)
+        v = np.stack([xs, np.cos(xs), np.tanh(xs)], axis=1)
+        expected = np.linalg.norm(np.cross(v, [1.0, 2.0, 3.0]), axis=1)
+        sys.exit(0 if np.allclose(y.numpy(), expected, rtol=1e-5) and usable() else 2)
+    """, env={**os.environ, "ADJIT_CACHE": "0"})
+    _assert_clean(result)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_a_forked_child_compiles_and_differentiates_a_new_kernel(tmp_path):
+    """The child compiles a kernel the parent never loaded (cache off) and
+    runs its backward pass, while the parent's other thread launches."""
+    result = _run_slow(tmp_path, """
+        @wp.kernel
+        def cube(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+            i = wp.tid()
+            y[i] = x[i] * x[i] * x[i]
+        stop = False
+        def spin():
+            while not stop:
+                wp.launch(slow, dim=n, inputs=[x, 20, out])
+        t = threading.Thread(target=spin)
+        t.start()
+        time.sleep(0.05)
+        pid = os.fork()
+        if pid == 0:
+            a = wp.array(np.array([1.0, 2.0, -3.0], np.float32), requires_grad=True)
+            b = wp.zeros(3, requires_grad=True)
+            with wp.Tape() as tape:
+                wp.launch(cube, dim=3, inputs=[a, b])
+            tape.backward(grads={b: np.ones(3, np.float32)})
+            ok = list(b.numpy()) == [1, 8, -27] and list(a.grad.numpy()) == [3, 12, 27]
+            os._exit(0 if ok else 3)
+        deadline = time.time() + 60
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.time() > deadline:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                print("the child hung", file=sys.stderr)
+                sys.exit(1)
+            time.sleep(0.01)
+        stop = True
+        t.join()
+        sys.exit(os.waitstatus_to_exitcode(status))
+    """, env={**os.environ, "ADJIT_CACHE": "0"})
+    _assert_clean(result)
+
+
+def test_exit_with_daemon_threads_whose_launches_fail_checks(tmp_path):
+    _assert_clean(_run(tmp_path, """
+        @wp.kernel
+        def gather(idx: wp.array(dtype=int), x: wp.array(dtype=float), out: wp.array(dtype=float)):
+            i = wp.tid()
+            out[i] = x[idx[i]]
+        idx = wp.array((np.arange(N) * 7 % (N + 5)).astype(np.int32))  # some past the end
+        def spin():
+            out = wp.zeros(N, dtype=float)
+            while True:
+                try:
+                    wp.launch(gather, dim=N, inputs=[idx, x, out])
+                except wp.OutOfBoundsError:
+                    pass
+        for _ in range(3):
+            threading.Thread(target=spin, daemon=True).start()
+        time.sleep(0.3)
+    """))
+
+
+def test_a_launch_from_an_atexit_handler(tmp_path):
+    result = _run(tmp_path, """
+        import atexit
+        def at_exit():
+            out = wp.zeros(16, dtype=float)
+            wp.launch(add, dim=N, inputs=[x, out])
+            print("at exit:", int(out.numpy().sum()))
+        atexit.register(at_exit)
+    """)
+    _assert_clean(result)
+    assert "at exit: 1000000" in result.stdout, result.stdout
