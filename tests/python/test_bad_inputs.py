@@ -13,6 +13,8 @@ import subprocess
 import sys
 import textwrap
 import threading
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -814,3 +816,106 @@ def test_infinity_given_as_such_is_an_argument():
     y = adjit.zeros(1)
     adjit.launch(_takes_narrow_floats, dim=1, inputs=[float("inf"), adjit.vec3(), np.float16(1.0), y])
     assert y.numpy()[0] == np.inf
+
+
+# --- more bad inputs (issue 25, item 9) ------------------------------------------------------------------
+
+@pytest.mark.parametrize("dim, words", [
+    (np.uint64(2**63), ["2**31 - 1", "int32"]),
+    (1 + 0j, ["integers", "complex"]),
+    (np.array([[2]]), ["integers", "ndarray"]),
+    (np.array(4), ["integers", "ndarray"]),
+    ((np.int64(-1),), ["non-negative"]),
+    (np.bool_(True), ["int or a tuple"]),
+    (Fraction(4, 1), ["integers", "Fraction"]),
+    (Decimal(4), ["integers", "Decimal"]),
+    ((4, None), ["integers", "NoneType"]),
+])
+def test_launch_more_bad_dims(dim, words):
+    x, y = _xy()
+    with pytest.raises(adjit.LaunchError) as info:
+        adjit.launch(scale, dim=dim, inputs=[x, y])
+    message = str(info.value)
+    assert "launch dim" in message and all(w in message for w in words), message
+    assert not y.numpy().any()
+
+
+@pytest.mark.parametrize("dim", [0, (0, 5), (3, 0)])
+def test_launch_of_no_threads_runs_nothing(dim):
+    x, y = _xy()
+    y.fill_(7.0)
+    adjit.launch(scale, dim=dim, inputs=[x, y])
+    np.testing.assert_array_equal(y.numpy(), 7.0)
+
+
+def test_launch_of_more_threads_than_the_arrays_hold_names_the_line():
+    x, y = _xy()
+    with pytest.raises(adjit.OutOfBoundsError) as info:
+        adjit.launch(scale, dim=6, inputs=[x, y])
+    e = info.value
+    assert (e.filename, e.lineno) == (__file__, scale.source.first_line + 3)
+    assert (e.array, e.index, e.thread, e.shape) == ("'x'", (4,), (4,), (4,))
+    np.testing.assert_array_equal(y.numpy(), [0, 2, 4, 6])  # the threads in range ran
+
+
+@adjit.kernel
+def _takes_every_float(s: float, h: adjit.float16, m: adjit.mat22, q: adjit.quat, n: int,
+                       y: adjit.array(dtype=float)):
+    y[0] = s
+    y[1] = float(h)
+    y[2] = m[0, 0]
+    y[3] = q[3]
+    y[4] = float(n)
+
+
+_GOOD = {"s": 1.0, "h": 1.0, "m": adjit.mat22(), "q": adjit.quat(), "n": 1}
+
+
+@pytest.mark.parametrize("name, value, words", [
+    ("s", -1e39, "outside the range of float32"),
+    ("s", 3.4028236e38, "outside the range of float32"),  # rounds to infinity, not to the largest float32
+    ("s", 10**40, "outside the range of float32"),
+    ("h", -7e4, "outside the range of float16"),
+    ("h", 65520.0, "outside the range of float16"),  # the first value rounding to infinity
+    ("h", np.float32(1e5), "outside the range of float16"),
+    ("m", [[1e39, 0.0], [0.0, 0.0]], "outside the range of float32"),
+    ("q", (0.0, 0.0, 0.0, -1e40), "outside the range of float32"),
+    ("q", adjit.quatd(0.0, 0.0, 0.0, 1e300), "outside the range of float32"),
+    ("n", 2**31, "must be int32"),
+    ("n", -2**31 - 1, "must be int32"),
+])
+def test_more_arguments_out_of_their_range_are_named(name, value, words):
+    y = adjit.zeros(5)
+    with pytest.raises(adjit.LaunchError) as info:
+        adjit.launch(_takes_every_float, dim=1, inputs=[*{**_GOOD, name: value}.values(), y])
+    message = str(info.value)
+    assert f"argument '{name}'" in message and words in message, message
+    assert info.value.filename == __file__ and info.value.lineno == _takes_every_float.source.first_line + 1
+    assert not y.numpy().any()
+
+
+@pytest.mark.parametrize("name, value, expected", [
+    ("s", 3.4028235e38, np.float32(3.4028235e38)),  # the largest float32
+    ("h", 65519.0, 65504.0),  # rounds down to float16's largest
+    ("s", float("nan"), np.nan),
+    ("n", -2**31, -2.0**31),
+])
+def test_arguments_at_the_edge_of_their_range_pass(name, value, expected):
+    y = adjit.zeros(5)
+    adjit.launch(_takes_every_float, dim=1, inputs=[*{**_GOOD, name: value}.values(), y])
+    position = list(_GOOD).index(name)
+    np.testing.assert_array_equal(y.numpy()[position], np.float32(expected))
+
+
+@pytest.mark.parametrize("value, warned", [("", "not a positive integer"), ("1e3", "not a positive integer"),
+                                           ("0x10", "not a positive integer"), ("\u0663", "not a positive integer"),
+                                           ("1025", "at most 1024"), (" 4", None), ("+2", None), ("1024", None)])
+def test_more_num_threads_values(value, warned):
+    code = "import warnings; warnings.simplefilter('error'); import adjit"
+    result = subprocess.run([sys.executable, "-c", code], env={**os.environ, "ADJIT_NUM_THREADS": value},
+                            capture_output=True, text=True, timeout=120)
+    if warned is None:
+        assert result.returncode == 0, result.stderr
+    else:
+        assert result.returncode != 0 and f"ADJIT_NUM_THREADS={value!r}" in result.stderr, result.stderr
+        assert warned in result.stderr
