@@ -1,0 +1,242 @@
+"""Warp 1.19's geometry helpers on primitives (adjit/geometry/primitives.py,
+docs/geometry.md): closest_point_edge_edge and intersect_tri_tri against
+float64 references, gradients against float64 central differences, and
+(where warp-lang is importable) against Warp."""
+import numpy as np
+import pytest
+
+import adjit as wp
+
+
+# --- closest_point_edge_edge ----------------------------------------------------------------
+
+@wp.kernel
+def edge_edge_kernel(p1: wp.array(dtype=wp.vec3), q1: wp.array(dtype=wp.vec3), p2: wp.array(dtype=wp.vec3),
+                     q2: wp.array(dtype=wp.vec3), epsilon: float, out: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    out[i] = wp.closest_point_edge_edge(p1[i], q1[i], p2[i], q2[i], epsilon)
+
+
+def edge_edge(ends, epsilon=1e-6, requires_grad=False):
+    arrays = [wp.array(np.asarray(e, np.float32).reshape(-1, 3), dtype=wp.vec3, requires_grad=requires_grad)
+              for e in ends]
+    out = wp.zeros(len(arrays[0]), dtype=wp.vec3, requires_grad=requires_grad)
+    return arrays, out
+
+
+def segment_distance(p1, q1, p2, q2):
+    """float64 reference: (s, t, distance) minimizing |p1 + s d1 - p2 - t d2|
+    over [0, 1]^2 (a convex quadratic: the interior critical point if inside,
+    else the best of the four sides, each a clamped projection)."""
+    d1, d2, r = q1 - p1, q2 - p2, p1 - p2
+    cands = []
+    m = np.array([[d1 @ d1, -d1 @ d2], [-d1 @ d2, d2 @ d2]])
+    if abs(np.linalg.det(m)) > 1e-12 * (d1 @ d1) * (d2 @ d2):
+        s, t = np.linalg.solve(m, [-d1 @ r, d2 @ r])
+        if 0 <= s <= 1 and 0 <= t <= 1:
+            cands.append((s, t))
+    for s in (0.0, 1.0):
+        cands.append((s, np.clip((d2 @ (r + s * d1)) / (d2 @ d2), 0, 1)))
+    for t in (0.0, 1.0):
+        cands.append((np.clip((d1 @ (t * d2 - r)) / (d1 @ d1), 0, 1), t))
+    best = min(cands, key=lambda st: np.linalg.norm(p1 + st[0] * d1 - p2 - st[1] * d2))
+    return best[0], best[1], np.linalg.norm(p1 + best[0] * d1 - p2 - best[1] * d2)
+
+
+def random_edges(n, seed):
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(-1, 1, (n, 3)) for _ in range(4)]
+
+
+def test_closest_point_edge_edge_matches_reference():
+    ends = random_edges(500, seed=19)
+    arrays, out = edge_edge(ends)
+    wp.launch(edge_edge_kernel, dim=500, inputs=[*arrays, 1e-6, out])
+    got = out.numpy()
+    e32 = [a.numpy().astype(np.float64) for a in arrays]
+    for i in range(500):
+        p1, q1, p2, q2 = (e[i] for e in e32)
+        s, t, d = segment_distance(p1, q1, p2, q2)
+        assert abs(got[i, 2] - d) <= 2e-6 * (1 + d), (i, got[i], (s, t, d))
+        # the weights give points that far apart (s, t unique away from parallel edges)
+        gs, gt = got[i, 0], got[i, 1]
+        assert 0 <= gs <= 1 and 0 <= gt <= 1
+        assert abs(np.linalg.norm(p1 + gs * (q1 - p1) - p2 - gt * (q2 - p2)) - d) <= 1e-5
+        np.testing.assert_allclose([gs, gt], [s, t], atol=2e-4, err_msg=str(i))
+
+
+def test_closest_point_edge_edge_special_cases():
+    # (p1, q1, p2, q2), expected (s, t, d): Warp 1.19's values
+    cases = [
+        (([0, 0, 0], [1, 0, 0], [0.5, 1, 1], [0.5, 1, -1]), (0.5, 0.5, 1.0)),      # crossing over
+        (([0, 0, 0], [1, 0, 0], [2, 1, 0], [3, 1, 0]), (1.0, 0.0, np.sqrt(2))),      # parallel, beyond q1
+        (([0, 0, 0], [1, 0, 0], [-2, 1, 0], [-1, 1, 0]), (0.0, 1.0, np.sqrt(2))),    # parallel, before p1
+        (([0, 0, 0], [1, 0, 0], [0.3, 1, 0], [0.6, 1, 0]), (0.3, 0.0, 1.0)),         # parallel, overlapping
+        (([0, 0, 0], [1, 0, 0], [2, 1, 0], [1.5, 1, 0]), (1.0, 1.0, np.sqrt(1.25))),  # parallel, reversed
+        (([0, 0, 0], [0, 0, 0], [0.3, 1, 0], [0.6, 1, 0]), (0.0, 0.0, np.sqrt(1.09))),  # first edge a point
+        (([0, 0, 0], [1, 0, 0], [0.3, 1, 0], [0.3, 1, 0]), (0.3, 0.0, 1.0)),         # second edge a point
+        (([0, 0, 0], [0, 0, 0], [0.3, 1, 0], [0.3, 1, 0]), (0.0, 0.0, np.sqrt(1.09))),  # two points
+        (([0, 0, 0], [1, 0, 0], [0.5, -1, 0], [0.5, 1, 0]), (0.5, 0.5, 0.0)),        # intersecting
+    ]
+    arrays, out = edge_edge([[c[0][k] for c in cases] for k in range(4)])
+    wp.launch(edge_edge_kernel, dim=len(cases), inputs=[*arrays, 1e-6, out])
+    np.testing.assert_allclose(out.numpy(), [c[1] for c in cases], atol=1e-6)
+    # epsilon makes a short edge a point: its weight 0
+    arrays, out = edge_edge([[0, 0, 0], [1e-2, 0, 0], [0.3, 1, 0], [0.6, 1, 0]])
+    wp.launch(edge_edge_kernel, dim=1, inputs=[*arrays, 1e-3, out])
+    np.testing.assert_allclose(out.numpy()[0], [0.0, 0.0, np.sqrt(1.09)], atol=1e-6)
+
+
+def test_closest_point_edge_edge_gradients_match_central_differences():
+    n = 200
+    ends = random_edges(n, seed=20)
+    arrays, out = edge_edge(ends, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(edge_edge_kernel, dim=n, inputs=[*arrays, 1e-6, out])
+    e64 = [a.numpy().astype(np.float64) for a in arrays]
+    grads = []
+    for k in range(3):  # d out[i][k] / d each endpoint
+        tape.zero()
+        seed = np.zeros((n, 3), np.float32)
+        seed[:, k] = 1
+        out.grad = wp.array(seed, dtype=wp.vec3)
+        tape.backward()
+        grads.append([a.grad.numpy().copy() for a in arrays])
+    checked = 0
+    h = 1e-6
+    for i in range(n):
+        x0 = np.concatenate([e[i] for e in e64])
+
+        def f(x):
+            return np.array(segment_distance(x[0:3], x[3:6], x[6:9], x[9:12]))
+
+        # skip kinks: touching or nearly parallel edges, and weights that reach or leave a clamp nearby
+        s, t, d = f(x0)
+        d1, d2 = x0[3:6] - x0[0:3], x0[9:12] - x0[6:9]
+        if d < 1e-2 or np.linalg.norm(np.cross(d1, d2)) ** 2 < 1e-2 * (d1 @ d1) * (d2 @ d2):
+            continue
+        pattern = lambda st: (st[0] == 0.0, st[0] == 1.0, st[1] == 0.0, st[1] == 1.0)  # noqa: E731
+        if any(pattern(f(x0 + sign * 1e-4 * e)) != pattern((s, t)) for e in np.eye(12) for sign in (-1, 1)):
+            continue
+        fd = np.array([(f(x0 + h * e) - f(x0 - h * e)) / (2 * h) for e in np.eye(12)])  # (12, 3)
+        for k in range(3):
+            got = np.concatenate([g[i] for g in grads[k]])
+            np.testing.assert_allclose(got, fd[:, k], rtol=2e-3, atol=2e-3, err_msg=f"edge pair {i}, output {k}")
+        checked += 1
+    assert checked >= 100
+
+
+# --- intersect_tri_tri ----------------------------------------------------------------------
+
+@wp.kernel
+def tri_tri_kernel(v: wp.array(dtype=wp.vec3, ndim=2), u: wp.array(dtype=wp.vec3, ndim=2),
+                   out: wp.array(dtype=int), out64: wp.array(dtype=int)):
+    i = wp.tid()
+    out[i] = wp.intersect_tri_tri(v[i, 0], v[i, 1], v[i, 2], u[i, 0], u[i, 1], u[i, 2])
+    out64[i] = wp.intersect_tri_tri(wp.vec3d(v[i, 0]), wp.vec3d(v[i, 1]), wp.vec3d(v[i, 2]), wp.vec3d(u[i, 0]),
+                                    wp.vec3d(u[i, 1]), wp.vec3d(u[i, 2]))
+
+
+def tri_tri(v, u):
+    n = len(v)
+    out, out64 = wp.zeros(n, dtype=int), wp.zeros(n, dtype=int)
+    wp.launch(tri_tri_kernel, dim=n, inputs=[wp.array(np.asarray(v, np.float32), dtype=wp.vec3),
+                                             wp.array(np.asarray(u, np.float32), dtype=wp.vec3), out, out64])
+    return out.numpy(), out64.numpy()
+
+
+def segment_pierces(p, q, a, b, c):
+    """float64: whether segment pq crosses triangle abc, and by what margin
+    (the smallest of its barycentric weights and the segment parameter's
+    distances to 0 and 1; negative when it misses)."""
+    d = q - p
+    e1, e2 = b - a, c - a
+    h = np.cross(d, e2)
+    det = e1 @ h
+    if abs(det) < 1e-12:
+        return False, 0.0
+    s = p - a
+    wb = (s @ h) / det
+    qv = np.cross(s, e1)
+    wc = (d @ qv) / det
+    t = (e2 @ qv) / det
+    margin = min(wb, wc, 1 - wb - wc, t, 1 - t)
+    return margin > 0, margin
+
+
+def reference_tri_tri(v, u):
+    """float64: two triangles in general position intersect exactly when an
+    edge of one crosses the other; None when some crossing is within 1e-4 of
+    a border (too close to call in float32)."""
+    hit = False
+    for x, y in ((v, u), (u, v)):
+        for k in range(3):
+            crosses, margin = segment_pierces(x[k], x[(k + 1) % 3], *y)
+            if abs(margin) < 1e-4:
+                return None
+            hit |= crosses
+    return hit
+
+
+def test_intersect_tri_tri_matches_reference():
+    rng = np.random.default_rng(21)
+    n = 2000
+    centres = rng.uniform(-0.25, 0.25, (n, 2, 1, 3))
+    tris = (centres + rng.normal(0, 0.3, (n, 2, 3, 3))).astype(np.float32)
+    v, u = tris[:, 0], tris[:, 1]
+    ref = [reference_tri_tri(a.astype(np.float64), b.astype(np.float64)) for a, b in zip(v, u)]
+    keep = np.array([r is not None for r in ref])
+    expected = np.array([bool(r) for r in ref])
+    assert keep.sum() >= 1800 and 200 < expected[keep].sum() < keep.sum() - 200
+    got, got64 = tri_tri(v, u)
+    np.testing.assert_array_equal(got[keep], expected[keep])
+    np.testing.assert_array_equal(got64[keep], expected[keep])
+    # symmetric
+    swapped, _ = tri_tri(u, v)
+    np.testing.assert_array_equal(swapped[keep], expected[keep])
+
+
+def test_intersect_tri_tri_special_cases():
+    t = [[0, 0, 0], [2, 0, 0], [0, 2, 0]]
+    cases = [  # (u, expected) against t, in the plane z = 0 unless said
+        ([[1, 1, -1], [1, 1, 1], [1, -1, 0]], 1),             # Warp's example: crossing
+        ([[0.5, 0.5, 0], [1, 0.5, 0], [0.5, 1, 0]], 1),       # coplanar, inside t
+        ([[-1, -1, 0], [4, -1, 0], [-1, 4, 0]], 1),           # coplanar, t inside it
+        ([[1, 1, 0], [3, 1, 0], [1, 3, 0]], 1),               # coplanar, overlapping
+        ([[1.5, 1.5, 0], [3, 1.5, 0], [1.5, 3, 0]], 0),       # coplanar, apart (past the hypotenuse)
+        ([[2, 0, 0], [3, 0, 0], [2, 1, 0]], 1),               # coplanar, sharing a corner
+        ([[0, 0, 1], [2, 0, 1], [0, 2, 1]], 0),               # parallel planes
+        ([[0.5, 0.5, 0], [0.5, 0.5, 1], [1, 0.5, 1]], 1),     # touching t with a corner
+        ([[0.5, 0.5, 0.01], [0.5, 0.5, 1], [1, 0.5, 1]], 0),  # just above it
+        ([[3, 3, -1], [3, 3, 1], [4, 3, 0]], 0),              # crossing the plane beside t
+    ]
+    got, got64 = tri_tri([t] * len(cases), [c[0] for c in cases])
+    assert got.tolist() == [c[1] for c in cases]
+    assert got64.tolist() == [c[1] for c in cases]
+
+
+def test_intersect_tri_tri_against_warp():
+    warp = pytest.importorskip("warp")
+    if warp is wp:
+        pytest.skip("warp is aliased to adjit")
+    rng = np.random.default_rng(24)
+    n = 2000
+    tris = (rng.uniform(-0.25, 0.25, (n, 2, 1, 3)) + rng.normal(0, 0.3, (n, 2, 3, 3))).astype(np.float32)
+    # coplanar pairs too: the second triangle moved within the first one's plane
+    flat = tris[:200].copy()
+    flat[:, :, :, 2] = 0.0
+    tris = np.concatenate([tris, flat])
+
+    @warp.kernel
+    def reference(v: warp.array(dtype=warp.vec3, ndim=2), u: warp.array(dtype=warp.vec3, ndim=2),
+                  out: warp.array(dtype=int)):
+        i = warp.tid()
+        out[i] = warp.intersect_tri_tri(v[i, 0], v[i, 1], v[i, 2], u[i, 0], u[i, 1], u[i, 2])
+
+    expected = warp.zeros(len(tris), dtype=int)
+    warp.launch(reference, dim=len(tris), inputs=[warp.array(tris[:, 0], dtype=warp.vec3),
+                                                  warp.array(tris[:, 1], dtype=warp.vec3), expected], device="cpu")
+    got, _ = tri_tri(tris[:, 0], tris[:, 1])
+    print("differences from Warp:", (got != expected.numpy()).sum(), "of", len(tris))
+    np.testing.assert_array_equal(got, expected.numpy())
