@@ -1,11 +1,200 @@
-"""Warp 1.19's geometry helpers on primitives (adjit/geometry/primitives.py,
-docs/geometry.md): closest_point_edge_edge and intersect_tri_tri against
-float64 references, gradients against float64 central differences, and
-(where warp-lang is importable) against Warp."""
+"""Warp 1.19's further mesh queries and geometry helpers (adjit/geometry,
+docs/geometry.md): the furthest point, any-hit and crossing-count rays,
+closest_point_edge_edge and intersect_tri_tri, against float64
+brute-force references over every face, gradients against float64
+central differences, and (where warp-lang is importable) against Warp."""
 import numpy as np
 import pytest
 
 import adjit as wp
+from test_geometry import corners, make_mesh, ray_hits, triangle_soup, uv_sphere
+
+
+def shell_points(n, seed, inner=(0.05, 0.9), outer=(1.1, 2.0)):
+    rng = np.random.default_rng(seed)
+    d = rng.normal(size=(2 * n, 3))
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    r = np.concatenate([rng.uniform(*inner, n), rng.uniform(*outer, n)])
+    return (d * r[:, None]).astype(np.float32), r
+
+
+# --- the furthest point ---------------------------------------------------------------------
+
+@wp.kernel
+def furthest_kernel(mesh: wp.uint64, qs: wp.array(dtype=wp.vec3), min_dist: float, found: wp.array(dtype=int),
+                    face: wp.array(dtype=int), sign: wp.array(dtype=float), dist: wp.array(dtype=float)):
+    i = wp.tid()
+    q = wp.mesh_query_furthest_point_no_sign(mesh, qs[i], min_dist)
+    found[i] = int(q.result)
+    face[i] = q.face
+    sign[i] = q.sign
+    if q.result:
+        dist[i] = wp.length(qs[i] - wp.mesh_eval_position(mesh, q.face, q.u, q.v))
+
+
+def query_furthest(mesh, qs, min_dist=0.0, requires_grad=False):
+    n = len(qs)
+    q = wp.array(qs, dtype=wp.vec3, requires_grad=requires_grad)
+    outs = [wp.zeros(n, dtype=int), wp.zeros(n, dtype=int), wp.zeros(n, dtype=float),
+            wp.zeros(n, dtype=float, requires_grad=requires_grad)]
+    return q, outs
+
+
+@pytest.mark.parametrize("shape", ["sphere", "soup"])
+def test_furthest_point_matches_brute_force(shape):
+    pts, tris = uv_sphere() if shape == "sphere" else triangle_soup(300, seed=1)
+    mesh = make_mesh(pts, tris)
+    rng = np.random.default_rng(12)
+    qs = rng.uniform(-2, 2, (300, 3)).astype(np.float32)
+    q, outs = query_furthest(mesh, qs)
+    wp.launch(furthest_kernel, dim=len(qs), inputs=[mesh.id, q, 0.0, *outs])
+    found, face, sign, dist = (o.numpy() for o in outs)
+    assert found.all() and (sign == 0.0).all()
+    used = pts[np.unique(tris)].astype(np.float64)
+    best = np.sqrt(((qs[:, None, :].astype(np.float64) - used[None]) ** 2).sum(-1)).max(axis=1)
+    np.testing.assert_allclose(dist, best, rtol=2e-6, atol=2e-6)
+    # the face holds a corner that far
+    a, b, c = corners(pts, tris)
+    corner_dist = np.stack([np.linalg.norm(x[face] - qs, axis=1) for x in (a, b, c)], 1).max(axis=1)
+    np.testing.assert_allclose(corner_dist, best, rtol=2e-6, atol=2e-6)
+
+
+def test_furthest_point_min_dist():
+    # a point at the unit sphere's centre: every vertex at distance 1 (to float32 rounding)
+    pts, tris = uv_sphere()
+    mesh = make_mesh(pts, tris)
+    qs = np.array([[0, 0, 0], [0, 0, 0], [0, 0, 0.5], [0, 0, 0.5]], np.float32)
+    far = np.linalg.norm(pts.astype(np.float64) - qs[2], axis=1).max()  # 1.5, the south pole
+    results = []
+    for p, min_dist in zip(qs, (0.99, 1.01, far - 1e-3, far + 1e-3)):
+        q, outs = query_furthest(mesh, p[None])
+        wp.launch(furthest_kernel, dim=1, inputs=[mesh.id, q, min_dist, *outs])
+        results.append([o.numpy()[0] for o in outs])
+    found, face, _, dist = zip(*results)
+    assert list(found) == [1, 0, 1, 0]
+    assert face[1] == -1 and face[3] == -1
+    np.testing.assert_allclose(dist[2], far, rtol=1e-6)
+
+
+def test_furthest_distance_gradient_matches_central_differences():
+    # d/dp |p - v| = (p - v) / |p - v| for the farthest vertex v: against
+    # float64 central differences of the brute-force furthest distance
+    pts, tris = triangle_soup(80, seed=13)
+    mesh = make_mesh(pts, tris)
+    rng = np.random.default_rng(14)
+    qs = rng.uniform(-1.5, 1.5, (60, 3)).astype(np.float32)
+    q, outs = query_furthest(mesh, qs, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(furthest_kernel, dim=len(qs), inputs=[mesh.id, q, 0.0, *outs])
+    outs[3].grad = wp.ones(len(qs), dtype=float)
+    tape.backward()
+    grad = q.grad.numpy()
+    used = pts[np.unique(tris)].astype(np.float64)
+
+    def furthest(p):
+        return np.sqrt(((used - p) ** 2).sum(-1)).max()
+
+    checked = 0
+    for i, p0 in enumerate(qs.astype(np.float64)):
+        d = np.sqrt(((used - p0) ** 2).sum(-1))
+        top = np.sort(d)[-2:]
+        if top[1] - top[0] < 1e-3:  # two vertices almost equally far: a kink
+            continue
+        h = 1e-6
+        fd = np.array([(furthest(p0 + h * e) - furthest(p0 - h * e)) / (2 * h) for e in np.eye(3)])
+        np.testing.assert_allclose(grad[i], fd, atol=1e-5, err_msg=f"point {i}")
+        checked += 1
+    assert checked >= 50
+
+
+# --- rays: any hit, crossings ---------------------------------------------------------------
+
+@wp.kernel
+def ray_count_kernel(mesh: wp.uint64, starts: wp.array(dtype=wp.vec3), dirs: wp.array(dtype=wp.vec3),
+                     max_t: wp.array(dtype=float), anyhit: wp.array(dtype=int), count: wp.array(dtype=int),
+                     first: wp.array(dtype=int)):
+    i = wp.tid()
+    anyhit[i] = int(wp.mesh_query_ray_anyhit(mesh, starts[i], dirs[i], max_t[i]))
+    count[i] = wp.mesh_query_ray_count_intersections(mesh, starts[i], dirs[i])
+    first[i] = int(wp.mesh_query_ray(mesh, starts[i], dirs[i], max_t[i]).result)
+
+
+def cast(mesh, starts, dirs, max_t):
+    n = len(starts)
+    outs = [wp.zeros(n, dtype=int) for _ in range(3)]
+    wp.launch(ray_count_kernel, dim=n, inputs=[mesh.id, wp.array(starts, dtype=wp.vec3),
+                                               wp.array(dirs, dtype=wp.vec3),
+                                               wp.array(np.asarray(max_t, np.float32), dtype=float), *outs])
+    return [o.numpy() for o in outs]
+
+
+@pytest.mark.parametrize("shape", ["sphere", "soup"])
+def test_anyhit_and_crossings_match_brute_force(shape):
+    pts, tris = uv_sphere(rings=12, segments=24) if shape == "sphere" else triangle_soup(300, seed=15)
+    mesh = make_mesh(pts, tris)
+    rng = np.random.default_rng(16)
+    n = 300
+    starts = rng.uniform(-2, 2, (n, 3)).astype(np.float32)
+    dirs = rng.normal(size=(n, 3)).astype(np.float32)
+    max_t = rng.uniform(0.1, 3.0, n).astype(np.float32)
+    a, b, c = corners(pts, tris)
+    ts = np.array([ray_hits(s.astype(np.float64), d.astype(np.float64), a, b, c)[0] for s, d in zip(starts, dirs)])
+    # keep the rays whose every hit (and near miss) is clear of the faces' edges and of max_t
+    clear = []
+    for s, d, mt in zip(starts.astype(np.float64), dirs.astype(np.float64), max_t):
+        e1, e2 = b - a, c - a
+        h = np.cross(d, e2)
+        det = np.einsum("ij,ij->i", e1, h)
+        sv = s - a
+        wb = np.einsum("ij,ij->i", sv, h) / det
+        wc = np.einsum("j,ij->i", d, np.cross(sv, e1)) / det
+        t = np.einsum("ij,ij->i", e2, np.cross(sv, e1)) / det
+        margin = np.min(np.abs(np.stack([wb, wc, 1 - wb - wc, t, t - mt], 1)), axis=1)
+        clear.append(margin.min() > 1e-4)
+    clear = np.array(clear)
+    assert clear.sum() >= 250
+    anyhit, count, first = cast(mesh, starts, dirs, max_t)
+    np.testing.assert_array_equal(anyhit[clear], (ts < max_t[:, None]).any(axis=1)[clear])
+    np.testing.assert_array_equal(count[clear], np.isfinite(ts).sum(axis=1)[clear])
+    np.testing.assert_array_equal(anyhit, first)  # a hit within max_t exactly when mesh_query_ray has one
+    assert 0 < anyhit[clear].sum() < clear.sum()
+
+
+def test_ray_edge_cases():
+    # one square in the plane z = 0, two faces
+    pts = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], np.float32)
+    tris = np.array([[0, 1, 2], [0, 2, 3]], np.int32)
+    mesh = make_mesh(pts, tris)
+    cases = [  # start, dir, max_t, anyhit, count
+        ([0.3, 0.6, 1.0], [0, 0, -1], 2.0, 1, 1),      # straight down
+        ([0.3, 0.6, 1.0], [0, 0, -1], 0.99, 0, 1),     # the hit lies beyond max_t (count has no max_t)
+        ([0.3, 0.6, 1.0], [0, 0, -2], 0.6, 1, 1),      # max_t in multiples of |dir|: the hit at t = 0.5
+        ([0.3, 0.6, 1.0], [0, 0, 1], 5.0, 0, 0),       # pointing away
+        ([0.3, 0.6, -1.0], [0, 0, 1], 5.0, 1, 1),      # from behind
+        ([2.0, 2.0, 1.0], [0, 0, -1], 5.0, 0, 0),      # beside the square
+        ([-1.0, 0.6, 0.5], [1, 0, 0], 5.0, 0, 0),      # parallel to the plane, above it
+        ([0.3, 0.6, 1.0], [0, 0, 0], 5.0, 0, 0),       # no direction
+        ([1.5, 0.6, 1.0], [-1, 0, -1], 5.0, 1, 1),     # slanted, into the square at (0.5, 0.6)
+    ]
+    starts = np.array([c[0] for c in cases], np.float32)
+    dirs = np.array([c[1] for c in cases], np.float32)
+    anyhit, count, first = cast(mesh, starts, dirs, [c[2] for c in cases])
+    assert anyhit.tolist() == [c[3] for c in cases]
+    assert count.tolist() == [c[4] for c in cases]
+    assert first.tolist() == [c[3] for c in cases]
+
+
+def test_crossing_parity_inside_a_closed_mesh():
+    pts, tris = uv_sphere(rings=16, segments=32)
+    mesh = make_mesh(pts, tris)
+    qs, r = shell_points(100, seed=17, outer=(1.1, 1.4))
+    rng = np.random.default_rng(18)
+    dirs = rng.normal(size=qs.shape).astype(np.float32)
+    _, count, _ = cast(mesh, qs, dirs, np.full(len(qs), 1e6))
+    # a ray from inside crosses once; one from outside zero or twice
+    np.testing.assert_array_equal(count[r < 1], 1)
+    assert set(count[r > 1].tolist()) <= {0, 2}
 
 
 # --- closest_point_edge_edge ----------------------------------------------------------------
