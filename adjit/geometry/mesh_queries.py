@@ -16,11 +16,14 @@ between faces, and no loop for the adjoint to replay backwards.
 """
 from __future__ import annotations
 
+import math
+
 from ..language import address_array
 from . import handles as H
 from .kernel_lang import wp
 from .walks import (_box_distance_sq, _box_entry, _box_furthest_sq, _climb_closest, _climb_furthest, _climb_ray,
                     _inverse_direction, _next)
+from .winding import ROWS as WINDING_ROWS
 
 _KIND = wp.constant(wp.uint64(H.MESH_KIND))
 _WORDS = wp.constant(H.DESCRIPTOR_WORDS)
@@ -36,6 +39,9 @@ _NODE_UPPER = wp.constant(H.NODE_UPPER)
 _LEAVES = wp.constant(H.LEAVES)
 _LEAF_SIZE = wp.constant(H.LEAF_SIZE)
 _ORDER = wp.constant(H.ORDER)
+_WINDING = wp.constant(H.WINDING)
+_WINDING_ROWS = wp.constant(WINDING_ROWS)
+_INV_4PI = wp.constant(0.25 / math.pi)
 
 
 @wp.struct
@@ -477,7 +483,7 @@ def mesh_query_aabb_next(query: wp.ref[MeshQueryAABB], index: wp.ref[int]) -> bo
     return False
 
 
-# --- furthest points, any hits, crossings ----------------------------------------------
+# --- furthest points, any hits, crossings, winding numbers ----------------------------------
 
 @wp.func
 def _furthest_corner(p: wp.vec3, a: wp.vec3, b: wp.vec3, c: wp.vec3) -> wp.vec2:
@@ -615,6 +621,109 @@ def mesh_query_ray_count_intersections(id: wp.uint64, start: wp.vec3, dir: wp.ve
     self-intersections). Only ``dir``'s direction matters."""
     return _crossings(id, wp.stop_gradient(start), wp.stop_gradient(dir))
 
+
+@wp.func
+def _solid_angle(p: wp.vec3, a: wp.vec3, b: wp.vec3, c: wp.vec3) -> float:
+    """The signed solid angle triangle abc subtends at p (positive when p is
+    behind it: counter-clockwise corners seen from the front), by the
+    Van Oosterom-Strackee formula on the unit directions to the corners; 0
+    when p is a corner."""
+    qa = a - p
+    qb = b - p
+    qc = c - p
+    la = wp.length(qa)
+    lb = wp.length(qb)
+    lc = wp.length(qc)
+    if la == 0.0 or lb == 0.0 or lc == 0.0:
+        return 0.0
+    qa = qa / la
+    qb = qb / lb
+    qc = qc / lc
+    return 2.0 * wp.atan2(wp.dot(qa, wp.cross(qb, qc)), 1.0 + wp.dot(qa, qb) + wp.dot(qa, qc) + wp.dot(qb, qc))
+
+
+@wp.func
+def _far_solid_angle(data: wp.array(dtype=wp.vec3), base: int, r: wp.vec3) -> float:
+    """The second-order far-field approximation of the solid angle of a
+    node's faces seen from the point at ``-r`` from the node's centre (the
+    expansion and layout of winding.py; ``base`` is the node's first row)."""
+    inv = 1.0 / wp.length(r)
+    u = r * inv
+    inv2 = inv * inv
+    m1u = wp.vec3(wp.dot(data[base + 3], u), wp.dot(data[base + 4], u), wp.dot(data[base + 5], u))
+    cubic = float(0.0)
+    uu = wp.cw_mul(u, u)
+    for i in range(3):
+        diag = data[base + 7 + 2 * i]
+        off = data[base + 8 + 2 * i]
+        cubic += u[i] * (wp.dot(uu, diag) + 2.0 * (u[0] * u[1] * off[0] + u[0] * u[2] * off[1] + u[1] * u[2] * off[2]))
+    return wp.dot(data[base + 2], u) * inv2 + (data[base + 1][1] - 3.0 * wp.dot(u, m1u)) * inv2 * inv \
+        + (-1.5 * wp.dot(data[base + 6], u) + 7.5 * cubic) * inv2 * inv2
+
+
+@wp.func
+def _winding_number(id: wp.uint64, p: wp.vec3, accuracy: float) -> float:
+    """The generalized winding number of the mesh at p: the solid angles of
+    the faces in leaves near p, exactly, plus the far-field approximation of
+    each node whose centre is farther from p than ``accuracy`` times its
+    radius (which then is not entered), over 4 pi. The mesh must have its
+    winding data (support_winding_number)."""
+    nodes = _count(id, _NODE_COUNT)
+    lower = address_array(_address(id, _NODE_LOWER), nodes, wp.vec3, "mesh bvh lower")
+    upper = address_array(_address(id, _NODE_UPPER), nodes, wp.vec3, "mesh bvh upper")
+    data = address_array(_address(id, _WINDING), nodes * _WINDING_ROWS, wp.vec3, "mesh winding data")
+    faces = _count(id, _FACE_COUNT)
+    order = address_array(_address(id, _ORDER), faces, wp.int32, "mesh bvh order")
+    indices = address_array(_address(id, _INDICES), faces * 3, wp.int32, "mesh indices")
+    points = address_array(_address(id, _POINTS), _count(id, _POINT_COUNT), wp.vec3, "mesh points")
+    first_leaf = _count(id, _LEAVES) - 1
+    leaf_size = _count(id, _LEAF_SIZE)
+    reach = accuracy * accuracy
+    total = float(0.0)
+    node = int(0)
+    while node >= 0:
+        enter = False
+        if lower[node][0] <= upper[node][0]:  # (the padding's empty nodes have no faces)
+            if node >= first_leaf:
+                begin = (node - first_leaf) * leaf_size
+                for k in range(begin, wp.min(begin + leaf_size, faces)):
+                    f = int(order[k])
+                    total += _solid_angle(p, _vertex(points, indices, f, 0), _vertex(points, indices, f, 1),
+                                          _vertex(points, indices, f, 2))
+            else:
+                base = node * _WINDING_ROWS
+                r = data[base] - p
+                if wp.dot(r, r) > data[base + 1][0] * reach:
+                    total += _far_solid_angle(data, base, r)
+                else:
+                    enter = True
+        if enter:
+            node = 2 * node + 1
+        else:
+            node = _next(node)
+    return total * _INV_4PI
+
+
+@wp.func
+def mesh_query_point_sign_winding_number(id: wp.uint64, point: wp.vec3, max_dist: float, accuracy: float = 2.0,
+                                         threshold: float = 0.5) -> MeshQueryPoint:
+    """As mesh_query_point_no_sign, with ``sign`` -1 where the mesh's
+    generalized winding number at ``point`` exceeds ``threshold`` (inside),
+    else +1: robust for meshes with holes, overlaps or flipped parts. The
+    winding number sums the exact solid angles of the faces near ``point``
+    and a second-order far-field approximation for tree nodes farther than
+    ``accuracy`` times their radius (winding.py). The mesh must be made
+    with ``support_winding_number=True``; otherwise the sign is
+    mesh_query_point's, as in Warp. The sign does not depend on ``max_dist``."""
+    p = wp.stop_gradient(point)
+    face = _closest_face(id, p, wp.stop_gradient(max_dist))
+    sign = float(1.0)
+    if face >= 0:
+        if _descriptor(id, _WINDING) == wp.uint64(0):
+            sign = _parity_sign(id, p)
+        elif _winding_number(id, p, wp.stop_gradient(accuracy)) > wp.stop_gradient(threshold):
+            sign = -1.0
+    return _point_result(id, point, face, sign)
 
 
 # --- reading the mesh -----------------------------------------------------------------------

@@ -1,13 +1,39 @@
 """Warp 1.19's further mesh queries and geometry helpers (adjit/geometry,
-docs/geometry.md): the furthest point, any-hit and crossing-count rays,
-closest_point_edge_edge and intersect_tri_tri, against float64
-brute-force references over every face, gradients against float64
+docs/geometry.md): the winding-number sign, the furthest point, any-hit and
+crossing-count rays, closest_point_edge_edge and intersect_tri_tri, against
+float64 brute-force references over every face, gradients against float64
 central differences, and (where warp-lang is importable) against Warp."""
 import numpy as np
 import pytest
 
 import adjit as wp
-from test_geometry import corners, make_mesh, ray_hits, triangle_soup, uv_sphere
+from adjit.geometry import mesh_queries as MQ
+from adjit.geometry.bvh import build_tree, triangle_bounds
+from adjit.geometry.winding import far_solid_angle, winding_data
+from test_geometry import closest_on_triangles, corners, make_mesh, ray_hits, triangle_soup, uv_sphere
+
+
+def exact_winding(pts, tris, qs):
+    """float64: the winding number at each of ``qs``, summing every face's
+    solid angle (Van Oosterom-Strackee)."""
+    out = []
+    for q in np.asarray(qs, np.float64):
+        a, b, c = (x - q for x in corners(pts, tris))
+        la, lb, lc = (np.linalg.norm(x, axis=1) for x in (a, b, c))
+        num = np.einsum("ij,ij->i", a, np.cross(b, c))
+        den = la * lb * lc + np.einsum("ij,ij->i", a, b) * lc + np.einsum("ij,ij->i", a, c) * lb \
+            + np.einsum("ij,ij->i", b, c) * la
+        out.append(2 * np.arctan2(num, den).sum() / (4 * np.pi))
+    return np.array(out)
+
+
+def open_sphere():
+    """A sphere (faces outward) with two holes: the faces around the +z and
+    +x poles removed."""
+    pts, tris = uv_sphere(rings=16, segments=32)
+    centre = pts[tris].mean(axis=1)
+    keep = (centre[:, 2] < 0.8) & (centre[:, 0] < 0.8)
+    return pts, tris[keep]
 
 
 def shell_points(n, seed, inner=(0.05, 0.9), outer=(1.1, 2.0)):
@@ -16,6 +42,156 @@ def shell_points(n, seed, inner=(0.05, 0.9), outer=(1.1, 2.0)):
     d /= np.linalg.norm(d, axis=1, keepdims=True)
     r = np.concatenate([rng.uniform(*inner, n), rng.uniform(*outer, n)])
     return (d * r[:, None]).astype(np.float32), r
+
+
+# --- the winding number ---------------------------------------------------------------------
+
+@wp.kernel
+def winding_sign_kernel(mesh: wp.uint64, qs: wp.array(dtype=wp.vec3), accuracy: float, threshold: float,
+                        found: wp.array(dtype=int), sign: wp.array(dtype=float), face: wp.array(dtype=int),
+                        at: wp.array(dtype=wp.vec3), parity: wp.array(dtype=float)):
+    i = wp.tid()
+    q = wp.mesh_query_point_sign_winding_number(mesh, qs[i], 10.0, accuracy, threshold)
+    found[i] = int(q.result)
+    sign[i] = q.sign
+    face[i] = q.face
+    if q.result:
+        at[i] = wp.mesh_eval_position(mesh, q.face, q.u, q.v)
+    parity[i] = wp.mesh_query_point(mesh, qs[i], 10.0).sign
+
+
+def winding_signs(mesh, qs, accuracy=2.0, threshold=0.5):
+    n = len(qs)
+    outs = [wp.zeros(n, dtype=int), wp.zeros(n, dtype=float), wp.zeros(n, dtype=int), wp.zeros(n, dtype=wp.vec3),
+            wp.zeros(n, dtype=float)]
+    wp.launch(winding_sign_kernel, dim=n,
+              inputs=[mesh.id, wp.array(qs, dtype=wp.vec3), accuracy, threshold, *outs])
+    return [o.numpy() for o in outs]
+
+
+@wp.kernel
+def winding_number_kernel(mesh: wp.uint64, qs: wp.array(dtype=wp.vec3), accuracy: float,
+                          w: wp.array(dtype=float)):
+    i = wp.tid()
+    w[i] = MQ._winding_number(mesh, qs[i], accuracy)
+
+
+def winding_numbers(mesh, qs, accuracy):
+    w = wp.zeros(len(qs), dtype=float)
+    wp.launch(winding_number_kernel, dim=len(qs), inputs=[mesh.id, wp.array(qs, dtype=wp.vec3), accuracy, w])
+    return w.numpy()
+
+
+def test_winding_sign_inside_and_outside_a_closed_mesh():
+    pts, tris = uv_sphere(rings=16, segments=32)
+    mesh = make_mesh(pts, tris, support_winding_number=True)
+    qs, r = shell_points(150, seed=3)
+    found, sign, face, at, _ = winding_signs(mesh, qs)
+    assert found.all()
+    np.testing.assert_array_equal(sign, np.where(r < 1, -1.0, 1.0))
+    # the closest point is mesh_query_point_no_sign's: a nearest face
+    a, b, c = corners(pts, tris)
+    for i in range(0, len(qs), 7):
+        _, dist = closest_on_triangles(qs[i].astype(np.float64), a, b, c)
+        assert abs(np.linalg.norm(qs[i] - at[i]) - np.sqrt(dist.min())) <= 2e-6 * (1 + np.sqrt(dist.min()))
+
+
+def test_winding_sign_through_a_hole_follows_the_winding_number():
+    # With two caps cut off, two of the three axis rays from some points
+    # inside escape through the holes, so the parity vote fails there; the winding number stays near 1 deep
+    # inside. The reference: the float64 winding number over every face,
+    # where it is clear of the threshold by more than the approximation's error.
+    pts, tris = open_sphere()
+    mesh = make_mesh(pts, tris, support_winding_number=True)
+    qs, _ = shell_points(200, seed=4, inner=(0.0, 0.95), outer=(1.05, 2.0))
+    exact = exact_winding(pts, tris, qs)
+    _, sign, _, _, parity = winding_signs(mesh, qs)
+    clear = np.abs(exact - 0.5) > 0.02
+    assert clear.sum() >= 350
+    np.testing.assert_array_equal(sign[clear], np.where(exact[clear] > 0.5, -1.0, 1.0))
+    assert (parity[clear] != sign[clear]).any()  # the hole fools the parity vote somewhere
+    # the threshold moves the boundary: between 0.5 and 0.9 the sign flips
+    mid = clear & (exact > 0.55) & (exact < 0.85)
+    assert mid.sum() >= 3
+    _, sign9, _, _, _ = winding_signs(mesh, qs[mid], threshold=0.9)
+    assert (sign9 == 1.0).all()
+
+
+def test_winding_number_matches_the_exact_sum():
+    pts, tris = open_sphere()
+    mesh = make_mesh(pts, tris, support_winding_number=True)
+    rng = np.random.default_rng(5)
+    qs = rng.uniform(-2, 2, (300, 3)).astype(np.float32)
+    exact = exact_winding(pts, tris, qs)
+    # an accuracy no node meets: every face exactly (float32 rounding only)
+    np.testing.assert_allclose(winding_numbers(mesh, qs, 1.0e6), exact, atol=5e-6)
+    # Warp's default: far nodes by their second-order expansion
+    err2 = np.abs(winding_numbers(mesh, qs, 2.0) - exact)
+    err4 = np.abs(winding_numbers(mesh, qs, 4.0) - exact)
+    assert err2.max() < 2e-3, err2.max()
+    assert err4.max() < 1e-4, err4.max()
+    assert err4.mean() < err2.mean() / 4
+
+
+def test_far_field_expansion_is_second_order():
+    # The node data's expansion (float64, winding.py's formula) errs as
+    # rho^-5: doubling the distance divides the error by 2^5 = 32 (a wrong
+    # second-order term would leave rho^-4, 16; a wrong first-order one, 8).
+    pts, tris = triangle_soup(50, seed=6)
+    data = winding_data(build_tree(*triangle_bounds(pts, tris)), pts, tris)
+    d = np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8])
+    errors = []
+    for dist in (8.0, 16.0, 32.0):
+        q = d * dist
+        errors.append(abs(far_solid_angle(data, q)[0] / (4 * np.pi) - exact_winding(pts, tris, [q])[0]))
+    for near, far in zip(errors, errors[1:]):
+        assert 24 < near / far < 40, errors
+
+
+def test_far_field_in_the_kernel_matches_the_host_formula():
+    # accuracy 0: the root is always far, so the query is the root's expansion alone
+    pts, tris = triangle_soup(40, seed=7)
+    mesh = make_mesh(pts, tris, support_winding_number=True)
+    rng = np.random.default_rng(8)
+    qs = (rng.normal(size=(50, 3)) * 3).astype(np.float32)
+    expected = np.array([far_solid_angle(mesh._winding, q)[0] for q in qs.astype(np.float64)]) / (4 * np.pi)
+    np.testing.assert_allclose(winding_numbers(mesh, qs, 0.0), expected, rtol=1e-4, atol=1e-7)
+
+
+def test_refit_recomputes_the_winding_data():
+    pts, tris = uv_sphere(rings=12, segments=24)
+    points = wp.array(pts, dtype=wp.vec3)
+    mesh = wp.Mesh(points, wp.array(tris.flatten(), dtype=wp.int32), support_winding_number=True)
+    qs = np.array([[1.5, 0.1, 0.2], [0.2, -1.6, 0.3], [0.1, 0.2, 0.3]], np.float32)
+    assert winding_signs(mesh, qs)[1].tolist() == [1.0, 1.0, -1.0]
+    points.assign(wp.array(pts * 2.0, dtype=wp.vec3))
+    mesh.refit()
+    assert winding_signs(mesh, qs)[1].tolist() == [-1.0, -1.0, -1.0]
+    np.testing.assert_allclose(winding_numbers(mesh, qs, 2.0), exact_winding(pts * 2.0, tris, qs), atol=2e-3)
+
+
+def test_without_winding_support_the_sign_is_mesh_query_point_s():
+    pts, tris = open_sphere()
+    mesh = make_mesh(pts, tris)
+    qs, _ = shell_points(100, seed=9, inner=(0.0, 0.95), outer=(1.05, 2.0))
+    found, sign, _, _, parity = winding_signs(mesh, qs)
+    assert found.all()
+    np.testing.assert_array_equal(sign, parity)
+
+
+def test_winding_query_respects_max_dist():
+    pts, tris = uv_sphere()
+    mesh = make_mesh(pts, tris, support_winding_number=True)
+
+    @wp.kernel
+    def limited(mesh: wp.uint64, qs: wp.array(dtype=wp.vec3), found: wp.array(dtype=int)):
+        i = wp.tid()
+        found[i] = int(wp.mesh_query_point_sign_winding_number(mesh, qs[i], 0.45).result)
+
+    qs = np.array([[0, 0, 1.6], [0, 0, 1.2], [0, 0, 0.5], [3, 0, 0]], np.float32)
+    found = wp.zeros(4, dtype=int)
+    wp.launch(limited, dim=4, inputs=[mesh.id, wp.array(qs, dtype=wp.vec3), found])
+    assert found.numpy().tolist() == [0, 1, 0, 0]
 
 
 # --- the furthest point ---------------------------------------------------------------------
@@ -403,6 +579,67 @@ def test_intersect_tri_tri_special_cases():
     got, got64 = tri_tri([t] * len(cases), [c[0] for c in cases])
     assert got.tolist() == [c[1] for c in cases]
     assert got64.tolist() == [c[1] for c in cases]
+
+
+# --- against Warp ---------------------------------------------------------------------------
+
+def test_against_warp():
+    warp = pytest.importorskip("warp")
+    if warp is wp:
+        pytest.skip("warp is aliased to adjit")
+    warp.config.quiet = True
+    pts, tris = open_sphere()
+    rng = np.random.default_rng(22)
+    qs = rng.uniform(-1.6, 1.6, (300, 3)).astype(np.float32)
+    dirs = rng.normal(size=(300, 3)).astype(np.float32)
+    ends = [x.astype(np.float32) for x in random_edges(300, seed=23)]
+
+    @warp.kernel
+    def reference(mesh: warp.uint64, qs: warp.array(dtype=warp.vec3), dirs: warp.array(dtype=warp.vec3),
+                  p1: warp.array(dtype=warp.vec3), q1: warp.array(dtype=warp.vec3),
+                  p2: warp.array(dtype=warp.vec3), q2: warp.array(dtype=warp.vec3),
+                  sign: warp.array(dtype=float), far: warp.array(dtype=float), anyhit: warp.array(dtype=int),
+                  count: warp.array(dtype=int), ee: warp.array(dtype=warp.vec3)):
+        i = warp.tid()
+        sign[i] = warp.mesh_query_point_sign_winding_number(mesh, qs[i], 10.0).sign
+        f = warp.mesh_query_furthest_point_no_sign(mesh, qs[i], 0.0)
+        far[i] = warp.length(qs[i] - warp.mesh_eval_position(mesh, f.face, f.u, f.v))
+        anyhit[i] = int(warp.mesh_query_ray_anyhit(mesh, qs[i], dirs[i], 1.5))
+        count[i] = warp.mesh_query_ray_count_intersections(mesh, qs[i], dirs[i])
+        ee[i] = warp.closest_point_edge_edge(p1[i], q1[i], p2[i], q2[i], 1.0e-6)
+
+    @wp.kernel
+    def ours(mesh: wp.uint64, qs: wp.array(dtype=wp.vec3), dirs: wp.array(dtype=wp.vec3),
+             p1: wp.array(dtype=wp.vec3), q1: wp.array(dtype=wp.vec3), p2: wp.array(dtype=wp.vec3),
+             q2: wp.array(dtype=wp.vec3), sign: wp.array(dtype=float), far: wp.array(dtype=float),
+             anyhit: wp.array(dtype=int), count: wp.array(dtype=int), ee: wp.array(dtype=wp.vec3)):
+        i = wp.tid()
+        sign[i] = wp.mesh_query_point_sign_winding_number(mesh, qs[i], 10.0).sign
+        f = wp.mesh_query_furthest_point_no_sign(mesh, qs[i], 0.0)
+        far[i] = wp.length(qs[i] - wp.mesh_eval_position(mesh, f.face, f.u, f.v))
+        anyhit[i] = int(wp.mesh_query_ray_anyhit(mesh, qs[i], dirs[i], 1.5))
+        count[i] = wp.mesh_query_ray_count_intersections(mesh, qs[i], dirs[i])
+        ee[i] = wp.closest_point_edge_edge(p1[i], q1[i], p2[i], q2[i], 1.0e-6)
+
+    results = []
+    for lib, kernel in ((warp, reference), (wp, ours)):
+        mesh = lib.Mesh(lib.array(pts, dtype=lib.vec3), lib.array(tris.flatten(), dtype=lib.int32),
+                        support_winding_number=True)
+        outs = [lib.zeros(300, dtype=float), lib.zeros(300, dtype=float), lib.zeros(300, dtype=int),
+                lib.zeros(300, dtype=int), lib.zeros(300, dtype=lib.vec3)]
+        lib.launch(kernel, dim=300, inputs=[mesh.id, lib.array(qs, dtype=lib.vec3), lib.array(dirs, dtype=lib.vec3),
+                                            *[lib.array(e, dtype=lib.vec3) for e in ends], *outs], device="cpu")
+        results.append([o.numpy() for o in outs])
+    (w_sign, w_far, w_any, w_count, w_ee), (sign, far, anyhit, count, ee) = results
+    print("differences from Warp: sign", (sign != w_sign).sum(), "anyhit", (anyhit != w_any).sum(), "count",
+          (count != w_count).sum(), "edge-edge", np.abs(ee - w_ee).max())
+    exact = exact_winding(pts, tris, qs)
+    clear = np.abs(exact - 0.5) > 0.02
+    np.testing.assert_array_equal(sign[clear], w_sign[clear])
+    np.testing.assert_allclose(far, w_far, rtol=1e-6)
+    assert (anyhit != w_any).sum() <= 1  # rays grazing an edge may differ (Warp's watertight test)
+    assert (count != w_count).sum() <= 1
+    np.testing.assert_allclose(ee, w_ee, atol=1e-5)
 
 
 def test_intersect_tri_tri_against_warp():
