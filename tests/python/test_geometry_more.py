@@ -3,6 +3,10 @@ docs/geometry.md): the winding-number sign, the furthest point, any-hit and
 crossing-count rays, closest_point_edge_edge and intersect_tri_tri, against
 float64 brute-force references over every face, gradients against float64
 central differences, and (where warp-lang is importable) against Warp."""
+import re
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -666,3 +670,20 @@ def test_intersect_tri_tri_against_warp():
     got, _ = tri_tri(tris[:, 0], tris[:, 1])
     print("differences from Warp:", (got != expected.numpy()).sum(), "of", len(tris))
     np.testing.assert_array_equal(got, expected.numpy())
+
+
+# --- PTX ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kernel", [winding_sign_kernel, furthest_kernel, ray_count_kernel, edge_edge_kernel,
+                                    tri_tri_kernel], ids=lambda k: k.__name__)
+def test_kernels_compile_to_ptx_that_ptxas_accepts(kernel, tmp_path):
+    # the queries are ordinary device functions: they lower to PTX like any kernel
+    # (meshes are built on the host only so far, so nothing runs on a GPU here)
+    ptx = wp.compile(kernel, target="cuda", arch="sm_80")
+    assert re.search(r"\.visible\s+\.entry\s+\w+", ptx)
+    if shutil.which("ptxas") is None:
+        pytest.skip("ptxas is not on PATH")
+    (tmp_path / "k.ptx").write_text(ptx)
+    proc = subprocess.run(["ptxas", "-arch=sm_80", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
