@@ -46,10 +46,12 @@ _INV_4PI = wp.constant(0.25 / math.pi)
 
 @wp.struct
 class MeshQueryPoint:
-    """The result of mesh_query_point*: ``result`` (a face within max_dist was
-    found), ``sign`` (+1 outside, -1 inside; 1 for the no-sign query),
-    ``face`` and the closest point's barycentric weights ``u``, ``v`` of the
-    face's first two corners (``mesh_eval_position(id, face, u, v)``)."""
+    """The result of mesh_query_point* and mesh_query_furthest_point_no_sign:
+    ``result`` (a face within max_dist, or beyond min_dist, was found),
+    ``sign`` (+1 outside, -1 inside; 1 for the no-sign query, where Warp
+    reports 0; 0 for the furthest point, as Warp), ``face`` and the point's
+    barycentric weights ``u``, ``v`` of the face's first two corners
+    (``mesh_eval_position(id, face, u, v)``)."""
     result: bool
     sign: float
     face: int
