@@ -35,6 +35,9 @@ LEFT_OUT = {
     **dict.fromkeys(("address", "view", "load", "store", "array_store", "index", "indexref", "copy"), _INTERNAL),
     "array": "builds an array from a raw pointer inside a kernel: unchecked memory, which adjit's bounds "
              "guarantee excludes",
+    "mesh_get": "returns Warp's Mesh struct, whose fields are arrays (points, indices, velocities); a struct "
+                "made in an adjit kernel cannot hold arrays. mesh_get_point, mesh_get_index and "
+                "mesh_get_velocity read the same memory",
     **dict.fromkeys(("dense_gemm", "dense_gemm_batched", "dense_chol", "dense_chol_batched", "dense_solve",
                      "dense_solve_batched", "dense_subs"),
                     "undocumented or marked \"WIP\" in Warp 1.19; Warp's tile primitives (out of scope) do this work"),
@@ -91,6 +94,10 @@ GEOMETRY_GRADIENTS = {
     **dict.fromkeys(("mesh_query_point", "mesh_query_point_no_sign", "mesh_query_point_sign_normal",
                      "mesh_query_ray"), "yes (the query point or ray; the mesh is constant)"),
     **dict.fromkeys(("mesh_eval_position", "mesh_eval_velocity"), "yes (the weights; the mesh is constant)"),
+    "mesh_query_point_sign_winding_number": "yes (the query point or ray; the mesh is constant)",
+    "mesh_query_furthest_point_no_sign": "constant weights (the furthest point is a corner: distances to it "
+                                         "are differentiable in the query point)",
+    "closest_point_edge_edge": "yes (the endpoints)",
 }
 
 

@@ -20,9 +20,10 @@ MESH_KIND = 0x41444A544D455348  # "ADJTMESH"
 BVH_KIND = 0x41444A5442564820  # "ADJTBVH "
 HASH_GRID_KIND = 0x41444A5448475244  # "ADJTHGRD"
 
-# Word indices of a mesh row.
+# Word indices of a mesh row (WINDING: the address of the per-node winding
+# number data of winding.py, 0 without support_winding_number).
 KIND, POINT_COUNT, POINTS, FACE_COUNT, INDICES, VELOCITIES, NODE_COUNT, NODE_LOWER, NODE_UPPER, LEAVES, \
-    LEAF_SIZE, ORDER, VELOCITY_COUNT = range(13)
+    LEAF_SIZE, ORDER, VELOCITY_COUNT, WINDING = range(14)
 
 # Word indices of a Bvh row (word 0 is KIND): the items' bounds (the user's
 # arrays) and the tree (bvh.py).

@@ -18,7 +18,8 @@ from ..language import constant, func
 
 wp = SimpleNamespace(**registry())
 wp.func, wp.constant, wp.struct, wp.ref = func, constant, T.struct, T.ref
-for _name in ("int32", "int64", "uint64", "float32", "vec2", "vec3", "vec2i", "vec3i"):
+for _name in ("int32", "int64", "uint64", "float32", "float64", "vec2", "vec3", "vec2i", "vec3i", "vec3d"):
     setattr(wp, _name, getattr(T, _name))
+wp.vector = T.vector  # vector(x, y): the type from the values
 wp.array = T.ArrayType  # annotations: wp.array(dtype=wp.vec3)
 wp.inf = math.inf

@@ -10,6 +10,7 @@ from ..errors import AdjitError
 from ..runtime.array import Array, array as make_array
 from . import handles as H
 from .bvh import build_tree, refit_tree, triangle_bounds
+from .winding import winding_data
 
 
 def _clear(row: np.ndarray) -> None:
@@ -26,7 +27,9 @@ class Mesh:
     optional vec3 array like ``points`` (``mesh_eval_velocity``). The hierarchy
     is built on the host when the mesh is made; after changing the points
     (in place, or by assigning ``mesh.points`` an array of the same length),
-    call ``refit()``. The mesh keeps its arrays alive; its id is valid while
+    call ``refit()``. ``support_winding_number``: also keep the per-node data
+    ``mesh_query_point_sign_winding_number`` needs (winding.py; without it
+    that query takes ``mesh_query_point``'s sign, as Warp's). The mesh keeps its arrays alive; its id is valid while
     the mesh is (a query on the id of a collected mesh fails its check).
 
     Queries are exact functions of the query point or ray for the face they
@@ -76,6 +79,10 @@ class Mesh:
         row[H.LEAVES] = self._tree.leaves
         row[H.LEAF_SIZE] = self._tree.leaf_size
         row[H.ORDER] = self._tree.order.ctypes.data
+        self._winding = None
+        if self.support_winding_number:
+            self._winding = winding_data(self._tree, points.numpy(), triangles)
+            row[H.WINDING] = self._winding.ctypes.data
         row[H.KIND] = H.MESH_KIND
         weakref.finalize(self, _clear, row)
 
@@ -112,8 +119,12 @@ class Mesh:
         self._row[H.POINTS] = points.ptr
 
     def refit(self) -> None:
-        """Recomputes the hierarchy's bounds from the current points."""
-        refit_tree(self._tree, *triangle_bounds(self._points.numpy(), self._triangles))
+        """Recomputes the hierarchy's bounds (and the winding number data, with
+        ``support_winding_number``) from the current points."""
+        points = self._points.numpy()
+        refit_tree(self._tree, *triangle_bounds(points, self._triangles))
+        if self._winding is not None:
+            self._winding[...] = winding_data(self._tree, points, self._triangles)
 
 
 def _describe(x) -> str:

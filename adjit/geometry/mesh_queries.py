@@ -16,10 +16,14 @@ between faces, and no loop for the adjoint to replay backwards.
 """
 from __future__ import annotations
 
+import math
+
 from ..language import address_array
 from . import handles as H
 from .kernel_lang import wp
-from .walks import _box_distance_sq, _box_entry, _climb_closest, _climb_ray, _inverse_direction, _next
+from .walks import (_box_distance_sq, _box_entry, _box_furthest_sq, _climb_closest, _climb_furthest, _climb_ray,
+                    _inverse_direction, _next)
+from .winding import ROWS as WINDING_ROWS
 
 _KIND = wp.constant(wp.uint64(H.MESH_KIND))
 _WORDS = wp.constant(H.DESCRIPTOR_WORDS)
@@ -35,14 +39,19 @@ _NODE_UPPER = wp.constant(H.NODE_UPPER)
 _LEAVES = wp.constant(H.LEAVES)
 _LEAF_SIZE = wp.constant(H.LEAF_SIZE)
 _ORDER = wp.constant(H.ORDER)
+_WINDING = wp.constant(H.WINDING)
+_WINDING_ROWS = wp.constant(WINDING_ROWS)
+_INV_4PI = wp.constant(0.25 / math.pi)
 
 
 @wp.struct
 class MeshQueryPoint:
-    """The result of mesh_query_point*: ``result`` (a face within max_dist was
-    found), ``sign`` (+1 outside, -1 inside; 1 for the no-sign query),
-    ``face`` and the closest point's barycentric weights ``u``, ``v`` of the
-    face's first two corners (``mesh_eval_position(id, face, u, v)``)."""
+    """The result of mesh_query_point* and mesh_query_furthest_point_no_sign:
+    ``result`` (a face within max_dist, or beyond min_dist, was found),
+    ``sign`` (+1 outside, -1 inside; 1 for the no-sign query, where Warp
+    reports 0; 0 for the furthest point, as Warp), ``face`` and the point's
+    barycentric weights ``u``, ``v`` of the face's first two corners
+    (``mesh_eval_position(id, face, u, v)``)."""
     result: bool
     sign: float
     face: int
@@ -358,6 +367,17 @@ def _crossings(id: wp.uint64, start: wp.vec3, dir: wp.vec3) -> int:
 
 
 @wp.func
+def _parity_sign(id: wp.uint64, p: wp.vec3) -> float:
+    """mesh_query_point's sign: -1 when at least two of the three rays along
+    the axes cross the mesh an odd number of times."""
+    inside = (_crossings(id, p, wp.vec3(1.0, 0.0, 0.0)) % 2) + (_crossings(id, p, wp.vec3(0.0, 1.0, 0.0)) % 2) \
+        + (_crossings(id, p, wp.vec3(0.0, 0.0, 1.0)) % 2)
+    if inside >= 2:
+        return -1.0
+    return 1.0
+
+
+@wp.func
 def mesh_query_point(id: wp.uint64, point: wp.vec3, max_dist: float) -> MeshQueryPoint:
     """As mesh_query_point_no_sign, with ``sign`` -1 inside the mesh and +1
     outside, decided by the parity of the crossings of three rays along the
@@ -367,10 +387,7 @@ def mesh_query_point(id: wp.uint64, point: wp.vec3, max_dist: float) -> MeshQuer
     face = _closest_face(id, p, wp.stop_gradient(max_dist))
     sign = float(1.0)
     if face >= 0:
-        inside = (_crossings(id, p, wp.vec3(1.0, 0.0, 0.0)) % 2) + (_crossings(id, p, wp.vec3(0.0, 1.0, 0.0)) % 2) \
-            + (_crossings(id, p, wp.vec3(0.0, 0.0, 1.0)) % 2)
-        if inside >= 2:
-            sign = -1.0
+        sign = _parity_sign(id, p)
     return _point_result(id, point, face, sign)
 
 
@@ -466,6 +483,249 @@ def mesh_query_aabb_next(query: wp.ref[MeshQueryAABB], index: wp.ref[int]) -> bo
         index = found
         return True
     return False
+
+
+# --- furthest points, any hits, crossings, winding numbers ----------------------------------
+
+@wp.func
+def _furthest_corner(p: wp.vec3, a: wp.vec3, b: wp.vec3, c: wp.vec3) -> wp.vec2:
+    """The barycentric weights (of a, b) of the point of triangle abc farthest
+    from p: a corner (the squared distance is convex), the first of equally far."""
+    da = wp.length_sq(p - a)
+    db = wp.length_sq(p - b)
+    dc = wp.length_sq(p - c)
+    if da >= db and da >= dc:
+        return wp.vec2(1.0, 0.0)
+    if db >= dc:
+        return wp.vec2(0.0, 1.0)
+    return wp.vec2(0.0, 0.0)
+
+
+@wp.func
+def _furthest_face(id: wp.uint64, p: wp.vec3, min_dist: float) -> int:
+    """The face with the point farthest from p, if farther than min_dist (the
+    first of equally far ones in the walk's order), or -1. The walk enters the
+    child whose box reaches farther first and skips boxes whose farthest
+    corner is no farther than the best so far."""
+    lower = address_array(_address(id, _NODE_LOWER), _count(id, _NODE_COUNT), wp.vec3, "mesh bvh lower")
+    upper = address_array(_address(id, _NODE_UPPER), _count(id, _NODE_COUNT), wp.vec3, "mesh bvh upper")
+    faces = _count(id, _FACE_COUNT)
+    order = address_array(_address(id, _ORDER), faces, wp.int32, "mesh bvh order")
+    indices = address_array(_address(id, _INDICES), faces * 3, wp.int32, "mesh indices")
+    points = address_array(_address(id, _POINTS), _count(id, _POINT_COUNT), wp.vec3, "mesh points")
+    first_leaf = _count(id, _LEAVES) - 1
+    leaf_size = _count(id, _LEAF_SIZE)
+    best = min_dist * min_dist
+    best_face = int(-1)
+    node = int(-1)
+    if _box_furthest_sq(lower[0], upper[0], p) > best:
+        node = 0
+    depth = int(0)
+    trail = wp.int64(0)
+    lone = wp.int64(0)
+    while node >= 0:
+        climb = True
+        if node >= first_leaf:
+            begin = (node - first_leaf) * leaf_size
+            for k in range(begin, wp.min(begin + leaf_size, faces)):
+                f = int(order[k])
+                a = _vertex(points, indices, f, 0)
+                b = _vertex(points, indices, f, 1)
+                c = _vertex(points, indices, f, 2)
+                dist = wp.max(wp.max(wp.length_sq(p - a), wp.length_sq(p - b)), wp.length_sq(p - c))
+                if dist > best:
+                    best = dist
+                    best_face = f
+        else:
+            left = 2 * node + 1
+            far_left = _box_furthest_sq(lower[left], upper[left], p)
+            far_right = _box_furthest_sq(lower[left + 1], upper[left + 1], p)
+            if far_left > best or far_right > best:  # enter the farther child; its sibling later, if still far
+                right_first = int(far_right > far_left)
+                single = int(far_left <= best or far_right <= best)
+                bit = wp.int64(1) << wp.int64(depth)
+                trail = (trail & ~bit) | (wp.int64(right_first) << wp.int64(depth))
+                lone = (lone & ~bit) | (wp.int64(single) << wp.int64(depth))
+                node = left + right_first
+                depth = depth + 1
+                climb = False
+        if climb:
+            nd = _climb_furthest(lower, upper, p, best, node, depth, trail, lone)
+            node = nd[0]
+            depth = nd[1]
+    return best_face
+
+
+@wp.func
+def mesh_query_furthest_point_no_sign(id: wp.uint64, point: wp.vec3, min_dist: float) -> MeshQueryPoint:
+    """The point of the mesh farthest from ``point``, if farther than
+    ``min_dist`` (Warp's mesh_query_furthest_point_no_sign): ``result``,
+    ``face`` and the weights ``u``, ``v`` of that face's farthest corner (a
+    mesh's farthest point is always a corner); ``sign`` 0, as Warp's. The
+    weights are constants: the gradient with respect to ``point`` flows
+    through what a kernel computes from the corner (its distance, ...)."""
+    p = wp.stop_gradient(point)
+    face = _furthest_face(id, p, wp.stop_gradient(min_dist))
+    r = MeshQueryPoint()
+    r.result = False
+    r.sign = 0.0
+    r.face = face
+    r.u = 0.0
+    r.v = 0.0
+    if face >= 0:
+        w = _furthest_corner(p, _corner(id, face, 0), _corner(id, face, 1), _corner(id, face, 2))
+        r.result = True
+        r.u = w[0]
+        r.v = w[1]
+    return r
+
+
+@wp.func
+def mesh_query_ray_anyhit(id: wp.uint64, start: wp.vec3, dir: wp.vec3, max_t: float) -> bool:
+    """Whether the ray ``start + t * dir`` hits any face at 0 <= t < max_t
+    (``max_t`` in multiples of ``|dir|``); stops at the first hit found, so it
+    costs at most what mesh_query_ray does."""
+    s = wp.stop_gradient(start)
+    d = wp.stop_gradient(dir)
+    t_max = wp.stop_gradient(max_t)
+    lower = address_array(_address(id, _NODE_LOWER), _count(id, _NODE_COUNT), wp.vec3, "mesh bvh lower")
+    upper = address_array(_address(id, _NODE_UPPER), _count(id, _NODE_COUNT), wp.vec3, "mesh bvh upper")
+    faces = _count(id, _FACE_COUNT)
+    order = address_array(_address(id, _ORDER), faces, wp.int32, "mesh bvh order")
+    indices = address_array(_address(id, _INDICES), faces * 3, wp.int32, "mesh indices")
+    points = address_array(_address(id, _POINTS), _count(id, _POINT_COUNT), wp.vec3, "mesh points")
+    first_leaf = _count(id, _LEAVES) - 1
+    leaf_size = _count(id, _LEAF_SIZE)
+    inv_dir = _inverse_direction(d)
+    node = int(0)
+    while node >= 0:
+        enter = _box_entry(lower[node], upper[node], s, inv_dir) < t_max
+        if enter and node >= first_leaf:
+            begin = (node - first_leaf) * leaf_size
+            for k in range(begin, wp.min(begin + leaf_size, faces)):
+                f = int(order[k])
+                hit = _ray_triangle(s, d, _vertex(points, indices, f, 0), _vertex(points, indices, f, 1),
+                                    _vertex(points, indices, f, 2))
+                if hit[0] >= 0.0 and hit[0] < t_max and hit[1] >= 0.0 and hit[2] >= 0.0 and hit[1] + hit[2] <= 1.0:
+                    return True
+            enter = False
+        if enter:
+            node = 2 * node + 1
+        else:
+            node = _next(node)
+    return False
+
+
+@wp.func
+def mesh_query_ray_count_intersections(id: wp.uint64, start: wp.vec3, dir: wp.vec3) -> int:
+    """How many faces the ray ``start + t * dir`` crosses at t >= 0 (all of
+    them, not only the first; odd inside a closed mesh without
+    self-intersections). Only ``dir``'s direction matters."""
+    return _crossings(id, wp.stop_gradient(start), wp.stop_gradient(dir))
+
+
+@wp.func
+def _solid_angle(p: wp.vec3, a: wp.vec3, b: wp.vec3, c: wp.vec3) -> float:
+    """The signed solid angle triangle abc subtends at p (positive when p is
+    behind it: counter-clockwise corners seen from the front), by the
+    Van Oosterom-Strackee formula on the unit directions to the corners; 0
+    when p is a corner."""
+    qa = a - p
+    qb = b - p
+    qc = c - p
+    la = wp.length(qa)
+    lb = wp.length(qb)
+    lc = wp.length(qc)
+    if la == 0.0 or lb == 0.0 or lc == 0.0:
+        return 0.0
+    qa = qa / la
+    qb = qb / lb
+    qc = qc / lc
+    return 2.0 * wp.atan2(wp.dot(qa, wp.cross(qb, qc)), 1.0 + wp.dot(qa, qb) + wp.dot(qa, qc) + wp.dot(qb, qc))
+
+
+@wp.func
+def _far_solid_angle(data: wp.array(dtype=wp.vec3), base: int, r: wp.vec3) -> float:
+    """The second-order far-field approximation of the solid angle of a
+    node's faces seen from the point at ``-r`` from the node's centre (the
+    expansion and layout of winding.py; ``base`` is the node's first row)."""
+    inv = 1.0 / wp.length(r)
+    u = r * inv
+    inv2 = inv * inv
+    m1u = wp.vec3(wp.dot(data[base + 3], u), wp.dot(data[base + 4], u), wp.dot(data[base + 5], u))
+    cubic = float(0.0)
+    uu = wp.cw_mul(u, u)
+    for i in range(3):
+        diag = data[base + 7 + 2 * i]
+        off = data[base + 8 + 2 * i]
+        cubic += u[i] * (wp.dot(uu, diag) + 2.0 * (u[0] * u[1] * off[0] + u[0] * u[2] * off[1] + u[1] * u[2] * off[2]))
+    return wp.dot(data[base + 2], u) * inv2 + (data[base + 1][1] - 3.0 * wp.dot(u, m1u)) * inv2 * inv \
+        + (-1.5 * wp.dot(data[base + 6], u) + 7.5 * cubic) * inv2 * inv2
+
+
+@wp.func
+def _winding_number(id: wp.uint64, p: wp.vec3, accuracy: float) -> float:
+    """The generalized winding number of the mesh at p: the solid angles of
+    the faces in leaves near p, exactly, plus the far-field approximation of
+    each node whose centre is farther from p than ``accuracy`` times its
+    radius (which then is not entered), over 4 pi. The mesh must have its
+    winding data (support_winding_number)."""
+    nodes = _count(id, _NODE_COUNT)
+    lower = address_array(_address(id, _NODE_LOWER), nodes, wp.vec3, "mesh bvh lower")
+    upper = address_array(_address(id, _NODE_UPPER), nodes, wp.vec3, "mesh bvh upper")
+    data = address_array(_address(id, _WINDING), nodes * _WINDING_ROWS, wp.vec3, "mesh winding data")
+    faces = _count(id, _FACE_COUNT)
+    order = address_array(_address(id, _ORDER), faces, wp.int32, "mesh bvh order")
+    indices = address_array(_address(id, _INDICES), faces * 3, wp.int32, "mesh indices")
+    points = address_array(_address(id, _POINTS), _count(id, _POINT_COUNT), wp.vec3, "mesh points")
+    first_leaf = _count(id, _LEAVES) - 1
+    leaf_size = _count(id, _LEAF_SIZE)
+    reach = accuracy * accuracy
+    total = float(0.0)
+    node = int(0)
+    while node >= 0:
+        enter = False
+        if lower[node][0] <= upper[node][0]:  # (the padding's empty nodes have no faces)
+            if node >= first_leaf:
+                begin = (node - first_leaf) * leaf_size
+                for k in range(begin, wp.min(begin + leaf_size, faces)):
+                    f = int(order[k])
+                    total += _solid_angle(p, _vertex(points, indices, f, 0), _vertex(points, indices, f, 1),
+                                          _vertex(points, indices, f, 2))
+            else:
+                base = node * _WINDING_ROWS
+                r = data[base] - p
+                if wp.dot(r, r) > data[base + 1][0] * reach:
+                    total += _far_solid_angle(data, base, r)
+                else:
+                    enter = True
+        if enter:
+            node = 2 * node + 1
+        else:
+            node = _next(node)
+    return total * _INV_4PI
+
+
+@wp.func
+def mesh_query_point_sign_winding_number(id: wp.uint64, point: wp.vec3, max_dist: float, accuracy: float = 2.0,
+                                         threshold: float = 0.5) -> MeshQueryPoint:
+    """As mesh_query_point_no_sign, with ``sign`` -1 where the mesh's
+    generalized winding number at ``point`` exceeds ``threshold`` (inside),
+    else +1: robust for meshes with holes, overlaps or flipped parts. The
+    winding number sums the exact solid angles of the faces near ``point``
+    and a second-order far-field approximation for tree nodes farther than
+    ``accuracy`` times their radius (winding.py). The mesh must be made
+    with ``support_winding_number=True``; otherwise the sign is
+    mesh_query_point's, as in Warp. The sign does not depend on ``max_dist``."""
+    p = wp.stop_gradient(point)
+    face = _closest_face(id, p, wp.stop_gradient(max_dist))
+    sign = float(1.0)
+    if face >= 0:
+        if _descriptor(id, _WINDING) == wp.uint64(0):
+            sign = _parity_sign(id, p)
+        elif _winding_number(id, p, wp.stop_gradient(accuracy)) > wp.stop_gradient(threshold):
+            sign = -1.0
+    return _point_result(id, point, face, sign)
 
 
 # --- reading the mesh -----------------------------------------------------------------------

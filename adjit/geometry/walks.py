@@ -121,3 +121,33 @@ def _ray_box(lower: wp.vec3, upper: wp.vec3, start: wp.vec3, inv_dir: wp.vec3) -
     if leave >= 0.0 and leave >= enter and lower[0] <= upper[0]:  # (an empty box: lower > upper)
         return enter
     return wp.inf
+
+
+@wp.func
+def _box_furthest_sq(lower: wp.vec3, upper: wp.vec3, p: wp.vec3) -> float:
+    """The squared distance from p to the box's farthest corner; -1 for an
+    empty box (lower > upper: the tree's padding), which no walk enters."""
+    if lower[0] > upper[0]:
+        return -1.0
+    d = wp.max(wp.abs(p - lower), wp.abs(upper - p))
+    return wp.dot(d, d)
+
+
+@wp.func
+def _climb_furthest(lower: wp.array(dtype=wp.vec3), upper: wp.array(dtype=wp.vec3), p: wp.vec3, best: float,
+                    node: int, depth: int, trail: wp.int64, lone: wp.int64) -> wp.vec2i:
+    """_climb_closest for a furthest-point walk: a sibling is entered if its
+    farthest corner is farther than ``best``."""
+    n = node
+    d = depth
+    while d > 0:
+        parent = (n - 1) // 2
+        bit = int((trail >> wp.int64(d - 1)) & wp.int64(1))
+        alone = int((lone >> wp.int64(d - 1)) & wp.int64(1))
+        if n == 2 * parent + 1 + bit and alone == 0:
+            sibling = 2 * parent + 2 - bit
+            if _box_furthest_sq(lower[sibling], upper[sibling], p) > best:
+                return wp.vec2i(sibling, d)
+        n = parent
+        d = d - 1
+    return wp.vec2i(-1, 0)
