@@ -141,6 +141,13 @@ def _check(name: str, value):
     raise _unknown(name)
 
 
+def settings_changed() -> None:
+    """Marks launch plans made before as stale (adjit/launch.py): for
+    settings kept outside this module (module options)."""
+    module = sys.modules[__name__]
+    module.__dict__["epoch"] = module.__dict__.get("epoch", 0) + 1
+
+
 def reset() -> None:
     """Sets every field back to its default."""
     for name, value in FIELDS.items():

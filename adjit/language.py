@@ -120,18 +120,20 @@ class Function:
 
 
 #: Warp's module options and their defaults. adjit honours
-#: ``enable_backward``; the others are stored (and returned by
-#: get_module_options) but change nothing: adjit compiles each kernel alone,
-#: for the CPU, with its own settings (``adjit.config``).
+#: ``enable_backward`` and ``fast_math``; the others are stored (and returned
+#: by get_module_options) but change nothing: adjit compiles each kernel
+#: alone, with its own settings (``adjit.config``). ``fast_math`` defaults to
+#: True in adjit (False in Warp): on the CPU, f32 sin, exp, log, ... are
+#: polynomial code within a few ulp (docs/simd.md); False keeps libm's calls.
 MODULE_OPTIONS = {
     "max_unroll": 16, "enable_backward": True, "enable_mathdx_gemm": None, "enable_mathdx_solver": None,
-    "enable_mathdx_fft": None, "fast_math": False, "fuse_fp": True, "lineinfo": False, "cuda_output": None,
+    "enable_mathdx_fft": None, "fast_math": True, "fuse_fp": True, "lineinfo": False, "cuda_output": None,
     "mode": None, "optimization_level": None, "cpu_compiler_flags": None, "block_dim": 256,
     "compile_time_trace": False, "strip_hash": False, "extra_build_options": None, "deterministic": None,
     "deterministic_max_records": 0, "default_grid_stride": None,
 }
 #: The options that change what adjit does.
-HONOURED_MODULE_OPTIONS = ("enable_backward",)
+HONOURED_MODULE_OPTIONS = ("enable_backward", "fast_math")
 
 
 class Module:
@@ -186,22 +188,28 @@ def set_module_options(options: dict, module=None) -> None:
     (None, a bool or an ``adjit.DeterministicMode``) is checked and stored:
     ``GPU_TO_GPU`` raises WarpDeterminismError; adjit's launches follow
     ``adjit.config.deterministic`` (RUN_TO_RUN by default) for every module.
-    Warp's other options (``mode``, ``max_unroll``, ``fast_math``,
-    ``block_dim``, ...) are stored and have no effect in adjit. An unknown
-    option is a KeyError."""
+    ``fast_math`` (True by default in adjit, unlike Warp): CPU code computes
+    f32 transcendental functions with inline polynomials (vectorized in SIMD
+    bodies, within the error bounds of docs/simd.md); False keeps libm's
+    scalar calls, bitwise as libm. Kernels compile again for a new value.
+    Warp's other options (``mode``, ``max_unroll``, ``block_dim``, ...) are
+    stored and have no effect in adjit. An unknown option is a KeyError."""
     if not isinstance(options, dict):
         raise TypeError(f"set_module_options: options must be a dict, got {type(options).__name__}")
     unknown = [k for k in options if k not in MODULE_OPTIONS]
     if unknown:
         raise KeyError(f"set_module_options: unknown option(s) {', '.join(map(repr, unknown))}; Warp's module "
                        f"options are {', '.join(MODULE_OPTIONS)}")
-    if "enable_backward" in options and type(options["enable_backward"]) is not bool:
-        raise TypeError(f"set_module_options: enable_backward must be True or False, got "
-                        f"{options['enable_backward']!r}")
+    for name in HONOURED_MODULE_OPTIONS:
+        if name in options and type(options[name]) is not bool:
+            raise TypeError(f"set_module_options: {name} must be True or False, got {options[name]!r}")
     if options.get("deterministic") is not None:
         from .determinism import deterministic_flag
         deterministic_flag(options["deterministic"], "set_module_options: the option 'deterministic'")
-    _module_of(module, 1).options.update(options)
+    target = _module_of(module, 1)
+    if "fast_math" in options and options["fast_math"] != target.options.get("fast_math"):
+        config.settings_changed()  # (launch plans hold variants compiled with the old value)
+    target.options.update(options)
 
 
 def get_module_options(module=None) -> dict:
@@ -305,6 +313,15 @@ class Kernel:
         if self._enable_backward is not None:
             return self._enable_backward
         return self.module.options.get("enable_backward", True) is not False
+
+    @property
+    def fast_math(self) -> bool:
+        """Whether CPU code computes f32 transcendental math with polynomials
+        (the kernel's ``fast_math`` option, else its module's) or libm."""
+        value = self.options.get("fast_math")
+        if value is None:
+            value = self.module.options.get("fast_math", True)
+        return value is not False
 
     @enable_backward.setter
     def enable_backward(self, value: bool | None) -> None:

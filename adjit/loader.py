@@ -574,7 +574,8 @@ def exported_specs(kernel: Kernel, adjoint: bool) -> list[list[VariantSpec]]:
     arrays that overlap or not and, with bounds checks on, also for launches
     whose checks cannot be proved once for the launch (all_checked)."""
     checked: Checks = checks(kernel)
-    return [[VariantSpec(adjoint=adj, noalias=noalias, checks=checked, all_checked=all_checked)
+    return [[VariantSpec(adjoint=adj, noalias=noalias, checks=checked, all_checked=all_checked,
+                         fast_math=kernel.fast_math)
              for noalias in (True, False) for all_checked in ((False, True) if checked.bounds else (False,))]
             for adj in ((0, 1) if adjoint else (0,))]
 

@@ -87,10 +87,17 @@ class VariantSpec:
     ordered_atomics: bool = True
     #: Arrays may be views with any element strides (not C-contiguous).
     strided: bool = False
+    #: f32 transcendental math as inline polynomial code (the kernel's
+    #: ``fast_math`` module option; adjit-approximate-math), else libm calls.
+    #: CPU only: CUDA variants use libdevice either way.
+    fast_math: bool = True
 
     def __post_init__(self):
         if self.target not in TARGETS:
             raise ValueError(f"VariantSpec: unknown target {self.target!r} (expected one of {TARGETS})")
+        if self.target != "cpu" and self.fast_math:
+            # (CUDA math is libdevice's either way; one spec per CUDA variant)
+            object.__setattr__(self, "fast_math", False)
         # (lanes given as True / False are 1 / 0)
         object.__setattr__(self, "adjoint", int(self.adjoint))
         object.__setattr__(self, "tangent", int(self.tangent))
@@ -108,14 +115,17 @@ class VariantSpec:
     def of(kernel, adjoint: int = 0, tangent: int = 0, noalias: bool = True, strided: bool = False,
            target: str = "cpu") -> "VariantSpec":
         """The variant of ``kernel`` a launch asks for: the given kind and
-        arrays, with the kernel's current checks (``checks(kernel)``), ordered
-        atomics and the proved checks. Made once per distinct value (a launch
+        arrays, with the kernel's current checks (``checks(kernel)``) and
+        ``fast_math``, ordered atomics and the proved checks. Made once per distinct value (a launch
         asks for one each time)."""
         bounds = config.bounds_check if kernel.bounds_check is None else kernel.bounds_check
-        key = (target, adjoint, tangent, noalias, strided, bounds, config.verify_fp or config.mode == "debug")
+        fast_math = target == "cpu" and kernel.fast_math
+        key = (target, adjoint, tangent, noalias, strided, fast_math, bounds,
+               config.verify_fp or config.mode == "debug")
         spec = _MADE.get(key)
         if spec is None:
-            spec = _MADE[key] = VariantSpec(target, adjoint, tangent, noalias, key[-2:], strided=strided)
+            spec = _MADE[key] = VariantSpec(target, adjoint, tangent, noalias, key[-2:], strided=strided,
+                                            fast_math=fast_math)
         return spec
 
     @property
@@ -154,6 +164,8 @@ class VariantSpec:
             options["adjoint_lanes"] = self.adjoint
         if self.strided:
             options["strided_arrays"] = True
+        if self.fast_math:  # (absent: libm calls, as every entry before fast_math)
+            options["fast_math"] = True
         return options
 
 

@@ -116,6 +116,31 @@ def AdjitVectorizeThreads : Pass<"adjit-vectorize-threads", "::mlir::ModuleOp"> 
                            "::mlir::vector::VectorDialect"];
 }
 
+def AdjitApproximateMath : Pass<"adjit-approximate-math", "::mlir::ModuleOp"> {
+  let summary = "Replace f32 transcendental math by inline polynomial code";
+  let description = [{
+    Rewrites the listed f32 math ops (scalars and vectors) into arithmetic:
+    range reduction and polynomial approximations (MLIR's math
+    approximations, with subnormal inputs of log/log2 and subnormal results
+    of exp handled by rescaling). By default
+    exp, log, log2, tanh and erf: the ones within a few ulp over the whole
+    f32 domain. The code vectorizes (SIMD bodies stay SIMD instead of
+    calling libm once per lane) and gives the same bits on every machine,
+    whatever its libm. The error bounds of each function, measured against
+    correctly rounded float64 references, are in docs/simd.md and checked
+    by tests/python/test_fast_math.py. Run before the math-to-LLVM and
+    math-to-libm conversions; f16 and bf16 math, already extended to f32,
+    is rewritten too. f64 math is left to libm.
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "The math ops to rewrite (mnemonics: sin, cos, exp, ...); "
+               "empty: adjit's default set">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def AdjitApplyNoAlias : Pass<"adjit-apply-noalias", "::mlir::ModuleOp"> {
   let summary = "Turn adjit.noalias_args markers into llvm.noalias argument attributes";
   let description = [{

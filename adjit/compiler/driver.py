@@ -214,7 +214,8 @@ def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80", adjoint: bool =
     """
     if target not in ("cpu", "cuda"):
         raise ValueError(f"unknown target '{target}' (expected 'cpu' or 'cuda')")
-    spec = VariantSpec(target, adjoint, tangent, noalias=False, checks=Checks(bounds_check, verify_fp))
+    spec = VariantSpec(target, adjoint, tangent, noalias=False, checks=Checks(bounds_check, verify_fp),
+                       fast_math=k.fast_math)
     module = build_variant_module(k, spec, new_context())
     S.run_stages(module, S.variant_stages(spec, arch), k.mlir_name)
     return ptx_of(module) if target == "cuda" else str(module)

@@ -77,7 +77,8 @@ def cpu_stages(spec: VariantSpec) -> list[Stage]:
     every check kept (``all_checked``: for launches whose proved checks do
     not hold); float atomic adds through the runtime, which keeps them in
     thread order (``ordered_atomics``), else inline; arrays that may be
-    views with any element strides (``strided``)."""
+    views with any element strides (``strided``); f32 transcendental math
+    as polynomial code (``fast_math``)."""
     if spec.target != "cpu":
         raise ValueError(f"cpu_stages: a variant for target {spec.target!r}")
     lower = (f"adjit-lower-cpu{{noalias={'true' if spec.noalias else 'false'}"
@@ -85,8 +86,9 @@ def cpu_stages(spec: VariantSpec) -> list[Stage]:
              + (" all-checked=true" if spec.all_checked else "")
              + (" strided-arrays=true" if spec.strided else "") + "}")
     ordered = "true" if spec.ordered_atomics else "false"
+    fast_math = " fast-math=true" if spec.fast_math else ""
     return _front(spec.adjoint, CPU_CHECKPOINT_BYTES, spec.tangent) + _checked(*spec.checks) + [
-        Stage("cpu", lower), Stage("llvm", f"adjit-cpu-to-llvm{{ordered-atomics={ordered}}}")]
+        Stage("cpu", lower), Stage("llvm", f"adjit-cpu-to-llvm{{ordered-atomics={ordered}{fast_math}}}")]
 
 
 def cuda_stages(spec: VariantSpec, chip: str = "sm_80") -> list[Stage]:

@@ -161,6 +161,11 @@ struct CpuToLlvmOptions : public PassPipelineOptions<CpuToLlvmOptions> {
       llvm::cl::desc("Route float atomic adds through the runtime, which "
                      "applies them in thread order (adjit-defer-float-atomics)"),
       llvm::cl::init(true)};
+  Option<bool> fastMath{
+      *this, "fast-math",
+      llvm::cl::desc("Inline polynomial code for f32 transcendental math "
+                     "instead of libm calls (adjit-approximate-math)"),
+      llvm::cl::init(false)};
 };
 
 void buildCpuToLlvmPipeline(OpPassManager &pm,
@@ -177,6 +182,8 @@ void buildCpuToLlvmPipeline(OpPassManager &pm,
   extend.extraTypeStrs = {"f16"};
   extend.targetTypeStr = "f32";
   pm.addPass(math::createMathExtendToSupportedTypes(extend));
+  if (options.fastMath)
+    pm.addPass(createAdjitApproximateMath());
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));

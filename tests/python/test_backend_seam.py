@@ -34,10 +34,10 @@ def test_a_variant_spec_is_a_frozen_hashable_value():
     assert spec.adjoint == 1 and type(spec.adjoint) is int and isinstance(spec.checks, Checks)
     fields = [f.name for f in dataclasses.fields(VariantSpec)]
     assert fields == ["target", "adjoint", "tangent", "noalias", "checks", "all_checked", "ordered_atomics",
-                      "strided"]
+                      "strided", "fast_math"]
     # every field tells variants apart
     other = {"target": "cuda", "adjoint": 2, "tangent": 1, "noalias": False, "checks": Checks(False, False),
-             "all_checked": True, "ordered_atomics": False, "strided": True}
+             "all_checked": True, "ordered_atomics": False, "strided": True, "fast_math": False}
     for name, value in other.items():
         assert dataclasses.replace(spec, **{name: value}) != spec, name
     assert len({dataclasses.replace(spec, **{n: v}) for n, v in other.items()}) == len(other)
@@ -65,27 +65,33 @@ def test_variant_spec_of_a_kernel_follows_its_checks(monkeypatch):
 
 
 #: The options of each variant as the cache keys of earlier adjit versions
-#: spelled them (json.dumps(options, sort_keys=True) is hashed into the key):
+#: spelled them (before fast_math, whose absence means libm calls) (json.dumps(options, sort_keys=True) is hashed into the key):
 #: entries on disk stay valid only while these hold.
 KEYED_OPTIONS = [
-    (VariantSpec(),
+    (VariantSpec(fast_math=False),
      '{"adjoint": false, "all_checked": false, "bounds_check": true, "no_grad": [], "noalias": true, '
      '"opt_level": 3, "ordered_atomics": true, "simd_width": 8, "tangent": 0, "target": "cpu", '
      '"verify_fp": false}'),
-    (VariantSpec(adjoint=True, noalias=False, checks=(True, True), all_checked=True, ordered_atomics=False),
+    (VariantSpec(adjoint=True, noalias=False, checks=(True, True), all_checked=True, ordered_atomics=False,
+                 fast_math=False),
      '{"adjoint": true, "all_checked": true, "bounds_check": true, "no_grad": [], "noalias": false, '
      '"opt_level": 3, "ordered_atomics": false, "tangent": 0, "target": "cpu", "verify_fp": true}'),
-    (VariantSpec(adjoint=3, checks=(False, False)),
+    (VariantSpec(adjoint=3, checks=(False, False), fast_math=False),
      '{"adjoint": true, "adjoint_lanes": 3, "all_checked": false, "bounds_check": false, "no_grad": [], '
      '"noalias": true, "opt_level": 3, "ordered_atomics": true, "simd_width": 8, "tangent": 0, "target": "cpu", '
      '"verify_fp": false}'),
-    (VariantSpec(tangent=2, strided=True),
+    (VariantSpec(tangent=2, strided=True, fast_math=False),
      '{"adjoint": false, "all_checked": false, "bounds_check": true, "no_grad": [], "noalias": true, '
      '"opt_level": 3, "ordered_atomics": true, "simd_width": 8, "strided_arrays": true, "tangent": 2, '
      '"target": "cpu", "verify_fp": false}'),
-    (VariantSpec(adjoint=1, tangent=1),
+    (VariantSpec(adjoint=1, tangent=1, fast_math=False),
      '{"adjoint": true, "all_checked": false, "bounds_check": true, "no_grad": [], "noalias": true, '
      '"opt_level": 3, "ordered_atomics": true, "simd_width": 8, "tangent": 1, "target": "cpu", '
+     '"verify_fp": false}'),
+    # (fast_math, new: its entries have keys of their own)
+    (VariantSpec(),
+     '{"adjoint": false, "all_checked": false, "bounds_check": true, "fast_math": true, "no_grad": [], '
+     '"noalias": true, "opt_level": 3, "ordered_atomics": true, "simd_width": 8, "tangent": 0, "target": "cpu", '
      '"verify_fp": false}'),
 ]
 
@@ -121,7 +127,8 @@ def test_stage_lists_follow_the_spec():
     assert [s.name for s in cpu] == ["adjit", "optimized", "adjoint", "checked", "cpu", "llvm"]
     assert "lanes=2" in cpu[2].pipeline
     assert cpu[4].pipeline == "adjit-lower-cpu{noalias=false all-checked=true strided-arrays=true}"
-    assert cpu[5].pipeline == "adjit-cpu-to-llvm{ordered-atomics=false}"
+    assert cpu[5].pipeline == "adjit-cpu-to-llvm{ordered-atomics=false fast-math=true}"
+    assert stages.cpu_stages(VariantSpec(fast_math=False))[-1].pipeline == "adjit-cpu-to-llvm{ordered-atomics=true}"
     cuda = stages.variant_stages(VariantSpec("cuda", tangent=1, checks=(False, False)), "sm_90")
     assert [s.name for s in cuda] == ["adjit", "optimized", "tangent", "gpu", "ptx"]
     assert cuda[-1].pipeline == "adjit-gpu-to-ptx{chip=sm_90}"

@@ -1,0 +1,80 @@
+// RUN: adjit-opt %s --adjit-approximate-math | FileCheck %s
+// RUN: adjit-opt %s "--adjit-approximate-math=functions=tanh" | FileCheck %s --check-prefix=TANH
+
+// adjit-approximate-math: f32 exp, log, log2, tanh and erf (scalars and
+// vectors) become polynomial code; f64 math and the functions MLIR
+// approximates badly (sin, cos, atan) stay calls for libm.
+
+// CHECK-LABEL: func.func @scalars(
+// CHECK-NOT: math.exp
+// CHECK-NOT: math.log
+// CHECK-NOT: math.tanh
+// CHECK-NOT: math.erf
+// CHECK: math.sin
+// CHECK: return
+// TANH-LABEL: func.func @scalars(
+// TANH: math.exp
+// TANH: math.log
+// TANH-NOT: math.tanh
+// TANH: return
+func.func @scalars(%x: f32) -> (f32, f32, f32, f32, f32, f32) {
+  %e = math.exp %x : f32
+  %l = math.log %x : f32
+  %l2 = math.log2 %x : f32
+  %t = math.tanh %x : f32
+  %r = math.erf %x : f32
+  %s = math.sin %x : f32
+  return %e, %l, %l2, %t, %r, %s : f32, f32, f32, f32, f32, f32
+}
+
+// Vectors (SIMD bodies) alike.
+// CHECK-LABEL: func.func @lanes(
+// CHECK-NOT: math.exp
+// CHECK: return
+func.func @lanes(%x: vector<8xf32>) -> vector<8xf32> {
+  %e = math.exp %x : vector<8xf32>
+  return %e : vector<8xf32>
+}
+
+// Subnormal inputs of log are scaled by 2^24 first (the approximation reads
+// the exponent from the bits), and 24 ln 2 taken from the result.
+// CHECK-LABEL: func.func @log_subnormals(
+// CHECK-SAME: %[[X:.*]]: f32)
+// CHECK-DAG: %[[MIN:.*]] = arith.constant 1.17549435E-38 : f32
+// CHECK-DAG: %[[SCALE:.*]] = arith.constant 0x4B800000 : f32
+// CHECK-DAG: %[[SHIFT:.*]] = arith.constant 16.63553{{[0-9]*}} : f32
+// CHECK: %[[ABS:.*]] = math.absf %[[X]]
+// CHECK: %[[SUB:.*]] = arith.cmpf olt, %[[ABS]], %[[MIN]]
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[X]], %[[SCALE]]
+// CHECK: arith.select %[[SUB]], %[[SCALED]], %[[X]]
+// CHECK: arith.select %[[SUB]], %[[SHIFT]],
+// CHECK: arith.subf
+func.func @log_subnormals(%x: f32) -> f32 {
+  %l = math.log %x : f32
+  return %l : f32
+}
+
+// exp(x) = exp(x / 2)^2 below -87 (subnormal results, which the
+// approximation would flush to zero); erf takes the sign of x.
+// CHECK-LABEL: func.func @exp_and_erf_edges(
+// CHECK-SAME: %[[X:.*]]: f32)
+// CHECK-DAG: %[[LIMIT:.*]] = arith.constant -8.700000e+01 : f32
+// CHECK: %[[TINY:.*]] = arith.cmpf olt, %[[X]], %[[LIMIT]]
+// CHECK: arith.select %[[TINY]]
+// CHECK: %[[E:.*]] = arith.select %[[TINY]], %{{.*}}, %{{.*}} : f32
+// CHECK: math.copysign %{{.*}}, %[[X]] : f32
+func.func @exp_and_erf_edges(%x: f32) -> (f32, f32) {
+  %e = math.exp %x : f32
+  %r = math.erf %x : f32
+  return %e, %r : f32, f32
+}
+
+// f64 stays libm's.
+// CHECK-LABEL: func.func @doubles(
+// CHECK: math.exp %{{.*}} : f64
+// CHECK: math.log %{{.*}} : f64
+func.func @doubles(%x: f64) -> (f64, f64) {
+  %e = math.exp %x : f64
+  %l = math.log %x : f64
+  return %e, %l : f64, f64
+}
