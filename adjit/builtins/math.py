@@ -323,6 +323,13 @@ _GILES_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0
                -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
 
 
+def _libm_call(op):
+    """The result of ``op``, a math op that adjit-approximate-math (fast_math)
+    must leave to libm."""
+    op.operation.attributes["adjit.libm"] = ir.UnitAttr.get()
+    return op.result
+
+
 def _emit_inverse_erf(complement):
     def emit(vals, types, result):
         dtype = result
@@ -348,11 +355,13 @@ def _emit_inverse_erf(complement):
         two_over_sqrt_pi = f(2.0 / 3.141592653589793 ** 0.5)
         for _ in range(3 if dtype.bits == 64 else 1):
             slope = mul(two_over_sqrt_pi, math.ExpOp(arith.NegFOp(mul(y, y)).result).result)
+            # (the residual needs libm's erf, correctly rounded or nearly: with
+            # fast_math's, a few ulp off, the steps would converge to its inverse)
             if complement:  # erfc(y) - x, slope -erf'(y)
-                residual = sub(math.ErfcOp(y).result, x)
+                residual = sub(_libm_call(math.ErfcOp(y)), x)
                 y = add(y, arith.DivFOp(residual, slope).result)
             else:
-                residual = sub(math.ErfOp(y).result, x)
+                residual = sub(_libm_call(math.ErfOp(y)), x)
                 y = sub(y, arith.DivFOp(residual, slope).result)
         # |t| = 1: +-inf (the steps would give NaN); |t| > 1: NaN (from the log)
         edge = arith.CmpFOp(arith.CmpFPredicate.OEQ, math.AbsFOp(t).result, f(1.0)).result

@@ -39,6 +39,10 @@ namespace {
 constexpr StringLiteral kDefaultFunctions[] = {"exp", "log", "log2", "tanh",
                                                "erf"};
 
+/// Marks a math op that must stay libm's (a builtin that needs its result
+/// correctly rounded, e.g. erfinv's Newton step on erf).
+constexpr StringLiteral kLibmAttr = "adjit.libm";
+
 /// A constant of `type` (f32 or a vector of f32).
 Value f32Constant(OpBuilder &b, Location loc, Type type, double value) {
   auto attr = b.getF32FloatAttr(value);
@@ -59,7 +63,8 @@ void fixEdgeCases(Operation *root, const llvm::StringSet<> &chosen) {
   root->walk([&](Operation *op) {
     if (isa<math::LogOp, math::Log2Op, math::ExpOp, math::ErfOp>(op) &&
         getElementTypeOrSelf(op->getResult(0).getType()).isF32() &&
-        chosen.contains(op->getName().stripDialect()))
+        chosen.contains(op->getName().stripDialect()) &&
+        !op->hasAttr(kLibmAttr))
       ops.push_back(op);
   });
   for (Operation *op : ops) {
@@ -121,10 +126,20 @@ struct ApproximateMathPass
       return chosen.contains(name);
     };
     fixEdgeCases(getOperation(), chosen);
+    // The patterns rewrite every op of a chosen kind: collect the others
+    // (marked, f64, ...) first and rewrite only the ops to approximate.
+    SmallVector<Operation *> targets;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<math::MathDialect>(op->getDialect()) &&
+          isChosen(op->getName().getStringRef()) && !op->hasAttr(kLibmAttr))
+        targets.push_back(op);
+    });
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns, isChosen);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    (void)applyOpPatternsGreedily(targets, frozen, config);
   }
 };
 

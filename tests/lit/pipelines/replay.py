@@ -51,7 +51,7 @@
 # HEAD2: // adjit stage 'checked' of kernel 'saxpy'
 # HEAD2-NEXT: // next stage: adjit-opt --pass-pipeline='builtin.module(adjit-lower-cpu{noalias=false})' <this file>
 # HEAD3: // adjit stage 'cpu' of kernel 'saxpy'
-# HEAD3-NEXT: // next stage: adjit-opt --pass-pipeline='builtin.module(adjit-cpu-to-llvm{ordered-atomics=true})' <this file>
+# HEAD3-NEXT: // next stage: adjit-opt --pass-pipeline='builtin.module(adjit-cpu-to-llvm{ordered-atomics=true fast-math=true})' <this file>
 # HEAD4: // adjit stage 'llvm' of kernel 'saxpy'
 # HEAD4-NOT: next stage
 
