@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import _runtime, cache, config, language
+from ._interrupts import exit_waits_for_this
 from .errors import CompileError, GradientError
 from .language import Kernel
 from .runtime.access import Access
@@ -501,7 +502,8 @@ def _load(kernel: Kernel, code: bytes, symbol: str) -> tuple[int, object]:
 def _compiler(kernel: Kernel, arch: str | None = None):
     """The compiler driver; a clear error where it is not installed."""
     try:
-        from .compiler import driver
+        with exit_waits_for_this():
+            from .compiler import driver
     except ImportError as e:
         raise CompileError(
             f"kernel '{kernel.__name__}' ({kernel.source.filename}:{kernel.source.first_line}) is not "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._interrupts import interrupts_deferred
+from .._interrupts import exit_waits, interrupts_deferred
 
 # MLIR's bindings and the dialect's registration load whole or not at all (a
 # Ctrl-C half-way left extension modules half-initialized: adjit/_interrupts.py).
@@ -133,6 +133,7 @@ def build_variant_module(kernel: Kernel, spec: VariantSpec, context: ir.Context)
                         second_order=bool(spec.adjoint and spec.tangent), asserts=spec.checks.finite)
 
 
+@exit_waits
 def compile_cpu_object(kernel: Kernel, spec: VariantSpec, opt_level: int) -> CpuObject:
     """Compiles the variant ``spec`` of the kernel (the kernel or its
     adjoint; with tangent lanes, the forward-mode tangent kernel of either;
@@ -172,6 +173,7 @@ class _StageFindings:
             self.atomic_order = S.atomic_order(module, self.entry)
 
 
+@exit_waits
 def compile_cuda_code(kernel: Kernel, spec: VariantSpec, arch: str) -> CudaCode:
     """Compiles the variant ``spec`` of the kernel to PTX for ``arch``
     (e.g. "sm_90")."""
@@ -192,6 +194,7 @@ def ptx_entry(ptx: str) -> str:
     return ptx[at + len(".entry"):].split("(")[0].strip()
 
 
+@exit_waits
 def load_with_jit(code: bytes, names: list[str]) -> list[int]:
     """Links an object into LLVM's JIT (for hosts the runtime's loader does
     not support)."""
@@ -201,6 +204,7 @@ def load_with_jit(code: bytes, names: list[str]) -> list[int]:
         raise CompileError(str(e)) from None
 
 
+@exit_waits
 def compile(k: Kernel, target: str = "cpu", arch: str = "sm_80", adjoint: bool = False,
             bounds_check: bool = True, verify_fp: bool = False, tangent: int = 0) -> str:
     """Compiles a kernel (or, with ``adjoint=True``, its adjoint; with

@@ -163,6 +163,9 @@ std::vector<uint32_t> kernelArgumentAccess(MlirOperation module) {
 
 NB_MODULE(_adjit, m) {
   m.doc() = "adjit's compiler: MLIR registration, passes and code generation";
+  // The exit handshake of withoutGil (runtime/python/WithoutGil.h), called
+  // by adjit/_interrupts.py's atexit handler.
+  m.def("_prepare_for_exit", &adjit::prepareForExit);
 
   m.def(
       "register_dialects",

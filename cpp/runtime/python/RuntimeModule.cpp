@@ -167,6 +167,9 @@ NB_MODULE(_runtime, m) {
   // nanobind's count of live instances at exit: its "leaked" report there
   // would be noise. (Kernel memory is checked by tests/python/test_lifetime.py.)
   nb::set_leak_warnings(false);
+  // The exit handshake of withoutGil (runtime/python/WithoutGil.h), called
+  // by adjit/_interrupts.py's atexit handler.
+  m.def("_prepare_for_exit", &adjit::prepareForExit);
   m.def("load_object", &loadKernelObject, nb::arg("object"), nb::arg("names"),
         "Loads a relocatable kernel object into the process (for its "
         "lifetime); returns the addresses of `names`. Raises RuntimeError.");

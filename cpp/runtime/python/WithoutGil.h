@@ -16,6 +16,7 @@
 
 #include <Python.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 #include <type_traits>
@@ -31,13 +32,35 @@ inline bool interpreterFinalizing() {
 #endif
 }
 
+/// The exit handshake (per extension module). Taking the GIL back can also
+/// end the thread when finalization starts while it waits for the GIL (the
+/// check above comes too early then), unwinding through nanobind frames
+/// whose destructors need the GIL (an abort). So an atexit handler
+/// (adjit/_interrupts.py calls each module's prepareForExit; atexit
+/// handlers run before finalization) raises `exiting`, then lets the threads already retaking the GIL finish;
+/// later retakes park, except on the thread that runs the exit.
+inline std::atomic<bool> exiting{false};
+inline std::atomic<int> retaking{0};
+inline std::atomic<std::thread::id> exitingThread{};
+
+[[noreturn]] inline void parkUntilTheProcessEnds() {
+  for (;;)
+    std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
 /// Calls fn() without the GIL and returns its result; see above.
 template <typename Fn> auto withoutGil(Fn &&fn) {
   PyThreadState *state = PyEval_SaveThread();
   auto retake = [state] {
-    while (interpreterFinalizing())
-      std::this_thread::sleep_for(std::chrono::hours(1));
+    retaking.fetch_add(1);
+    if ((exiting.load() &&
+         exitingThread.load() != std::this_thread::get_id()) ||
+        interpreterFinalizing()) {
+      retaking.fetch_sub(1);
+      parkUntilTheProcessEnds();
+    }
     PyEval_RestoreThread(state);
+    retaking.fetch_sub(1);
   };
   using Result = decltype(std::forward<Fn>(fn)());
   try {
@@ -53,6 +76,19 @@ template <typename Fn> auto withoutGil(Fn &&fn) {
     retake();
     throw;
   }
+}
+
+/// The atexit half of the handshake (called with the GIL): from now on
+/// other threads park instead of retaking the GIL; those already retaking
+/// get it (this thread lets go of it meanwhile, at most a second).
+inline void prepareForExit() {
+  exitingThread.store(std::this_thread::get_id());
+  exiting.store(true);
+  PyThreadState *state = PyEval_SaveThread();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (retaking.load() > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  PyEval_RestoreThread(state);
 }
 
 } // namespace adjit
