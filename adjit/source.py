@@ -135,16 +135,49 @@ class Scope:
                 raise Unresolved(node) from None
         raise Unresolved(node)
 
-    def references(self, tree: ast.AST):
+    def references(self, tree: ast.AST, local: frozenset = frozenset()):
         """(path, value) for every outside name or attribute chain ``tree`` uses
-        that resolves, outermost chains only (``wp.vec3``, not also ``wp``)."""
+        that resolves, outermost chains only (``wp.vec3``, not also ``wp``),
+        except those rooted at a name in ``local`` (``local_names``)."""
         inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
         for node in ast.walk(tree):
             if isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in inner:
+                root = node
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(root, ast.Name) and root.id in local:
+                    continue
                 try:
                     yield ast.unparse(node), self.resolve(node)
                 except Unresolved:
                     continue
+
+
+def local_names(fn: ast.FunctionDef) -> frozenset:
+    """Names that are the function's own wherever it reads them: its
+    parameters, and names assigned by a statement of its body's top level
+    (which always runs) that nothing before the statement's end reads. (A
+    global of such a name is not something the function depends on; other
+    locals may be read as globals before their first assignment, and stay
+    counted.)"""
+    arguments = fn.args
+    names = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+    names |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
+    first_read: dict[str, tuple[int, int]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            position = (node.lineno, node.col_offset)
+            first_read[node.id] = min(first_read.get(node.id, position), position)
+    for statement in fn.body:
+        if isinstance(statement, ast.Assign) or (isinstance(statement, ast.AnnAssign) and statement.value):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            end = (statement.end_lineno, statement.end_col_offset)
+            for target in targets:
+                for node in ast.walk(target):
+                    if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+                            and first_read.get(node.id, end) >= end):
+                        names.add(node.id)
+    return frozenset(names)
 
 
 def _cell_is_set(cell) -> bool:

@@ -110,6 +110,57 @@ def test_a_global_changed_between_launch_and_backward_is_a_gradient_error():
     np.testing.assert_allclose(grad, 6.0 * x)
 
 
+@wp.kernel
+def shadowing(x: wp.array(dtype=float), gain: float, y: wp.array(dtype=float)):
+    i = wp.tid()
+    square = x[i] * gain
+    y[i] = square * square + LATE * 0.0
+
+
+def late_local(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    if x[i] > 0.0:
+        late = 1.0
+    y[i] = x[i] * late  # (not provably local: the global `late` stays keyed)
+
+
+gain = 0.5
+square = 0
+LATE = 1.0
+late = 3.0
+
+
+def test_globals_named_like_parameters_or_locals_are_not_read():
+    # A module-level `gain` or `square` is not what the kernel reads: changing one between the launch and
+    # backward() neither recompiles nor is a GradientError (it was: the key counted every name).
+    global gain, square
+    x = np.array([1.0, -2.0], np.float32)
+    a, b = _arrays(x)
+    with wp.Tape() as tape:
+        wp.launch(shadowing, 2, inputs=[a, 2.0, b])
+    gain, square = 7.0, "changed"
+    tape.backward(grads={b: wp.array(np.ones(2, np.float32))})
+    np.testing.assert_allclose(a.grad.numpy(), 8.0 * x)
+    from adjit import cache
+    digest = cache.kernel_digest(shadowing.pyfunc, [])
+    _, constants = next(iter(digest.parts.values()))  # (the kernel's own, first)
+    assert "LATE" in constants and not {"gain", "square"} & set(constants)
+    digest_late = cache.kernel_digest(late_local, [])
+    assert "late" in next(iter(digest_late.parts.values()))[1]
+
+
+def test_local_names_are_only_names_bound_before_any_read():
+    import ast
+    import inspect
+    import textwrap
+    from adjit.source import local_names
+    tree = ast.parse(textwrap.dedent(inspect.getsource(late_local))).body[0]
+    # x, y: parameters; i: assigned at the top level before any read; late: assigned only in a branch first
+    assert local_names(tree) == {"x", "y", "i"}
+    tree = ast.parse("def f(a, *b, c, **d):\n    e = e + 1\n    g, (h, k) = 1, (2, 3)\n    m: int = a\n").body[0]
+    assert local_names(tree) == {"a", "b", "c", "d", "g", "h", "k", "m"}  # (e reads the global first)
+
+
 def test_unrelated_definitions_between_launch_and_backward_change_nothing():
     x = np.array([0.5, -1.5], np.float32)
     a, b = _arrays(x)
