@@ -123,8 +123,9 @@ class Function:
 #: ``enable_backward`` and ``fast_math``; the others are stored (and returned
 #: by get_module_options) but change nothing: adjit compiles each kernel
 #: alone, with its own settings (``adjit.config``). ``fast_math`` defaults to
-#: True in adjit (False in Warp): on the CPU, f32 sin, exp, log, ... are
-#: polynomial code within a few ulp (docs/simd.md); False keeps libm's calls.
+#: True in adjit (False in Warp): on the CPU, f32 exp, log, log2, tanh and erf
+#: are polynomial code within a few ulp (docs/simd.md); False keeps libm's
+#: calls.
 MODULE_OPTIONS = {
     "max_unroll": 16, "enable_backward": True, "enable_mathdx_gemm": None, "enable_mathdx_solver": None,
     "enable_mathdx_fft": None, "fast_math": True, "fuse_fp": True, "lineinfo": False, "cuda_output": None,
@@ -314,6 +315,10 @@ class Kernel:
             return self._enable_backward
         return self.module.options.get("enable_backward", True) is not False
 
+    @enable_backward.setter
+    def enable_backward(self, value: bool | None) -> None:
+        self._enable_backward = value
+
     @property
     def fast_math(self) -> bool:
         """Whether CPU code computes f32 transcendental math with polynomials
@@ -322,10 +327,6 @@ class Kernel:
         if value is None:
             value = self.module.options.get("fast_math", True)
         return value is not False
-
-    @enable_backward.setter
-    def enable_backward(self, value: bool | None) -> None:
-        self._enable_backward = value
 
     @property
     def mlir_name(self) -> str:

@@ -116,8 +116,8 @@ class VariantSpec:
            target: str = "cpu") -> "VariantSpec":
         """The variant of ``kernel`` a launch asks for: the given kind and
         arrays, with the kernel's current checks (``checks(kernel)``) and
-        ``fast_math``, ordered atomics and the proved checks. Made once per distinct value (a launch
-        asks for one each time)."""
+        ``fast_math``, ordered atomics and the proved checks. Made once per
+        distinct value (a launch asks for one each time)."""
         bounds = config.bounds_check if kernel.bounds_check is None else kernel.bounds_check
         fast_math = target == "cpu" and kernel.fast_math
         key = (target, adjoint, tangent, noalias, strided, fast_math, bounds,
