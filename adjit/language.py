@@ -123,9 +123,9 @@ class Function:
 #: ``enable_backward`` and ``fast_math``; the others are stored (and returned
 #: by get_module_options) but change nothing: adjit compiles each kernel
 #: alone, with its own settings (``adjit.config``). ``fast_math`` defaults to
-#: True in adjit (False in Warp): on the CPU, f32 exp, log, log2, tanh and erf
-#: are polynomial code within a few ulp (docs/simd.md); False keeps libm's
-#: calls.
+#: True in adjit (False in Warp): on the CPU, f32 sin, cos, exp, log, log2,
+#: tanh and erf are polynomial code within a few ulp (docs/simd.md); False
+#: keeps libm's calls.
 MODULE_OPTIONS = {
     "max_unroll": 16, "enable_backward": True, "enable_mathdx_gemm": None, "enable_mathdx_solver": None,
     "enable_mathdx_fft": None, "fast_math": True, "fuse_fp": True, "lineinfo": False, "cuda_output": None,

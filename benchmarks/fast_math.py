@@ -2,9 +2,9 @@
 default) against libm calls (fast_math=False), Warp's CPU backend, Dr.Jit's
 LLVM backend and JAX ``jit``, side by side in one run.
 
-Two workloads, forward and gradient (d sum(y) / d x), float32:
-- ``pointwise``: y = tanh(x) exp(-x^2/4) + log(1 + x^2) - erf(x/2) on 4M values
-  (straight-line: LLVM's loop vectorizer widens it once no call remains);
+Three workloads, forward and gradient (d sum(y) / d x), float32:
+- ``pointwise``: y = tanh(x) exp(-x^2/4) + log(1 + x^2) - erf(x/2) on 4M values;
+- ``waves``: y = sin(x) cos(2x) + sin(3x) on 4M values in [-30, 30];
 - ``recurrence``: 32 steps of v = tanh(a v + x) + 0.1 log(1 + v^2) exp(-v^2)
   per thread, 200k threads (a loop: adjit runs it as a SIMD program).
 Every system's result is checked against a float64 numpy reference first.
@@ -43,6 +43,8 @@ def reference(workload: str, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     def f(x):
         if workload == "pointwise":
             return np.tanh(x) * np.exp(-x * x / 4) + np.log(1 + x * x) - erf(x / 2)
+        if workload == "waves":
+            return np.sin(x) * np.cos(2 * x) + np.sin(3 * x)
         v = np.zeros_like(x)
         for _ in range(STEPS):
             v = np.tanh(A * v + x) + 0.1 * np.log(1 + v * v) * np.exp(-v * v)
@@ -64,6 +66,12 @@ def adjit_system(fast_math: bool):
         y[i] = wp.tanh(v) * wp.exp(-v * v * 0.25) + wp.log(1.0 + v * v) - wp.erf(v * 0.5)
 
     @wp.kernel(module=f"fast_math_bench_{fast_math}")
+    def waves(x: adjit.array(dtype=float), y: adjit.array(dtype=float)):
+        i = wp.tid()
+        v = x[i]
+        y[i] = wp.sin(v) * wp.cos(2.0 * v) + wp.sin(3.0 * v)
+
+    @wp.kernel(module=f"fast_math_bench_{fast_math}")
     def recurrence(x: adjit.array(dtype=float), y: adjit.array(dtype=float)):
         i = wp.tid()
         v = float(0.0)
@@ -71,7 +79,7 @@ def adjit_system(fast_math: bool):
             v = wp.tanh(0.9 * v + x[i]) + 0.1 * wp.log(1.0 + v * v) * wp.exp(-v * v)
         y[i] = v
 
-    kernels = {"pointwise": pointwise, "recurrence": recurrence}
+    kernels = {"pointwise": pointwise, "waves": waves, "recurrence": recurrence}
 
     def make(workload, mode, x_np):
         k = kernels[workload]
@@ -107,6 +115,12 @@ def warp_system():
         y[i] = wp.tanh(v) * wp.exp(-v * v * 0.25) + wp.log(1.0 + v * v) - wp.erf(v * 0.5)
 
     @wp.kernel
+    def waves(x: warp.array(dtype=float), y: warp.array(dtype=float)):
+        i = wp.tid()
+        v = x[i]
+        y[i] = wp.sin(v) * wp.cos(2.0 * v) + wp.sin(3.0 * v)
+
+    @wp.kernel
     def recurrence(x: warp.array(dtype=float), y: warp.array(dtype=float)):
         i = wp.tid()
         v = float(0.0)
@@ -114,7 +128,7 @@ def warp_system():
             v = wp.tanh(0.9 * v + x[i]) + 0.1 * wp.log(1.0 + v * v) * wp.exp(-v * v)
         y[i] = v
 
-    kernels = {"pointwise": pointwise, "recurrence": recurrence}
+    kernels = {"pointwise": pointwise, "waves": waves, "recurrence": recurrence}
 
     def make(workload, mode, x_np):
         k = kernels[workload]
@@ -143,6 +157,8 @@ def drjit_system():
     def f(workload, x):
         if workload == "pointwise":
             return dr.tanh(x) * dr.exp(-x * x * 0.25) + dr.log(1.0 + x * x) - dr.erf(x * 0.5)
+        if workload == "waves":
+            return dr.sin(x) * dr.cos(2.0 * x) + dr.sin(3.0 * x)
         v = dr.zeros(Float, dr.width(x))
         for _ in range(STEPS):  # (traced: one fused kernel of 32 steps)
             v = dr.tanh(A * v + x) + 0.1 * dr.log(1.0 + v * v) * dr.exp(-v * v)
@@ -177,6 +193,8 @@ def jax_system():
     def f(workload, x):
         if workload == "pointwise":
             return jnp.tanh(x) * jnp.exp(-x * x * 0.25) + jnp.log(1.0 + x * x) - jax.scipy.special.erf(x * 0.5)
+        if workload == "waves":
+            return jnp.sin(x) * jnp.cos(2.0 * x) + jnp.sin(3.0 * x)
 
         def step(_, v):
             return jnp.tanh(A * v + x) + 0.1 * jnp.log(1.0 + v * v) * jnp.exp(-v * v)
@@ -205,7 +223,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
-    sizes = {"pointwise": 40_000 if args.quick else 4_000_000, "recurrence": 2_000 if args.quick else 200_000}
+    sizes = {"pointwise": 40_000 if args.quick else 4_000_000, "waves": 40_000 if args.quick else 4_000_000,
+             "recurrence": 2_000 if args.quick else 200_000}
     rng = np.random.default_rng(0)
     makers = {}
     for name, factory in SYSTEMS.items():
@@ -215,7 +234,7 @@ def main() -> None:
             print(f"{name}: skipped ({e})")
     print(f"threads: {os.cpu_count()} cores; median of {args.rounds} interleaved rounds")
     for workload, n in sizes.items():
-        x = rng.uniform(-3, 3, n).astype(np.float32)
+        x = rng.uniform(-30 if workload == "waves" else -3, 30 if workload == "waves" else 3, n).astype(np.float32)
         values, grads = reference(workload, x)
         for mode in ("forward", "gradient"):
             expected = values if mode == "forward" else grads

@@ -122,9 +122,10 @@ def AdjitApproximateMath : Pass<"adjit-approximate-math", "::mlir::ModuleOp"> {
     Rewrites the listed f32 math ops (scalars and vectors) into arithmetic:
     range reduction and polynomial approximations (MLIR's math
     approximations, with subnormal inputs of log/log2 and subnormal results
-    of exp handled by rescaling). By default
-    exp, log, log2, tanh and erf: the ones within a few ulp over the whole
-    f32 domain. The code vectorizes (SIMD bodies stay SIMD instead of
+    of exp handled by rescaling); sin and cos are adjit's own: a reduction
+    by pi/2 and polynomials in f64, rounded once to f32, with libm's result
+    for |x| > 2^20 behind a branch. By default exp, log, log2, tanh, erf,
+    sin and cos: the ones within a few ulp over the whole f32 domain. The code vectorizes (SIMD bodies stay SIMD instead of
     calling libm once per lane) and gives the same bits on every machine,
     whatever its libm. The error bounds of each function, measured against
     correctly rounded float64 references, are in docs/simd.md and checked
@@ -138,7 +139,7 @@ def AdjitApproximateMath : Pass<"adjit-approximate-math", "::mlir::ModuleOp"> {
                "empty: adjit's default set">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
-                           "::mlir::vector::VectorDialect"];
+                           "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
 }
 
 def AdjitApplyNoAlias : Pass<"adjit-apply-noalias", "::mlir::ModuleOp"> {

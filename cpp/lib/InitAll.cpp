@@ -170,7 +170,6 @@ struct CpuToLlvmOptions : public PassPipelineOptions<CpuToLlvmOptions> {
 
 void buildCpuToLlvmPipeline(OpPassManager &pm,
                             const CpuToLlvmOptions &options) {
-  pm.addPass(createSCFToControlFlowPass());
   // Math ops with an LLVM intrinsic become intrinsics (vectorizable); the
   // rest become libm calls, resolved from the process at load. bf16 math
   // ops are done in f32, and each explicit conversion to bf16 is expanded
@@ -182,8 +181,9 @@ void buildCpuToLlvmPipeline(OpPassManager &pm,
   extend.extraTypeStrs = {"f16"};
   extend.targetTypeStr = "f32";
   pm.addPass(math::createMathExtendToSupportedTypes(extend));
-  if (options.fastMath)
+  if (options.fastMath) // (before the scf lowering: sin/cos branch to libm)
     pm.addPass(createAdjitApproximateMath());
+  pm.addPass(createSCFToControlFlowPass());
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));

@@ -51,6 +51,18 @@ def apply_erf(x: wp.array(dtype=float), y: wp.array(dtype=float)):
     y[i] = wp.erf(x[i])
 
 
+@wp.kernel
+def apply_sin(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = wp.sin(x[i])
+
+
+@wp.kernel
+def apply_cos(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = wp.cos(x[i])
+
+
 _erf64 = np.vectorize(math.erf, otypes=[np.float64])
 
 #: name: (kernel, float64 reference, domain, documented bound in ulp). The
@@ -64,6 +76,8 @@ FUNCTIONS = {
     "log2": (apply_log2, np.log2, (0.0, 3.4e38), 2.0),
     "tanh": (apply_tanh, np.tanh, (-3.4e38, 3.4e38), 5.5),
     "erf": (apply_erf, _erf64, (-3.4e38, 3.4e38), 5.5),
+    "sin": (apply_sin, np.sin, (-3.4e38, 3.4e38), 1.0),
+    "cos": (apply_cos, np.cos, (-3.4e38, 3.4e38), 1.0),
 }
 
 

@@ -286,6 +286,16 @@ LogicalResult ThreadVectorizer::checkMemory() {
   return success();
 }
 
+/// A math op that becomes a function call (libm's, or adjit's polynomials)
+/// rather than an instruction LLVM widens itself.
+bool isMathCall(Operation *op) {
+  return isa<math::MathDialect>(op->getDialect()) &&
+         !isa<math::SqrtOp, math::AbsFOp, math::AbsIOp, math::FmaOp,
+              math::FloorOp, math::CeilOp, math::RoundOp, math::RoundEvenOp,
+              math::TruncOp, math::CopySignOp, math::CountLeadingZerosOp,
+              math::CountTrailingZerosOp, math::CtPopOp>(op);
+}
+
 FailureOr<func::FuncOp> ThreadVectorizer::run() {
   if (!body.getBody().hasOneBlock())
     return fail(nullptr, "a body of several blocks"), failure();
@@ -293,10 +303,14 @@ FailureOr<func::FuncOp> ThreadVectorizer::run() {
     return fail(nullptr, "not a kernel body"), failure();
   // Straight-line bodies are left to LLVM's loop vectorizer, which widens
   // the thread loop itself and turns strided vec3 accesses into loads and
-  // shuffles (where this pass would gather and scatter).
+  // shuffles (where this pass would gather and scatter); unless they call
+  // math functions (sin, exp, ...): LLVM does not widen a loop with calls,
+  // and here they become vector code (adjit-approximate-math).
   bool branches = body.walk([](Operation *op) {
-                        return isa<scf::ForOp, scf::WhileOp, scf::IfOp>(op) ? WalkResult::interrupt()
-                                                                            : WalkResult::advance();
+                        return isa<scf::ForOp, scf::WhileOp, scf::IfOp>(op) ||
+                                       isMathCall(op)
+                                   ? WalkResult::interrupt()
+                                   : WalkResult::advance();
                       }).wasInterrupted();
   if (!branches)
     return fail(nullptr, "straight-line code (LLVM's loop vectorizer widens the thread loop)"), failure();

@@ -2,38 +2,54 @@
 // RUN: adjit-opt %s "--adjit-approximate-math=functions=tanh" | FileCheck %s --check-prefix=TANH
 
 // adjit-approximate-math: f32 exp, log, log2, tanh and erf (scalars and
-// vectors) become polynomial code; f64 math and the functions MLIR
-// approximates badly (sin, cos, atan) stay calls for libm.
+// vectors) become polynomial code (MLIR's approximations); sin and cos
+// adjit's own reduction and polynomials in f64, with libm's result for
+// |x| > 2^20 behind a branch; f64 math and the functions MLIR approximates
+// badly (atan) stay calls for libm.
 
 // CHECK-LABEL: func.func @scalars(
 // CHECK-NOT: math.exp
 // CHECK-NOT: math.log
 // CHECK-NOT: math.tanh
 // CHECK-NOT: math.erf
-// CHECK: math.sin
+// CHECK: %[[WIDE:.*]] = arith.extf %[[X:.*]] : f32 to f64
+// CHECK: math.roundeven
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: %[[HUGE:.*]] = scf.if %{{.*}} -> (f32) {
+// CHECK-NEXT: %[[LIBM:.*]] = math.sin %[[X]] {adjit.libm} : f32
+// CHECK-NEXT: %[[PICK:.*]] = arith.select %{{.*}}, %[[LIBM]], %{{.*}} : f32
+// CHECK-NEXT: scf.yield %[[PICK]] : f32
+// CHECK-NEXT: } else {
+// CHECK: math.atan %[[X]] : f32
 // CHECK: return
 // TANH-LABEL: func.func @scalars(
 // TANH: math.exp
 // TANH: math.log
 // TANH-NOT: math.tanh
+// TANH: math.sin %{{.*}} : f32
 // TANH: return
-func.func @scalars(%x: f32) -> (f32, f32, f32, f32, f32, f32) {
+func.func @scalars(%x: f32) -> (f32, f32, f32, f32, f32, f32, f32) {
   %e = math.exp %x : f32
   %l = math.log %x : f32
   %l2 = math.log2 %x : f32
   %t = math.tanh %x : f32
   %r = math.erf %x : f32
   %s = math.sin %x : f32
-  return %e, %l, %l2, %t, %r, %s : f32, f32, f32, f32, f32, f32
+  %a = math.atan %x : f32
+  return %e, %l, %l2, %t, %r, %s, %a : f32, f32, f32, f32, f32, f32, f32
 }
 
-// Vectors (SIMD bodies) alike.
+// Vectors (SIMD bodies) alike; the branch to libm's cos is taken when any
+// lane is out of range (an or-reduction of the lanes' flags).
 // CHECK-LABEL: func.func @lanes(
-// CHECK-NOT: math.exp
+// CHECK-NOT: math.exp %
+// CHECK: vector.reduction <or>, %{{.*}} : vector<8xi1> into i1
+// CHECK: math.cos %{{.*}} {adjit.libm} : vector<8xf32>
 // CHECK: return
-func.func @lanes(%x: vector<8xf32>) -> vector<8xf32> {
+func.func @lanes(%x: vector<8xf32>) -> (vector<8xf32>, vector<8xf32>) {
   %e = math.exp %x : vector<8xf32>
-  return %e : vector<8xf32>
+  %c = math.cos %x : vector<8xf32>
+  return %e, %c : vector<8xf32>, vector<8xf32>
 }
 
 // Subnormal inputs of log are scaled by 2^24 first (the approximation reads

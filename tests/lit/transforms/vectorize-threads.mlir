@@ -61,6 +61,29 @@ func.func @axpy(%a: f32, %x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) att
   return
 }
 
+/// ... unless they call math functions, which LLVM does not widen (sqrt is
+/// an instruction: it does).
+// CHECK-LABEL: func.func private @waves_body_simd(
+// CHECK: %[[V:.*]] = vector.load %{{.*}} : memref<?xf32>, vector<8xf32>
+// CHECK: math.sin %[[V]] : vector<8xf32>
+// CHECK-LABEL: func.func private @roots_body(
+// CHECK-SAME: adjit.simd = "scalar: straight-line code (LLVM's loop vectorizer widens the thread loop)"
+func.func @waves(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %xi = adjit.load %x[%i] : !adjit.array<f32, 1>
+  %s = math.sin %xi : f32
+  adjit.store %s, %y[%i] : !adjit.array<f32, 1>
+  return
+}
+
+func.func @roots(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %xi = adjit.load %x[%i] : !adjit.array<f32, 1>
+  %s = math.sqrt %xi : f32
+  adjit.store %s, %y[%i] : !adjit.array<f32, 1>
+  return
+}
+
 /// A vec3 array read per thread: a gather at 3 * thread; a loop with uniform
 /// bounds carries vector<8xf32>; a branch on a varying condition runs both
 /// sides and selects.
