@@ -44,13 +44,17 @@ constexpr StringLiteral kDefaultFunctions[] = {"exp", "log", "log2", "tanh",
 /// correctly rounded, e.g. erfinv's Newton step on erf).
 constexpr StringLiteral kLibmAttr = "adjit.libm";
 
-/// A constant of `type` (f32 or a vector of f32).
-Value f32Constant(OpBuilder &b, Location loc, Type type, double value) {
-  auto attr = b.getF32FloatAttr(value);
+/// `scalar` as a constant of `type`: its own type, or a vector of it.
+Value constantOf(OpBuilder &b, Location loc, Type type, TypedAttr scalar) {
   if (auto shaped = dyn_cast<ShapedType>(type))
     return arith::ConstantOp::create(b, loc, type,
-                                     DenseElementsAttr::get(shaped, attr));
-  return arith::ConstantOp::create(b, loc, type, attr);
+                                     DenseElementsAttr::get(shaped, scalar));
+  return arith::ConstantOp::create(b, loc, type, scalar);
+}
+
+/// A constant of `type` (f32 or a vector of f32).
+Value f32Constant(OpBuilder &b, Location loc, Type type, double value) {
+  return constantOf(b, loc, type, b.getF32FloatAttr(value));
 }
 
 /// MLIR's approximations build 2^k from exponent bits, so they know no
@@ -110,15 +114,6 @@ void fixEdgeCases(Operation *root, const llvm::StringSet<> &chosen) {
   }
 }
 
-/// A constant of `type` (f64 or a vector of f64).
-Value f64Constant(OpBuilder &b, Location loc, Type type, double value) {
-  auto attr = b.getF64FloatAttr(value);
-  if (auto shaped = dyn_cast<ShapedType>(type))
-    return arith::ConstantOp::create(b, loc, type,
-                                     DenseElementsAttr::get(shaped, attr));
-  return arith::ConstantOp::create(b, loc, type, attr);
-}
-
 /// `type` (f32 or a vector of f32) with `element` as its element type.
 Type withElement(Type type, Type element) {
   if (auto vector = dyn_cast<VectorType>(type))
@@ -150,7 +145,9 @@ Value reducedSinCos(OpBuilder &b, Location loc, Value x, Value outOfRange,
   Type f32Type = x.getType();
   Type f64Type = withElement(f32Type, b.getF64Type());
   Type i32Type = withElement(f32Type, b.getI32Type());
-  auto c = [&](double value) { return f64Constant(b, loc, f64Type, value); };
+  auto c = [&](double value) {
+    return constantOf(b, loc, f64Type, b.getF64FloatAttr(value));
+  };
   auto mul = [&](Value l, Value r) { return arith::MulFOp::create(b, loc, l, r); };
   auto add = [&](Value l, Value r) { return arith::AddFOp::create(b, loc, l, r); };
   auto sub = [&](Value l, Value r) { return arith::SubFOp::create(b, loc, l, r); };
@@ -171,13 +168,8 @@ Value reducedSinCos(OpBuilder &b, Location loc, Value x, Value outOfRange,
                    mul(mul(z, z), horner(kCosCoefficients, z)));
   // quadrant q = k mod 4 (cos: of k + 1): odd takes the other function,
   // 2 and 3 negate
-  auto i = [&](int64_t value) {
-    auto attr = b.getI32IntegerAttr(value);
-    if (auto shaped = dyn_cast<ShapedType>(i32Type))
-      return arith::ConstantOp::create(b, loc, i32Type,
-                                       DenseElementsAttr::get(shaped, attr))
-          .getResult();
-    return arith::ConstantOp::create(b, loc, i32Type, attr).getResult();
+  auto i = [&](int32_t value) {
+    return constantOf(b, loc, i32Type, b.getI32IntegerAttr(value));
   };
   Value q = arith::FPToSIOp::create(b, loc, i32Type, k);
   if (cosine)
