@@ -125,7 +125,10 @@ def AdjitApproximateMath : Pass<"adjit-approximate-math", "::mlir::ModuleOp"> {
     of exp handled by rescaling); sin and cos are adjit's own: a reduction
     by pi/2 and polynomials in f64, rounded once to f32, with libm's result
     for |x| > 2^20 behind a branch. By default exp, log, log2, tanh, erf,
-    sin and cos: the ones within a few ulp over the whole f32 domain. The code vectorizes (SIMD bodies stay SIMD instead of
+    sin and cos: the ones within a few ulp over the whole f32 domain. Each
+    (function, type) is computed in one private function the ops call
+    (`@adjit_sin_v8f32`, marked `adjit.simd_body`: not inlined, kept wide),
+    so the code is compiled once per module, not at every use. The code vectorizes (SIMD bodies stay SIMD instead of
     calling libm once per lane) and gives the same bits on every machine,
     whatever its libm. The error bounds of each function, measured against
     correctly rounded float64 references, are in docs/simd.md and checked
@@ -138,8 +141,9 @@ def AdjitApproximateMath : Pass<"adjit-approximate-math", "::mlir::ModuleOp"> {
                "The math ops to rewrite (mnemonics: sin, cos, exp, ...); "
                "empty: adjit's default set">,
   ];
-  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
-                           "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+                           "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def AdjitApplyNoAlias : Pass<"adjit-apply-noalias", "::mlir::ModuleOp"> {

@@ -272,3 +272,23 @@ def test_float64_math_stays_libm():
     libm = ctypes.CDLL(ctypes.util.find_library("m"))
     libm.exp.restype, libm.exp.argtypes = ctypes.c_double, [ctypes.c_double]
     assert y.numpy().tobytes() == np.array([libm.exp(v) for v in x]).tobytes()
+
+
+@wp.kernel
+def six_sines(x: wp.array(dtype=float), y: wp.array(dtype=wp.vec3), z: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    v = x[i]
+    y[i] = wp.vec3(wp.sin(v), wp.sin(v + 1.0), wp.sin(v + 2.0))
+    z[i] = wp.vec3(wp.sin(v + 3.0), wp.sin(v + 4.0), wp.sin(v + 5.0))
+
+
+def test_many_uses_share_one_function_with_the_same_bits():
+    # More than 4 sin calls are calls to one compiled function (a kernel with 80 took 3x as long to compile
+    # inline); it computes the same bits as the inline code of a kernel with one.
+    x = np.random.default_rng(7).uniform(-50, 50, 203).astype(np.float32)
+    y, z = wp.zeros(203, dtype=wp.vec3), wp.zeros(203, dtype=wp.vec3)
+    wp.launch(six_sines, 203, inputs=[wp.array(x), y, z])
+    got = np.concatenate([y.numpy(), z.numpy()], axis=1)
+    for k in range(6):
+        shifted = (x + np.float32(k)).astype(np.float32)
+        assert got[:, k].tobytes() == _run(apply_sin, shifted).tobytes(), k

@@ -29,8 +29,9 @@ struct AdjitApplyNoAliasPass
     : adjit::impl::AdjitApplyNoAliasBase<AdjitApplyNoAliasPass> {
   void runOnOperation() override {
     getOperation().walk([&](LLVM::LLVMFuncOp fn) {
-      // A SIMD kernel body (adjit-vectorize-threads): not inlined into its
-      // entry, and left wide by the host pipeline's scalarizer.
+      // A SIMD kernel body (adjit-vectorize-threads) or a math function of
+      // adjit-approximate-math: not inlined, and left wide by the host
+      // pipeline's scalarizer.
       if (fn->hasAttr("adjit.simd_body")) {
         MLIRContext *ctx = fn.getContext();
         fn.setPassthroughAttr(ArrayAttr::get(

@@ -107,3 +107,23 @@ func.func @marked(%x: f32) -> (f32, f32) {
   %b = math.erf %x : f32
   return %a, %b : f32, f32
 }
+
+// A function used more than 4 times (per type) is computed in one private
+// function the uses call, compiled once (not inlined, kept wide like a SIMD
+// body); 4 uses or fewer stay inline.
+// CHECK-LABEL: func.func @many(
+// CHECK-COUNT-5: call @adjit_exp_v8f32(%{{.*}}) : (vector<8xf32>) -> vector<8xf32>
+// CHECK-NOT: call @adjit_tanh
+// CHECK: return
+// CHECK: func.func private @adjit_exp_v8f32(%{{.*}}: vector<8xf32>) -> vector<8xf32> attributes {adjit.simd_body}
+// CHECK-NOT: math.exp
+// CHECK: return
+func.func @many(%x: vector<8xf32>) -> vector<8xf32> {
+  %a = math.exp %x : vector<8xf32>
+  %b = math.exp %a : vector<8xf32>
+  %c = math.exp %b : vector<8xf32>
+  %d = math.exp %c : vector<8xf32>
+  %e = math.exp %d : vector<8xf32>
+  %t = math.tanh %e : vector<8xf32>
+  return %t : vector<8xf32>
+}
