@@ -494,8 +494,8 @@ class MarchingCubes:
             _deprecated("argument `domain_bounds_upper_corner`", "Use `upper` instead.")
             upper = domain_bounds_upper_corner if domain_bounds_upper_corner is not None else upper
         self.resize(nx, ny, nz)
-        self.lower = lower
-        self.upper = upper
+        self.lower = _vec3(lower, "lower")
+        self.upper = _vec3(upper, "upper")
         self.verts: Array | None = None
         self.indices: Array | None = None
 
