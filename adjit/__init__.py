@@ -152,6 +152,7 @@ from .geometry import (Mesh, MeshQueryAABB, MeshQueryPoint, MeshQueryRay, mesh_e
                        mesh_query_point_no_sign, mesh_query_point_sign_normal, mesh_query_point_sign_winding_number,
                        mesh_query_ray, mesh_query_ray_anyhit, mesh_query_ray_count_intersections)
 from .geometry import closest_point_edge_edge, intersect_tri_tri  # noqa: E402,F401
+from .geometry import MarchingCubes  # noqa: E402,F401
 from .errors import NotInAdjitError, NotInAdjitImportError, missing_name as _missing_name  # noqa: E402,F401
 
 

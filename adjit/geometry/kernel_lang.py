@@ -14,10 +14,10 @@ from types import SimpleNamespace
 from .. import builtins as _builtins  # noqa: F401  (registers every builtin)
 from .. import types as T
 from ..builtins.registry import registry
-from ..language import constant, func
+from ..language import constant, func, tid
 
 wp = SimpleNamespace(**registry())
-wp.func, wp.constant, wp.struct, wp.ref = func, constant, T.struct, T.ref
+wp.func, wp.constant, wp.struct, wp.ref, wp.tid = func, constant, T.struct, T.ref, tid
 for _name in ("int32", "int64", "uint64", "float32", "float64", "vec2", "vec3", "vec2i", "vec3i", "vec3d"):
     setattr(wp, _name, getattr(T, _name))
 wp.vector = T.vector  # vector(x, y): the type from the values

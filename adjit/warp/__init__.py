@@ -41,6 +41,9 @@ SUBMODULES = {
     "warp.dlpack": "adjit.interop",
     "warp.torch": "adjit.torch",
     "warp.jax": "adjit.jax",
+    # Warp 1.19's geometry module: IsoSurfaceMarchingCubes (adjit.geometry's
+    # other names come along; Warp's others raise NotInAdjitError).
+    "warp.geometry": "adjit.geometry",
     # Warp's private implementation package (Warp 1.10+), only the names
     # programs use (adjit/warp/_src; a name it lacks raises NotInAdjitError).
     "warp._src": "adjit.warp._src",
