@@ -37,7 +37,7 @@ from . import types as T
 from .builtins import Builtin
 from .language import Function, GradWrapper
 from .language import static as language_static
-from .source import OPERATOR_FUNCS as _OPERATOR_FUNCS, Scope, SourceInfo, Unresolved, local_names
+from .source import OPERATOR_FUNCS as _OPERATOR_FUNCS, Scope, SourceInfo, Unresolved
 
 log = logging.getLogger("adjit.cache")
 
@@ -119,7 +119,7 @@ def _dependencies(pyfunc, seen: dict) -> None:
     seen[pyfunc] = ("".join(info.lines), constants)
     funcs = []
     scope = Scope(pyfunc)
-    for path, value in scope.references(info.tree, local_names(info.tree)):
+    for path, value in scope.references(info.tree, info.local_names):
         key = _static_key(value)
         if key is not None:
             constants[path] = key

@@ -9,6 +9,7 @@ cache key is made of what it resolves, so the two cannot disagree.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import textwrap
 import typing
@@ -53,6 +54,12 @@ class SourceInfo:
         if not isinstance(fn, ast.FunctionDef):
             raise KernelError(f"{pyfunc.__qualname__} is not a plain function definition")
         return cls(filename, first_line, lines, fn, pyfunc.__qualname__)
+
+    @functools.cached_property
+    def local_names(self) -> frozenset:
+        """``local_names(self.tree)``, worked out once (kernel digests are
+        remade at every variant load and backward check)."""
+        return local_names(self.tree)
 
     def line_of(self, node) -> int:
         return self.first_line + getattr(node, "lineno", 1) - 1
