@@ -256,10 +256,10 @@ class Kernel:
         if unknown:
             raise KeyError(f"Kernel(options=...): unknown option(s) {', '.join(map(repr, unknown))}; the options "
                            f"are Warp's module options: {', '.join(MODULE_OPTIONS)}")
+        for name in HONOURED_MODULE_OPTIONS:
+            if name in options and type(options[name]) is not bool:
+                raise TypeError(f"Kernel(options=...): {name} must be True or False, got {options[name]!r}")
         if "enable_backward" in options:
-            if type(options["enable_backward"]) is not bool:
-                raise TypeError(f"Kernel(options=...): enable_backward must be True or False, got "
-                                f"{options['enable_backward']!r}")
             if enable_backward is None:
                 enable_backward = options["enable_backward"]
         _defined()

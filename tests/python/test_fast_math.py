@@ -257,6 +257,8 @@ def test_the_module_option_recompiles_and_is_checked():
     assert _run(apply_exp, x).tobytes() == fast.tobytes()
     with pytest.raises(TypeError, match="fast_math must be True or False"):
         wp.set_module_options({"fast_math": 1})
+    with pytest.raises(TypeError, match=r"Kernel\(options=...\): fast_math must be True or False"):
+        wp.Kernel(apply_exp.pyfunc, key="apply_exp_checked", options={"fast_math": "no"})
     assert wp.get_module_options()["fast_math"] is True
 
 
