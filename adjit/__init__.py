@@ -35,7 +35,7 @@ from .interop import (device_from_jax, device_from_torch, device_to_jax, device_
 from .language import (Function, Kernel, adjoint, constant, expect_eq, expect_near, expect_neq,  # noqa: F401
                        func, func_grad, func_jvp, func_native, func_replay, grad, kernel, printf, static, tid)
 from .language import Module, get_module, get_module_options, overload, set_module_options  # noqa: F401
-from .launch import Launch, launch, observe_launches  # noqa: F401
+from .launch import Launch, launch, launch_tiled, observe_launches  # noqa: F401
 from .runtime.capture import (CaptureError, CaptureMode, Graph, ScopedCapture, capture_begin,  # noqa: F401
                               capture_debug_dot_print, capture_end, capture_if, capture_launch, capture_while,
                               is_conditional_graph_supported)

@@ -314,6 +314,22 @@ class _GradOf:
         return getattr(self._array, name)
 
 
+def launch_tiled(kernel: Kernel, dim, inputs=(), outputs=(), block_dim: int | None = None, **kwargs):
+    """Warp's launch of a tiled kernel: ``dim`` counts blocks, and each block
+    has ``block_dim`` threads, a trailing launch dimension (``i, j = tid()``
+    reads the block's indices). On the CPU a block is one thread, as in
+    Warp's CPU launches, so the trailing extent is 1 whatever ``block_dim``
+    says (it is checked as ``launch`` checks it)."""
+    if block_dim is None:
+        raise LaunchError("launch_tiled() needs block_dim= (the threads of a block), as Warp's")
+    if isinstance(dim, (str, bytes)) or dim is None:
+        raise LaunchError(f"launch_tiled dim must be an int or a tuple of 1 to 3 ints, got {dim!r}")
+    dims = (dim,) if np.ndim(dim) == 0 else tuple(dim)
+    if not 1 <= len(dims) <= 3:
+        raise LaunchError(f"launch_tiled dim must have 1 to 3 extents (the block's threads are the 4th), got {dim!r}")
+    return launch(kernel, (*dims, 1), inputs, outputs, block_dim=block_dim, **kwargs)
+
+
 class Launch:
     """A launch recorded with ``launch(..., record_cmd=True)`` (Warp's
     ``Launch``): ``launch()`` runs it; ``set_dim`` and ``set_param_*``

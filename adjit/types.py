@@ -462,6 +462,56 @@ class LocalArrayType(Type):
         return hash(("zeros", self.shape, self.dtype))
 
 
+#: The most scalars a tile holds. A tile is one SSA vector, its operations
+#: unrolled over its elements (see adjit/compiler/tiles.py), so its size
+#: bounds the kernel's code size and compile time.
+MAX_TILE_SCALARS = 4096
+
+#: Where Warp keeps a tile (``storage=``). On the CPU, where a block is one
+#: thread, both are the thread's registers (its stack when they spill).
+TILE_STORAGES = ("register", "shared")
+
+
+class TileType(Type):
+    """A tile: a block-wide array of ``shape`` scalars (Warp's ``wp.tile``),
+    a value. On the CPU a block is one thread (``block_dim()`` is 1, as in
+    Warp), so the tile is held by that thread as one ``vector<shape x
+    scalar>``. ``storage`` is recorded (Warp's types carry it) and does not
+    change the type's equality or layout."""
+
+    def __init__(self, shape: tuple[int, ...], dtype, storage: str = "register"):
+        shape = tuple(shape)
+        if not 1 <= len(shape) <= 4 or any(isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1
+                                           for n in shape):
+            raise TypeError(f"a tile's shape must be 1 to 4 positive ints, got {shape!r}")
+        if not isinstance(dtype, ScalarType) or dtype.is_bool:
+            raise TypeError(f"tiles of {dtype} are not supported yet (tiles of int and float scalars are)")
+        if storage not in TILE_STORAGES:
+            raise TypeError(f"a tile's storage is 'register' or 'shared', got {storage!r}")
+        self.shape = tuple(int(n) for n in shape)
+        self.dtype = dtype
+        self.storage = storage
+        self.size = int(np.prod(self.shape))
+        if self.size > MAX_TILE_SCALARS:
+            raise TypeError(f"a tile of shape {self.shape} holds {self.size} scalars; adjit's tiles hold at most "
+                            f"{MAX_TILE_SCALARS} for now (split the work into smaller tiles)")
+        dims = ", ".join(map(str, self.shape)) + ("," if len(self.shape) == 1 else "")
+        self.name = f"tile(shape=({dims}), dtype={dtype})"
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def mlir(self) -> ir.Type:
+        return ir.VectorType.get(list(self.shape), self.dtype.mlir())
+
+    def __eq__(self, other):
+        return isinstance(other, TileType) and (other.shape, other.dtype) == (self.shape, self.dtype)
+
+    def __hash__(self):
+        return hash(("tile", self.shape, self.dtype))
+
+
 class fixedarray(LocalArrayType):  # noqa: N801 (Warp's name)
     """Warp's ``fixedarray(dtype=..., shape=...)``: the type of a fixed-size
     per-thread array (what ``zeros(shape, dtype)`` makes in a kernel), for

@@ -18,6 +18,7 @@ The entries live in rooms by topic, each entry beside its emitter:
 - ``arrays``: the atomics and lower_bound
 - ``decompositions``: svd3, svd2, eig3, qr3
 - ``random``, ``noise``: the random draws and Perlin noise
+- ``tiles``: Warp's tile builtins (emitted by adjit/compiler/tiles.py)
 
 A builtin is part of the language (``adjit.sin`` is an entry), so importing
 this package imports no MLIR: each room binds the MLIR modules its emitters
@@ -28,5 +29,5 @@ from .registry import REQUIRED, Builtin, StaticParam, add_builtin, lookup  # noq
 
 # Importing a room registers its entries.
 from . import math, utility, linalg, quaternions, transforms, spatial  # noqa: F401
-from . import operators, arrays, decompositions, random, noise  # noqa: F401
+from . import operators, arrays, decompositions, random, noise, tiles  # noqa: F401
 from .decompositions import FIRST_ORDER_ONLY  # noqa: F401

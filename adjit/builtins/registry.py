@@ -82,6 +82,12 @@ class Builtin:
     #: be a temporary (``randf(rand_init(3))``), and a call from Python
     #: leaves it unchanged (Warp's rule).
     advances_state: bool = False
+    #: A tile builtin, whose arguments are not all values (shapes and offsets
+    #: as tuples, tile_map's function): adjit/compiler/tiles.py emits its
+    #: calls from the argument nodes bound to ``params`` (``defaults`` for
+    #: those not given); ``infer`` and ``emit`` are not used.
+    tile: bool = False
+    defaults: dict | None = None
 
     def __call__(self, *args, **kwargs):
         """Evaluated on the host, as in a kernel (adjit/host_calls.py sets the hook)."""

@@ -45,9 +45,9 @@ def assigned_names(stmts) -> set[str]:
             elif isinstance(node, LoopReturn):
                 names.update(_result_of(node).names)
             elif isinstance(node, ast.Call):
-                for index in _written_arguments(node):
-                    if index < len(node.args) and isinstance(node.args[index], ast.Name):
-                        names.add(node.args[index].id)  # the call writes it (Builtin.rebinds)
+                for arg in _written_arguments(node):
+                    if isinstance(arg, ast.Name):
+                        names.add(arg.id)  # the call writes it (Builtin.rebinds)
                 if not _is_builtin_call(node):
                     # An @func may take arguments by reference (ref[T], local
                     # arrays) and write them back (by_reference.py).
@@ -64,15 +64,19 @@ def _is_builtin_call(call: ast.Call) -> bool:
     return B.lookup(name) is not None
 
 
-def _written_arguments(call: ast.Call) -> tuple[int, ...]:
-    """The arguments a call may write: the ``rebinds`` of the builtin its
-    callee is named after (``randf(s)`` advances s). By name, before names
-    are resolved: a name counted that the call does not write just rides
-    along."""
+def _written_arguments(call: ast.Call) -> list[ast.expr]:
+    """The argument nodes a call may write: the ``rebinds`` of the builtin
+    its callee is named after (``randf(s)`` advances s), given positionally
+    or by their names in ``params``. By name, before names are resolved: a
+    name counted that the call does not write just rides along."""
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     builtin = B.lookup(name)
-    return builtin.rebinds if builtin is not None else ()
+    if builtin is None:
+        return []
+    written = [call.args[i] for i in builtin.rebinds if i < len(call.args)]
+    names = {builtin.params[i] for i in builtin.rebinds if i < len(builtin.params)}
+    return written + [k.value for k in call.keywords if k.arg in names]
 
 
 def always_returns(stmts) -> bool:

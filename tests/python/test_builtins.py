@@ -1355,6 +1355,7 @@ TESTED = set(UNARY) | {"pow", "atan2", "min", "max", "abs", "sign", "clamp", "wh
 TESTED |= {"noise", "pnoise", "curlnoise", "block_dim"}  # test_noise.py
 TESTED |= {"div_approx", "inverse_approx", "transformation", "quaternion", "spatial_adjoint",  # test_warp_builtins_more.py
            "quat_between_vectors", "cast"}
+TESTED |= {name for name, entry in adjit.builtin_registry().items() if entry.tile}  # tiles: test_tiles.py
 
 
 @adjit.kernel

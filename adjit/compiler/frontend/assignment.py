@@ -14,6 +14,7 @@ from .. import by_reference as BR
 from .. import local_arrays as LA
 from .. import slices as S
 from .. import struct_arrays as SA
+from .. import tiles
 from .. import views as V
 from ..values import StructRef, Val, to_storage
 from .helpers import is_transform_part
@@ -134,6 +135,13 @@ class Assignment:
             local = self.env[target.value.id]
             element = self.concrete(self.coerce(value, local.type.dtype, target))
             self.env[target.value.id] = LA.write(self, local, target, element)
+            return
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and \
+                isinstance(self.env.get(target.value.id), Val) and \
+                isinstance(self.env[target.value.id].type, T.TileType):
+            tile = self.env[target.value.id]  # t[i, j] = x: the tile rebound, as a local array
+            self.env[target.value.id] = tiles.insert(self, tile, tiles.index_values(self, tile, target), value,
+                                                     target)
             return
         if isinstance(target, ast.Subscript) and isinstance(self.lookup_local(target.value), SA.StructArrayRef):
             SA.store(self, self.lookup_local(target.value), target, value)  # a[i] = s: every field

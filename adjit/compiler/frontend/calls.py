@@ -17,6 +17,7 @@ from .. import by_reference as BR
 from .. import local_arrays as LA
 from ..address_arrays import make_address_array
 from .. import slices as S
+from .. import tiles
 from .. import views as V
 from ..values import Val, from_index, literal
 
@@ -49,6 +50,8 @@ class Calls:
             # quaternion(x=, y=, z=, w=, dtype=), transformation(p=, q=): Warp's parameter names
             t = T.quaternion(T.float32) if callee.name == "quaternion" else T.transformation(T.float32)
             return self.construct_with_keywords(t, node, infer_dtype=True)
+        if isinstance(callee, B.Builtin) and callee.tile:
+            return tiles.call(self, callee, node)  # shapes, offsets and functions as arguments
         if isinstance(callee, B.Builtin):
             value_nodes, static = self.bind_static_params(callee, node)
             return self.call_builtin(callee, self.call_arguments(value_nodes), node, static)

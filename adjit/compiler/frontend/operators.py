@@ -14,6 +14,7 @@ from ... import types as T
 from ... import builtins as B
 from ...errors import KernelSyntaxError, KernelTypeError
 from ...source import OPERATOR_FUNCS as _OPERATOR_FUNCS
+from .. import tiles
 from ..values import Val, constant, integer_divide, literal, splat
 from .helpers import CMPF_PRED, CMPI_PRED, all_components
 
@@ -146,6 +147,8 @@ class Operators:
             if user is not None:
                 return user
             raise self.error(f"unsupported operands {self.describe(a)} and {self.describe(b)}", node)
+        if isinstance(a.type, T.TileType) or isinstance(b.type, T.TileType):
+            return tiles.binop(self, op, a, b, node)
         if isinstance(a.type, (T.ArrayType, T.LocalArrayType)) or isinstance(b.type, (T.ArrayType, T.LocalArrayType)):
             raise self.error(f"unsupported operand types for {self.op_name(op)}: {a.type} and {b.type} "
                              "(index arrays to get their elements)", node)
@@ -305,6 +308,8 @@ class Operators:
 
     def negate(self, v: Val) -> Val:
         t = v.type
+        if isinstance(t, T.TileType):
+            return tiles.negate(self, v)
         if not isinstance(t, (T.ScalarType, T.VectorType, T.MatrixType)):
             raise self.error(f"cannot negate {self.describe(v)}", self.node)
         scalar = T.scalar_of(t)

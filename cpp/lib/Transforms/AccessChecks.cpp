@@ -5,7 +5,8 @@
 //   - proved statically (the induction variable of a loop over the array's
 //     own extent): no check;
 //   - proved per launch (a thread coordinate plus a constant, or a constant,
-//     into a kernel argument): a condition on launch-uniform values joins the
+//     or an index clamped into the extent as a tile's elements are, into a
+//     kernel argument): a condition on launch-uniform values joins the
 //     kernel's one `adjit.launch_condition`, and the access is guarded by
 //     `proven || in_range`;
 //   - otherwise: guarded by `in_range`.
@@ -157,6 +158,60 @@ bool provedByLoop(Value index, Value array, int64_t dim) {
     ub = cast.getIn();
   auto extent = ub.getDefiningOp<DimOp>();
   return extent && extent.getArray() == array && extent.getDim() == dim;
+}
+
+/// Whether `v` is `adjit.dim array, dim` minus one (subi or addi of -1).
+bool isLastIndex(Value v, Value array, int64_t dim) {
+  Value base;
+  if (auto sub = v.getDefiningOp<arith::SubIOp>()) {
+    if (constantInt(sub.getRhs()) == 1)
+      base = sub.getLhs();
+  } else if (auto add = v.getDefiningOp<arith::AddIOp>()) {
+    if (constantInt(add.getRhs()) == -1)
+      base = add.getLhs();
+    else if (constantInt(add.getLhs()) == -1)
+      base = add.getRhs();
+  }
+  auto extent = base ? base.getDefiningOp<DimOp>() : DimOp();
+  return extent && extent.getArray() == array && extent.getDim() == dim;
+}
+
+/// Whether `index` (position `dim` of an access to `array`) is clamped into
+/// the array, `max(min(x, extent - 1), 0)` or `min(max(x, 0), extent - 1)`
+/// (a tile's elements): in range whenever the extent is at least 1.
+bool clampedIntoExtent(Value index, Value array, int64_t dim) {
+  auto operandsOf = [](Operation *op, Value &lhs, Value &rhs) {
+    lhs = op->getOperand(0);
+    rhs = op->getOperand(1);
+  };
+  auto bounded = [&](Operation *op, auto bound, Value &rest) {
+    Value lhs, rhs;
+    operandsOf(op, lhs, rhs);
+    if (bound(rhs)) {
+      rest = lhs;
+      return true;
+    }
+    if (bound(lhs)) {
+      rest = rhs;
+      return true;
+    }
+    return false;
+  };
+  auto isZero = [](Value v) { return constantInt(v) == 0; };
+  auto isLast = [&](Value v) { return isLastIndex(v, array, dim); };
+  Operation *outer = index.getDefiningOp();
+  if (!outer || !isa<arith::MaxSIOp, arith::MinSIOp>(outer))
+    return false;
+  bool maxOutside = isa<arith::MaxSIOp>(outer);
+  Value inner;
+  if (!(maxOutside ? bounded(outer, isZero, inner)
+                   : bounded(outer, isLast, inner)))
+    return false;
+  Operation *def = inner.getDefiningOp();
+  Value rest;
+  if (maxOutside)
+    return def && isa<arith::MinSIOp>(def) && bounded(def, isLast, rest);
+  return def && isa<arith::MaxSIOp>(def) && bounded(def, isZero, rest);
 }
 
 /// The source (file, line) of a location: where inlined code was written.
@@ -541,6 +596,11 @@ void AdjitAccessChecksPass::checkFunction(func::FuncOp fn) {
       if (!kernel || !argument)
         continue;
       std::optional<AffineIndex> affine = matchAffine(index);
+      if (!affine && clampedIntoExtent(index, array, d)) {
+        // In range when the extent is at least 1: the fact of constant
+        // index 0 (an empty array runs the all-checked variant).
+        affine = AffineIndex();
+      }
       if (!affine) {
         // A gather x[idx[...]]: in range when idx's values are, measured
         // by the runtime once per launch (adjit.index_range).

@@ -1,0 +1,1005 @@
+"""Tiles in kernels: Warp's tile builtins on the CPU.
+
+A tile is a block-wide array that a block of threads loads, computes with and
+stores together. On the CPU a block is one thread (``block_dim()`` is 1, as
+in Warp's CPU launches), so a tile is a value of that thread: one SSA
+``vector<shape x scalar>`` (T.TileType). Each tile builtin is emitted here as
+vector and arith ops on that value (unrolled over its rows or elements), and
+its array accesses as the scalar ``adjit.load`` / ``adjit.store`` /
+``adjit.atomic_add`` of each element. So tiles need no op, rule or pass of
+their own: the adjoint and tangent passes differentiate them through the
+vector ops' rules, and the access checks, the alias analysis and the
+deterministic atomics see every element access as they see any other.
+
+Out-of-range elements (``bounds_check=True``, the default, as Warp's) read as
+zero and are not written: a load reads a clamped index and selects zero, a
+store or atomic add is guarded per element. With ``bounds_check=False`` the
+accesses go unguarded to adjit's own bounds checks, which report an access
+outside the array with its index (Warp would read or write out of bounds).
+"""
+from __future__ import annotations
+
+import ast
+import math
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, scf, vector as vector_d
+
+from .. import language
+from .. import types as T
+from ..builtins.registry import Builtin
+from ..dialects import adjit as adjit_d
+from ..errors import KernelTypeError
+from .values import Val, constant, constant_array, to_index
+
+
+def call(fb, builtin: Builtin, node):
+    """Emits a call of the tile builtin ``builtin`` (its ``call`` hook)."""
+    bound = _bind(fb, builtin, node)
+    return _HANDLERS[builtin.name](fb, bound, node)
+
+
+class _Bound(dict):
+    """A call's arguments by parameter name: an ast node, or the default
+    (a Python value) where the call does not give one."""
+
+
+def _bind(fb, builtin: Builtin, node) -> _Bound:
+    names = builtin.params
+    defaults = builtin.defaults or {}
+    variadic = names and names[-1].startswith("*")
+    fixed = names[:-1] if variadic else names
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        raise fb.error(f"{builtin.name}() does not take *args or **kwargs", node)
+    if len(node.args) > len(fixed) and not variadic:
+        raise fb.error(f"{builtin.name}() takes at most {len(fixed)} arguments ({', '.join(fixed)}), got "
+                       f"{len(node.args)}", node)
+    bound = _Bound(zip(fixed, node.args))
+    if variadic:
+        bound[names[-1][1:]] = list(node.args[len(fixed):])
+    for kw in node.keywords:
+        if kw.arg not in fixed:
+            raise fb.error(f"{builtin.name}() got an unexpected keyword argument '{kw.arg}' (it takes "
+                           f"{', '.join(names)})", kw)
+        if kw.arg in bound:
+            raise fb.error(f"{builtin.name}() got multiple values for argument '{kw.arg}'", kw)
+        bound[kw.arg] = kw.value
+    for name in fixed:
+        if name not in bound:
+            if name not in defaults:
+                raise fb.error(f"{builtin.name}() needs the argument '{name}'", node)
+            bound[name] = defaults[name]
+    return bound
+
+
+# --- reading the arguments --------------------------------------------------------------
+
+def _given(x) -> bool:
+    return isinstance(x, ast.AST)
+
+
+def _tile(fb, x, what: str, node) -> Val:
+    v = fb.expr(x) if _given(x) else None
+    if not (isinstance(v, Val) and isinstance(v.type, T.TileType)):
+        raise fb.error(f"{what} must be a tile, got {fb.describe(v)}", x if _given(x) else node)
+    return v
+
+
+def _array(fb, x, what: str, node) -> Val:
+    v = fb.expr(x)
+    if not (isinstance(v, Val) and type(v.type) is T.ArrayType):
+        raise fb.error(f"{what} must be an array, got {fb.describe(v)}", x)
+    return v
+
+
+def _const_int(fb, x, what: str) -> int:
+    v = fb.expr(x)
+    if isinstance(v, Val) and v.is_literal and type(v.literal) is int:
+        return v.literal
+    raise fb.error(f"{what} must be a constant integer, got {fb.describe(v)}", x)
+
+
+def _shape(fb, x, what: str, node) -> tuple[int, ...]:
+    """A static shape: an int or a tuple of ints (constants)."""
+    if not _given(x):
+        raise fb.error(f"{what} is needed", node)
+    items = x.elts if isinstance(x, ast.Tuple) else [x]
+    shape = tuple(_const_int(fb, item, f"the extents of {what}") for item in items)
+    if not shape or any(n < 1 for n in shape):
+        raise fb.error(f"{what} must be positive extents, got {shape}", x)
+    return shape
+
+
+def _dtype(fb, x, node) -> T.ScalarType:
+    if not _given(x):
+        return x if x is not None else T.float32
+    if fb.is_static(x):
+        try:
+            return T.scalar_type_of(fb.resolve_static(x))
+        except TypeError:
+            pass
+    raise fb.error(f"a tile's dtype must be a scalar type (float, int, adjit.float64, ...), got "
+                   f"'{ast.unparse(x)}' (tiles of vectors and matrices are not supported yet)", x)
+
+
+def _static(fb, x, kind, what: str):
+    """A constant str or bool argument (storage=, bounds_check=, ...)."""
+    if not _given(x):
+        return x
+    if isinstance(x, ast.Constant) and isinstance(x.value, kind):
+        return x.value
+    v = fb.expr(x)
+    if isinstance(v, Val) and v.is_literal and isinstance(v.literal, kind):
+        return v.literal
+    raise fb.error(f"{what} must be a constant {kind.__name__}, got '{ast.unparse(x)}'", x)
+
+
+def _storage(fb, x) -> str:
+    storage = _static(fb, x, str, "storage")
+    if storage not in T.TILE_STORAGES:
+        raise fb.error(f"storage must be 'register' or 'shared', got {storage!r}", x)
+    return storage
+
+
+def _tile_type(fb, shape, dtype, storage, node) -> T.TileType:
+    try:
+        return T.TileType(shape, dtype, storage)
+    except TypeError as e:
+        raise fb.error(str(e), node) from None
+
+
+def _offsets(fb, x, ndim: int, what: str, node) -> list[ir.Value]:
+    """Runtime integer offsets (one per dimension) as ``index`` values; zeros when not given."""
+    if not _given(x):
+        return [_index(0)] * ndim
+    items = x.elts if isinstance(x, ast.Tuple) else [x]
+    if len(items) != ndim:
+        raise fb.error(f"{what} needs {ndim} offset{'s' if ndim > 1 else ''}, got {len(items)}", x)
+    out = []
+    for item in items:
+        v = fb.expr(item)
+        if not (isinstance(v, Val) and isinstance(v.type, T.ScalarType) and v.type.is_int and not v.type.is_bool):
+            raise fb.error(f"the offsets of {what} must be integers, got {fb.describe(v)}", item)
+        out.append(to_index(fb.materialize(v, v.type), v.type))
+    return out
+
+
+def _scalar(fb, x, dtype: T.ScalarType, what: str) -> ir.Value:
+    v = fb.expr(x)
+    if not (isinstance(v, Val) and isinstance(v.type, T.ScalarType)):
+        raise fb.error(f"{what} must be a scalar, got {fb.describe(v)}", x)
+    return fb.materialize(fb.coerce(v, dtype, x), dtype)
+
+
+# --- IR helpers ---------------------------------------------------------------------------
+
+def _index(n: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), n).result
+
+
+def elements(v: ir.Value, t: T.TileType) -> list[ir.Value]:
+    """The tile's scalars, row-major."""
+    return list(vector_d.ToElementsOp(v).results) if t.size > 1 else [vector_d.ExtractOp(
+        v, [], [0] * t.ndim).result]
+
+
+def from_elements(t: T.TileType, scalars) -> ir.Value:
+    return vector_d.FromElementsOp(t.mlir(), list(scalars)).result
+
+
+def _flat(v: ir.Value, t: T.TileType) -> ir.Value:
+    if t.ndim == 1:
+        return v
+    return vector_d.ShapeCastOp(ir.VectorType.get([t.size], t.dtype.mlir()), v).result
+
+
+def _reshaped(v: ir.Value, t: T.TileType, shape) -> ir.Value:
+    if tuple(shape) == t.shape:
+        return v
+    return vector_d.ShapeCastOp(ir.VectorType.get(list(shape), t.dtype.mlir()), v).result
+
+
+def _splat(t: T.TileType, scalar: ir.Value) -> ir.Value:
+    return vector_d.BroadcastOp(t.mlir(), scalar).result
+
+
+def _float_op(t, f_op, i_op, si_op=None, ui_op=None):
+    s = T.scalar_of(t)
+    if s.is_float:
+        return f_op
+    if si_op is not None:
+        return ui_op if s.is_unsigned else si_op
+    return i_op
+
+
+def _add(t, x, y):
+    return _float_op(t, arith.AddFOp, arith.AddIOp)(x, y).result
+
+
+def _mul(t, x, y):
+    return _float_op(t, arith.MulFOp, arith.MulIOp)(x, y).result
+
+
+def _row_major(shape):
+    return [tuple(int(i) for i in idx) for idx in np.ndindex(*shape)]
+
+
+def _flat_index(fb, t: T.TileType, idx_vals, node) -> ir.Value:
+    """The row-major flat index of runtime indices (an index value), -1 when
+    any is out of range (matches no element)."""
+    flat = _index(0)
+    ok = None
+    for k, v in enumerate(idx_vals):
+        i = to_index(fb.materialize(v, v.type), v.type)
+        flat = arith.AddIOp(arith.MulIOp(flat, _index(t.shape[k])).result, i).result
+        inside = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, i, _index(0)).result,
+                              arith.CmpIOp(arith.CmpIPredicate.slt, i, _index(t.shape[k])).result).result
+        ok = inside if ok is None else arith.AndIOp(ok, inside).result
+    return arith.SelectOp(ok, flat, _index(-1)).result
+
+
+def _element_mask(t: T.TileType, flat: ir.Value) -> ir.Value:
+    """vector<size x i1>: true at the element ``flat``."""
+    i64 = ir.IntegerType.get_signless(64)
+    iota_t = ir.VectorType.get([t.size], i64)
+    iota = arith.ConstantOp(iota_t, ir.DenseElementsAttr.get(np.arange(t.size, dtype=np.int64), type=iota_t)).result
+    wanted = vector_d.BroadcastOp(iota_t, arith.IndexCastOp(i64, flat).result).result
+    return arith.CmpIOp(arith.CmpIPredicate.eq, iota, wanted).result
+
+
+# --- indexing: t[i, j], t[i, j] = x ---------------------------------------------------------
+
+def index_values(fb, tile: Val, node) -> list[Val]:
+    """The indices of ``tile[...]`` (one per dimension)."""
+    idx = node.slice
+    items = idx.elts if isinstance(idx, ast.Tuple) else [idx]
+    if len(items) != tile.type.ndim:
+        raise fb.error(f"a tile of shape {tile.type.shape} is indexed with {tile.type.ndim} "
+                       f"ind{'ices' if tile.type.ndim > 1 else 'ex'} (one element), got {len(items)}", node,
+                       KernelTypeError)
+    vals = []
+    for item in items:
+        v = fb.expr(item)
+        if not (isinstance(v, Val) and isinstance(v.type, T.ScalarType) and v.type.is_int and not v.type.is_bool):
+            raise fb.error(f"tile indices must be integers, got {fb.describe(v)}", item, KernelTypeError)
+        vals.append(v)
+    return vals
+
+
+def extract(fb, tile: Val, idx: list[Val], node) -> Val:
+    """One element of a tile: a constant position reads it; a runtime one
+    sums the element selected by a mask (exact: the others are zero)."""
+    t = tile.type
+    if all(v.is_literal for v in idx):
+        pos = [v.literal for v in idx]
+        if any(not 0 <= p < n for p, n in zip(pos, t.shape)):
+            raise fb.error(f"index {tuple(pos)} is out of range for a tile of shape {t.shape}", node)
+        return Val(t.dtype, vector_d.ExtractOp(tile.value, [], pos).result)
+    mask = _element_mask(t, _flat_index(fb, t, idx, node))
+    flat = _flat(tile.value, t)
+    picked = arith.SelectOp(mask, flat, constant(T.vector(t.size, t.dtype), 0)).result
+    return Val(t.dtype, vector_d.ReductionOp(t.dtype.mlir(), vector_d.CombiningKind.ADD, picked).result)
+
+
+def insert(fb, tile: Val, idx: list[Val], value: Val, node) -> Val:
+    """The tile with one element replaced (a runtime position outside the tile replaces none)."""
+    t = tile.type
+    x = fb.materialize(fb.coerce(value, t.dtype, node), t.dtype)
+    if all(v.is_literal for v in idx):
+        pos = [v.literal for v in idx]
+        if any(not 0 <= p < n for p, n in zip(pos, t.shape)):
+            raise fb.error(f"index {tuple(pos)} is out of range for a tile of shape {t.shape}", node)
+        return Val(t, vector_d.InsertOp(x, tile.value, [], pos).result)
+    mask = _element_mask(t, _flat_index(fb, t, idx, node))
+    flat_t = ir.VectorType.get([t.size], t.dtype.mlir())
+    written = arith.SelectOp(mask, vector_d.BroadcastOp(flat_t, x).result, _flat(tile.value, t)).result
+    return Val(t, _reshaped(written, T.TileType((t.size,), t.dtype), t.shape))
+
+
+# --- operators ------------------------------------------------------------------------------
+
+_ARITH = {ast.Add: (arith.AddFOp, arith.AddIOp), ast.Sub: (arith.SubFOp, arith.SubIOp),
+          ast.Mult: (arith.MulFOp, arith.MulIOp), ast.Div: (arith.DivFOp, None)}
+
+
+def binop(fb, op, a: Val, b: Val, node) -> Val:
+    """``a op b`` with a tile operand: element-wise between tiles of one
+    shape and dtype, or with a scalar broadcast over the tile."""
+    name = fb.op_name(op)
+    tile = a if isinstance(a.type, T.TileType) else b
+    t = tile.type
+    for v in (a, b):
+        if isinstance(v.type, T.TileType):
+            if v.type != t:
+                raise fb.error(f"{name} between tiles of different shapes or dtypes: {a.type} and {b.type}", node,
+                               KernelTypeError)
+        elif not isinstance(v.type, T.ScalarType):
+            raise fb.error(f"unsupported operand types for {name}: {a.type} and {b.type}", node, KernelTypeError)
+    if type(op) not in _ARITH:
+        raise fb.error(f"{name} is not defined on tiles (they take + - * / element-wise)", node, KernelTypeError)
+    f_op, i_op = _ARITH[type(op)]
+    if not t.dtype.is_float and i_op is None:
+        raise fb.error(f"{name} on integer tiles is not supported", node, KernelTypeError)
+    x, y = (_as_tile(fb, v, t, node) for v in (a, b))
+    return Val(t, (f_op if t.dtype.is_float else i_op)(x, y).result)
+
+
+def _as_tile(fb, v: Val, t: T.TileType, node) -> ir.Value:
+    if isinstance(v.type, T.TileType):
+        return v.value
+    return _splat(t, fb.materialize(fb.coerce(v, t.dtype, node), t.dtype))
+
+
+def negate(fb, v: Val) -> Val:
+    t = v.type
+    if t.dtype.is_float:
+        return Val(t, arith.NegFOp(v.value).result)
+    return Val(t, arith.SubIOp(constant(t, 0), v.value).result)
+
+
+# --- creation -----------------------------------------------------------------------------------
+
+_HANDLERS = {}
+
+
+def _handler(name):
+    def register(fn):
+        _HANDLERS[name] = fn
+        return fn
+    return register
+
+
+def _filled(value):
+    def emit(fb, a, node):
+        t = _tile_type(fb, _shape(fb, a["shape"], "shape", node), _dtype(fb, a["dtype"], node),
+                       _storage(fb, a["storage"]), node)
+        return Val(t, constant(t, value))
+    return emit
+
+
+_HANDLERS["tile_zeros"] = _filled(0)
+_HANDLERS["tile_ones"] = _filled(1)
+_HANDLERS["tile_empty"] = _filled(0)  # (Warp's is uninitialized; zeros here: never a stale value)
+
+
+@_handler("tile_full")
+def _tile_full(fb, a, node):
+    t = _tile_type(fb, _shape(fb, a["shape"], "shape", node), _dtype(fb, a["dtype"], node),
+                   _storage(fb, a["storage"]), node)
+    return Val(t, _splat(t, _scalar(fb, a["value"], t.dtype, "tile_full()'s value")))
+
+
+@_handler("tile_arange")
+def _tile_arange(fb, a, node):
+    args = a["args"]
+    if not 1 <= len(args) <= 3:
+        raise fb.error(f"tile_arange() takes 1 to 3 arguments (stop; start, stop; start, stop, step), got "
+                       f"{len(args)}", node)
+    nums = []
+    for x in args:
+        v = fb.expr(x)
+        if not (isinstance(v, Val) and v.is_literal and isinstance(v.literal, (int, float))
+                and not isinstance(v.literal, bool)):
+            raise fb.error(f"tile_arange()'s arguments must be constant numbers (a tile's shape is static), "
+                           f"got {fb.describe(v)}", x)
+        nums.append(v.literal)
+    start, stop, step = (0, nums[0], 1) if len(nums) == 1 else (nums[0], nums[1], 1) if len(nums) == 2 else nums
+    if step == 0:
+        raise fb.error("tile_arange()'s step must not be zero", node)
+    default = T.float32 if any(isinstance(n, float) for n in nums) else T.int32
+    dtype = _dtype(fb, a["dtype"], node) if _given(a["dtype"]) else default
+    values = np.arange(start, stop, step)
+    if values.size == 0:
+        raise fb.error(f"tile_arange({', '.join(map(str, nums))}) is empty (a tile has at least one element)", node)
+    t = _tile_type(fb, (values.size,), dtype, _storage(fb, a["storage"]), node)
+    return Val(t, constant_array(t, values))
+
+
+# --- memory -------------------------------------------------------------------------------------
+
+def _array_tile_check(fb, array: Val, tile_t: T.TileType, what: str, node):
+    if array.type.dtype != tile_t.dtype:
+        raise fb.error(f"{what}: the array holds {array.type.dtype} and the tile {tile_t.dtype}", node,
+                       KernelTypeError)
+    if array.type.ndim != tile_t.ndim:
+        raise fb.error(f"{what}: a {tile_t.ndim}-d tile and a {array.type.ndim}-d array (they need the same "
+                       "number of dimensions)", node, KernelTypeError)
+
+
+def _element_indices(array: Val, offsets, shape, bounds_check: bool):
+    """For each element of a tile at ``offsets`` (row-major): its array
+    indices, clamped into the array when ``bounds_check``, and whether it is
+    inside the array (None without bounds checks)."""
+    per_dim = []
+    for k, (off, n) in enumerate(zip(offsets, shape)):
+        extent = adjit_d.DimOp(ir.IndexType.get(), array.value,
+                               ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)).result
+        last = arith.SubIOp(extent, _index(1)).result
+        column = []
+        for i in range(n):
+            idx = arith.AddIOp(off, _index(i)).result if i else off
+            if not bounds_check:
+                column.append((idx, None))
+                continue
+            inside = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, idx, _index(0)).result,
+                                  arith.CmpIOp(arith.CmpIPredicate.slt, idx, extent).result).result
+            clamped = arith.MaxSIOp(arith.MinSIOp(idx, last).result, _index(0)).result
+            column.append((clamped, inside))
+        per_dim.append(column)
+    for pos in _row_major(shape):
+        parts = [per_dim[k][p] for k, p in enumerate(pos)]
+        ok = None
+        for _, inside in parts:
+            if inside is not None:
+                ok = inside if ok is None else arith.AndIOp(ok, inside).result
+        yield [idx for idx, _ in parts], ok
+
+
+@_handler("tile_load")
+def _tile_load(fb, a, node):
+    array = _array(fb, a["a"], "tile_load()'s array", node)
+    shape = _shape(fb, a["shape"], "tile_load()'s shape", node)
+    if len(shape) != array.type.ndim:
+        raise fb.error(f"tile_load(): a {len(shape)}-d shape for a {array.type.ndim}-d array (they need the same "
+                       "number of dimensions)", node, KernelTypeError)
+    t = _tile_type(fb, shape, array.type.dtype, _storage(fb, a["storage"]), node)
+    offsets = _offsets(fb, a["offset"], t.ndim, "tile_load()", node)
+    bounds_check = _static(fb, a["bounds_check"], bool, "bounds_check")
+    _static(fb, a["aligned"], bool, "aligned")
+    zero = constant(t.dtype, 0)
+    scalars = []
+    for indices, inside in _element_indices(array, offsets, shape, bounds_check):
+        x = fb.load_element(array, indices).value
+        scalars.append(x if inside is None else arith.SelectOp(inside, x, zero).result)
+    return Val(t, from_elements(t, scalars))
+
+
+def _guarded(inside, emit):
+    """Runs ``emit()`` where ``inside`` holds (always when it is None)."""
+    if inside is None:
+        return emit()
+    branch = scf.IfOp(inside)
+    with ir.InsertionPoint(branch.then_block):
+        emit()
+        scf.YieldOp([])
+
+
+@_handler("tile_store")
+def _tile_store(fb, a, node):
+    array = _array(fb, a["a"], "tile_store()'s array", node)
+    tile = _tile(fb, a["t"], "tile_store()'s tile", node)
+    _array_tile_check(fb, array, tile.type, "tile_store()", node)
+    offsets = _offsets(fb, a["offset"], tile.type.ndim, "tile_store()", node)
+    bounds_check = _static(fb, a["bounds_check"], bool, "bounds_check")
+    _static(fb, a["aligned"], bool, "aligned")
+    scalars = elements(tile.value, tile.type)
+    for x, (indices, inside) in zip(scalars, _element_indices(array, offsets, tile.type.shape, bounds_check)):
+        _guarded(inside, lambda x=x, indices=indices: adjit_d.StoreOp(x, array.value, indices))
+    return None
+
+
+@_handler("tile_atomic_add")
+def _tile_atomic_add(fb, a, node):
+    array = _array(fb, a["a"], "tile_atomic_add()'s array", node)
+    tile = _tile(fb, a["t"], "tile_atomic_add()'s tile", node)
+    t = tile.type
+    _array_tile_check(fb, array, t, "tile_atomic_add()", node)
+    offsets = _offsets(fb, a["offset"], t.ndim, "tile_atomic_add()", node)
+    bounds_check = _static(fb, a["bounds_check"], bool, "bounds_check")
+    no_position = ir.DenseI64ArrayAttr.get([])
+    old = []
+    for x, (indices, inside) in zip(elements(tile.value, t), _element_indices(array, offsets, t.shape,
+                                                                              bounds_check)):
+        if inside is None:
+            old.append(adjit_d.AtomicAddOp(t.dtype.mlir(), x, array.value, indices, position=no_position).result)
+            continue
+        branch = scf.IfOp(inside, [t.dtype.mlir()], hasElse=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.YieldOp([adjit_d.AtomicAddOp(t.dtype.mlir(), x, array.value, indices, position=no_position).result])
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([constant(t.dtype, 0)])
+        old.append(branch.results[0])
+    return Val(t, from_elements(t, old))
+
+
+# --- threads and tiles (a block is one thread on the CPU) ----------------------------------------
+
+@_handler("tile")
+def _tile_from_value(fb, a, node):
+    v = fb.expr(a["x"])
+    if _static(fb, a["preserve_type"], bool, "preserve_type"):
+        raise fb.error("tile(x, preserve_type=True) makes a tile of vectors or matrices, which adjit's tiles do "
+                       "not hold yet", node)
+    if not isinstance(v, Val) or not isinstance(v.type, (T.ScalarType, T.VectorType, T.MatrixType)) or \
+            T.scalar_of(v.type).is_bool:
+        raise fb.error(f"tile() takes a scalar, vector or matrix of each thread, got {fb.describe(v)}", node)
+    # The last extent is the block's threads: one on the CPU.
+    shape = (*getattr(v.type, "shape", ()), 1)
+    t = _tile_type(fb, shape, T.scalar_of(v.type), "register", node)
+    x = fb.materialize(fb.concrete(v), v.type)
+    if isinstance(v.type, T.ScalarType):
+        return Val(t, vector_d.BroadcastOp(t.mlir(), x).result)
+    return Val(t, vector_d.ShapeCastOp(t.mlir(), x).result)
+
+
+@_handler("untile")
+def _untile(fb, a, node):
+    tile = _tile(fb, a["a"], "untile()'s argument", node)
+    t = tile.type
+    if t.shape[-1] != 1 or t.ndim > 3:
+        raise fb.error(f"untile() takes a tile whose last extent is the block's threads (1 on the CPU), of shape "
+                       f"(1,), (M, 1) or (R, C, 1); got shape {t.shape}", node)
+    if t.ndim == 1:
+        return Val(t.dtype, vector_d.ExtractOp(tile.value, [], [0]).result)
+    result = T.vector(t.shape[0], t.dtype) if t.ndim == 2 else T.matrix(t.shape[:2], t.dtype)
+    return Val(result, vector_d.ShapeCastOp(result.mlir(), tile.value).result)
+
+
+@_handler("tile_extract")
+def _tile_extract(fb, a, node):
+    tile = _tile(fb, a["a"], "tile_extract()'s tile", node)
+    fake = ast.Subscript(value=a["a"], slice=ast.Tuple(elts=a["indices"]))
+    ast.copy_location(fake, node)
+    return extract(fb, tile, index_values(fb, tile, fake), node)
+
+
+# --- shape ----------------------------------------------------------------------------------------
+
+@_handler("tile_transpose")
+def _tile_transpose(fb, a, node):
+    tile = _tile(fb, a["a"], "tile_transpose()'s tile", node)
+    t = tile.type
+    if t.ndim != 2:
+        raise fb.error(f"tile_transpose() takes a 2-d tile, got shape {t.shape}", node)
+    out = T.TileType(t.shape[::-1], t.dtype, t.storage)
+    return Val(out, vector_d.TransposeOp(out.mlir(), tile.value, [1, 0]).result)
+
+
+@_handler("tile_broadcast")
+def _tile_broadcast(fb, a, node):
+    tile = _tile(fb, a["a"], "tile_broadcast()'s tile", node)
+    t = tile.type
+    shape = _shape(fb, a["shape"], "tile_broadcast()'s shape", node)
+    if len(shape) < t.ndim or any(s not in (1, n) for s, n in zip(t.shape[::-1], shape[::-1])):
+        raise fb.error(f"tile_broadcast(): a tile of shape {t.shape} does not broadcast to {shape} (numpy's "
+                       "rules: extents of 1 stretch, missing leading ones are added)", node)
+    out = _tile_type(fb, shape, t.dtype, t.storage, node)
+    src = elements(tile.value, t)
+    lead = len(shape) - t.ndim
+    strides = [int(np.prod(t.shape[k + 1:])) for k in range(t.ndim)]
+    picks = []
+    for pos in _row_major(shape):
+        own = pos[lead:]
+        picks.append(src[sum((p if n > 1 else 0) * s for p, n, s in zip(own, t.shape, strides))])
+    return Val(out, from_elements(out, picks))
+
+
+@_handler("tile_reshape")
+def _tile_reshape(fb, a, node):
+    tile = _tile(fb, a["t"], "tile_reshape()'s tile", node)
+    t = tile.type
+    items = a["shape"].elts if isinstance(a["shape"], ast.Tuple) else [a["shape"]]
+    dims = [_const_int(fb, item, "tile_reshape()'s extents") for item in items]
+    if dims.count(-1) == 1 and t.size % max(1, -int(np.prod(dims))) == 0:
+        dims[dims.index(-1)] = t.size // -int(np.prod(dims))
+    if int(np.prod(dims)) != t.size or any(d < 1 for d in dims):
+        raise fb.error(f"tile_reshape(): a tile of shape {t.shape} ({t.size} elements) cannot take shape "
+                       f"{tuple(dims)}", node)
+    out = _tile_type(fb, dims, t.dtype, t.storage, node)
+    return Val(out, _reshaped(tile.value, t, out.shape))
+
+
+@_handler("tile_squeeze")
+def _tile_squeeze(fb, a, node):
+    tile = _tile(fb, a["t"], "tile_squeeze()'s tile", node)
+    t = tile.type
+    if _given(a["axis"]):
+        items = a["axis"].elts if isinstance(a["axis"], ast.Tuple) else [a["axis"]]
+        axes = {_const_int(fb, item, "tile_squeeze()'s axis") % t.ndim for item in items}
+        if any(t.shape[k] != 1 for k in axes):
+            raise fb.error(f"tile_squeeze(): axis {sorted(axes)} of shape {t.shape} is not of extent 1", node)
+    else:
+        axes = {k for k, n in enumerate(t.shape) if n == 1}
+    shape = tuple(n for k, n in enumerate(t.shape) if k not in axes) or (1,)
+    out = _tile_type(fb, shape, t.dtype, t.storage, node)
+    return Val(out, _reshaped(tile.value, t, shape))
+
+
+@_handler("tile_astype")
+def _tile_astype(fb, a, node):
+    tile = _tile(fb, a["t"], "tile_astype()'s tile", node)
+    t = tile.type
+    dtype = _dtype(fb, a["dtype"], node)
+    out = _tile_type(fb, t.shape, dtype, t.storage, node)
+    return Val(out, _convert(tile.value, t.dtype, dtype, out.mlir()))
+
+
+def _convert(x, s: T.ScalarType, d: T.ScalarType, result: ir.Type) -> ir.Value:
+    if s == d:
+        return x
+    if s.is_float and d.is_float:
+        if s.bits == d.bits:
+            x = arith.ExtFOp(ir.VectorType.get(ir.VectorType(result).shape, T.float32.mlir()), x).result
+            s = T.float32
+        return (arith.ExtFOp if d.bits > s.bits else arith.TruncFOp)(result, x).result
+    if d.is_float:
+        return (arith.UIToFPOp if s.is_unsigned else arith.SIToFPOp)(result, x).result
+    if s.is_float:
+        return (arith.FPToUIOp if d.is_unsigned else arith.FPToSIOp)(result, x).result
+    if d.bits == s.bits:
+        return x
+    if d.bits > s.bits:
+        return (arith.ExtUIOp if s.is_unsigned else arith.ExtSIOp)(result, x).result
+    return arith.TruncIOp(result, x).result
+
+
+def _static_offsets(fb, x, ndim, what, node) -> tuple[int, ...]:
+    if not _given(x):
+        return (0,) * ndim
+    items = x.elts if isinstance(x, ast.Tuple) else [x]
+    if len(items) != ndim:
+        raise fb.error(f"{what} needs {ndim} offsets, got {len(items)}", x)
+    return tuple(_const_int(fb, item, f"{what}'s offsets (constant in adjit for now)") for item in items)
+
+
+@_handler("tile_view")
+def _tile_view(fb, a, node):
+    """A sub-tile: the leading dimensions past ``shape``'s fixed at their
+    offsets, the trailing ones ``shape`` long from theirs (without
+    ``shape``: the dimensions after the offsets', whole)."""
+    tile = _tile(fb, a["t"], "tile_view()'s tile", node)
+    t = tile.type
+    given = len(a["offset"].elts) if isinstance(a["offset"], ast.Tuple) else 1
+    offset = _static_offsets(fb, a["offset"], given, "tile_view()", node)
+    if len(offset) > t.ndim:
+        raise fb.error(f"tile_view(): {len(offset)} offsets for a {t.ndim}-d tile", node)
+    shape = _shape(fb, a["shape"], "tile_view()'s shape", node) if _given(a["shape"]) else t.shape[len(offset):]
+    if not shape or len(shape) > t.ndim:
+        raise fb.error(f"tile_view(): a view of shape {shape} of a {t.ndim}-d tile", node)
+    offset = offset + (0,) * (t.ndim - len(offset))
+    fixed = t.ndim - len(shape)
+    extents = (1,) * fixed + tuple(shape)
+    if any(o < 0 or o + n > m for o, n, m in zip(offset, extents, t.shape)):
+        raise fb.error(f"tile_view(): a view of shape {tuple(shape)} at {offset} leaves the tile of shape {t.shape}",
+                       node)
+    out = _tile_type(fb, shape, t.dtype, t.storage, node)
+    src = elements(tile.value, t)
+    strides = [int(np.prod(t.shape[k + 1:])) for k in range(t.ndim)]
+    picks = [src[sum((p + o) * s for p, o, s in zip((0,) * fixed + pos, offset, strides))]
+             for pos in _row_major(shape)]
+    return Val(out, from_elements(out, picks))
+
+
+@_handler("tile_assign")
+def _tile_assign(fb, a, node):
+    dst = _tile(fb, a["dst"], "tile_assign()'s destination", node)
+    src = _tile(fb, a["src"], "tile_assign()'s source", node)
+    t, s = dst.type, src.type
+    if s.dtype != t.dtype or s.ndim != t.ndim:
+        raise fb.error(f"tile_assign(): a {s} into a {t}", node, KernelTypeError)
+    offset = _static_offsets(fb, a["offset"], t.ndim, "tile_assign()", node)
+    if any(o < 0 or o + n > m for o, n, m in zip(offset, s.shape, t.shape)):
+        raise fb.error(f"tile_assign(): a tile of shape {s.shape} at {offset} leaves the tile of shape {t.shape}",
+                       node)
+    out = elements(dst.value, t)
+    strides = [int(np.prod(t.shape[k + 1:])) for k in range(t.ndim)]
+    for x, pos in zip(elements(src.value, s), _row_major(s.shape)):
+        out[sum((p + o) * st for p, o, st in zip(pos, offset, strides))] = x
+    _rebind(fb, a["dst"], Val(t, from_elements(t, out)), "tile_assign()", node)
+    return None
+
+
+def _rebind(fb, target, value: Val, what: str, node):
+    if not (isinstance(target, ast.Name) and isinstance(fb.env.get(target.id), Val)):
+        raise fb.error(f"{what} writes this tile: pass a local tile variable", node)
+    fb.env[target.id] = value
+
+
+# --- reductions -----------------------------------------------------------------------------------
+
+def _one(t: T.TileType, scalar: ir.Value, dtype=None) -> Val:
+    out = T.TileType((1,), dtype or t.dtype, t.storage)
+    return Val(out, vector_d.BroadcastOp(out.mlir(), scalar).result)
+
+
+def _sum_scalar(v: ir.Value, t: T.TileType) -> ir.Value:
+    return vector_d.ReductionOp(t.dtype.mlir(), vector_d.CombiningKind.ADD, _flat(v, t)).result
+
+
+def _axis(fb, x, t: T.TileType, what: str) -> int:
+    axis = _const_int(fb, x, f"{what}'s axis")
+    if not -t.ndim <= axis < t.ndim:
+        raise fb.error(f"{what}: axis {axis} of a {t.ndim}-d tile", x)
+    return axis % t.ndim
+
+
+def _along_axis(fb, tile: Val, axis: int, reduce_row, node) -> Val:
+    """Reduces the tile's ``axis``: each line along it (a vector) to one
+    scalar by ``reduce_row(vector, length)``."""
+    t = tile.type
+    order = [k for k in range(t.ndim) if k != axis] + [axis]
+    moved_shape = [t.shape[k] for k in order]
+    v = tile.value
+    if order != list(range(t.ndim)):
+        v = vector_d.TransposeOp(ir.VectorType.get(moved_shape, t.dtype.mlir()), v, order).result
+    rest = int(np.prod(moved_shape[:-1]))
+    rows_t = ir.VectorType.get([rest, t.shape[axis]], t.dtype.mlir())
+    rows = vector_d.ShapeCastOp(rows_t, v).result
+    out_shape = tuple(moved_shape[:-1]) or (1,)
+    out = T.TileType(out_shape, t.dtype, t.storage)
+    scalars = [reduce_row(vector_d.ExtractOp(rows, [], [r]).result, t.shape[axis]) for r in range(rest)]
+    return Val(out, from_elements(out, scalars))
+
+
+@_handler("tile_sum")
+def _tile_sum(fb, a, node):
+    tile = _tile(fb, a["a"], "tile_sum()'s tile", node)
+    t = tile.type
+    if _given(a["axis"]):
+        axis = _axis(fb, a["axis"], t, "tile_sum()")
+        row_t = T.TileType((t.shape[axis],), t.dtype)
+        return _along_axis(fb, tile, axis, lambda row, n: _sum_scalar(row, row_t), node)
+    return _one(t, _sum_scalar(tile.value, t))
+
+
+@_handler("tile_dot")
+def _tile_dot(fb, a, node):
+    x = _tile(fb, a["a"], "tile_dot()'s first tile", node)
+    y = _tile(fb, a["b"], "tile_dot()'s second tile", node)
+    if x.type != y.type:
+        raise fb.error(f"tile_dot() of tiles of different shapes or dtypes: {x.type} and {y.type}", node)
+    return _one(x.type, _sum_scalar(_mul(x.type, x.value, y.value), x.type))
+
+
+def _extreme(t: T.TileType, largest: bool):
+    s = t.dtype
+    if s.is_float:
+        return arith.MaximumFOp if largest else arith.MinimumFOp
+    if s.is_unsigned:
+        return arith.MaxUIOp if largest else arith.MinUIOp
+    return arith.MaxSIOp if largest else arith.MinSIOp
+
+
+def _halving(v: ir.Value, n: int, dtype: T.ScalarType, combine) -> ir.Value:
+    """Combines the ``n`` elements of the 1-d vector ``v`` pairwise: halves
+    while ``n`` is even (one op on half-vectors each step), then the rest one
+    by one. ``combine`` takes and returns values of one type."""
+    while n % 2 == 0 and n > 1:
+        halves = vector_d.ShapeCastOp(ir.VectorType.get([2, n // 2], dtype.mlir()), v).result
+        v = combine(vector_d.ExtractOp(halves, [], [0]).result, vector_d.ExtractOp(halves, [], [1]).result)
+        n //= 2
+    scalars = [vector_d.ExtractOp(v, [], [k]).result for k in range(n)]
+    acc = scalars[0]
+    for x in scalars[1:]:
+        acc = combine(acc, x)
+    return acc
+
+
+def _minmax(largest: bool):
+    def emit(fb, a, node):
+        what = "tile_max()" if largest else "tile_min()"
+        tile = _tile(fb, a["a"], f"{what}'s tile", node)
+        t = tile.type
+        op = _extreme(t, largest)
+        return _one(t, _halving(_flat(tile.value, t), t.size, t.dtype, lambda x, y: op(x, y).result))
+    return emit
+
+
+_HANDLERS["tile_max"] = _minmax(True)
+_HANDLERS["tile_min"] = _minmax(False)
+
+
+def _arg_extreme(largest: bool):
+    def emit(fb, a, node):
+        what = "tile_argmax()" if largest else "tile_argmin()"
+        tile = _tile(fb, a["a"], f"{what}'s tile", node)
+        t = tile.type
+        values = _flat(tile.value, t)
+        i32 = T.int32
+        idx_t = ir.VectorType.get([t.size], i32.mlir())
+        idx = arith.ConstantOp(idx_t, ir.DenseElementsAttr.get(np.arange(t.size, dtype=np.int32), type=idx_t)).result
+        n = t.size
+        # (value, index) pairs: the larger (smaller) value wins, the lower index on ties.
+        pred_f = arith.CmpFPredicate.OGT if largest else arith.CmpFPredicate.OLT
+        pred_i = (arith.CmpIPredicate.ugt if largest else arith.CmpIPredicate.ult) if t.dtype.is_unsigned else \
+            (arith.CmpIPredicate.sgt if largest else arith.CmpIPredicate.slt)
+
+        def better(x, y):
+            return arith.CmpFOp(pred_f, x, y).result if t.dtype.is_float else arith.CmpIOp(pred_i, x, y).result
+
+        def same(x, y):
+            return arith.CmpFOp(arith.CmpFPredicate.OEQ, x, y).result if t.dtype.is_float else \
+                arith.CmpIOp(arith.CmpIPredicate.eq, x, y).result
+
+        def pick(xv, xi, yv, yi):
+            take_y = arith.OrIOp(better(yv, xv), arith.AndIOp(
+                same(yv, xv), arith.CmpIOp(arith.CmpIPredicate.slt, yi, xi).result).result).result
+            return arith.SelectOp(take_y, yv, xv).result, arith.SelectOp(take_y, yi, xi).result
+
+        while n % 2 == 0 and n > 1:
+            vh = vector_d.ShapeCastOp(ir.VectorType.get([2, n // 2], t.dtype.mlir()), values).result
+            ih = vector_d.ShapeCastOp(ir.VectorType.get([2, n // 2], i32.mlir()), idx).result
+            values, idx = pick(vector_d.ExtractOp(vh, [], [0]).result, vector_d.ExtractOp(ih, [], [0]).result,
+                               vector_d.ExtractOp(vh, [], [1]).result, vector_d.ExtractOp(ih, [], [1]).result)
+            n //= 2
+        best_v, best_i = vector_d.ExtractOp(values, [], [0]).result, vector_d.ExtractOp(idx, [], [0]).result
+        for k in range(1, n):
+            best_v, best_i = pick(best_v, best_i, vector_d.ExtractOp(values, [], [k]).result,
+                                  vector_d.ExtractOp(idx, [], [k]).result)
+        return _one(t, best_i, T.int32)
+    return emit
+
+
+_HANDLERS["tile_argmax"] = _arg_extreme(True)
+_HANDLERS["tile_argmin"] = _arg_extreme(False)
+
+
+def _callable(fb, x, what: str, node):
+    if not (_given(x) and fb.is_static(x)):
+        raise fb.error(f"{what} must be a builtin or an @adjit.func, got '{ast.unparse(x) if _given(x) else x}'",
+                       node)
+    op = fb.resolve_static(x)
+    if not isinstance(op, (Builtin, language.Function)):
+        raise fb.error(f"{what} must be a builtin or an @adjit.func, got '{ast.unparse(x)}'", x)
+    return op
+
+
+def _apply(fb, op, args: list[Val], node) -> Val:
+    if isinstance(op, Builtin):
+        result = fb.call_builtin(op, args, node)
+    else:
+        result = fb.call_function(op, args, node)
+    if not isinstance(result, Val) or not isinstance(result.type, T.ScalarType):
+        raise fb.error(f"the function given to a tile builtin must return a scalar here, got "
+                       f"{fb.describe(result)}", node)
+    return fb.concrete(result)
+
+
+@_handler("tile_reduce")
+def _tile_reduce(fb, a, node):
+    op = _callable(fb, a["op"], "tile_reduce()'s op", node)
+    tile = _tile(fb, a["a"], "tile_reduce()'s tile", node)
+    t = tile.type
+
+    def fold(scalars):
+        acc = Val(t.dtype, scalars[0])
+        for x in scalars[1:]:
+            acc = _apply(fb, op, [acc, Val(t.dtype, x)], node)
+            if acc.type != t.dtype:
+                raise fb.error(f"tile_reduce()'s op must return the tile's dtype {t.dtype}, got {acc.type}", node)
+        return acc.value
+
+    if _given(a["axis"]):
+        axis = _axis(fb, a["axis"], t, "tile_reduce()")
+        return _along_axis(fb, tile, axis, lambda row, n: fold([vector_d.ExtractOp(row, [], [k]).result
+                                                                for k in range(n)]), node)
+    return _one(t, fold(elements(tile.value, t)))
+
+
+def _scan(kind: str, inclusive: bool):
+    def emit(fb, a, node):
+        tile = _tile(fb, a["a"], f"tile_scan_{kind}()'s tile", node)
+        t = tile.type
+        scalars = elements(tile.value, t)
+        combine = (lambda x, y: _add(t, x, y)) if kind == "sum" else \
+            (lambda x, y: _extreme(t, kind == "max")(x, y).result)
+        out, acc = [], None
+        for x in scalars:
+            if not inclusive:
+                out.append(acc if acc is not None else constant(t.dtype, 0))
+            acc = x if acc is None else combine(acc, x)
+            if inclusive:
+                out.append(acc)
+        return Val(t, from_elements(t, out))
+    return emit
+
+
+_HANDLERS["tile_scan_inclusive"] = _scan("sum", True)
+_HANDLERS["tile_scan_exclusive"] = _scan("sum", False)
+_HANDLERS["tile_scan_max_inclusive"] = _scan("max", True)
+_HANDLERS["tile_scan_min_inclusive"] = _scan("min", True)
+
+
+# --- element-wise functions -----------------------------------------------------------------------
+
+@_handler("tile_map")
+def _tile_map(fb, a, node):
+    op = _callable(fb, a["op"], "tile_map()'s op", node)
+    tiles = [_tile(fb, a["a"], "tile_map()'s first tile", node)]
+    for x in a["args"]:
+        v = fb.expr(x)
+        if not (isinstance(v, Val) and isinstance(v.type, T.TileType)):
+            raise fb.error(f"tile_map()'s arguments must be tiles, got {fb.describe(v)}", x)
+        if v.type.shape != tiles[0].type.shape:
+            raise fb.error(f"tile_map() of tiles of different shapes: {tiles[0].type.shape} and {v.type.shape}", x)
+        tiles.append(v)
+    t = tiles[0].type
+    columns = [elements(v.value, v.type) for v in tiles]
+    results = [_apply(fb, op, [Val(v.type.dtype, c[k]) for v, c in zip(tiles, columns)], node)
+               for k in range(t.size)]
+    out = _tile_type(fb, t.shape, results[0].type, t.storage, node)
+    return Val(out, from_elements(out, [r.value for r in results]))
+
+
+# --- linear algebra -------------------------------------------------------------------------------
+
+def _matmul(t_out: T.TileType, a: Val, b: Val, acc: ir.Value | None) -> ir.Value:
+    """``acc + a @ b`` (``a @ b`` when acc is None), row by row: row i is the
+    sum over k of a[i, k] times row k of b (one vector FMA each)."""
+    m, k_dim = a.type.shape
+    n = b.type.shape[1]
+    row_t = ir.VectorType.get([n], t_out.dtype.mlir())
+    a_elems = elements(a.value, a.type)
+    b_rows = [vector_d.ExtractOp(b.value, [], [k]).result for k in range(k_dim)]
+    out = acc if acc is not None else constant(t_out, 0)
+    for i in range(m):
+        row = vector_d.ExtractOp(acc, [], [i]).result if acc is not None else None
+        for k in range(k_dim):
+            term = arith.MulFOp(vector_d.BroadcastOp(row_t, a_elems[i * k_dim + k]).result, b_rows[k]).result
+            row = term if row is None else arith.AddFOp(row, term).result
+        out = vector_d.InsertOp(row, out, [], [i]).result
+    return out
+
+
+@_handler("tile_matmul")
+def _tile_matmul(fb, a, node):
+    x = _tile(fb, a["a"], "tile_matmul()'s a", node)
+    y = _tile(fb, a["b"], "tile_matmul()'s b", node)
+    if x.type.ndim != 2 or y.type.ndim != 2 or x.type.shape[1] != y.type.shape[0]:
+        raise fb.error(f"tile_matmul() multiplies an (M, K) and a (K, N) tile, got shapes {x.type.shape} and "
+                       f"{y.type.shape}", node)
+    if x.type.dtype != y.type.dtype or not x.type.dtype.is_float:
+        raise fb.error(f"tile_matmul() takes float tiles of one dtype, got {x.type.dtype} and {y.type.dtype}", node)
+    dtype = x.type.dtype
+    out_t = T.TileType((x.type.shape[0], y.type.shape[1]), dtype, x.type.storage)
+    alpha = _scalar(fb, a["alpha"], dtype, "tile_matmul()'s alpha") if _given(a["alpha"]) else None
+    if not _given(a["out"]):
+        if _given(a["beta"]):
+            raise fb.error("tile_matmul()'s beta scales the out tile: pass out", node)
+        product = _matmul(out_t, x, y, None)
+        if alpha is not None:
+            product = arith.MulFOp(_splat(out_t, alpha), product).result
+        return Val(out_t, product)
+    out = _tile(fb, a["out"], "tile_matmul()'s out", node)
+    if out.type != out_t:
+        raise fb.error(f"tile_matmul()'s out must be a {out_t}, got a {out.type}", node)
+    beta = _scalar(fb, a["beta"], dtype, "tile_matmul()'s beta") if _given(a["beta"]) else None
+    if alpha is None and beta is None:  # the common accumulation: out += a @ b
+        result = _matmul(out_t, x, y, out.value)
+    else:
+        product = _matmul(out_t, x, y, None)
+        if alpha is not None:
+            product = arith.MulFOp(_splat(out_t, alpha), product).result
+        scaled = out.value if beta is None else arith.MulFOp(_splat(out_t, beta), out.value).result
+        result = arith.AddFOp(scaled, product).result
+    _rebind(fb, a["out"], Val(out_t, result), "tile_matmul(a, b, out)", node)
+    return None
+
+
+@_handler("tile_diag_add")
+def _tile_diag_add(fb, a, node):
+    m = _tile(fb, a["a"], "tile_diag_add()'s matrix", node)
+    d = _tile(fb, a["d"], "tile_diag_add()'s diagonal", node)
+    t = m.type
+    if t.ndim != 2 or t.shape[0] != t.shape[1] or d.type.shape != (t.shape[0],) or d.type.dtype != t.dtype:
+        raise fb.error(f"tile_diag_add() takes a square (N, N) tile and an (N,) tile of one dtype, got {t} and "
+                       f"{d.type}", node)
+    out = elements(m.value, t)
+    n = t.shape[0]
+    for i, x in enumerate(elements(d.value, d.type)):
+        out[i * n + i] = _add(t, out[i * n + i], x)
+    return Val(t, from_elements(t, out))
+
+
+@_handler("tile_axpy")
+def _tile_axpy(fb, a, node):
+    src = _tile(fb, a["src"], "tile_axpy()'s src", node)
+    dest = _tile(fb, a["dest"], "tile_axpy()'s dest", node)
+    if src.type != dest.type:
+        raise fb.error(f"tile_axpy() of tiles of different shapes or dtypes: {src.type} and {dest.type}", node)
+    t = dest.type
+    alpha = _scalar(fb, a["alpha"], t.dtype, "tile_axpy()'s alpha")
+    result = _add(t, dest.value, _mul(t, _splat(t, alpha), src.value))
+    _rebind(fb, a["dest"], Val(t, result), "tile_axpy()", node)
+    return None
