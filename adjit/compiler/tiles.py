@@ -46,26 +46,30 @@ class _Bound(dict):
 
 
 def _bind(fb, builtin: Builtin, node) -> _Bound:
+    """Binds a call's arguments to ``builtin.params``; a ``*name`` there
+    takes the remaining positional arguments (a list), and the parameters
+    after it are keyword-only."""
     names = builtin.params
     defaults = builtin.defaults or {}
-    variadic = names and names[-1].startswith("*")
-    fixed = names[:-1] if variadic else names
+    star = next((k for k, n in enumerate(names) if n.startswith("*")), None)
+    positional = names if star is None else names[:star]
+    named = positional + (() if star is None else names[star + 1:])
     if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
         raise fb.error(f"{builtin.name}() does not take *args or **kwargs", node)
-    if len(node.args) > len(fixed) and not variadic:
-        raise fb.error(f"{builtin.name}() takes at most {len(fixed)} arguments ({', '.join(fixed)}), got "
-                       f"{len(node.args)}", node)
-    bound = _Bound(zip(fixed, node.args))
-    if variadic:
-        bound[names[-1][1:]] = list(node.args[len(fixed):])
+    if star is None and len(node.args) > len(positional):
+        raise fb.error(f"{builtin.name}() takes at most {len(positional)} arguments ({', '.join(positional)}), "
+                       f"got {len(node.args)}", node)
+    bound = _Bound(zip(positional, node.args))
+    if star is not None:
+        bound[names[star][1:]] = list(node.args[len(positional):])
     for kw in node.keywords:
-        if kw.arg not in fixed:
+        if kw.arg not in named:
             raise fb.error(f"{builtin.name}() got an unexpected keyword argument '{kw.arg}' (it takes "
                            f"{', '.join(names)})", kw)
         if kw.arg in bound:
             raise fb.error(f"{builtin.name}() got multiple values for argument '{kw.arg}'", kw)
         bound[kw.arg] = kw.value
-    for name in fixed:
+    for name in named:
         if name not in bound:
             if name not in defaults:
                 raise fb.error(f"{builtin.name}() needs the argument '{name}'", node)
@@ -204,13 +208,8 @@ def _splat(t: T.TileType, scalar: ir.Value) -> ir.Value:
     return vector_d.BroadcastOp(t.mlir(), scalar).result
 
 
-def _float_op(t, f_op, i_op, si_op=None, ui_op=None):
-    s = T.scalar_of(t)
-    if s.is_float:
-        return f_op
-    if si_op is not None:
-        return ui_op if s.is_unsigned else si_op
-    return i_op
+def _float_op(t: T.TileType, f_op, i_op):
+    return f_op if t.dtype.is_float else i_op
 
 
 def _add(t, x, y):
@@ -494,7 +493,7 @@ def _tile_atomic_add(fb, a, node):
         if inside is None:
             old.append(adjit_d.AtomicAddOp(t.dtype.mlir(), x, array.value, indices, position=no_position).result)
             continue
-        branch = scf.IfOp(inside, [t.dtype.mlir()], hasElse=True)
+        branch = scf.IfOp(inside, [t.dtype.mlir()], has_else=True)
         with ir.InsertionPoint(branch.then_block):
             scf.YieldOp([adjit_d.AtomicAddOp(t.dtype.mlir(), x, array.value, indices, position=no_position).result])
         with ir.InsertionPoint(branch.else_block):
@@ -953,6 +952,9 @@ def _tile_matmul(fb, a, node):
         raise fb.error(f"tile_matmul() takes float tiles of one dtype, got {x.type.dtype} and {y.type.dtype}", node)
     dtype = x.type.dtype
     out_t = T.TileType((x.type.shape[0], y.type.shape[1]), dtype, x.type.storage)
+    if _given(a["out"]) and not _given(a["alpha"]) and not isinstance(getattr(fb.expr(a["out"]), "type", None),
+                                                                          T.TileType):
+        a["alpha"], a["out"] = a["out"], None  # tile_matmul(a, b, alpha): Warp's other form
     alpha = _scalar(fb, a["alpha"], dtype, "tile_matmul()'s alpha") if _given(a["alpha"]) else None
     if not _given(a["out"]):
         if _given(a["beta"]):

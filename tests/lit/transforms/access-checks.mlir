@@ -205,3 +205,48 @@ func.func @component_index(%k32: i32) attributes {adjit.kernel} {
   adjit.check_index %k, %c3 {what = "v (vec3)"}
   return
 }
+
+// -----
+
+// A tile's element index clamped into the extent, max(min(x, n - 1), 0) in
+// either order, is in range whenever n >= 1: one launch fact `0 < n` per
+// array and dimension. A clamp against another array's extent, or one that
+// misses a side, is checked per access.
+// CHECK-LABEL: func.func @clamped(
+// CHECK: %[[N:.*]] = adjit.dim %arg0, 0
+// CHECK: arith.cmpi ult, %{{.*}}, %[[N]] : index
+// CHECK: %[[PROVEN:.*]] = adjit.launch_condition
+// CHECK: %[[OK1:.*]] = arith.ori %[[PROVEN]], %{{.*}} : i1
+// CHECK: scf.if %[[OK1]] -> (f32)
+// CHECK: %[[OK2:.*]] = arith.ori %[[PROVEN]], %{{.*}} : i1
+// CHECK: scf.if %[[OK2]] -> (f32)
+// The clamp to y's extent and the one-sided clamp: checked on every launch.
+// CHECK-NOT: arith.ori %[[PROVEN]]
+// CHECK: site 2
+// CHECK-NOT: arith.ori %[[PROVEN]]
+// CHECK: site 3
+func.func @clamped(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>, %k32: i32) attributes {adjit.kernel, adjit.arg_names = ["x", "y"]} {
+  %k = arith.index_cast %k32 : i32 to index
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = adjit.dim %x, 0 : !adjit.array<f32, 1>
+  %last = arith.subi %n, %c1 : index
+  %lo = arith.minsi %k, %last : index
+  %i = arith.maxsi %lo, %c0 : index
+  %a = adjit.load %x[%i] : !adjit.array<f32, 1>
+  %hi = arith.maxsi %c0, %k : index
+  %j = arith.minsi %last, %hi : index
+  %b = adjit.load %x[%j] : !adjit.array<f32, 1>
+  %m = adjit.dim %y, 0 : !adjit.array<f32, 1>
+  %other = arith.subi %m, %c1 : index
+  %lo2 = arith.minsi %k, %other : index
+  %wrong = arith.maxsi %lo2, %c0 : index
+  %c = adjit.load %x[%wrong] : !adjit.array<f32, 1>
+  %half = arith.minsi %k, %last : index
+  %d = adjit.load %x[%half] : !adjit.array<f32, 1>
+  %s = arith.addf %a, %b : f32
+  %t = arith.addf %c, %d : f32
+  %u = arith.addf %s, %t : f32
+  adjit.store %u, %y[%c0] : !adjit.array<f32, 1>
+  return
+}

@@ -1,0 +1,385 @@
+"""Tiles (Warp's tile builtins) on the CPU: each builtin against numpy (float64
+references), gradients against float64 finite differences or hand-derived
+formulas, forward mode against the adjoint, and bad calls as errors naming
+the kernel's file and line."""
+import numpy as np
+import pytest
+
+import adjit
+from adjit.testing import check_gradients
+
+TM, TN, TK = 4, 6, 5
+
+
+@adjit.kernel
+def _gemm(a: adjit.array2d(dtype=float), b: adjit.array2d(dtype=float), c: adjit.array2d(dtype=float)):
+    i, j = adjit.tid()
+    s = adjit.tile_zeros(shape=(TM, TN), dtype=float)
+    for k in range((a.shape[1] + TK - 1) // TK):
+        x = adjit.tile_load(a, shape=(TM, TK), offset=(i * TM, k * TK))
+        y = adjit.tile_load(b, shape=(TK, TN), offset=(k * TK, j * TN))
+        adjit.tile_matmul(x, y, s)
+    adjit.tile_store(c, s, offset=(i * TM, j * TN))
+
+
+def _blocks(n, t):
+    return (n + t - 1) // t
+
+
+@pytest.mark.parametrize("m,n,k", [(8, 12, 10), (7, 11, 13)])  # whole tiles, and partial ones at every edge
+def test_tiled_gemm_forward_and_gradients(m, n, k):
+    rng = np.random.default_rng(m)
+    a_np = rng.standard_normal((m, k)).astype(np.float32)
+    b_np = rng.standard_normal((k, n)).astype(np.float32)
+    a = adjit.array(a_np, requires_grad=True)
+    b = adjit.array(b_np, requires_grad=True)
+    c = adjit.zeros((m, n), dtype=float, requires_grad=True)
+    tape = adjit.Tape()
+    with tape:
+        adjit.launch_tiled(_gemm, dim=(_blocks(m, TM), _blocks(n, TN)), inputs=[a, b, c], block_dim=64)
+    a64, b64 = a_np.astype(np.float64), b_np.astype(np.float64)
+    np.testing.assert_allclose(c.numpy(), a64 @ b64, rtol=1e-5, atol=1e-5)
+    g = rng.standard_normal((m, n))
+    c.grad = adjit.array(g.astype(np.float32))
+    tape.backward()
+    np.testing.assert_allclose(a.grad.numpy(), g @ b64.T, rtol=1e-5, atol=1e-5)  # dC/dA: G B^T
+    np.testing.assert_allclose(b.grad.numpy(), a64.T @ g, rtol=1e-5, atol=1e-5)  # dC/dB: A^T G
+
+
+@adjit.kernel
+def _partial(src: adjit.array2d(dtype=float), dst: adjit.array2d(dtype=float), ox: int, oy: int):
+    t = adjit.tile_load(src, shape=(3, 4), offset=(ox, oy))
+    adjit.tile_store(dst, t * 2.0 + 1.0, offset=(ox + 1, oy - 1))
+
+
+def test_elements_outside_the_array_load_as_zero_and_are_not_stored():
+    src = np.arange(20, dtype=np.float32).reshape(4, 5)
+    for ox, oy in [(0, 0), (2, 3), (-1, -2), (3, 4), (10, 0)]:
+        dst = adjit.full((4, 5), -7.0, dtype=float)
+        adjit.launch(_partial, dim=1, inputs=[adjit.array(src), dst, ox, oy])
+        expected = np.full((4, 5), -7.0)
+        for r in range(3):
+            for c in range(4):
+                x, y = ox + r, oy + c
+                value = src[x, y] if 0 <= x < 4 and 0 <= y < 5 else 0.0
+                if 0 <= x + 1 < 4 and 0 <= y - 1 < 5:
+                    expected[x + 1, y - 1] = 2 * value + 1
+        np.testing.assert_array_equal(dst.numpy(), expected)
+
+
+@adjit.kernel
+def _unchecked(src: adjit.array(dtype=float), dst: adjit.array(dtype=float), o: int):
+    t = adjit.tile_load(src, shape=4, offset=o, bounds_check=False)
+    adjit.tile_store(dst, t, offset=0)
+
+
+def test_without_bounds_check_an_access_outside_is_an_error_not_a_read():
+    src, dst = adjit.array(np.arange(6, dtype=np.float32)), adjit.zeros(4, dtype=float)
+    adjit.launch(_unchecked, dim=1, inputs=[src, dst, 2])
+    np.testing.assert_array_equal(dst.numpy(), [2, 3, 4, 5])
+    with pytest.raises(adjit.AdjitError, match=r"test_tiles\.py:\d+.*out of range|out of range.*test_tiles\.py"):
+        adjit.launch(_unchecked, dim=1, inputs=[src, dst, 3])
+
+
+@adjit.kernel
+def _create(out: adjit.array2d(dtype=float), iout: adjit.array(dtype=int), v: float):
+    z = adjit.tile_zeros(shape=(2, 3), dtype=float)
+    o = adjit.tile_ones(shape=(2, 3), dtype=float)
+    f = adjit.tile_full(shape=(2, 3), value=v, dtype=float)
+    e = adjit.tile_empty(shape=(2, 3), dtype=float)
+    adjit.tile_store(out, z + o * 2.0 - f / 4.0 + e, offset=(0, 0))
+    r = adjit.tile_arange(2.0, 5.0, 0.5, dtype=float)
+    adjit.tile_store(out, adjit.tile_reshape(r, shape=(2, 3)), offset=(2, 0))
+    adjit.tile_store(iout, adjit.tile_arange(5, dtype=int), offset=0)
+    adjit.tile_store(iout, -adjit.tile_arange(1, 7, 2), offset=5)
+
+
+def test_creation():
+    out, iout = adjit.zeros((4, 3), dtype=float), adjit.zeros(8, dtype=int)
+    adjit.launch(_create, dim=1, inputs=[out, iout, 3.0])
+    np.testing.assert_array_equal(out.numpy()[:2], np.full((2, 3), 2 - 0.75))
+    np.testing.assert_array_equal(out.numpy()[2:], np.arange(2.0, 5.0, 0.5).reshape(2, 3))
+    np.testing.assert_array_equal(iout.numpy(), [0, 1, 2, 3, 4, -1, -3, -5])
+
+
+@adjit.func
+def _softplus(x: adjit.float64, y: adjit.float64):
+    return adjit.log(1.0 + adjit.exp(x)) * y
+
+
+@adjit.kernel
+def _elementwise(a: adjit.array2d(dtype=adjit.float64), b: adjit.array2d(dtype=adjit.float64),
+                 out: adjit.array2d(dtype=adjit.float64)):
+    i = adjit.tid()
+    x = adjit.tile_load(a, shape=(2, 3), offset=(2 * i, 0))
+    y = adjit.tile_load(b, shape=(2, 3), offset=(2 * i, 0))
+    s = adjit.tile_map(adjit.sin, x) * y - x / (y * y + 1.0) + 3.0 * adjit.tile_map(_softplus, x, y)
+    adjit.tile_store(out, -s + adjit.tile_map(adjit.mul, x, x), offset=(2 * i, 0))
+
+
+def _elementwise_np(x, y):
+    return -(np.sin(x) * y - x / (y * y + 1) + 3 * np.log1p(np.exp(x)) * y) + x * x
+
+
+def test_elementwise_operators_and_tile_map():
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    a, b, out = adjit.array(x), adjit.array(y), adjit.zeros((4, 3), dtype=adjit.float64)
+    adjit.launch(_elementwise, dim=2, inputs=[a, b, out])
+    np.testing.assert_allclose(out.numpy(), _elementwise_np(x, y), rtol=1e-12)
+    check_gradients(_elementwise, 2, [a, b], [out])
+
+
+@adjit.kernel
+def _reductions(a: adjit.array2d(dtype=adjit.float64), out: adjit.array(dtype=adjit.float64),
+                rows: adjit.array(dtype=adjit.float64), cols: adjit.array(dtype=adjit.float64)):
+    t = adjit.tile_load(a, shape=(4, 6), offset=(0, 0))
+    adjit.tile_store(out, adjit.tile_sum(t), offset=0)
+    adjit.tile_store(out, adjit.tile_max(t), offset=1)
+    adjit.tile_store(out, adjit.tile_min(t), offset=2)
+    adjit.tile_store(out, adjit.tile_dot(t, t), offset=3)
+    adjit.tile_store(out, adjit.tile_reduce(adjit.mul, adjit.tile_view(t, offset=(1, 2), shape=(2, 2))), offset=4)
+    adjit.tile_store(out, adjit.tile_reduce(_softplus, adjit.tile_view(t, offset=(3,))), offset=5)
+    adjit.tile_store(rows, adjit.tile_sum(t, axis=1), offset=0)
+    adjit.tile_store(cols, adjit.tile_reduce(adjit.add, t, axis=0), offset=0)
+
+
+def _softplus_np(x, y):
+    return np.log1p(np.exp(x)) * y
+
+
+def test_reductions():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((4, 6))
+    a = adjit.array(x)
+    out, rows, cols = (adjit.zeros(n, dtype=adjit.float64) for n in (6, 4, 6))
+    adjit.launch(_reductions, dim=1, inputs=[a, out, rows, cols])
+    fold = x[3, 0]
+    for v in x[3, 1:]:
+        fold = _softplus_np(fold, v)
+    np.testing.assert_allclose(out.numpy(), [x.sum(), x.max(), x.min(), (x * x).sum(), np.prod(x[1:3, 2:4]), fold],
+                               rtol=1e-12)
+    np.testing.assert_allclose(rows.numpy(), x.sum(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(cols.numpy(), x.sum(axis=0), rtol=1e-12)
+    check_gradients(_reductions, 1, [a], [out, rows, cols])  # (distinct values: max and min are smooth here)
+
+
+@adjit.kernel
+def _arg_extremes(a: adjit.array(dtype=float), out: adjit.array(dtype=int)):
+    t = adjit.tile_load(a, shape=12, offset=0)
+    adjit.tile_store(out, adjit.tile_argmax(t), offset=0)
+    adjit.tile_store(out, adjit.tile_argmin(t), offset=1)
+    n = adjit.tile_astype(t, dtype=int)
+    adjit.tile_store(out, adjit.tile_argmax(n), offset=2)
+    adjit.tile_store(out, adjit.tile_max(n), offset=3)
+
+
+@pytest.mark.parametrize("values", [
+    [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 9],  # ties: the first of equals, as numpy
+    [0, -2, 7, 7, -2, 0, 1, 1, 7, -2, 3, 3],
+    list(range(12, 0, -1)),
+])
+def test_argmax_argmin_take_the_first_of_equals(values):
+    out = adjit.zeros(4, dtype=int)
+    adjit.launch(_arg_extremes, dim=1, inputs=[adjit.array(np.array(values, np.float32)), out])
+    assert out.numpy().tolist() == [np.argmax(values), np.argmin(values), np.argmax(values), max(values)]
+
+
+@adjit.kernel
+def _scans(a: adjit.array(dtype=adjit.float64), out: adjit.array2d(dtype=adjit.float64)):
+    t = adjit.tile_load(a, shape=7, offset=0)
+    adjit.tile_store(out, adjit.tile_reshape(adjit.tile_scan_inclusive(t), shape=(1, 7)), offset=(0, 0))
+    adjit.tile_store(out, adjit.tile_reshape(adjit.tile_scan_exclusive(t), shape=(1, -1)), offset=(1, 0))
+    adjit.tile_store(out, adjit.tile_broadcast(adjit.tile_scan_max_inclusive(t), shape=(1, 7)), offset=(2, 0))
+    adjit.tile_store(out, adjit.tile_broadcast(adjit.tile_scan_min_inclusive(t), shape=(1, 7)), offset=(3, 0))
+
+
+def test_scans():
+    x = np.array([0.5, -1.25, 2.0, 0.75, -3.0, 4.5, 1.0])
+    out = adjit.zeros((4, 7), dtype=adjit.float64)
+    a = adjit.array(x)
+    adjit.launch(_scans, dim=1, inputs=[a, out])
+    np.testing.assert_allclose(out.numpy(), [np.cumsum(x), np.concatenate([[0], np.cumsum(x)[:-1]]),
+                                             np.maximum.accumulate(x), np.minimum.accumulate(x)], rtol=1e-12)
+    check_gradients(_scans, 1, [a], [out])
+
+
+@adjit.kernel
+def _shapes(a: adjit.array2d(dtype=adjit.float64), d: adjit.array(dtype=adjit.float64),
+            out: adjit.array2d(dtype=adjit.float64), big: adjit.array3d(dtype=adjit.float64)):
+    t = adjit.tile_load(a, shape=(3, 3), offset=(0, 0))
+    v = adjit.tile_load(d, shape=3, offset=0)
+    adjit.tile_store(out, adjit.tile_transpose(t), offset=(0, 0))
+    adjit.tile_store(out, adjit.tile_diag_add(t, v), offset=(3, 0))
+    u = adjit.tile_zeros(shape=(3, 3), dtype=adjit.float64)
+    adjit.tile_assign(u, adjit.tile_view(t, offset=(1, 1), shape=(2, 2)), offset=(0, 1))
+    adjit.tile_axpy(2.0, t, u)
+    adjit.tile_store(out, u, offset=(6, 0))
+    c = adjit.tile_reshape(v, shape=(3, 1))
+    adjit.tile_store(big, adjit.tile_broadcast(c, shape=(2, 3, 3)), offset=(0, 0, 0))
+    adjit.tile_store(out, adjit.tile_squeeze(adjit.tile_broadcast(c, shape=(1, 3, 3))), offset=(9, 0))
+
+
+def test_shape_builtins():
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((3, 3)), rng.standard_normal(3)
+    a, d = adjit.array(x), adjit.array(y)
+    out, big = adjit.zeros((12, 3), dtype=adjit.float64), adjit.zeros((2, 3, 3), dtype=adjit.float64)
+    adjit.launch(_shapes, dim=1, inputs=[a, d, out, big])
+    u = np.zeros((3, 3))
+    u[0:2, 1:3] = x[1:3, 1:3]
+    u += 2 * x
+    expected = np.concatenate([x.T, x + np.diag(y), u, np.broadcast_to(y[:, None], (3, 3))])
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(big.numpy(), np.broadcast_to(y[:, None], (2, 3, 3)), rtol=1e-12)
+    check_gradients(_shapes, 1, [a, d], [out, big])
+
+
+@adjit.kernel
+def _indexing(a: adjit.array(dtype=adjit.float64), k: int, out: adjit.array(dtype=adjit.float64)):
+    t = adjit.tile_reshape(adjit.tile_load(a, shape=6, offset=0), shape=(2, 3))
+    x = t[1, k] + adjit.tile_extract(t, 0, 2) * t[0, 0]
+    t[0, k] = x * 2.0
+    t[1, 1] += 1.0
+    adjit.tile_store(out, adjit.tile_reshape(t, shape=6), offset=0)
+
+
+@pytest.mark.parametrize("k", [0, 2, 5])  # 5: outside the tile: reads 0, writes nothing
+def test_indexing_reads_and_writes_elements(k):
+    x = np.arange(1.0, 7.0)
+    a, out = adjit.array(x), adjit.zeros(6, dtype=adjit.float64)
+    adjit.launch(_indexing, dim=1, inputs=[a, k, out])
+    t = x.reshape(2, 3).copy()
+    v = (t[1, k] if k < 3 else 0.0) + t[0, 2] * t[0, 0]
+    if k < 3:
+        t[0, k] = 2 * v
+    t[1, 1] += 1
+    np.testing.assert_allclose(out.numpy(), t.reshape(6), rtol=1e-12)
+    check_gradients(_indexing, 1, [a, k], [out])
+
+
+@adjit.kernel
+def _per_thread(x: adjit.array(dtype=float), out: adjit.array(dtype=float), old: adjit.array(dtype=float)):
+    i = adjit.tid()
+    t = adjit.tile(x[i] * 2.0)  # one thread per block on the CPU: a tile of shape (1,)
+    s = adjit.tile_sum(t)
+    out[i] = adjit.untile(s + t)
+    o = adjit.tile_atomic_add(old, adjit.tile_full(shape=2, value=x[i], dtype=float), offset=0)
+    adjit.tile_atomic_add(old, o * 0.0, offset=1)
+
+
+def test_tile_and_untile_with_one_thread_per_block():
+    x = np.array([1.0, 2.5, -3.0], np.float32)
+    out, old = adjit.zeros(3, dtype=float), adjit.zeros(3, dtype=float)
+    adjit.launch_tiled(_per_thread, dim=3, inputs=[adjit.array(x), out, old], block_dim=32)
+    np.testing.assert_array_equal(out.numpy(), 4 * x)
+    np.testing.assert_array_equal(old.numpy(), [x.sum(), x.sum(), 0.0])
+    assert adjit.block_dim  # (the builtin: 1 in CPU kernels)
+
+
+@adjit.kernel
+def _matmul_forms(a: adjit.array2d(dtype=adjit.float64), b: adjit.array2d(dtype=adjit.float64),
+                  c: adjit.array2d(dtype=adjit.float64), out: adjit.array2d(dtype=adjit.float64)):
+    x = adjit.tile_load(a, shape=(2, 3), offset=(0, 0))
+    y = adjit.tile_load(b, shape=(3, 4), offset=(0, 0))
+    z = adjit.tile_load(c, shape=(2, 4), offset=(0, 0))
+    adjit.tile_store(out, adjit.tile_matmul(x, y), offset=(0, 0))
+    adjit.tile_store(out, adjit.tile_matmul(x, y, 0.5), offset=(2, 0))  # (a, b, alpha): Warp's other form
+    adjit.tile_matmul(x, y, z, alpha=2.0, beta=-1.0)
+    adjit.tile_store(out, z, offset=(4, 0))
+
+
+def test_matmul_forms():
+    rng = np.random.default_rng(4)
+    x, y, z = rng.standard_normal((2, 3)), rng.standard_normal((3, 4)), rng.standard_normal((2, 4))
+    a, b, c = adjit.array(x), adjit.array(y), adjit.array(z)
+    out = adjit.zeros((6, 4), dtype=adjit.float64)
+    adjit.launch(_matmul_forms, dim=1, inputs=[a, b, c, out])
+    np.testing.assert_allclose(out.numpy(), np.concatenate([x @ y, 0.5 * (x @ y), 2 * (x @ y) - z]), rtol=1e-12)
+    check_gradients(_matmul_forms, 1, [a, b, c], [out])
+
+
+@adjit.kernel
+def _mlp(w: adjit.array2d(dtype=adjit.float64), x: adjit.array2d(dtype=adjit.float64),
+         y: adjit.array2d(dtype=adjit.float64)):
+    i = adjit.tid()
+    wt = adjit.tile_load(w, shape=(3, 4), offset=(0, 0))
+    xt = adjit.tile_load(x, shape=(4, 2), offset=(0, 2 * i))
+    h = adjit.tile_map(adjit.tanh, adjit.tile_matmul(wt, xt))
+    adjit.tile_store(y, h, offset=(0, 2 * i))
+
+
+def test_forward_mode_matches_the_adjoint():
+    rng = np.random.default_rng(5)
+    w, x = adjit.array(rng.standard_normal((3, 4))), adjit.array(rng.standard_normal((4, 6)))
+    y = adjit.zeros((3, 6), dtype=adjit.float64)
+    dw = rng.standard_normal((3, 4))
+    (dy,) = adjit.jvp(_mlp, 3, [w, x], [dw], outputs=[y])
+    pre = w.numpy() @ x.numpy()
+    np.testing.assert_allclose(y.numpy(), np.tanh(pre), rtol=1e-12)
+    np.testing.assert_allclose(dy.numpy(), (1 - np.tanh(pre) ** 2) * (dw @ x.numpy()), rtol=1e-10)
+    check_gradients(_mlp, 3, [w, x], [y])
+
+
+# --- errors -------------------------------------------------------------------------------------------
+
+def _compile_error(source_kernel, inputs):
+    with pytest.raises(adjit.AdjitError) as info:
+        adjit.launch(source_kernel, dim=1, inputs=inputs)
+    message = str(info.value)
+    assert "test_tiles.py" in message
+    return message
+
+
+@adjit.kernel
+def _bad_shapes(a: adjit.array2d(dtype=float)):
+    x = adjit.tile_load(a, shape=(2, 3), offset=(0, 0))
+    y = adjit.tile_load(a, shape=(3, 2), offset=(0, 0))
+    adjit.tile_store(a, x + y, offset=(0, 0))
+
+
+@adjit.kernel
+def _bad_matmul(a: adjit.array2d(dtype=float)):
+    x = adjit.tile_load(a, shape=(2, 3), offset=(0, 0))
+    adjit.tile_store(a, adjit.tile_matmul(x, x), offset=(0, 0))
+
+
+@adjit.kernel
+def _runtime_shape(a: adjit.array(dtype=float), n: int):
+    adjit.tile_store(a, adjit.tile_load(a, shape=n, offset=0), offset=0)
+
+
+@adjit.kernel
+def _too_big(a: adjit.array(dtype=float)):
+    adjit.tile_store(a, adjit.tile_zeros(shape=100000, dtype=float), offset=0)
+
+
+@adjit.kernel
+def _wrong_dtype(a: adjit.array(dtype=float), b: adjit.array(dtype=int)):
+    adjit.tile_store(b, adjit.tile_load(a, shape=2), offset=0)
+
+
+@adjit.kernel
+def _wrong_rank(a: adjit.array2d(dtype=float)):
+    adjit.tile_store(a, adjit.tile_load(a, shape=2), offset=0)
+
+
+def test_bad_calls_are_errors_naming_the_line():
+    a2 = adjit.zeros((4, 4), dtype=float)
+    assert "different shapes" in _compile_error(_bad_shapes, [a2])
+    assert "(M, K) and a (K, N)" in _compile_error(_bad_matmul, [a2])
+    assert "constant integer" in _compile_error(_runtime_shape, [adjit.zeros(4, dtype=float), 4])
+    assert "at most" in _compile_error(_too_big, [adjit.zeros(4, dtype=float)])
+    assert "holds int32 and the tile float32" in _compile_error(
+        _wrong_dtype, [adjit.zeros(4, dtype=float), adjit.zeros(4, dtype=int)])
+    assert "same number of dimensions" in _compile_error(_wrong_rank, [a2])
+
+
+def test_tile_builtins_are_kernel_only():
+    with pytest.raises(TypeError, match="tile_sum"):
+        adjit.tile_sum([1.0])
+
+
+def test_launch_tiled_needs_block_dim():
+    with pytest.raises(adjit.LaunchError, match="block_dim"):
+        adjit.launch_tiled(_per_thread, dim=3, inputs=[])
