@@ -206,9 +206,11 @@ def parameter_types(pyfunc, source: SourceInfo, what: str, patterns: dict | None
         if ann is None:
             result.append(None)
             continue
-        if isinstance(ann, str):
+        if isinstance(ann, str):  # (from __future__ import annotations)
+            closure = {name: cell.cell_contents for name, cell in
+                       zip(pyfunc.__code__.co_freevars, pyfunc.__closure__ or ()) if _cell_is_set(cell)}
             try:
-                ann = eval(ann, pyfunc.__globals__)
+                ann = eval(ann, pyfunc.__globals__, closure)
             except Exception as e:
                 why = str(e).splitlines()[0] if str(e) else type(e).__name__
                 raise source.error(KernelTypeError, f"cannot resolve the annotation '{ann}' of "
