@@ -160,8 +160,9 @@ bool provedByLoop(Value index, Value array, int64_t dim) {
   return extent && extent.getArray() == array && extent.getDim() == dim;
 }
 
-/// Whether `v` is `adjit.dim array, dim` minus one (subi or addi of -1).
-bool isLastIndex(Value v, Value array, int64_t dim) {
+/// The `adjit.dim` of which `v` is the last index (`dim - 1`, as subi or
+/// addi of -1), or null.
+DimOp lastIndexOf(Value v) {
   Value base;
   if (auto sub = v.getDefiningOp<arith::SubIOp>()) {
     if (constantInt(sub.getRhs()) == 1)
@@ -172,46 +173,42 @@ bool isLastIndex(Value v, Value array, int64_t dim) {
     else if (constantInt(add.getLhs()) == -1)
       base = add.getRhs();
   }
-  auto extent = base ? base.getDefiningOp<DimOp>() : DimOp();
-  return extent && extent.getArray() == array && extent.getDim() == dim;
+  return base ? base.getDefiningOp<DimOp>() : DimOp();
 }
 
-/// Whether `index` (position `dim` of an access to `array`) is clamped into
-/// the array, `max(min(x, extent - 1), 0)` or `min(max(x, 0), extent - 1)`
-/// (a tile's elements): in range whenever the extent is at least 1.
-bool clampedIntoExtent(Value index, Value array, int64_t dim) {
-  auto operandsOf = [](Operation *op, Value &lhs, Value &rhs) {
-    lhs = op->getOperand(0);
-    rhs = op->getOperand(1);
-  };
-  auto bounded = [&](Operation *op, auto bound, Value &rest) {
-    Value lhs, rhs;
-    operandsOf(op, lhs, rhs);
-    if (bound(rhs)) {
-      rest = lhs;
-      return true;
-    }
-    if (bound(lhs)) {
-      rest = rhs;
-      return true;
-    }
-    return false;
+/// For an index clamped into an extent, `max(min(x, n - 1), 0)` or
+/// `min(max(x, 0), n - 1)` with `n = adjit.dim` of an array (a tile's
+/// elements; in an adjoint kernel, also the gradient array's accesses at
+/// the primal's indices), that dim op: the index is in [0, n) when n >= 1.
+DimOp clampedExtent(Value index) {
+  // The operand of binary `op` other than the one `bound` accepts.
+  auto other = [](Operation *op, auto bound) -> Value {
+    if (bound(op->getOperand(1)))
+      return op->getOperand(0);
+    if (bound(op->getOperand(0)))
+      return op->getOperand(1);
+    return {};
   };
   auto isZero = [](Value v) { return constantInt(v) == 0; };
-  auto isLast = [&](Value v) { return isLastIndex(v, array, dim); };
+  DimOp extent;
+  auto isLast = [&](Value v) {
+    DimOp dim = lastIndexOf(v);
+    if (!dim || (extent && dim != extent))
+      return false;
+    extent = dim;
+    return true;
+  };
   Operation *outer = index.getDefiningOp();
   if (!outer || !isa<arith::MaxSIOp, arith::MinSIOp>(outer))
-    return false;
+    return {};
   bool maxOutside = isa<arith::MaxSIOp>(outer);
-  Value inner;
-  if (!(maxOutside ? bounded(outer, isZero, inner)
-                   : bounded(outer, isLast, inner)))
-    return false;
-  Operation *def = inner.getDefiningOp();
-  Value rest;
+  Value inner = maxOutside ? other(outer, isZero) : other(outer, isLast);
+  Operation *def = inner ? inner.getDefiningOp() : nullptr;
+  if (!def)
+    return {};
   if (maxOutside)
-    return def && isa<arith::MinSIOp>(def) && bounded(def, isLast, rest);
-  return def && isa<arith::MaxSIOp>(def) && bounded(def, isZero, rest);
+    return isa<arith::MinSIOp>(def) && other(def, isLast) ? extent : DimOp();
+  return isa<arith::MaxSIOp>(def) && other(def, isZero) ? extent : DimOp();
 }
 
 /// The source (file, line) of a location: where inlined code was written.
@@ -565,6 +562,7 @@ void AdjitAccessChecksPass::checkFunction(func::FuncOp fn) {
   DenseSet<std::tuple<Value, int64_t, unsigned, int, int64_t, unsigned>>
       launchFactKeys;
   DenseSet<std::tuple<Value, int64_t, Value>> gatherFactKeys;
+  DenseSet<std::tuple<Value, int64_t, Value, int64_t>> clampFactKeys;
   std::optional<ArrayAccessAnalysis> analysis;
   if (kernel)
     analysis.emplace(fn);
@@ -596,10 +594,39 @@ void AdjitAccessChecksPass::checkFunction(func::FuncOp fn) {
       if (!kernel || !argument)
         continue;
       std::optional<AffineIndex> affine = matchAffine(index);
-      if (!affine && clampedIntoExtent(index, array, d)) {
-        // In range when the extent is at least 1: the fact of constant
-        // index 0 (an empty array runs the all-checked variant).
-        affine = AffineIndex();
+      DimOp clamp = affine ? DimOp() : clampedExtent(index);
+      auto clampArg = clamp ? dyn_cast<BlockArgument>(clamp.getArray())
+                            : BlockArgument();
+      if (clampArg && clampArg.getOwner() == &entry) {
+        // In range when 1 <= n <= the extent (n: the clamp's extent, of a
+        // kernel argument; the same extent, or in an adjoint kernel the
+        // primal's for its gradient array). An empty array runs the
+        // all-checked variant.
+        launchCondition(fn);
+        proofs[d] = Proof::Launch;
+        if (!clampFactKeys
+                 .insert({array, int64_t(d), clampArg,
+                          int64_t(clamp.getDim())})
+                 .second)
+          continue;
+        OpBuilder b(conditions[fn]);
+        Location loc = access->getLoc();
+        Value size = DimOp::create(b, loc, b.getIndexType(), array, d);
+        Value n = clamp.getArray() == array && int64_t(clamp.getDim()) == int64_t(d)
+                      ? size
+                      : DimOp::create(b, loc, b.getIndexType(), clampArg,
+                                      clamp.getDim())
+                            .getResult();
+        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+        Value fact = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           zero, n);
+        if (n != size)
+          fact = arith::AndIOp::create(
+              b, loc, fact,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, n,
+                                    size));
+        launchFacts.push_back(fact);
+        continue;
       }
       if (!affine) {
         // A gather x[idx[...]]: in range when idx's values are, measured

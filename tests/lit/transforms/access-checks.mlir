@@ -208,21 +208,26 @@ func.func @component_index(%k32: i32) attributes {adjit.kernel} {
 
 // -----
 
-// A tile's element index clamped into the extent, max(min(x, n - 1), 0) in
-// either order, is in range whenever n >= 1: one launch fact `0 < n` per
-// array and dimension. A clamp against another array's extent, or one that
-// misses a side, is checked per access.
+// A tile's element index clamped into an extent, max(min(x, n - 1), 0) in
+// either order, is in [0, n) whenever n >= 1: with n the accessed array's
+// own extent, one launch fact `0 < n`; with another kernel argument's (an
+// adjoint kernel's gradient array accessed at the primal's indices), also
+// `n <= size`. A clamp that misses a side is checked per access.
 // CHECK-LABEL: func.func @clamped(
 // CHECK: %[[N:.*]] = adjit.dim %arg0, 0
 // CHECK: arith.cmpi ult, %{{.*}}, %[[N]] : index
+// CHECK: %[[M:.*]] = adjit.dim %arg1, 0
+// CHECK: %[[POS:.*]] = arith.cmpi ult, %{{.*}}, %[[M]] : index
+// CHECK: %[[FITS:.*]] = arith.cmpi ule, %[[M]], %{{.*}} : index
+// CHECK: arith.andi %[[POS]], %[[FITS]] : i1
 // CHECK: %[[PROVEN:.*]] = adjit.launch_condition
 // CHECK: %[[OK1:.*]] = arith.ori %[[PROVEN]], %{{.*}} : i1
 // CHECK: scf.if %[[OK1]] -> (f32)
 // CHECK: %[[OK2:.*]] = arith.ori %[[PROVEN]], %{{.*}} : i1
 // CHECK: scf.if %[[OK2]] -> (f32)
-// The clamp to y's extent and the one-sided clamp: checked on every launch.
-// CHECK-NOT: arith.ori %[[PROVEN]]
-// CHECK: site 2
+// CHECK: %[[OK3:.*]] = arith.ori %[[PROVEN]], %{{.*}} : i1
+// CHECK: scf.if %[[OK3]] -> (f32)
+// The one-sided clamp: checked on every launch.
 // CHECK-NOT: arith.ori %[[PROVEN]]
 // CHECK: site 3
 func.func @clamped(%x: !adjit.array<f32, 1>, %y: !adjit.array<f32, 1>, %k32: i32) attributes {adjit.kernel, adjit.arg_names = ["x", "y"]} {
