@@ -98,3 +98,29 @@ _tile_builtin("tile_matmul", "tile_matmul(a, b, alpha=None) -> alpha a @ b; tile
 _tile_builtin("tile_diag_add", "tile_diag_add(a, d): square tile a plus the diagonal matrix of the 1-d tile d.",
               ("a", "d"))
 _tile_builtin("tile_axpy", "tile_axpy(alpha, src, dest): dest += alpha * src.", ("alpha", "src", "dest"), rebinds=(2,))
+
+# --- factorizations, solves, sorting and gathers (emitted by adjit/compiler/tile_linalg.py) -----------------------
+
+_FILL = ("fill_mode 'lower' (default; A = L L^T, from A's lower triangle) or 'upper' (A = U^T U, from its upper "
+         "triangle), a constant")
+_tile_builtin("tile_cholesky", f"tile_cholesky(A, fill_mode='lower'): the Cholesky factor of the symmetric "
+              f"positive-definite (N, N) float tile A, its other triangle zero; {_FILL}.", ("A", "fill_mode"),
+              fill_mode="lower")
+_tile_builtin("tile_cholesky_inplace", f"tile_cholesky_inplace(A, fill_mode='lower'): replaces tile A by its Cholesky "
+              f"factor (as tile_cholesky); {_FILL}.", ("A", "fill_mode"), rebinds=(0,), fill_mode="lower")
+_tile_builtin("tile_cholesky_solve", f"tile_cholesky_solve(L, y, fill_mode='lower'): x with A x = y, given A's "
+              f"Cholesky factor L (N, N) and y of shape (N,) or (N, K) (a right-hand side per column); {_FILL}.",
+              ("L", "y", "fill_mode"), fill_mode="lower")
+_tile_builtin("tile_cholesky_solve_inplace", f"tile_cholesky_solve_inplace(L, y, fill_mode='lower'): replaces tile y "
+              f"by x with A x = y (as tile_cholesky_solve); {_FILL}.", ("L", "y", "fill_mode"), rebinds=(1,),
+              fill_mode="lower")
+_tile_builtin("tile_lower_solve", "tile_lower_solve(L, y): z with L z = y by forward substitution, for a lower "
+              "triangular (N, N) tile L (its strict upper triangle is not read) and y of shape (N,) or (N, K).",
+              ("L", "y"))
+_tile_builtin("tile_lower_solve_inplace", "tile_lower_solve_inplace(L, y): replaces tile y by z with L z = y (as "
+              "tile_lower_solve).", ("L", "y"), rebinds=(1,))
+_tile_builtin("tile_upper_solve", "tile_upper_solve(U, z): x with U x = z by back substitution, for an upper "
+              "triangular (N, N) tile U (its strict lower triangle is not read) and z of shape (N,) or (N, K).",
+              ("U", "z"))
+_tile_builtin("tile_upper_solve_inplace", "tile_upper_solve_inplace(U, z): replaces tile z by x with U x = z (as "
+              "tile_upper_solve).", ("U", "z"), rebinds=(1,))

@@ -1,0 +1,192 @@
+"""Tile factorizations and solves: Warp's tile_cholesky and tile_*_solve on
+the CPU.
+
+Their emitters are registered into ``tiles._HANDLERS`` when this module is
+imported (by frontend/calls.py, which dispatches tile calls; an import from
+tiles.py would make an import cycle). As there, a tile is one SSA
+``vector<shape x scalar>`` of the block's one thread, and each builtin is
+unrolled into scalar arith/math ops on its elements (``elements``) and
+rebuilt (``from_elements``): the adjoint and tangent passes differentiate
+them through those ops' rules, so every builtin here has gradients, the
+in-place forms included (in Warp the in-place forms, tile_cholesky_solve
+and tile_upper_solve have none).
+
+- Cholesky: Warp's scalar algorithm (column by column, ``L[j, j] = sqrt(A[j,
+  j] - sum L[j, k]^2)``), which reads only the triangle of ``A`` that
+  ``fill_mode`` names; the result's other triangle is zero. Its gradient is
+  the one of that triangle (as Warp's adjoint: an off-diagonal entry stands
+  for both of its symmetric places).
+- Solves: forward and back substitution, one right-hand side per column of
+  a 2-d ``y``; they read only the triangle they solve with. A zero on the
+  diagonal divides by one (the row's residual is its result), as Warp's.
+"""
+from __future__ import annotations
+
+from mlir.dialects import arith, math as math_d
+
+from ..errors import KernelTypeError
+from .tiles import _handler, _rebind, _static, _tile, _HANDLERS, elements, from_elements
+from .values import Val, constant
+
+
+# --- arguments ------------------------------------------------------------------------------------
+
+def _fill_mode(fb, x, what: str) -> bool:
+    """Whether ``fill_mode`` (a constant "lower" or "upper") is "upper"."""
+    mode = _static(fb, x, str, f"{what}'s fill_mode")
+    if mode not in ("lower", "upper"):
+        raise fb.error(f"{what}'s fill_mode must be 'lower' or 'upper', got {mode!r}", x)
+    return mode == "upper"
+
+
+def _square(fb, x, what: str, node) -> Val:
+    m = _tile(fb, x, what, node)
+    t = m.type
+    if t.ndim != 2 or t.shape[0] != t.shape[1] or not t.dtype.is_float:
+        raise fb.error(f"{what} must be a square (N, N) tile of floats, got a {t}", node, KernelTypeError)
+    return m
+
+
+def _rhs(fb, matrix: Val, x, what: str, fn: str, node) -> Val:
+    """The right-hand sides of a solve: an (N,) or (N, K) tile of the matrix's dtype."""
+    y = _tile(fb, x, what, node)
+    n = matrix.type.shape[0]
+    if y.type.ndim > 2 or y.type.shape[0] != n:
+        raise fb.error(f"{fn}: {what} must be an ({n},) or ({n}, K) tile for an ({n}, {n}) matrix, got shape "
+                       f"{y.type.shape}", node, KernelTypeError)
+    if y.type.dtype != matrix.type.dtype:
+        raise fb.error(f"{fn}: the matrix holds {matrix.type.dtype} and {what} {y.type.dtype} (they need one dtype)",
+                       node, KernelTypeError)
+    return y
+
+
+# --- scalar arithmetic ----------------------------------------------------------------------------
+
+def _sub(x, y):
+    return arith.SubFOp(x, y).result
+
+
+def _mul(x, y):
+    return arith.MulFOp(x, y).result
+
+
+def _matrix(m: Val):
+    """get(i, j): the scalar at row i, column j of a 2-d tile."""
+    n = m.type.shape[1]
+    scalars = elements(m.value, m.type)
+    return lambda i, j: scalars[i * n + j]
+
+
+# --- Cholesky -------------------------------------------------------------------------------------
+
+def _cholesky(m: Val, upper: bool) -> Val:
+    """Warp's scalar Cholesky: the lower factor L (A = L L^T) from A's lower
+    triangle, or the upper one U = L^T (A = U^T U) from its upper triangle."""
+    t = m.type
+    n = t.shape[0]
+    a = _matrix(m)
+    below = (lambda i, j: a(j, i)) if upper else a  # A[i, j] for i >= j, from the triangle read
+    one = constant(t.dtype, 1)
+    low = {}
+    for j in range(n):
+        s = below(j, j)
+        for k in range(j):
+            s = _sub(s, _mul(low[j, k], low[j, k]))
+        d = math_d.SqrtOp(s).result
+        low[j, j] = d
+        inv = arith.DivFOp(one, d).result
+        for i in range(j + 1, n):
+            s = below(i, j)
+            for k in range(j):
+                s = _sub(s, _mul(low[i, k], low[j, k]))
+            low[i, j] = _mul(s, inv)
+    zero = constant(t.dtype, 0)
+    out = [zero] * (n * n)
+    for (i, j), x in low.items():
+        out[j * n + i if upper else i * n + j] = x
+    return Val(t, from_elements(t, out))
+
+
+@_handler("tile_cholesky")
+def _tile_cholesky(fb, a, node):
+    m = _square(fb, a["A"], "tile_cholesky()'s A", node)
+    return _cholesky(m, _fill_mode(fb, a["fill_mode"], "tile_cholesky()"))
+
+
+@_handler("tile_cholesky_inplace")
+def _tile_cholesky_inplace(fb, a, node):
+    m = _square(fb, a["A"], "tile_cholesky_inplace()'s A", node)
+    factor = _cholesky(m, _fill_mode(fb, a["fill_mode"], "tile_cholesky_inplace()"))
+    _rebind(fb, a["A"], factor, "tile_cholesky_inplace()", node)
+    return None
+
+
+# --- triangular solves ----------------------------------------------------------------------------
+
+def _divide_by_diagonal(s, d, dtype):
+    """s / d, or s where d is zero (Warp's rule; the divisor is then one, so
+    no inf or NaN reaches the adjoint)."""
+    nonzero = arith.CmpFOp(arith.CmpFPredicate.UNE, d, constant(dtype, 0)).result
+    return arith.DivFOp(s, arith.SelectOp(nonzero, d, constant(dtype, 1)).result).result
+
+
+def _substitute(get, rhs: list, n: int, dtype, forward: bool) -> list:
+    """x with ``M x = rhs`` for a triangular M whose entries ``get(i, j)``
+    are read on and below (forward) or on and above (back) the diagonal."""
+    x = [None] * n
+    rows = range(n) if forward else range(n - 1, -1, -1)
+    for i in rows:
+        s = rhs[i]
+        for j in (range(i) if forward else range(i + 1, n)):
+            s = _sub(s, _mul(get(i, j), x[j]))
+        x[i] = _divide_by_diagonal(s, get(i, i), dtype)
+    return x
+
+
+def _solve(y: Val, passes) -> Val:
+    """Solves each column of y (an (N,) or (N, K) tile) by the substitutions
+    ``passes``: [(get, forward)], applied in order."""
+    t = y.type
+    n = t.shape[0]
+    cols = 1 if t.ndim == 1 else t.shape[1]
+    scalars = elements(y.value, t)
+    out = [None] * t.size
+    for c in range(cols):
+        column = [scalars[i * cols + c] for i in range(n)]
+        for get, forward in passes:
+            column = _substitute(get, column, n, t.dtype, forward)
+        for i in range(n):
+            out[i * cols + c] = column[i]
+    return Val(t, from_elements(t, out))
+
+
+def _cholesky_passes(m: Val, upper: bool):
+    """L then L^T (lower), or U^T then U (upper)."""
+    a = _matrix(m)
+    transposed = lambda i, j: a(j, i)  # noqa: E731
+    return [(transposed, True), (a, False)] if upper else [(a, True), (transposed, False)]
+
+
+def _solver(name: str, matrix_param: str, rhs_param: str, inplace: bool, passes):
+    def emit(fb, a, node):
+        fn = f"{name}()"
+        m = _square(fb, a[matrix_param], f"{fn}'s {matrix_param}", node)
+        y = _rhs(fb, m, a[rhs_param], rhs_param, fn, node)
+        upper = _fill_mode(fb, a["fill_mode"], fn) if "fill_mode" in a else None
+        x = _solve(y, passes(m, upper))
+        if not inplace:
+            return x
+        _rebind(fb, a[rhs_param], x, fn, node)
+        return None
+    return emit
+
+
+for _inplace in (False, True):
+    _suffix = "_inplace" if _inplace else ""
+    _HANDLERS[f"tile_cholesky_solve{_suffix}"] = _solver(f"tile_cholesky_solve{_suffix}", "L", "y", _inplace,
+                                                         _cholesky_passes)
+    _HANDLERS[f"tile_lower_solve{_suffix}"] = _solver(f"tile_lower_solve{_suffix}", "L", "y", _inplace,
+                                                      lambda m, _: [(_matrix(m), True)])
+    _HANDLERS[f"tile_upper_solve{_suffix}"] = _solver(f"tile_upper_solve{_suffix}", "U", "z", _inplace,
+                                                      lambda m, _: [(_matrix(m), False)])
+

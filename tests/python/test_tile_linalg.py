@@ -1,0 +1,212 @@
+"""Tile factorizations, solves, sorting and gathers (adjit/compiler/tile_linalg.py):
+each builtin against numpy (float64 references), gradients against float64
+finite differences, and bad calls as errors naming this file."""
+import numpy as np
+import pytest
+
+import adjit
+from adjit.testing import check_gradients
+
+F64 = adjit.float64
+N, K = 4, 2
+
+
+def _spd(rng, n=N):
+    m = rng.standard_normal((n, n))
+    return m @ m.T + n * np.eye(n)
+
+
+# --- Cholesky ---------------------------------------------------------------------------------------
+
+@adjit.kernel
+def _cholesky(a: adjit.array2d(dtype=F64), lower: adjit.array2d(dtype=F64), upper: adjit.array2d(dtype=F64)):
+    t = adjit.tile_load(a, shape=(N, N), offset=(0, 0))
+    adjit.tile_store(lower, adjit.tile_cholesky(t), offset=(0, 0))
+    u = adjit.tile_load(a, shape=(N, N), offset=(0, 0))
+    adjit.tile_cholesky_inplace(u, fill_mode="upper")
+    adjit.tile_store(upper, u, offset=(0, 0))
+
+
+def test_cholesky_lower_and_upper_read_their_triangle():
+    rng = np.random.default_rng(10)
+    x = _spd(rng)
+    lower_l, upper_u = np.linalg.cholesky(x), np.linalg.cholesky(x).T
+    for junk in (False, True):  # garbage in the triangle not read changes nothing
+        y = x.copy()
+        if junk:
+            y[np.triu_indices(N, 1)] = 1e3
+            yu = x.copy()
+            yu[np.tril_indices(N, -1)] = -1e3
+        a = adjit.array(y)
+        lower, upper = adjit.zeros((N, N), dtype=F64), adjit.zeros((N, N), dtype=F64)
+        adjit.launch(_cholesky, dim=1, inputs=[a, lower, upper])
+        np.testing.assert_allclose(lower.numpy(), lower_l, rtol=1e-12, atol=1e-14)
+        if junk:
+            adjit.launch(_cholesky, dim=1, inputs=[adjit.array(yu), lower, upper])
+        np.testing.assert_allclose(upper.numpy(), upper_u, rtol=1e-12, atol=1e-14)
+    a = adjit.array(x)
+    check_gradients(_cholesky, 1, [a], [lower, upper])
+
+
+def test_cholesky_gradient_is_the_triangles_and_forward_mode_agrees():
+    rng = np.random.default_rng(11)
+    x = _spd(rng)
+    a = adjit.array(x)
+    lower, upper = adjit.zeros((N, N), dtype=F64), adjit.zeros((N, N), dtype=F64)
+    # A symmetric direction: the lower factor's change from the lower triangle, the upper's from the upper.
+    d = rng.standard_normal((N, N))
+    d = d + d.T
+    (dl, du) = adjit.jvp(_cholesky, 1, [a], [d], outputs=[lower, upper])
+    eps = 1e-6
+    fd = (np.linalg.cholesky(x + eps * d) - np.linalg.cholesky(x - eps * d)) / (2 * eps)
+    np.testing.assert_allclose(dl.numpy(), fd, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(du.numpy(), fd.T, rtol=1e-6, atol=1e-8)
+
+
+# --- solves -------------------------------------------------------------------------------------------
+
+@adjit.kernel
+def _solves(a: adjit.array2d(dtype=F64), y: adjit.array(dtype=F64), ys: adjit.array2d(dtype=F64),
+            x1: adjit.array2d(dtype=F64), x2: adjit.array3d(dtype=F64)):
+    t = adjit.tile_load(a, shape=(N, N), offset=(0, 0))
+    v = adjit.tile_load(y, shape=N, offset=0)
+    m = adjit.tile_load(ys, shape=(N, K), offset=(0, 0))
+    lo = adjit.tile_cholesky(t)
+    up = adjit.tile_cholesky(t, fill_mode="upper")
+    # 1-d right-hand sides: rows of x1
+    adjit.tile_store(x1, adjit.tile_reshape(adjit.tile_cholesky_solve(lo, v), shape=(1, N)), offset=(0, 0))
+    adjit.tile_store(x1, adjit.tile_reshape(adjit.tile_lower_solve(t, v), shape=(1, N)), offset=(1, 0))
+    adjit.tile_store(x1, adjit.tile_reshape(adjit.tile_upper_solve(t, v), shape=(1, N)), offset=(2, 0))
+    w = v * 1.0
+    adjit.tile_cholesky_solve_inplace(up, w, fill_mode="upper")
+    adjit.tile_store(x1, adjit.tile_reshape(w, shape=(1, N)), offset=(3, 0))
+    # 2-d (one right-hand side per column): slices of x2
+    adjit.tile_store(x2, adjit.tile_reshape(adjit.tile_cholesky_solve(up, m, "upper"), shape=(1, N, K)),
+                     offset=(0, 0, 0))
+    p = m * 1.0
+    adjit.tile_lower_solve_inplace(lo, p)
+    adjit.tile_store(x2, adjit.tile_reshape(p, shape=(1, N, K)), offset=(1, 0, 0))
+    q = m * 1.0
+    adjit.tile_upper_solve_inplace(up, q)
+    adjit.tile_store(x2, adjit.tile_reshape(q, shape=(1, N, K)), offset=(2, 0, 0))
+    r = m * 1.0
+    adjit.tile_cholesky_solve_inplace(lo, r)
+    adjit.tile_store(x2, adjit.tile_reshape(r, shape=(1, N, K)), offset=(3, 0, 0))
+
+
+def test_solves_with_one_and_several_right_hand_sides():
+    rng = np.random.default_rng(12)
+    x = _spd(rng)
+    # the triangular solves read only their triangle (of the full matrix here)
+    yv, ym = rng.standard_normal(N), rng.standard_normal((N, K))
+    a, y, ys = adjit.array(x), adjit.array(yv), adjit.array(ym)
+    x1, x2 = adjit.zeros((4, N), dtype=F64), adjit.zeros((4, N, K), dtype=F64)
+    adjit.launch(_solves, dim=1, inputs=[a, y, ys, x1, x2])
+    low = np.linalg.cholesky(x)
+    expected1 = [np.linalg.solve(x, yv), np.linalg.solve(np.tril(x), yv), np.linalg.solve(np.triu(x), yv),
+                 np.linalg.solve(x, yv)]
+    expected2 = [np.linalg.solve(x, ym), np.linalg.solve(low, ym), np.linalg.solve(low.T, ym), np.linalg.solve(x, ym)]
+    np.testing.assert_allclose(x1.numpy(), expected1, rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(x2.numpy(), expected2, rtol=1e-11, atol=1e-13)
+    check_gradients(_solves, 1, [a, y, ys], [x1, x2], max_entries=8)
+
+
+@adjit.kernel
+def _solve32(a: adjit.array2d(dtype=float), y: adjit.array2d(dtype=float), x: adjit.array2d(dtype=float)):
+    t = adjit.tile_load(a, shape=(3, 3), offset=(0, 0))
+    adjit.tile_store(x, adjit.tile_cholesky_solve(adjit.tile_cholesky(t), adjit.tile_load(y, shape=(3, 2))))
+
+
+def test_float32_cholesky_solve():
+    rng = np.random.default_rng(13)
+    m, y = _spd(rng, 3), rng.standard_normal((3, 2))
+    x = adjit.zeros((3, 2), dtype=float)
+    adjit.launch(_solve32, dim=1, inputs=[adjit.array(m.astype(np.float32)), adjit.array(y.astype(np.float32)), x])
+    np.testing.assert_allclose(x.numpy(), np.linalg.solve(m, y), rtol=1e-5, atol=1e-6)
+
+
+@adjit.kernel
+def _zero_diagonal(a: adjit.array2d(dtype=F64), y: adjit.array(dtype=F64), out: adjit.array(dtype=F64)):
+    t = adjit.tile_load(a, shape=(2, 2), offset=(0, 0))
+    adjit.tile_store(out, adjit.tile_lower_solve(t, adjit.tile_load(y, shape=2, offset=0)), offset=0)
+
+
+def test_a_zero_on_the_diagonal_divides_by_one_as_warp():
+    a = adjit.array(np.array([[0.0, 0.0], [3.0, 2.0]]), requires_grad=True)
+    y = adjit.array(np.array([5.0, 7.0]), requires_grad=True)
+    out = adjit.zeros(2, dtype=F64, requires_grad=True)
+    tape = adjit.Tape()
+    with tape:
+        adjit.launch(_zero_diagonal, dim=1, inputs=[a, y, out])
+    np.testing.assert_allclose(out.numpy(), [5.0, (7.0 - 3.0 * 5.0) / 2.0])
+    out.grad = adjit.array(np.ones(2))
+    tape.backward()
+    assert np.all(np.isfinite(a.grad.numpy())) and np.all(np.isfinite(y.grad.numpy()))
+
+
+# --- errors -------------------------------------------------------------------------------------------
+
+def _compile_error(kernel, inputs):
+    with pytest.raises(adjit.AdjitError) as info:
+        adjit.launch(kernel, dim=1, inputs=inputs)
+    message = str(info.value)
+    assert "test_tile_linalg.py" in message
+    return message
+
+
+@adjit.kernel
+def _bad_cholesky(a: adjit.array2d(dtype=F64)):
+    t = adjit.tile_load(a, shape=(2, 3), offset=(0, 0))
+    adjit.tile_store(a, adjit.tile_cholesky(t), offset=(0, 0))
+
+
+@adjit.kernel
+def _bad_fill_mode(a: adjit.array2d(dtype=F64)):
+    t = adjit.tile_load(a, shape=(2, 2), offset=(0, 0))
+    adjit.tile_cholesky_inplace(t, fill_mode="diagonal")
+
+
+@adjit.kernel
+def _int_cholesky(a: adjit.array2d(dtype=int)):
+    t = adjit.tile_load(a, shape=(2, 2), offset=(0, 0))
+    adjit.tile_store(a, adjit.tile_cholesky(t), offset=(0, 0))
+
+
+@adjit.kernel
+def _bad_rhs(a: adjit.array2d(dtype=F64), y: adjit.array(dtype=F64)):
+    t = adjit.tile_load(a, shape=(2, 2), offset=(0, 0))
+    adjit.tile_store(y, adjit.tile_lower_solve(t, adjit.tile_load(y, shape=3, offset=0)), offset=0)
+
+
+@adjit.kernel
+def _mixed_rhs(a: adjit.array2d(dtype=F64), y: adjit.array(dtype=float)):
+    t = adjit.tile_load(a, shape=(2, 2), offset=(0, 0))
+    v = adjit.tile_load(y, shape=2, offset=0)
+    adjit.tile_cholesky_solve_inplace(t, v)
+
+
+@adjit.kernel
+def _bad_upper_rhs(a: adjit.array2d(dtype=F64)):
+    t = adjit.tile_load(a, shape=(2, 2), offset=(0, 0))
+    u = adjit.tile_zeros(shape=(2, 2, 2), dtype=F64)
+    adjit.tile_upper_solve_inplace(t, u)
+
+
+def test_bad_calls_are_errors_naming_the_line():
+    a2, a1 = adjit.zeros((4, 4), dtype=F64), adjit.zeros(4, dtype=F64)
+    assert "square (N, N) tile of floats" in _compile_error(_bad_cholesky, [a2])
+    assert "'lower' or 'upper'" in _compile_error(_bad_fill_mode, [a2])
+    assert "square (N, N) tile of floats" in _compile_error(_int_cholesky, [adjit.zeros((4, 4), dtype=int)])
+    assert "(2,) or (2, K) tile" in _compile_error(_bad_rhs, [a2, a1])
+    assert "one dtype" in _compile_error(_mixed_rhs, [a2, adjit.zeros(4, dtype=float)])
+    assert "(2,) or (2, K) tile" in _compile_error(_bad_upper_rhs, [a2])
+
+
+def test_registry_entries():
+    names = ["tile_cholesky", "tile_cholesky_inplace", "tile_cholesky_solve", "tile_cholesky_solve_inplace",
+             "tile_lower_solve", "tile_lower_solve_inplace", "tile_upper_solve", "tile_upper_solve_inplace"]
+    registry = adjit.builtin_registry()
+    for name in names:
+        assert registry[name].tile and registry[name].doc
+        with pytest.raises((TypeError, adjit.AdjitError), match=name):  # kernel-only
+            getattr(adjit, name)([1.0])
