@@ -124,3 +124,6 @@ _tile_builtin("tile_upper_solve", "tile_upper_solve(U, z): x with U x = z by bac
               ("U", "z"))
 _tile_builtin("tile_upper_solve_inplace", "tile_upper_solve_inplace(U, z): replaces tile z by x with U x = z (as "
               "tile_upper_solve).", ("U", "z"), rebinds=(1,))
+_tile_builtin("tile_sort", "tile_sort(keys, values): sorts the 1-d tile keys ascending and permutes values (a tile of "
+              "its shape) with it, in place; stable (equal keys keep their order), NaN keys last.",
+              ("keys", "values"), rebinds=(0, 1))

@@ -1,5 +1,5 @@
-"""Tile factorizations and solves: Warp's tile_cholesky and tile_*_solve on
-the CPU.
+"""Tile factorizations, solves and sorting: Warp's tile_cholesky,
+tile_*_solve and tile_sort on the CPU.
 
 Their emitters are registered into ``tiles._HANDLERS`` when this module is
 imported (by frontend/calls.py, which dispatches tile calls; an import from
@@ -19,11 +19,18 @@ and tile_upper_solve have none).
 - Solves: forward and back substitution, one right-hand side per column of
   a 2-d ``y``; they read only the triangle they solve with. A zero on the
   diagonal divides by one (the row's residual is its result), as Warp's.
+- tile_sort: a Batcher odd-even merge-sort network of compare-exchanges
+  (``arith.cmp`` + ``arith.select``; lengths that are not powers of two
+  leave the padding comparators out). Each key carries its position, and
+  equal keys keep their order: the sort is stable (numpy's
+  ``argsort(kind='stable')``); NaN keys go last, as in numpy.
 """
 from __future__ import annotations
 
+from mlir import ir
 from mlir.dialects import arith, math as math_d
 
+from .. import types as T
 from ..errors import KernelTypeError
 from .tiles import _handler, _rebind, _static, _tile, _HANDLERS, elements, from_elements
 from .values import Val, constant
@@ -189,4 +196,68 @@ for _inplace in (False, True):
                                                       lambda m, _: [(_matrix(m), True)])
     _HANDLERS[f"tile_upper_solve{_suffix}"] = _solver(f"tile_upper_solve{_suffix}", "U", "z", _inplace,
                                                       lambda m, _: [(_matrix(m), False)])
+
+
+# --- sorting --------------------------------------------------------------------------------------
+
+def merge_sort_network(n: int) -> list[tuple[int, int]]:
+    """Batcher's odd-even merge sort for n elements: compare-exchanges (i, j),
+    i < j, that put the smaller at i. Built for the next power of two and
+    without the comparators that touch the padding (which, largest, would
+    never move)."""
+    size = 1
+    while size < n:
+        size *= 2
+    pairs = []
+    p = 1
+    while p < size:
+        k = p
+        while k >= 1:
+            for j in range(k % p, size - k, 2 * k):
+                for i in range(min(k, size - j - k)):
+                    if (i + j) // (2 * p) == (i + j + k) // (2 * p) and i + j + k < n:
+                        pairs.append((i + j, i + j + k))
+            k //= 2
+        p *= 2
+    return pairs
+
+
+def _key_less(dtype: T.ScalarType):
+    """less(x, y) on keys: ordered compare; for floats, NaN after every number."""
+    if dtype.is_float:
+        def less(x, y):
+            lt = arith.CmpFOp(arith.CmpFPredicate.OLT, x, y).result
+            x_num = arith.CmpFOp(arith.CmpFPredicate.ORD, x, x).result
+            y_nan = arith.CmpFOp(arith.CmpFPredicate.UNO, y, y).result
+            return arith.OrIOp(lt, arith.AndIOp(x_num, y_nan).result).result
+        return less
+    pred = arith.CmpIPredicate.ult if dtype.is_unsigned else arith.CmpIPredicate.slt
+    return lambda x, y: arith.CmpIOp(pred, x, y).result
+
+
+@_handler("tile_sort")
+def _tile_sort(fb, a, node):
+    keys = _tile(fb, a["keys"], "tile_sort()'s keys", node)
+    values = _tile(fb, a["values"], "tile_sort()'s values", node)
+    kt, vt = keys.type, values.type
+    if kt.ndim != 1 or vt.shape != kt.shape:
+        raise fb.error(f"tile_sort() sorts a 1-d keys tile and a values tile of its shape, got shapes {kt.shape} and "
+                       f"{vt.shape}", node, KernelTypeError)
+    n = kt.size
+    k = elements(keys.value, kt)
+    v = elements(values.value, vt)
+    pos = [constant(T.int32, i) for i in range(n)]
+    less = _key_less(kt.dtype)
+    for i, j in merge_sort_network(n):
+        # Swap when (k[j], pos[j]) < (k[i], pos[i]): the smaller key, the earlier position among equals.
+        j_less = less(k[j], k[i])
+        true = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
+        tie = arith.AndIOp(arith.XOrIOp(less(k[i], k[j]), true).result, arith.XOrIOp(j_less, true).result).result
+        earlier = arith.CmpIOp(arith.CmpIPredicate.slt, pos[j], pos[i]).result
+        swap = arith.OrIOp(j_less, arith.AndIOp(tie, earlier).result).result
+        for xs in (k, v, pos):
+            xs[i], xs[j] = arith.SelectOp(swap, xs[j], xs[i]).result, arith.SelectOp(swap, xs[i], xs[j]).result
+    _rebind(fb, a["keys"], Val(kt, from_elements(kt, k)), "tile_sort()", node)
+    _rebind(fb, a["values"], Val(vt, from_elements(vt, v)), "tile_sort()", node)
+    return None
 

@@ -144,6 +144,72 @@ def test_a_zero_on_the_diagonal_divides_by_one_as_warp():
     assert np.all(np.isfinite(a.grad.numpy())) and np.all(np.isfinite(y.grad.numpy()))
 
 
+# --- sorting ------------------------------------------------------------------------------------------
+
+def _sort_kernel(n, key_dtype):
+    @adjit.kernel
+    def sort(keys: adjit.array(dtype=key_dtype), values: adjit.array(dtype=F64),
+             out_keys: adjit.array(dtype=key_dtype), out_values: adjit.array(dtype=F64)):
+        k = adjit.tile_load(keys, shape=n, offset=0)
+        v = adjit.tile_load(values, shape=n, offset=0)
+        adjit.tile_sort(k, v)
+        adjit.tile_store(out_keys, k, offset=0)
+        adjit.tile_store(out_values, v * v, offset=0)
+    return sort
+
+
+_SORTS = {}
+
+
+def _sort(n, key_dtype):
+    if (n, key_dtype) not in _SORTS:
+        _SORTS[n, key_dtype] = _sort_kernel(n, key_dtype)
+    return _SORTS[n, key_dtype]
+
+
+@pytest.mark.parametrize("n,key_dtype", [(1, int), (5, int), (8, int), (11, int), (11, adjit.uint32)])
+def test_sort_is_stable_and_moves_values_with_their_keys(n, key_dtype):
+    """Lengths that are powers of two and not (Warp sorts both); many equal keys."""
+    rng = np.random.default_rng(20 + n)
+    unsigned = key_dtype is adjit.uint32
+    keys = (rng.integers(0, 2**32 - 1, n) if unsigned else rng.integers(-3, 3, n)).astype(
+        np.uint32 if unsigned else np.int32)
+    if unsigned:
+        keys[::3] = keys[0]
+    values = rng.standard_normal(n)
+    kernel = _sort(n, key_dtype)
+    k, v = adjit.array(keys), adjit.array(values)
+    ok, ov = adjit.zeros(n, dtype=key_dtype), adjit.zeros(n, dtype=F64)
+    adjit.launch(kernel, dim=1, inputs=[k, v, ok, ov])
+    order = np.argsort(keys, kind="stable")
+    np.testing.assert_array_equal(ok.numpy(), keys[order])
+    np.testing.assert_array_equal(ov.numpy(), values[order] ** 2)
+    check_gradients(kernel, 1, [k, v], [ok, ov])  # d out_values[i] / d values[order[i]] = 2 values[order[i]]
+
+
+def test_sort_float_keys_with_ties_signed_zeros_and_nans():
+    keys = np.array([2.5, np.nan, -1.0, 0.0, 2.5, -0.0, -np.inf, np.nan, 7.0, -1.0, np.inf], np.float64)
+    n = keys.size
+    values = np.arange(1.0, n + 1)
+    kernel = _sort(n, F64)
+    ok, ov = adjit.zeros(n, dtype=F64), adjit.zeros(n, dtype=F64)
+    adjit.launch(kernel, dim=1, inputs=[adjit.array(keys), adjit.array(values), ok, ov])
+    order = np.argsort(keys, kind="stable")  # numpy: NaNs last, -0.0 == 0.0
+    np.testing.assert_array_equal(ok.numpy(), keys[order])
+    np.testing.assert_array_equal(ov.numpy(), values[order] ** 2)
+
+
+def test_sort_gradients_flow_to_float_keys():
+    rng = np.random.default_rng(30)
+    keys, values = rng.standard_normal(6), rng.standard_normal(6)  # distinct keys: no ties to cross
+    kernel = _sort(6, F64)
+    k, v = adjit.array(keys), adjit.array(values)
+    ok, ov = adjit.zeros(6, dtype=F64), adjit.zeros(6, dtype=F64)
+    adjit.launch(kernel, dim=1, inputs=[k, v, ok, ov])
+    np.testing.assert_array_equal(ok.numpy(), np.sort(keys))
+    check_gradients(kernel, 1, [k, v], [ok, ov])
+
+
 # --- errors -------------------------------------------------------------------------------------------
 
 def _compile_error(kernel, inputs):
@@ -192,6 +258,20 @@ def _bad_upper_rhs(a: adjit.array2d(dtype=F64)):
     adjit.tile_upper_solve_inplace(t, u)
 
 
+@adjit.kernel
+def _bad_sort(a: adjit.array2d(dtype=F64)):
+    k = adjit.tile_load(a, shape=(2, 2), offset=(0, 0))
+    v = adjit.tile_load(a, shape=(2, 2), offset=(0, 0))
+    adjit.tile_sort(k, v)
+
+
+@adjit.kernel
+def _sort_lengths(a: adjit.array(dtype=F64)):
+    k = adjit.tile_load(a, shape=3, offset=0)
+    v = adjit.tile_load(a, shape=4, offset=0)
+    adjit.tile_sort(k, v)
+
+
 def test_bad_calls_are_errors_naming_the_line():
     a2, a1 = adjit.zeros((4, 4), dtype=F64), adjit.zeros(4, dtype=F64)
     assert "square (N, N) tile of floats" in _compile_error(_bad_cholesky, [a2])
@@ -200,11 +280,14 @@ def test_bad_calls_are_errors_naming_the_line():
     assert "(2,) or (2, K) tile" in _compile_error(_bad_rhs, [a2, a1])
     assert "one dtype" in _compile_error(_mixed_rhs, [a2, adjit.zeros(4, dtype=float)])
     assert "(2,) or (2, K) tile" in _compile_error(_bad_upper_rhs, [a2])
+    assert "1-d keys tile" in _compile_error(_bad_sort, [a2])
+    assert "1-d keys tile" in _compile_error(_sort_lengths, [a1])
 
 
 def test_registry_entries():
     names = ["tile_cholesky", "tile_cholesky_inplace", "tile_cholesky_solve", "tile_cholesky_solve_inplace",
-             "tile_lower_solve", "tile_lower_solve_inplace", "tile_upper_solve", "tile_upper_solve_inplace"]
+             "tile_lower_solve", "tile_lower_solve_inplace", "tile_upper_solve", "tile_upper_solve_inplace",
+             "tile_sort"]
     registry = adjit.builtin_registry()
     for name in names:
         assert registry[name].tile and registry[name].doc
