@@ -127,3 +127,7 @@ _tile_builtin("tile_upper_solve_inplace", "tile_upper_solve_inplace(U, z): repla
 _tile_builtin("tile_sort", "tile_sort(keys, values): sorts the 1-d tile keys ascending and permutes values (a tile of "
               "its shape) with it, in place; stable (equal keys keep their order), NaN keys last.",
               ("keys", "values"), rebinds=(0, 1))
+_tile_builtin("tile_from_thread", "tile_from_thread(shape, value, thread_idx, storage='register'): a tile filled "
+              "with thread thread_idx's value; on the CPU the block is thread 0 alone (another constant index is an "
+              "error, a runtime one is reported as an out-of-range access).",
+              ("shape", "value", "thread_idx", "storage"), storage="register")

@@ -1,5 +1,5 @@
 """Tile factorizations, solves and sorting: Warp's tile_cholesky,
-tile_*_solve and tile_sort on the CPU.
+tile_*_solve, tile_sort and tile_from_thread on the CPU.
 
 Their emitters are registered into ``tiles._HANDLERS`` when this module is
 imported (by frontend/calls.py, which dispatches tile calls; an import from
@@ -24,6 +24,8 @@ and tile_upper_solve have none).
   leave the padding comparators out). Each key carries its position, and
   equal keys keep their order: the sort is stable (numpy's
   ``argsort(kind='stable')``); NaN keys go last, as in numpy.
+- tile_from_thread: the block is thread 0 alone; another thread_idx is an
+  error (at compile time when constant, else an index check).
 """
 from __future__ import annotations
 
@@ -31,9 +33,11 @@ from mlir import ir
 from mlir.dialects import arith, math as math_d
 
 from .. import types as T
+from ..dialects import adjit as adjit_d
 from ..errors import KernelTypeError
-from .tiles import _handler, _rebind, _static, _tile, _HANDLERS, elements, from_elements
-from .values import Val, constant
+from .tiles import (_given, _handler, _index, _rebind, _shape, _splat, _static, _storage, _tile, _tile_type,
+                    _HANDLERS, elements, from_elements)
+from .values import Val, constant, to_index
 
 
 # --- arguments ------------------------------------------------------------------------------------
@@ -260,4 +264,37 @@ def _tile_sort(fb, a, node):
     _rebind(fb, a["keys"], Val(kt, from_elements(kt, k)), "tile_sort()", node)
     _rebind(fb, a["values"], Val(vt, from_elements(vt, v)), "tile_sort()", node)
     return None
+
+
+# --- threads --------------------------------------------------------------------------------------
+
+@_handler("tile_from_thread")
+def _tile_from_thread(fb, a, node):
+    """A tile filled with thread ``thread_idx``'s value. The CPU's block is
+    thread 0 alone: a constant other index is an error here, a runtime one
+    is checked as an index into the block's one thread (reported after the
+    launch as an out-of-range access; without bounds checks the value is
+    thread 0's, as Warp's CPU code, which ignores the index)."""
+    v = fb.expr(a["value"])
+    if not (isinstance(v, Val) and isinstance(v.type, T.ScalarType) and not v.type.is_bool):
+        raise fb.error(f"tile_from_thread()'s value must be an int or float scalar (adjit's tiles hold scalars), got "
+                       f"{fb.describe(v)}", a["value"] if _given(a["value"]) else node, KernelTypeError)
+    v = fb.concrete(v)
+    shape = _shape(fb, a["shape"], "tile_from_thread()'s shape", node)
+    t = _tile_type(fb, shape, v.type, _storage(fb, a["storage"]), node)
+    if not _given(a["thread_idx"]):
+        raise fb.error("tile_from_thread() needs the argument 'thread_idx'", node)
+    idx = fb.expr(a["thread_idx"])
+    if not (isinstance(idx, Val) and isinstance(idx.type, T.ScalarType) and idx.type.is_int
+            and not idx.type.is_bool):
+        raise fb.error(f"tile_from_thread()'s thread_idx must be an integer, got {fb.describe(idx)}",
+                       a["thread_idx"], KernelTypeError)
+    if idx.is_literal:
+        if idx.literal != 0:
+            raise fb.error(f"tile_from_thread(thread_idx={idx.literal}): a block on the CPU is one thread, thread 0 "
+                           "(block_dim() is 1)", a["thread_idx"])
+    else:
+        adjit_d.CheckIndexOp(to_index(fb.materialize(idx, idx.type), idx.type), _index(1),
+                             "tile_from_thread()'s thread_idx (the CPU's block is one thread)")
+    return Val(t, _splat(t, fb.materialize(v, v.type)))
 

@@ -210,6 +210,32 @@ def test_sort_gradients_flow_to_float_keys():
     check_gradients(kernel, 1, [k, v], [ok, ov])
 
 
+# --- tile_from_thread -----------------------------------------------------------------------------------
+
+@adjit.kernel
+def _from_thread(x: adjit.array(dtype=F64), idx: adjit.array(dtype=int), t: int, out: adjit.array2d(dtype=F64)):
+    i = adjit.tid()
+    a = adjit.tile_from_thread(shape=(1, 3), value=x[i] * 2.0, thread_idx=0)
+    adjit.tile_store(out, a, offset=(i, 0))
+    b = adjit.tile_from_thread(shape=2, value=i * 10, thread_idx=t, storage="shared")
+    adjit.tile_store(idx, b + adjit.tile_arange(2, dtype=int), offset=2 * i)
+
+
+def test_tile_from_thread_is_thread_zeros_value_on_the_cpu():
+    xs = np.array([1.0, -2.5, 4.0])
+    x, out, idx = adjit.array(xs), adjit.zeros((3, 3), dtype=F64), adjit.zeros(6, dtype=int)
+    adjit.launch_tiled(_from_thread, dim=3, inputs=[x, idx, 0, out], block_dim=8)
+    np.testing.assert_array_equal(out.numpy(), np.repeat(2 * xs[:, None], 3, axis=1))
+    np.testing.assert_array_equal(idx.numpy(), [0, 1, 10, 11, 20, 21])
+    check_gradients(_from_thread, 3, [x, idx, 0], [out])
+
+
+def test_tile_from_thread_of_another_thread_is_an_error():
+    x, out, idx = adjit.array(np.ones(1)), adjit.zeros((1, 3), dtype=F64), adjit.zeros(2, dtype=int)
+    with pytest.raises(adjit.AdjitError, match=r"test_tile_linalg\.py:\d+.*out of range|out of range.*test_tile_linalg"):
+        adjit.launch(_from_thread, dim=1, inputs=[x, idx, 1, out])
+
+
 # --- errors -------------------------------------------------------------------------------------------
 
 def _compile_error(kernel, inputs):
@@ -272,6 +298,16 @@ def _sort_lengths(a: adjit.array(dtype=F64)):
     adjit.tile_sort(k, v)
 
 
+@adjit.kernel
+def _other_thread(a: adjit.array(dtype=F64)):
+    adjit.tile_store(a, adjit.tile_from_thread(shape=2, value=1.0, thread_idx=3), offset=0)
+
+
+@adjit.kernel
+def _vector_from_thread(a: adjit.array(dtype=F64)):
+    adjit.tile_store(a, adjit.tile_from_thread(shape=2, value=adjit.vec3(), thread_idx=0), offset=0)
+
+
 def test_bad_calls_are_errors_naming_the_line():
     a2, a1 = adjit.zeros((4, 4), dtype=F64), adjit.zeros(4, dtype=F64)
     assert "square (N, N) tile of floats" in _compile_error(_bad_cholesky, [a2])
@@ -282,12 +318,14 @@ def test_bad_calls_are_errors_naming_the_line():
     assert "(2,) or (2, K) tile" in _compile_error(_bad_upper_rhs, [a2])
     assert "1-d keys tile" in _compile_error(_bad_sort, [a2])
     assert "1-d keys tile" in _compile_error(_sort_lengths, [a1])
+    assert "thread 0" in _compile_error(_other_thread, [a1])
+    assert "int or float scalar" in _compile_error(_vector_from_thread, [a1])
 
 
 def test_registry_entries():
     names = ["tile_cholesky", "tile_cholesky_inplace", "tile_cholesky_solve", "tile_cholesky_solve_inplace",
              "tile_lower_solve", "tile_lower_solve_inplace", "tile_upper_solve", "tile_upper_solve_inplace",
-             "tile_sort"]
+             "tile_sort", "tile_from_thread"]
     registry = adjit.builtin_registry()
     for name in names:
         assert registry[name].tile and registry[name].doc
