@@ -131,3 +131,14 @@ _tile_builtin("tile_from_thread", "tile_from_thread(shape, value, thread_idx, st
               "with thread thread_idx's value; on the CPU the block is thread 0 alone (another constant index is an "
               "error, a runtime one is reported as an out-of-range access).",
               ("shape", "value", "thread_idx", "storage"), storage="register")
+_tile_builtin("tile_load_indexed", "tile_load_indexed(a, indices, shape, offset=(0, ...), axis=0, storage='register'): "
+              "the tile of a at offset, its positions along axis mapped by the 1-d int tile indices (offset[axis] + "
+              "indices[i]); elements outside a read as zero.",
+              ("a", "indices", "shape", "offset", "axis", "storage"), offset=None, axis=0, storage="register")
+_tile_builtin("tile_store_indexed", "tile_store_indexed(a, indices, t, offset=(0, ...), axis=0): writes tile t into a "
+              "at offset, its positions along axis mapped by the 1-d int tile indices; elements outside a are not "
+              "written.", ("a", "indices", "t", "offset", "axis"), offset=None, axis=0)
+_tile_builtin("tile_atomic_add_indexed", "tile_atomic_add_indexed(a, indices, t, offset=(0, ...), axis=0): atomically "
+              "adds tile t into a at offset, its positions along axis mapped by the 1-d int tile indices; returns the "
+              "old values (zero for elements outside a, which are not written).",
+              ("a", "indices", "t", "offset", "axis"), offset=None, axis=0)

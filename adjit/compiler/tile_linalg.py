@@ -1,5 +1,5 @@
-"""Tile factorizations, solves and sorting: Warp's tile_cholesky,
-tile_*_solve, tile_sort and tile_from_thread on the CPU.
+"""Tile factorizations, solves, sorting and gathers: Warp's tile_cholesky,
+tile_*_solve, tile_sort, tile_from_thread and tile_*_indexed on the CPU.
 
 Their emitters are registered into ``tiles._HANDLERS`` when this module is
 imported (by frontend/calls.py, which dispatches tile calls; an import from
@@ -26,17 +26,20 @@ and tile_upper_solve have none).
   ``argsort(kind='stable')``); NaN keys go last, as in numpy.
 - tile_from_thread: the block is thread 0 alone; another thread_idx is an
   error (at compile time when constant, else an index check).
+- tile_*_indexed: along ``axis`` the array index is ``offset[axis] +
+  indices[i]``; elements outside the array read zero and are not written
+  (Warp's rule; as tile_load's clamped, guarded accesses).
 """
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, math as math_d
+from mlir.dialects import arith, math as math_d, scf
 
 from .. import types as T
 from ..dialects import adjit as adjit_d
 from ..errors import KernelTypeError
-from .tiles import (_given, _handler, _index, _rebind, _shape, _splat, _static, _storage, _tile, _tile_type,
-                    _HANDLERS, elements, from_elements)
+from .tiles import (_array, _array_tile_check, _const_int, _given, _handler, _index, _offsets, _rebind, _row_major,
+                    _shape, _splat, _static, _storage, _tile, _tile_type, _HANDLERS, elements, from_elements)
 from .values import Val, constant, to_index
 
 
@@ -298,3 +301,107 @@ def _tile_from_thread(fb, a, node):
                              "tile_from_thread()'s thread_idx (the CPU's block is one thread)")
     return Val(t, _splat(t, fb.materialize(v, v.type)))
 
+
+# --- indexed loads and stores ---------------------------------------------------------------------
+
+def _indices_tile(fb, x, n: int, what: str, node) -> list[ir.Value]:
+    """The 1-d int tile of indices as ``index`` values (n of them)."""
+    ind = _tile(fb, x, f"{what}'s indices", node)
+    it = ind.type
+    if it.ndim != 1 or not it.dtype.is_int:
+        raise fb.error(f"{what}'s indices must be a 1-d tile of integers, got a {it}", node, KernelTypeError)
+    if it.size != n:
+        raise fb.error(f"{what}: {it.size} indices for a tile of extent {n} along the axis (they must match)", node,
+                       KernelTypeError)
+    return [to_index(s, it.dtype) for s in elements(ind.value, it)]
+
+
+def _indexed_elements(array: Val, offsets, shape, axis: int, indices):
+    """For each element of the tile (row-major): its array indices (clamped
+    into the array) and whether it is inside. Along ``axis`` the index is the
+    offset plus ``indices`` at the element's position, elsewhere the offset
+    plus the position (Warp's compute_index)."""
+    per_dim = []
+    for k, (off, n) in enumerate(zip(offsets, shape)):
+        extent = adjit_d.DimOp(ir.IndexType.get(), array.value,
+                               ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)).result
+        last = arith.SubIOp(extent, _index(1)).result
+        column = []
+        for i in range(n):
+            step = indices[i] if k == axis else _index(i)
+            idx = arith.AddIOp(off, step).result
+            inside = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, idx, _index(0)).result,
+                                  arith.CmpIOp(arith.CmpIPredicate.slt, idx, extent).result).result
+            clamped = arith.MaxSIOp(arith.MinSIOp(idx, last).result, _index(0)).result
+            column.append((clamped, inside))
+        per_dim.append(column)
+    for pos in _row_major(shape):
+        parts = [per_dim[k][p] for k, p in enumerate(pos)]
+        ok = parts[0][1]
+        for _, inside in parts[1:]:
+            ok = arith.AndIOp(ok, inside).result
+        yield [idx for idx, _ in parts], ok
+
+
+def _axis_of(fb, x, ndim: int, what: str, node) -> int:
+    axis = _const_int(fb, x, f"{what}'s axis") if _given(x) else x
+    if not 0 <= axis < ndim:
+        raise fb.error(f"{what}: axis {axis} of a {ndim}-d array", x if _given(x) else node)
+    return axis
+
+
+@_handler("tile_load_indexed")
+def _tile_load_indexed(fb, a, node):
+    what = "tile_load_indexed()"
+    array = _array(fb, a["a"], f"{what}'s array", node)
+    shape = _shape(fb, a["shape"], f"{what}'s shape", node)
+    if len(shape) != array.type.ndim:
+        raise fb.error(f"{what}: a {len(shape)}-d shape for a {array.type.ndim}-d array (they need the same number "
+                       "of dimensions)", node, KernelTypeError)
+    axis = _axis_of(fb, a["axis"], array.type.ndim, what, node)
+    indices = _indices_tile(fb, a["indices"], shape[axis], what, node)
+    t = _tile_type(fb, shape, array.type.dtype, _storage(fb, a["storage"]), node)
+    offsets = _offsets(fb, a["offset"], t.ndim, what, node)
+    zero = constant(t.dtype, 0)
+    scalars = []
+    for idx, inside in _indexed_elements(array, offsets, shape, axis, indices):
+        x = fb.load_element(array, idx).value
+        scalars.append(arith.SelectOp(inside, x, zero).result)
+    return Val(t, from_elements(t, scalars))
+
+
+def _indexed_target(fb, a, what: str, node):
+    array = _array(fb, a["a"], f"{what}'s array", node)
+    tile = _tile(fb, a["t"], f"{what}'s tile", node)
+    _array_tile_check(fb, array, tile.type, what, node)
+    axis = _axis_of(fb, a["axis"], array.type.ndim, what, node)
+    indices = _indices_tile(fb, a["indices"], tile.type.shape[axis], what, node)
+    offsets = _offsets(fb, a["offset"], tile.type.ndim, what, node)
+    return array, tile, list(_indexed_elements(array, offsets, tile.type.shape, axis, indices))
+
+
+@_handler("tile_store_indexed")
+def _tile_store_indexed(fb, a, node):
+    array, tile, places = _indexed_target(fb, a, "tile_store_indexed()", node)
+    for x, (idx, inside) in zip(elements(tile.value, tile.type), places):
+        branch = scf.IfOp(inside)
+        with ir.InsertionPoint(branch.then_block):
+            adjit_d.StoreOp(x, array.value, idx)
+            scf.YieldOp([])
+    return None
+
+
+@_handler("tile_atomic_add_indexed")
+def _tile_atomic_add_indexed(fb, a, node):
+    array, tile, places = _indexed_target(fb, a, "tile_atomic_add_indexed()", node)
+    t = tile.type
+    no_position = ir.DenseI64ArrayAttr.get([])
+    old = []
+    for x, (idx, inside) in zip(elements(tile.value, t), places):
+        branch = scf.IfOp(inside, [t.dtype.mlir()], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.YieldOp([adjit_d.AtomicAddOp(t.dtype.mlir(), x, array.value, idx, position=no_position).result])
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([constant(t.dtype, 0)])
+        old.append(branch.results[0])
+    return Val(t, from_elements(t, old))

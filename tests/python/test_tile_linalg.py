@@ -236,6 +236,78 @@ def test_tile_from_thread_of_another_thread_is_an_error():
         adjit.launch(_from_thread, dim=1, inputs=[x, idx, 1, out])
 
 
+# --- indexed loads, stores and atomic adds -------------------------------------------------------
+
+@adjit.kernel
+def _indexed(src: adjit.array2d(dtype=F64), rows: adjit.array(dtype=int), o: int, loaded: adjit.array2d(dtype=F64),
+             dst: adjit.array2d(dtype=F64), acc: adjit.array2d(dtype=F64)):
+    ind = adjit.tile_load(rows, shape=3, offset=0)
+    t = adjit.tile_load_indexed(src, indices=ind, shape=(3, 2), offset=(o, 1), axis=0)
+    adjit.tile_store(loaded, t, offset=(0, 0))
+    adjit.tile_store_indexed(dst, adjit.tile_arange(2, dtype=int) * 2, t * t, offset=(0, o), axis=1)
+    adjit.tile_atomic_add_indexed(acc, indices=ind, t=t)
+
+
+@adjit.kernel
+def _indexed_old(src: adjit.array2d(dtype=F64), rows: adjit.array(dtype=int), acc: adjit.array2d(dtype=F64),
+                 prev: adjit.array2d(dtype=F64)):
+    ind = adjit.tile_load(rows, shape=3, offset=0)
+    t = adjit.tile_load(src, shape=(3, 2), offset=(0, 0))
+    adjit.tile_store(prev, adjit.tile_atomic_add_indexed(acc, ind, t, offset=(0, 0), axis=0), offset=(0, 0))
+
+
+def _indexed_np(x, rows, o, dst, acc):
+    """Warp's rule: along the axis offset + indices[p], elsewhere offset + position; outside: 0 / not written."""
+    t = np.zeros((3, 2))
+    for p, r in enumerate(rows):
+        for c in range(2):
+            i, j = o + r, 1 + c
+            if 0 <= i < x.shape[0] and 0 <= j < x.shape[1]:
+                t[p, c] = x[i, j]
+    for p in range(3):
+        for c, col in enumerate([0, 2]):
+            if 0 <= o + col < dst.shape[1]:
+                dst[p, o + col] = t[p, c] ** 2
+    for p, r in enumerate(rows):
+        for c in range(2):
+            if 0 <= r < acc.shape[0]:
+                acc[r, c] += t[p, c]
+    return t
+
+
+@pytest.mark.parametrize("rows,o", [([2, 0, 1], 1), ([3, -1, 3], 1), ([0, 4, 2], 2), ([1, 2, 0], -1)])
+def test_indexed_load_store_and_atomic_add(rows, o):
+    """Repeated indices add up; indices and offsets outside the arrays read zero and write nothing."""
+    rng = np.random.default_rng(40)
+    x = rng.standard_normal((5, 4))
+    dst0, acc0 = rng.standard_normal((3, 4)), rng.standard_normal((4, 2))
+    src, ind = adjit.array(x), adjit.array(np.array(rows, np.int32))
+    loaded = adjit.zeros((3, 2), dtype=F64)
+    dst, acc = adjit.array(dst0), adjit.array(acc0)
+    adjit.launch(_indexed, dim=1, inputs=[src, ind, o, loaded, dst, acc])
+    dst_np, acc_np = dst0.copy(), acc0.copy()
+    t = _indexed_np(x, rows, o, dst_np, acc_np)
+    np.testing.assert_allclose(loaded.numpy(), t, rtol=1e-15)
+    np.testing.assert_allclose(dst.numpy(), dst_np, rtol=1e-15)
+    np.testing.assert_allclose(acc.numpy(), acc_np, rtol=1e-15)
+    check_gradients(_indexed, 1, [src, ind, o], [loaded, dst, acc])
+
+
+@pytest.mark.parametrize("rows", [[2, 0, 2], [3, -1, 4]])
+def test_indexed_atomic_add_returns_the_old_values(rows):
+    rng = np.random.default_rng(41)
+    x, acc0 = rng.standard_normal((3, 2)), rng.standard_normal((4, 2))
+    acc, prev = adjit.array(acc0), adjit.zeros((3, 2), dtype=F64)
+    adjit.launch(_indexed_old, dim=1, inputs=[adjit.array(x), adjit.array(np.array(rows, np.int32)), acc, prev])
+    expected_acc, expected_prev = acc0.copy(), np.zeros((3, 2))
+    for p, r in enumerate(rows):
+        if 0 <= r < 4:
+            expected_prev[p] = expected_acc[r]
+            expected_acc[r] += x[p]
+    np.testing.assert_allclose(acc.numpy(), expected_acc, rtol=1e-15)
+    np.testing.assert_allclose(prev.numpy(), expected_prev, rtol=1e-15)
+
+
 # --- errors -------------------------------------------------------------------------------------------
 
 def _compile_error(kernel, inputs):
@@ -308,6 +380,24 @@ def _vector_from_thread(a: adjit.array(dtype=F64)):
     adjit.tile_store(a, adjit.tile_from_thread(shape=2, value=adjit.vec3(), thread_idx=0), offset=0)
 
 
+@adjit.kernel
+def _bad_indices(a: adjit.array2d(dtype=F64)):
+    ind = adjit.tile_arange(3, dtype=int)
+    adjit.tile_store(a, adjit.tile_load_indexed(a, ind, shape=(2, 2), offset=(0, 0)), offset=(0, 0))
+
+
+@adjit.kernel
+def _float_indices(a: adjit.array2d(dtype=F64)):
+    ind = adjit.tile_arange(2, dtype=F64)
+    adjit.tile_store_indexed(a, ind, adjit.tile_zeros(shape=(2, 2), dtype=F64), axis=1)
+
+
+@adjit.kernel
+def _bad_axis(a: adjit.array2d(dtype=F64)):
+    ind = adjit.tile_arange(2, dtype=int)
+    adjit.tile_atomic_add_indexed(a, ind, adjit.tile_zeros(shape=(2, 2), dtype=F64), axis=2)
+
+
 def test_bad_calls_are_errors_naming_the_line():
     a2, a1 = adjit.zeros((4, 4), dtype=F64), adjit.zeros(4, dtype=F64)
     assert "square (N, N) tile of floats" in _compile_error(_bad_cholesky, [a2])
@@ -320,12 +410,15 @@ def test_bad_calls_are_errors_naming_the_line():
     assert "1-d keys tile" in _compile_error(_sort_lengths, [a1])
     assert "thread 0" in _compile_error(_other_thread, [a1])
     assert "int or float scalar" in _compile_error(_vector_from_thread, [a1])
+    assert "3 indices for a tile of extent 2" in _compile_error(_bad_indices, [a2])
+    assert "1-d tile of integers" in _compile_error(_float_indices, [a2])
+    assert "axis 2 of a 2-d array" in _compile_error(_bad_axis, [a2])
 
 
 def test_registry_entries():
     names = ["tile_cholesky", "tile_cholesky_inplace", "tile_cholesky_solve", "tile_cholesky_solve_inplace",
              "tile_lower_solve", "tile_lower_solve_inplace", "tile_upper_solve", "tile_upper_solve_inplace",
-             "tile_sort", "tile_from_thread"]
+             "tile_sort", "tile_from_thread", "tile_load_indexed", "tile_store_indexed", "tile_atomic_add_indexed"]
     registry = adjit.builtin_registry()
     for name in names:
         assert registry[name].tile and registry[name].doc
