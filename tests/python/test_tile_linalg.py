@@ -308,6 +308,43 @@ def test_indexed_atomic_add_returns_the_old_values(rows):
     np.testing.assert_allclose(prev.numpy(), expected_prev, rtol=1e-15)
 
 
+# --- in-place forms in control flow --------------------------------------------------------------------
+
+@adjit.kernel
+def _in_place_in_control_flow(a: adjit.array2d(dtype=F64), y: adjit.array(dtype=F64), keys: adjit.array(dtype=F64),
+                              flag: int, out: adjit.array(dtype=F64), sorted_values: adjit.array(dtype=F64)):
+    t = adjit.tile_load(a, shape=(3, 3), offset=(0, 0))
+    v = adjit.tile_load(y, shape=3, offset=0)
+    if flag > 0:
+        adjit.tile_cholesky_inplace(t)
+    for _ in range(2):
+        adjit.tile_lower_solve_inplace(t, v)
+    adjit.tile_store(out, v, offset=0)
+    k = adjit.tile_load(keys, shape=5, offset=0)
+    w = k * 2.0
+    for _ in range(flag):
+        adjit.tile_sort(keys=k, values=w)
+        k = -k
+    adjit.tile_store(sorted_values, w, offset=0)
+
+
+@pytest.mark.parametrize("flag", [0, 1, 2])
+def test_in_place_forms_rebind_their_tiles_in_loops_and_branches(flag):
+    rng = np.random.default_rng(50)
+    m, yv, kv = _spd(rng, 3), rng.standard_normal(3), rng.standard_normal(5)
+    a, y, keys = adjit.array(m), adjit.array(yv), adjit.array(kv)
+    out, sorted_values = adjit.zeros(3, dtype=F64), adjit.zeros(5, dtype=F64)
+    adjit.launch(_in_place_in_control_flow, dim=1, inputs=[a, y, keys, flag, out, sorted_values])
+    t = np.linalg.cholesky(m) if flag > 0 else np.tril(m)
+    np.testing.assert_allclose(out.numpy(), np.linalg.solve(t, np.linalg.solve(t, yv)), rtol=1e-12)
+    k, w = kv.copy(), 2 * kv
+    for _ in range(flag):
+        order = np.argsort(k, kind="stable")
+        k, w = -k[order], w[order]
+    np.testing.assert_allclose(sorted_values.numpy(), w, rtol=1e-15)
+    check_gradients(_in_place_in_control_flow, 1, [a, y, keys, flag], [out, sorted_values])
+
+
 # --- errors -------------------------------------------------------------------------------------------
 
 def _compile_error(kernel, inputs):
