@@ -98,3 +98,47 @@ _tile_builtin("tile_matmul", "tile_matmul(a, b, alpha=None) -> alpha a @ b; tile
 _tile_builtin("tile_diag_add", "tile_diag_add(a, d): square tile a plus the diagonal matrix of the 1-d tile d.",
               ("a", "d"))
 _tile_builtin("tile_axpy", "tile_axpy(alpha, src, dest): dest += alpha * src.", ("alpha", "src", "dest"), rebinds=(2,))
+
+# --- factorizations, solves, sorting and gathers (emitted by adjit/compiler/tile_linalg.py) -----------------------
+
+_FILL = ("fill_mode 'lower' (default; A = L L^T, from A's lower triangle) or 'upper' (A = U^T U, from its upper "
+         "triangle), a constant")
+_tile_builtin("tile_cholesky", f"tile_cholesky(A, fill_mode='lower'): the Cholesky factor of the symmetric "
+              f"positive-definite (N, N) float tile A, its other triangle zero; {_FILL}.", ("A", "fill_mode"),
+              fill_mode="lower")
+_tile_builtin("tile_cholesky_inplace", f"tile_cholesky_inplace(A, fill_mode='lower'): replaces tile A by its Cholesky "
+              f"factor (as tile_cholesky); {_FILL}.", ("A", "fill_mode"), rebinds=(0,), fill_mode="lower")
+_tile_builtin("tile_cholesky_solve", f"tile_cholesky_solve(L, y, fill_mode='lower'): x with A x = y, given A's "
+              f"Cholesky factor L (N, N) and y of shape (N,) or (N, K) (a right-hand side per column); {_FILL}.",
+              ("L", "y", "fill_mode"), fill_mode="lower")
+_tile_builtin("tile_cholesky_solve_inplace", f"tile_cholesky_solve_inplace(L, y, fill_mode='lower'): replaces tile y "
+              f"by x with A x = y (as tile_cholesky_solve); {_FILL}.", ("L", "y", "fill_mode"), rebinds=(1,),
+              fill_mode="lower")
+_tile_builtin("tile_lower_solve", "tile_lower_solve(L, y): z with L z = y by forward substitution, for a lower "
+              "triangular (N, N) tile L (its strict upper triangle is not read) and y of shape (N,) or (N, K).",
+              ("L", "y"))
+_tile_builtin("tile_lower_solve_inplace", "tile_lower_solve_inplace(L, y): replaces tile y by z with L z = y (as "
+              "tile_lower_solve).", ("L", "y"), rebinds=(1,))
+_tile_builtin("tile_upper_solve", "tile_upper_solve(U, z): x with U x = z by back substitution, for an upper "
+              "triangular (N, N) tile U (its strict lower triangle is not read) and z of shape (N,) or (N, K).",
+              ("U", "z"))
+_tile_builtin("tile_upper_solve_inplace", "tile_upper_solve_inplace(U, z): replaces tile z by x with U x = z (as "
+              "tile_upper_solve).", ("U", "z"), rebinds=(1,))
+_tile_builtin("tile_sort", "tile_sort(keys, values): sorts the 1-d tile keys ascending and permutes values (a tile of "
+              "its shape) with it, in place; stable (equal keys keep their order), NaN keys last.",
+              ("keys", "values"), rebinds=(0, 1))
+_tile_builtin("tile_from_thread", "tile_from_thread(shape, value, thread_idx, storage='register'): a tile filled "
+              "with thread thread_idx's value; on the CPU the block is thread 0 alone (another constant index is an "
+              "error, a runtime one is reported as an out-of-range access).",
+              ("shape", "value", "thread_idx", "storage"), storage="register")
+_tile_builtin("tile_load_indexed", "tile_load_indexed(a, indices, shape, offset=(0, ...), axis=0, storage='register'): "
+              "the tile of a at offset, its positions along axis mapped by the 1-d int tile indices (offset[axis] + "
+              "indices[i]); elements outside a read as zero.",
+              ("a", "indices", "shape", "offset", "axis", "storage"), offset=None, axis=0, storage="register")
+_tile_builtin("tile_store_indexed", "tile_store_indexed(a, indices, t, offset=(0, ...), axis=0): writes tile t into a "
+              "at offset, its positions along axis mapped by the 1-d int tile indices; elements outside a are not "
+              "written.", ("a", "indices", "t", "offset", "axis"), offset=None, axis=0)
+_tile_builtin("tile_atomic_add_indexed", "tile_atomic_add_indexed(a, indices, t, offset=(0, ...), axis=0): atomically "
+              "adds tile t into a at offset, its positions along axis mapped by the 1-d int tile indices; returns the "
+              "old values (zero for elements outside a, which are not written).",
+              ("a", "indices", "t", "offset", "axis"), offset=None, axis=0)

@@ -18,6 +18,7 @@ from .. import local_arrays as LA
 from ..address_arrays import make_address_array
 from .. import slices as S
 from .. import tiles
+from .. import tile_linalg  # noqa: F401 (registers its emitters into tiles._HANDLERS)
 from .. import views as V
 from ..values import Val, from_index, literal
 
