@@ -170,7 +170,10 @@ def _offsets(fb, x, ndim: int, what: str, node) -> list[ir.Value]:
 
 
 def _scalar(fb, x, dtype: T.ScalarType, what: str) -> ir.Value:
-    v = fb.expr(x)
+    return _scalar_value(fb, fb.expr(x), dtype, what, x)
+
+
+def _scalar_value(fb, v, dtype: T.ScalarType, what: str, x) -> ir.Value:
     if not (isinstance(v, Val) and isinstance(v.type, T.ScalarType)):
         raise fb.error(f"{what} must be a scalar, got {fb.describe(v)}", x)
     return fb.materialize(fb.coerce(v, dtype, x), dtype)
@@ -595,7 +598,12 @@ def _tile_squeeze(fb, a, node):
     t = tile.type
     if _given(a["axis"]):
         items = a["axis"].elts if isinstance(a["axis"], ast.Tuple) else [a["axis"]]
-        axes = {_const_int(fb, item, "tile_squeeze()'s axis") % t.ndim for item in items}
+        axes = set()
+        for item in items:
+            k = _const_int(fb, item, "tile_squeeze()'s axis")
+            if not -t.ndim <= k < t.ndim:
+                raise fb.error(f"tile_squeeze(): axis {k} of a {t.ndim}-d tile", item)
+            axes.add(k % t.ndim)
         if any(t.shape[k] != 1 for k in axes):
             raise fb.error(f"tile_squeeze(): axis {sorted(axes)} of shape {t.shape} is not of extent 1", node)
     else:
@@ -804,12 +812,20 @@ def _arg_extreme(largest: bool):
         pred_i = (arith.CmpIPredicate.ugt if largest else arith.CmpIPredicate.ult) if t.dtype.is_unsigned else \
             (arith.CmpIPredicate.sgt if largest else arith.CmpIPredicate.slt)
 
+        # A NaN wins over any number (numpy's argmax/argmin return the first NaN).
         def better(x, y):
-            return arith.CmpFOp(pred_f, x, y).result if t.dtype.is_float else arith.CmpIOp(pred_i, x, y).result
+            if not t.dtype.is_float:
+                return arith.CmpIOp(pred_i, x, y).result
+            nan_x = arith.CmpFOp(arith.CmpFPredicate.UNO, x, x).result
+            ordered_y = arith.CmpFOp(arith.CmpFPredicate.ORD, y, y).result
+            return arith.OrIOp(arith.CmpFOp(pred_f, x, y).result, arith.AndIOp(nan_x, ordered_y).result).result
 
         def same(x, y):
-            return arith.CmpFOp(arith.CmpFPredicate.OEQ, x, y).result if t.dtype.is_float else \
-                arith.CmpIOp(arith.CmpIPredicate.eq, x, y).result
+            if not t.dtype.is_float:
+                return arith.CmpIOp(arith.CmpIPredicate.eq, x, y).result
+            both_nan = arith.AndIOp(arith.CmpFOp(arith.CmpFPredicate.UNO, x, x).result,
+                                    arith.CmpFOp(arith.CmpFPredicate.UNO, y, y).result).result
+            return arith.OrIOp(arith.CmpFOp(arith.CmpFPredicate.OEQ, x, y).result, both_nan).result
 
         def pick(xv, xi, yv, yi):
             take_y = arith.OrIOp(better(yv, xv), arith.AndIOp(
@@ -952,10 +968,12 @@ def _tile_matmul(fb, a, node):
         raise fb.error(f"tile_matmul() takes float tiles of one dtype, got {x.type.dtype} and {y.type.dtype}", node)
     dtype = x.type.dtype
     out_t = T.TileType((x.type.shape[0], y.type.shape[1]), dtype, x.type.storage)
-    if _given(a["out"]) and not _given(a["alpha"]) and not isinstance(getattr(fb.expr(a["out"]), "type", None),
-                                                                          T.TileType):
-        a["alpha"], a["out"] = a["out"], None  # tile_matmul(a, b, alpha): Warp's other form
-    alpha = _scalar(fb, a["alpha"], dtype, "tile_matmul()'s alpha") if _given(a["alpha"]) else None
+    third = fb.expr(a["out"]) if _given(a["out"]) else None  # evaluated once: it may have effects
+    alpha = None
+    if isinstance(third, Val) and not isinstance(third.type, T.TileType) and not _given(a["alpha"]):
+        alpha, a["out"] = _scalar_value(fb, third, dtype, "tile_matmul()'s alpha", a["out"]), None  # (a, b, alpha)
+    elif _given(a["alpha"]):
+        alpha = _scalar(fb, a["alpha"], dtype, "tile_matmul()'s alpha")
     if not _given(a["out"]):
         if _given(a["beta"]):
             raise fb.error("tile_matmul()'s beta scales the out tile: pass out", node)
@@ -963,7 +981,9 @@ def _tile_matmul(fb, a, node):
         if alpha is not None:
             product = arith.MulFOp(_splat(out_t, alpha), product).result
         return Val(out_t, product)
-    out = _tile(fb, a["out"], "tile_matmul()'s out", node)
+    if not (isinstance(third, Val) and isinstance(third.type, T.TileType)):
+        raise fb.error(f"tile_matmul()'s out must be a tile, got {fb.describe(third)}", a["out"])
+    out = third
     if out.type != out_t:
         raise fb.error(f"tile_matmul()'s out must be a {out_t}, got a {out.type}", node)
     beta = _scalar(fb, a["beta"], dtype, "tile_matmul()'s beta") if _given(a["beta"]) else None

@@ -178,11 +178,16 @@ def _arg_extremes(a: adjit.array(dtype=float), out: adjit.array(dtype=int)):
     [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 9],  # ties: the first of equals, as numpy
     [0, -2, 7, 7, -2, 0, 1, 1, 7, -2, 3, 3],
     list(range(12, 0, -1)),
+    [1, float("nan"), 3, float("nan"), 9, 0, 2, 2, 2, 2, 2, 2],  # NaN: the first NaN, as numpy
 ])
 def test_argmax_argmin_take_the_first_of_equals(values):
     out = adjit.zeros(4, dtype=int)
     adjit.launch(_arg_extremes, dim=1, inputs=[adjit.array(np.array(values, np.float32)), out])
-    assert out.numpy().tolist() == [np.argmax(values), np.argmin(values), np.argmax(values), max(values)]
+    if np.isnan(values).any():
+        assert out.numpy()[:2].tolist() == [np.argmax(values), np.argmin(values)]
+        return
+    ints = np.array(values, np.float32).astype(np.int32)  # (tile_astype: as numpy's float -> int cast)
+    assert out.numpy().tolist() == [np.argmax(values), np.argmin(values), np.argmax(ints), ints.max()]
 
 
 @adjit.kernel
@@ -383,3 +388,27 @@ def test_tile_builtins_are_kernel_only():
 def test_launch_tiled_needs_block_dim():
     with pytest.raises(adjit.LaunchError, match="block_dim"):
         adjit.launch_tiled(_per_thread, dim=3, inputs=[])
+
+
+@adjit.kernel
+def _alpha_once(a: adjit.array2d(dtype=float), counter: adjit.array(dtype=float), out: adjit.array2d(dtype=float)):
+    x = adjit.tile_load(a, shape=(2, 2), offset=(0, 0))
+    adjit.tile_store(out, adjit.tile_matmul(x, x, adjit.atomic_add(counter, 0, 1.0) + 2.0), offset=(0, 0))
+
+
+def test_matmul_alpha_is_evaluated_once():
+    x = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    counter, out = adjit.zeros(1, dtype=float), adjit.zeros((2, 2), dtype=float)
+    adjit.launch(_alpha_once, dim=1, inputs=[adjit.array(x), counter, out])
+    assert counter.numpy()[0] == 1.0
+    np.testing.assert_array_equal(out.numpy(), 2.0 * (x @ x))
+
+
+@adjit.kernel
+def _squeeze_bad_axis(a: adjit.array2d(dtype=float)):
+    t = adjit.tile_load(a, shape=(2, 1), offset=(0, 0))
+    adjit.tile_store(a, adjit.tile_reshape(adjit.tile_squeeze(t, axis=3), shape=(2, 1)), offset=(0, 0))
+
+
+def test_squeeze_of_an_axis_outside_the_tile_is_an_error():
+    assert "axis 3 of a 2-d tile" in _compile_error(_squeeze_bad_axis, [adjit.zeros((2, 1), dtype=float)])
