@@ -280,7 +280,7 @@ def extract(fb, tile: Val, idx: list[Val], node) -> Val:
         return Val(t.dtype, vector_d.ExtractOp(tile.value, [], pos).result)
     mask = _element_mask(t, _flat_index(fb, t, idx, node))
     flat = _flat(tile.value, t)
-    picked = arith.SelectOp(mask, flat, constant(T.vector(t.size, t.dtype), 0)).result
+    picked = arith.SelectOp(mask, flat, constant(T.TileType((t.size,), t.dtype), 0)).result
     return Val(t.dtype, vector_d.ReductionOp(t.dtype.mlir(), vector_d.CombiningKind.ADD, picked).result)
 
 
@@ -534,6 +534,9 @@ def _untile(fb, a, node):
                        f"(1,), (M, 1) or (R, C, 1); got shape {t.shape}", node)
     if t.ndim == 1:
         return Val(t.dtype, vector_d.ExtractOp(tile.value, [], [0]).result)
+    if any(n > T.MAX_COMPONENTS for n in t.shape):
+        raise fb.error(f"untile() of a tile of shape {t.shape} would make a vector or matrix of more than "
+                       f"{T.MAX_COMPONENTS} components per side", node)
     result = T.vector(t.shape[0], t.dtype) if t.ndim == 2 else T.matrix(t.shape[:2], t.dtype)
     return Val(result, vector_d.ShapeCastOp(result.mlir(), tile.value).result)
 

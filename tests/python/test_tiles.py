@@ -412,3 +412,28 @@ def _squeeze_bad_axis(a: adjit.array2d(dtype=float)):
 
 def test_squeeze_of_an_axis_outside_the_tile_is_an_error():
     assert "axis 3 of a 2-d tile" in _compile_error(_squeeze_bad_axis, [adjit.zeros((2, 1), dtype=float)])
+
+
+@adjit.kernel
+def _big_tile_runtime_index(a: adjit.array2d(dtype=float), out: adjit.array(dtype=float), r: int):
+    t = adjit.tile_load(a, shape=(16, 16), offset=(0, 0))
+    out[0] = t[r, 3]
+    t[r, 2] = 5.0
+    out[1] = adjit.tile_sum(t)[0]
+
+
+def test_runtime_indices_into_a_tile_larger_than_a_vector():
+    x = np.arange(256, dtype=np.float32).reshape(16, 16)
+    out = adjit.zeros(2, dtype=float)
+    adjit.launch(_big_tile_runtime_index, dim=1, inputs=[adjit.array(x), out, 4])
+    np.testing.assert_array_equal(out.numpy(), [x[4, 3], x.sum() - x[4, 2] + 5])
+
+
+@adjit.kernel
+def _untile_too_long(out: adjit.array(dtype=float)):
+    v = adjit.untile(adjit.tile_ones(shape=(100, 1), dtype=float))
+    out[0] = v[0]
+
+
+def test_untile_into_a_vector_longer_than_a_vector_is_an_error():
+    assert "more than 64 components" in _compile_error(_untile_too_long, [adjit.zeros(1, dtype=float)])
