@@ -2,6 +2,9 @@
 references), gradients against float64 finite differences or hand-derived
 formulas, forward mode against the adjoint, and bad calls as errors naming
 the kernel's file and line."""
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -437,3 +440,16 @@ def _untile_too_long(out: adjit.array(dtype=float)):
 
 def test_untile_into_a_vector_longer_than_a_vector_is_an_error():
     assert "more than 64 components" in _compile_error(_untile_too_long, [adjit.zeros(1, dtype=float)])
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on PATH")
+@pytest.mark.parametrize("adjoint", [False, True], ids=["forward", "adjoint"])
+def test_ptx_of_a_tile_kernel_assembles(tmp_path, adjoint):
+    # (Each GPU thread holds its tiles, as one CPU thread does: the block-
+    # cooperative lowering is not written yet.)
+    ptx = adjit.compile(_gemm, target="cuda", arch="sm_80", adjoint=adjoint)
+    src = tmp_path / "k.ptx"
+    src.write_text(ptx)
+    proc = subprocess.run(["ptxas", "-arch=sm_80", str(src), "-o", str(tmp_path / "k.cubin")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
