@@ -942,22 +942,18 @@ def _tile_map(fb, a, node):
 
 # --- linear algebra -------------------------------------------------------------------------------
 
+_MATMUL_MAPS = "[affine_map<(i, j, r) -> (i, r)>, affine_map<(i, j, r) -> (r, j)>, affine_map<(i, j, r) -> (i, j)>]"
+_MATMUL_ITERATORS = "[#vector.iterator_type<parallel>, #vector.iterator_type<parallel>, #vector.iterator_type<reduction>]"
+
+
 def _matmul(t_out: T.TileType, a: Val, b: Val, acc: ir.Value | None) -> ir.Value:
-    """``acc + a @ b`` (``a @ b`` when acc is None), row by row: row i is the
-    sum over k of a[i, k] times row k of b (one vector FMA each)."""
-    m, k_dim = a.type.shape
-    n = b.type.shape[1]
-    row_t = ir.VectorType.get([n], t_out.dtype.mlir())
-    a_elems = elements(a.value, a.type)
-    b_rows = [vector_d.ExtractOp(b.value, [], [k]).result for k in range(k_dim)]
-    out = acc if acc is not None else constant(t_out, 0)
-    for i in range(m):
-        row = vector_d.ExtractOp(acc, [], [i]).result if acc is not None else None
-        for k in range(k_dim):
-            term = arith.MulFOp(vector_d.BroadcastOp(row_t, a_elems[i * k_dim + k]).result, b_rows[k]).result
-            row = term if row is None else arith.AddFOp(row, term).result
-        out = vector_d.InsertOp(row, out, [], [i]).result
-    return out
+    """``acc + a @ b`` (``a @ b`` when acc is None): one ``vector.contract``,
+    whose derivative rules are matrix products too and which the CPU
+    lowering turns into outer products (an FMA of a broadcast element of a
+    and a row of b per step)."""
+    acc = acc if acc is not None else constant(t_out, 0)
+    return vector_d.ContractionOp(t_out.mlir(), a.value, b.value, acc, ir.Attribute.parse(_MATMUL_MAPS),
+                                  ir.Attribute.parse(_MATMUL_ITERATORS)).result
 
 
 @_handler("tile_matmul")

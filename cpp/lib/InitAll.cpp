@@ -155,6 +155,15 @@ void buildLowerCpuPipeline(OpPassManager &pm, const LowerCpuOptions &options) {
   }
 }
 
+/// Vector to LLVM: matrix products (tile_matmul's vector.contract) become
+/// outer products, one FMA of a broadcast element and a row per step (the
+/// default lowers each result element to a dot product and reduction).
+ConvertVectorToLLVMPassOptions vectorToLLVMOptions() {
+  ConvertVectorToLLVMPassOptions options;
+  options.vectorContractLowering = vector::VectorContractLowering::OuterProduct;
+  return options;
+}
+
 struct CpuToLlvmOptions : public PassPipelineOptions<CpuToLlvmOptions> {
   Option<bool> orderedAtomics{
       *this, "ordered-atomics",
@@ -189,7 +198,7 @@ void buildCpuToLlvmPipeline(OpPassManager &pm,
   pm.addPass(arith::createArithExpandOpsPass(expand));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVMOptions()));
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createAdjitApplyNoAlias());
@@ -234,7 +243,7 @@ void buildGpuToPtxPipeline(OpPassManager &pm, const GpuToPtxOptions &options) {
   pm.addPass(createGpuNVVMAttachTarget(target));
   OpPassManager &gpuModule = pm.nest<gpu::GPUModuleOp>();
   gpuModule.addPass(createSCFToControlFlowPass());
-  gpuModule.addPass(createConvertVectorToLLVMPass());
+  gpuModule.addPass(createConvertVectorToLLVMPass(vectorToLLVMOptions()));
   gpuModule.addPass(createConvertGpuOpsToNVVMOps());
   // Math ops without a libdevice function (ctpop, absi): LLVM intrinsics.
   gpuModule.addPass(createConvertMathToLLVMPass());

@@ -371,6 +371,33 @@ LogicalResult transposeRule(vector::TransposeOp op, OpBuilder &b,
   return success();
 }
 
+// C = A B + acc: dA = dC B^T, dB = A^T dC, dacc = dC (and likewise with
+// A or B transposed: the products in an adjoint kernel).
+LogicalResult contractRule(vector::ContractionOp op, OpBuilder &b,
+                           AdjointState &s) {
+  std::optional<MatmulForm> form = matmulForm(op);
+  if (!form)
+    return op.emitOpError("has no derivative rule: only matrix products "
+                          "(tile_matmul's form) are differentiated");
+  Value adj = s.adjoint(op.getResult());
+  if (!adj)
+    return success();
+  Location loc = op.getLoc();
+  Value lhs = op.getLhs(), rhs = op.getRhs();
+  Value a = s.primal(lhs), bb = s.primal(rhs);
+  bool tA = form->transposeLhs, tB = form->transposeRhs;
+  Value zeroA = splatConstant(b, loc, lhs.getType(), 0.0);
+  Value zeroB = splatConstant(b, loc, rhs.getType(), 0.0);
+  s.accumulate(b, loc, lhs,
+               tA ? matmul(b, loc, bb, adj, zeroA, tB, true)
+                  : matmul(b, loc, adj, bb, zeroA, false, !tB));
+  s.accumulate(b, loc, rhs,
+               tB ? matmul(b, loc, adj, a, zeroB, true, tA)
+                  : matmul(b, loc, a, adj, zeroB, !tA, false));
+  s.accumulate(b, loc, op.getAcc(), adj);
+  return success();
+}
+
 LogicalResult shapeCastRule(vector::ShapeCastOp op, OpBuilder &b,
                             AdjointState &s) {
   if (Value adj = s.adjoint(op.getResult()))

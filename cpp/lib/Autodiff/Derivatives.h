@@ -12,9 +12,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 
 #include <cmath>
+#include <optional>
 
 namespace mlir::adjit::derivatives {
 
@@ -153,6 +155,63 @@ inline Value dCopySignDx(OpBuilder &b, Location l, Value x, Value y) {
 inline Value picksLhs(OpBuilder &b, Location l, arith::CmpFPredicate pred,
                       Value lhs, Value rhs) {
   return arith::CmpFOp::create(b, l, pred, lhs, rhs);
+}
+
+// --- matrix products (tiles' vector.contract) --------------------------------
+
+/// The indexing maps of op(lhs) op(rhs) + acc over dims (i, j, r), the
+/// result (i, j): lhs (i, r), or (r, i) when `transposeLhs`; rhs (r, j),
+/// or (j, r) when `transposeRhs`.
+inline SmallVector<AffineMap> matmulMaps(MLIRContext *ctx, bool transposeLhs,
+                                         bool transposeRhs) {
+  AffineExpr i = getAffineDimExpr(0, ctx), j = getAffineDimExpr(1, ctx),
+             r = getAffineDimExpr(2, ctx);
+  auto map = [&](AffineExpr x, AffineExpr y) {
+    return AffineMap::get(3, 0, {x, y}, ctx);
+  };
+  return {transposeLhs ? map(r, i) : map(i, r),
+          transposeRhs ? map(j, r) : map(r, j), map(i, j)};
+}
+
+/// For a matrix product of floats, op(A) op(B) + acc summed over one
+/// dimension without masks (tile_matmul's form, and the products its
+/// derivatives are): whether A and B are transposed (see matmulMaps).
+/// These are the only contractions the derivative rules take.
+struct MatmulForm {
+  bool transposeLhs, transposeRhs;
+};
+inline std::optional<MatmulForm> matmulForm(vector::ContractionOp op) {
+  auto iterators = op.getIteratorTypesArray();
+  auto accTy = dyn_cast<VectorType>(op.getAccType());
+  if (op.getKind() != vector::CombiningKind::ADD || iterators.size() != 3 ||
+      iterators[0] != vector::IteratorType::parallel ||
+      iterators[1] != vector::IteratorType::parallel ||
+      iterators[2] != vector::IteratorType::reduction || !accTy ||
+      !isa<FloatType>(accTy.getElementType()))
+    return std::nullopt;
+  auto maps = op.getIndexingMapsArray();
+  for (bool tl : {false, true})
+    for (bool tr : {false, true})
+      if (maps == matmulMaps(op.getContext(), tl, tr))
+        return MatmulForm{tl, tr};
+  return std::nullopt;
+}
+
+/// op(lhs) op(rhs) + acc (see matmulMaps) as a vector.contract.
+inline Value matmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                    Value acc, bool transposeLhs, bool transposeRhs) {
+  MLIRContext *ctx = b.getContext();
+  auto iterator = [&](vector::IteratorType t) {
+    return vector::IteratorTypeAttr::get(ctx, t);
+  };
+  ArrayAttr iterators = b.getArrayAttr(
+      {iterator(vector::IteratorType::parallel),
+       iterator(vector::IteratorType::parallel),
+       iterator(vector::IteratorType::reduction)});
+  return vector::ContractionOp::create(
+      b, loc, lhs, rhs, acc,
+      b.getAffineMapArrayAttr(matmulMaps(ctx, transposeLhs, transposeRhs)),
+      iterators);
 }
 
 } // namespace mlir::adjit::derivatives

@@ -356,6 +356,28 @@ LogicalResult transposeRule(vector::TransposeOp op, OpBuilder &b,
   return success();
 }
 
+// d(A B + acc) = dA B + A dB + dacc (A or B possibly transposed).
+LogicalResult contractRule(vector::ContractionOp op, OpBuilder &b,
+                           TangentState &s) {
+  std::optional<MatmulForm> form = matmulForm(op);
+  if (!form)
+    return op.emitOpError("has no derivative rule: only matrix products "
+                          "(tile_matmul's form) are differentiated");
+  Location loc = op.getLoc();
+  Value tl = s.tangent(op.getLhs()), tr = s.tangent(op.getRhs()),
+        ta = s.tangent(op.getAcc());
+  if (!tl && !tr && !ta)
+    return success();
+  bool tA = form->transposeLhs, tB = form->transposeRhs;
+  Value t = ta ? ta : splatConstant(b, loc, op.getAccType(), 0.0);
+  if (tl)
+    t = matmul(b, loc, tl, s.primal(op.getRhs()), t, tA, tB);
+  if (tr)
+    t = matmul(b, loc, s.primal(op.getLhs()), tr, t, tA, tB);
+  s.setTangent(op.getResult(), t);
+  return success();
+}
+
 LogicalResult shapeCastRule(vector::ShapeCastOp op, OpBuilder &b,
                             TangentState &s) {
   if (Value t = s.tangent(op.getSource()))

@@ -296,3 +296,17 @@ func.func @store_at_address(%addr: i64, %x: !adjit.array<f32, 1>) attributes {ad
   adjit.store %a, %out[%i] : !adjit.array<f32, 1>
   return
 }
+
+// -----
+
+/// A contraction other than a matrix product (here a dot product, every
+/// dimension reduced) has no derivative rule.
+func.func @dot_contraction(%x: !adjit.array<vector<3xf32>, 1>, %y: !adjit.array<f32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %a = adjit.load %x[%i] : !adjit.array<vector<3xf32>, 1>
+  %z = arith.constant 0.0 : f32
+  // expected-error @below {{'vector.contract' op has no derivative rule: only matrix products (tile_matmul's form) are differentiated}}
+  %d = vector.contract {indexing_maps = [affine_map<(k) -> (k)>, affine_map<(k) -> (k)>, affine_map<(k) -> ()>], iterator_types = ["reduction"], kind = #vector.kind<add>} %a, %a, %z : vector<3xf32>, vector<3xf32> into f32
+  adjit.store %d, %y[%i] : !adjit.array<f32, 1>
+  return
+}

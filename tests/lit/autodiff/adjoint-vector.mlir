@@ -309,3 +309,33 @@ func.func @shape_cast(%x: !adjit.array<vector<2x2xf32>, 1>, %y: !adjit.array<vec
   adjit.store %f, %y[%i] : !adjit.array<vector<4xf32>, 1>
   return
 }
+
+/// contract, a matrix product (tile_matmul's form) C = A B + acc: dA = G B^T
+/// and dB = A^T G are contractions with a transposed operand (their types
+/// show it), dacc = G. After canonicalize the zero accumulators fold into
+/// the gradient arrays' old values.
+// PRIMAL-LABEL: func.func @matmul(
+// CANON-LABEL: func.func @matmul_adjoint(
+// CANON-SAME: %[[GA:[^:]*]]: !adjit.array<vector<2x3xf32>, 1>, %[[GB:[^:]*]]: !adjit.array<vector<3x4xf32>, 1>, %[[GC:[^:]*]]: !adjit.array<vector<2x4xf32>, 1>, %[[GY:[^:]*]]: !adjit.array<vector<2x4xf32>, 1>)
+// CANON: %[[A:.*]] = adjit.load %{{.*}} : <vector<2x3xf32>, 1>
+// CANON-NEXT: %[[B:.*]] = adjit.load %{{.*}} : <vector<3x4xf32>, 1>
+// CANON-NEXT: %[[G:.*]] = adjit.load %[[GY]]
+// CANON: %[[OLDC:.*]] = adjit.load %[[GC]]
+// CANON-NEXT: %[[DC:.*]] = arith.addf %[[OLDC]], %[[G]] : vector<2x4xf32>
+// CANON-NEXT: adjit.store %[[DC]], %[[GC]]
+// CANON-NEXT: %[[OLDB:.*]] = adjit.load %[[GB]]
+// CANON-NEXT: %[[DB:.*]] = vector.contract {{.*}} %[[A]], %[[G]], %[[OLDB]] : vector<2x3xf32>, vector<2x4xf32> into vector<3x4xf32>
+// CANON-NEXT: adjit.store %[[DB]], %[[GB]]
+// CANON-NEXT: %[[OLDA:.*]] = adjit.load %[[GA]]
+// CANON-NEXT: %[[DA:.*]] = vector.contract {{.*}} %[[G]], %[[B]], %[[OLDA]] : vector<2x4xf32>, vector<3x4xf32> into vector<2x3xf32>
+// CANON-NEXT: adjit.store %[[DA]], %[[GA]]
+// CANON-NEXT: return
+func.func @matmul(%a: !adjit.array<vector<2x3xf32>, 1>, %b: !adjit.array<vector<3x4xf32>, 1>, %c: !adjit.array<vector<2x4xf32>, 1>, %y: !adjit.array<vector<2x4xf32>, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %x = adjit.load %a[%i] : !adjit.array<vector<2x3xf32>, 1>
+  %w = adjit.load %b[%i] : !adjit.array<vector<3x4xf32>, 1>
+  %acc = adjit.load %c[%i] : !adjit.array<vector<2x4xf32>, 1>
+  %p = vector.contract {indexing_maps = [affine_map<(i, j, r) -> (i, r)>, affine_map<(i, j, r) -> (r, j)>, affine_map<(i, j, r) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %x, %w, %acc : vector<2x3xf32>, vector<3x4xf32> into vector<2x4xf32>
+  adjit.store %p, %y[%i] : !adjit.array<vector<2x4xf32>, 1>
+  return
+}

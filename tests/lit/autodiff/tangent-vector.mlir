@@ -170,3 +170,27 @@ func.func @components(%x: !adjit.array<vector<3xf32>, 1>, %y: !adjit.array<vecto
   %old = adjit.atomic_add %p, %acc[%c0] [] : f32, !adjit.array<f32, 1>
   return
 }
+
+/// contract, a matrix product (tile_matmul's form): d(A B + acc) = dA B +
+/// A dB + dacc, as two contractions accumulating into dacc.
+// CHECK-LABEL: func.func @matmul_tangent(
+// CHECK: %[[A:.*]] = adjit.load %arg0
+// CHECK-NEXT: %[[TA:.*]] = adjit.load %arg4
+// CHECK-NEXT: %[[B:.*]] = adjit.load %arg1
+// CHECK-NEXT: %[[TB:.*]] = adjit.load %arg5
+// CHECK-NEXT: %[[C:.*]] = adjit.load %arg2
+// CHECK-NEXT: %[[TC:.*]] = adjit.load %arg6
+// CHECK-NEXT: %[[P:.*]] = vector.contract {{.*}} %[[A]], %[[B]], %[[C]] : vector<2x3xf32>, vector<3x4xf32> into vector<2x4xf32>
+// CHECK-NEXT: %[[T1:.*]] = vector.contract {{.*}} %[[TA]], %[[B]], %[[TC]] : vector<2x3xf32>, vector<3x4xf32> into vector<2x4xf32>
+// CHECK-NEXT: %[[T2:.*]] = vector.contract {{.*}} %[[A]], %[[TB]], %[[T1]] : vector<2x3xf32>, vector<3x4xf32> into vector<2x4xf32>
+// CHECK-NEXT: adjit.store %[[P]], %arg3
+// CHECK-NEXT: adjit.store %[[T2]], %arg7
+func.func @matmul(%a: !adjit.array<vector<2x3xf32>, 1>, %b: !adjit.array<vector<3x4xf32>, 1>, %c: !adjit.array<vector<2x4xf32>, 1>, %y: !adjit.array<vector<2x4xf32>, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %x = adjit.load %a[%i] : !adjit.array<vector<2x3xf32>, 1>
+  %w = adjit.load %b[%i] : !adjit.array<vector<3x4xf32>, 1>
+  %acc = adjit.load %c[%i] : !adjit.array<vector<2x4xf32>, 1>
+  %p = vector.contract {indexing_maps = [affine_map<(i, j, r) -> (i, r)>, affine_map<(i, j, r) -> (r, j)>, affine_map<(i, j, r) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %x, %w, %acc : vector<2x3xf32>, vector<3x4xf32> into vector<2x4xf32>
+  adjit.store %p, %y[%i] : !adjit.array<vector<2x4xf32>, 1>
+  return
+}
