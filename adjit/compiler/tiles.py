@@ -714,7 +714,10 @@ def _one(t: T.TileType, scalar: ir.Value, dtype=None) -> Val:
 
 
 def _sum_scalar(v: ir.Value, t: T.TileType) -> ir.Value:
-    return vector_d.ReductionOp(t.dtype.mlir(), vector_d.CombiningKind.ADD, _flat(v, t)).result
+    """The sum of a tile's elements, pairwise (halving the tile while its
+    size is even: one vector add per step, and more accurate than a running
+    sum); a fixed order, so the result is the same on every run."""
+    return _halving(_flat(v, t), t.size, t.dtype, lambda x, y: _add(t, x, y))
 
 
 def _axis(fb, x, t: T.TileType, what: str) -> int:
