@@ -142,3 +142,14 @@ _tile_builtin("tile_atomic_add_indexed", "tile_atomic_add_indexed(a, indices, t,
               "adds tile t into a at offset, its positions along axis mapped by the 1-d int tile indices; returns the "
               "old values (zero for elements outside a, which are not written).",
               ("a", "indices", "t", "offset", "axis"), offset=None, axis=0)
+
+# --- random tiles (emitted by adjit/compiler/tile_random.py) -----------------------------------------------------
+
+_RAND = ("the block's one thread (the CPU's) draws every element, row-major, from the stream pcg(rng) (Warp's "
+         "rand_pcg(thread_idx + rng)), as Warp's CPU tiles; rng is not advanced; not differentiable")
+_tile_builtin("tile_randi", f"tile_randi(shape, rng, min=, max=, storage='register'): an int32 tile of random "
+              f"integers (randi), in [min, max) with both bounds; {_RAND}.", ("shape", "rng", "min", "max", "storage"),
+              differentiable=False, min=None, max=None, storage="register")
+_tile_builtin("tile_randf", f"tile_randf(shape, rng, min=, max=, storage='register'): a float32 tile of random floats "
+              f"(randf) in [0, 1), or in [min, max) with both bounds; {_RAND}.",
+              ("shape", "rng", "min", "max", "storage"), differentiable=False, min=None, max=None, storage="register")
