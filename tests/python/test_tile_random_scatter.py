@@ -1,6 +1,9 @@
-"""Random tiles (adjit/compiler/tile_random.py): tile_randi and tile_randf
-bit for bit against Warp's own CPU values and adjit's scalar draws, and bad
-calls as errors naming this file."""
+"""Random tiles, scatters into tiles and index-tile gathers
+(adjit/compiler/tile_random.py, adjit/compiler/tile_scatter.py): tile_randi
+and tile_randf bit for bit against Warp's own CPU values and adjit's scalar
+draws, the scatters and gathers against numpy (float64 references),
+gradients against float64 finite differences, and bad calls as errors
+naming this file."""
 import numpy as np
 import pytest
 
@@ -118,6 +121,133 @@ def test_tile_randf_is_not_differentiable_its_bounds_get_no_gradient():
     assert not adjit.builtin_registry()["tile_randi"].differentiable
 
 
+# --- tile_scatter_add, tile_scatter_masked ---------------------------------------------------------
+
+@adjit.kernel
+def _scatters(data: adjit.array(dtype=F64), w: adjit.array(dtype=F64), counts: adjit.array(dtype=int),
+              bins_out: adjit.array(dtype=F64), grid_out: adjit.array2d(dtype=F64), cube_out: adjit.array3d(dtype=F64)):
+    bins = adjit.tile_zeros(shape=4, dtype=F64, storage="shared")
+    grid = adjit.tile_full(shape=(2, 3), value=-1.0, dtype=F64)
+    cube = adjit.tile_zeros(shape=(2, 2, 2), dtype=F64)
+    n = adjit.tile_zeros(shape=4, dtype=int)
+    for i in range(8):
+        b = int(data[i] / 2.0)
+        adjit.tile_scatter_add(bins, b, w[i] * data[i], True)
+        adjit.tile_scatter_add(n, b, 1, w[i] > 2.0, atomic=False)
+        adjit.tile_scatter_masked(grid, i % 2, i % 3, w[i] * w[i], i < 6)
+        adjit.tile_scatter_add(cube, i // 4, j=(i // 2) % 2, k=i % 2, value=w[i], has_value=i != 5)
+    adjit.tile_scatter_add(bins, 9, w[0], False)  # has_value False: an index outside is not checked
+    adjit.tile_scatter_masked(grid, 0, 0, 7.0, data[0] > 100.0)
+    if data[0] < 1.0:
+        adjit.tile_scatter_masked(grid, 1, 2, data[1] * 5.0, True)
+    adjit.tile_store(bins_out, bins, offset=0)
+    adjit.tile_store(grid_out, grid)
+    adjit.tile_store(cube_out, cube)
+    adjit.tile_store(counts, n)
+
+
+def _scatters_np(data, w):
+    bins, grid, cube, counts = np.zeros(4), -np.ones((2, 3)), np.zeros((2, 2, 2)), np.zeros(4, dtype=int)
+    for i in range(8):
+        b = int(data[i] / 2.0)
+        bins[b] += w[i] * data[i]
+        counts[b] += w[i] > 2.0
+        if i < 6:
+            grid[i % 2, i % 3] = w[i] * w[i]
+        if i != 5:
+            cube[i // 4, (i // 2) % 2, i % 2] += w[i]
+    if data[0] < 1.0:
+        grid[1, 2] = data[1] * 5.0
+    return bins, grid, cube, counts
+
+
+def test_scatter_add_and_masked_write_one_element_per_call():
+    data_np = np.array([0.5, 1.0, 2.5, 7.0, 4.5, 5.0, 6.5, 3.0])
+    w_np = np.arange(1.0, 9.0)
+    data, w = adjit.array(data_np), adjit.array(w_np)
+    counts = adjit.zeros(4, dtype=int)
+    outs = [adjit.zeros(4, dtype=F64), adjit.zeros((2, 3), dtype=F64), adjit.zeros((2, 2, 2), dtype=F64)]
+    adjit.launch(_scatters, dim=1, inputs=[data, w, counts, *outs])
+    for got, want in zip([*outs, counts], _scatters_np(data_np, w_np)):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-15)
+    check_gradients(_scatters, 1, [data, w, counts], outs)
+
+
+@adjit.kernel
+def _scatter_out_of_range(k: int, w: adjit.array(dtype=F64), out: adjit.array(dtype=F64)):
+    t = adjit.tile_zeros(shape=3, dtype=F64)
+    adjit.tile_scatter_add(t, k, w[0], True)
+    adjit.tile_store(out, t)
+
+
+def test_a_scatter_index_outside_the_tile_is_reported_and_writes_nothing():
+    w, out = adjit.array(np.array([2.0])), adjit.zeros(3, dtype=F64)
+    adjit.launch(_scatter_out_of_range, dim=1, inputs=[-3 + 5, w, out])
+    np.testing.assert_array_equal(out.numpy(), [0.0, 0.0, 2.0])
+    with pytest.raises(adjit.AdjitError, match=r"test_tile_random_scatter\.py:\d+.*out of range"):
+        adjit.launch(_scatter_out_of_range, dim=1, inputs=[3, w, out])
+
+
+# --- tile_slice_indexed, t[indices, :] -------------------------------------------------------------
+
+@adjit.kernel
+def _gathers(src: adjit.array2d(dtype=F64), idx: adjit.array(dtype=int), rows: adjit.array2d(dtype=F64),
+             rows2: adjit.array2d(dtype=F64), cols: adjit.array2d(dtype=F64), flat: adjit.array(dtype=F64)):
+    t = adjit.tile_load(src, shape=(4, 3))
+    ind = adjit.tile_load(idx, shape=5)
+    adjit.tile_store(rows, t[ind, :] * t[ind, 0:3])
+    adjit.tile_store(rows2, adjit.tile_slice_indexed(t, ind))
+    adjit.tile_store(cols, t[:, adjit.tile_arange(4, dtype=int) - 2])
+    v = adjit.tile_reshape(adjit.tile_load(src, shape=(1, 3), offset=(1, 0)), shape=3)
+    picked = v[adjit.tile_arange(3, dtype=int) * 2 - 3]  # [-3, -1, 1]: [0, 2, 1]
+    adjit.tile_store(flat, adjit.tile_slice_indexed(v, (adjit.tile_arange(5, dtype=int) - 2,)) + picked[1])
+
+
+def test_slice_indexed_gathers_along_the_index_tiles_axis():
+    rng = np.random.default_rng(4)
+    s = rng.standard_normal((4, 3))
+    i = np.array([3, 0, -1, 0, 2], dtype=np.int32)  # a duplicate and a negative index
+    src, idx = adjit.array(s), adjit.array(i)
+    outs = [adjit.zeros((5, 3), dtype=F64), adjit.zeros((5, 3), dtype=F64), adjit.zeros((4, 4), dtype=F64),
+            adjit.zeros(5, dtype=F64)]
+    adjit.launch(_gathers, dim=1, inputs=[src, idx, *outs])
+    wants = [s[i] * s[i], s[i], s[:, [-2, -1, 0, 1]], s[1][[-2, -1, 0, 1, 2]] + s[1][2]]
+    for got, want in zip(outs, wants):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-15)
+    check_gradients(_gathers, 1, [src, idx], outs)
+
+
+@adjit.kernel
+def _gather_sum(src: adjit.array2d(dtype=F64), idx: adjit.array(dtype=int), w: adjit.array2d(dtype=F64),
+                out: adjit.array(dtype=F64)):
+    t = adjit.tile_load(src, shape=(4, 3))
+    g = t[adjit.tile_load(idx, shape=6), :]
+    adjit.tile_store(out, adjit.tile_sum(g * adjit.tile_load(w, shape=(6, 3))))
+
+
+def test_slice_indexed_duplicate_indices_sum_their_gradients():
+    rng = np.random.default_rng(5)
+    s, wv = rng.standard_normal((4, 3)), rng.standard_normal((6, 3))
+    i = np.array([0, 0, 3, 3, 1, 3], dtype=np.int32)
+    src, idx, w = adjit.array(s, requires_grad=True), adjit.array(i), adjit.array(wv)
+    out = adjit.zeros(1, dtype=F64, requires_grad=True)
+    with adjit.Tape() as tape:
+        adjit.launch(_gather_sum, dim=1, inputs=[src, idx, w, out])
+    np.testing.assert_allclose(out.numpy(), [(s[i] * wv).sum()], rtol=1e-14)
+    tape.backward(grads={out: np.ones(1)})
+    want = np.zeros_like(s)
+    np.add.at(want, i, wv)
+    np.testing.assert_allclose(src.grad.numpy(), want, rtol=1e-15)
+
+
+def test_a_gather_index_outside_the_tile_is_reported():
+    s = adjit.array(np.ones((4, 3)))
+    outs = [adjit.zeros((5, 3), dtype=F64), adjit.zeros((5, 3), dtype=F64), adjit.zeros((4, 4), dtype=F64),
+            adjit.zeros(5, dtype=F64)]
+    with pytest.raises(adjit.AdjitError, match=r"test_tile_random_scatter\.py:\d+.*out of range"):
+        adjit.launch(_gathers, dim=1, inputs=[s, adjit.array(np.array([0, 1, 4, 0, 0], dtype=np.int32)), *outs])
+
+
 # --- errors -----------------------------------------------------------------------------------------
 
 def _compile_error(kernel, inputs):
@@ -148,17 +278,90 @@ def _bad_storage(a: adjit.array(dtype=int)):
     adjit.tile_store(a, adjit.tile_randi(4, adjit.rand_init(1), storage="global"), offset=0)
 
 
+@adjit.kernel
+def _too_few_indices(a: adjit.array2d(dtype=F64)):
+    t = adjit.tile_zeros(shape=(2, 2), dtype=F64)
+    adjit.tile_scatter_add(t, 0, 1.0, True)
+
+
+@adjit.kernel
+def _extra_index(a: adjit.array(dtype=F64)):
+    t = adjit.tile_zeros(shape=2, dtype=F64)
+    adjit.tile_scatter_masked(t, 0, j=1, value=1.0, has_value=True)
+
+
+@adjit.kernel
+def _wrong_value_dtype(a: adjit.array(dtype=F64)):
+    t = adjit.tile_zeros(shape=2, dtype=float)
+    adjit.tile_scatter_add(t, 0, a[0], True)
+
+
+@adjit.kernel
+def _int_has_value(a: adjit.array(dtype=F64)):
+    t = adjit.tile_zeros(shape=2, dtype=F64)
+    adjit.tile_scatter_masked(t, 0, 1.0, 1)
+
+
+@adjit.kernel
+def _runtime_atomic(a: adjit.array(dtype=F64)):
+    t = adjit.tile_zeros(shape=2, dtype=F64)
+    adjit.tile_scatter_add(t, 0, 1.0, True, a[0] > 0.0)
+
+
+@adjit.kernel
+def _scatter_into_expression(a: adjit.array(dtype=F64)):
+    t = adjit.tile_zeros(shape=2, dtype=F64)
+    adjit.tile_scatter_add(t * 2.0, 0, 1.0, True)
+
+
+@adjit.kernel
+def _float_index_tile(a: adjit.array2d(dtype=F64)):
+    t = adjit.tile_zeros(shape=(2, 2), dtype=F64)
+    adjit.tile_store(a, t[adjit.tile_arange(2, dtype=F64), :])
+
+
+@adjit.kernel
+def _partial_slice(a: adjit.array2d(dtype=F64)):
+    t = adjit.tile_zeros(shape=(2, 2), dtype=F64)
+    adjit.tile_store(a, t[adjit.tile_arange(2, dtype=int), 0:1])
+
+
+@adjit.kernel
+def _two_index_tiles(a: adjit.array2d(dtype=F64)):
+    t = adjit.tile_zeros(shape=(2, 2), dtype=F64)
+    i = adjit.tile_arange(2, dtype=int)
+    adjit.tile_store(a, t[i, i])
+
+
+@adjit.kernel
+def _plain_slice(a: adjit.array2d(dtype=F64)):
+    t = adjit.tile_zeros(shape=(2, 2), dtype=F64)
+    adjit.tile_store(a, t[0:1, :])
+
+
 def test_bad_calls_are_errors_naming_the_line():
-    f4, i4 = adjit.zeros(4, dtype=float), adjit.zeros(4, dtype=int)
+    f4, i4, d2, d1 = (adjit.zeros(4, dtype=float), adjit.zeros(4, dtype=int), adjit.zeros((2, 2), dtype=F64),
+                      adjit.zeros(2, dtype=F64))
     assert "both 'min' and 'max'" in _compile_error(_one_bound, [f4])
     assert "uint32 random state" in _compile_error(_float_rng, [f4])
     assert "min must be an int scalar" in _compile_error(_float_bounds_randi, [i4])
     assert "'register' or 'shared'" in _compile_error(_bad_storage, [i4])
+    assert "needs the argument 'has_value'" in _compile_error(_too_few_indices, [d2])
+    assert "incorrect number of indices" in _compile_error(_extra_index, [d1])
+    assert "must match the tile's dtype" in _compile_error(_wrong_value_dtype, [d1])
+    assert "has_value must be a bool" in _compile_error(_int_has_value, [d1])
+    assert "atomic must be a constant bool" in _compile_error(_runtime_atomic, [d1])
+    assert "pass a local tile variable" in _compile_error(_scatter_into_expression, [d1])
+    assert "1-d tile of integers" in _compile_error(_float_index_tile, [d2])
+    assert "':' on every other axis" in _compile_error(_partial_slice, [d2])
+    assert "exactly one 1-d index tile" in _compile_error(_two_index_tiles, [d2])
+    assert "tile slices" in _compile_error(_plain_slice, [d2])
 
 
 def test_registry_entries():
     registry = adjit.builtin_registry()
-    for name in ("tile_randi", "tile_randf"):
+    for name in ("tile_randi", "tile_randf", "tile_scatter_add", "tile_scatter_masked", "tile_slice_indexed"):
         assert registry[name].tile and registry[name].doc
         with pytest.raises((TypeError, adjit.AdjitError), match=name):  # kernel-only
             getattr(adjit, name)([1.0])
+    assert registry["tile_scatter_add"].rebinds == (0,) and registry["tile_scatter_masked"].rebinds == (0,)
