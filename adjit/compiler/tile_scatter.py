@@ -119,7 +119,7 @@ def _scatter(fb, a, node, name: str, add: bool):
     old = _flat(tile.value, t)
     spread = vector_d.BroadcastOp(flat_t, x).result
     if add:
-        added = arith.SelectOp(mask, spread, constant(T.vector(t.size, t.dtype), 0)).result
+        added = arith.SelectOp(mask, spread, constant(T.TileType((t.size,), t.dtype), 0)).result
         new = (arith.AddFOp if t.dtype.is_float else arith.AddIOp)(old, added).result
     else:
         new = arith.SelectOp(mask, spread, old).result

@@ -188,6 +188,28 @@ def test_a_scatter_index_outside_the_tile_is_reported_and_writes_nothing():
         adjit.launch(_scatter_out_of_range, dim=1, inputs=[3, w, out])
 
 
+@adjit.kernel
+def _big_scatter(cells: adjit.array(dtype=int), w: adjit.array(dtype=F64), out: adjit.array2d(dtype=F64),
+                 rows: adjit.array2d(dtype=F64)):
+    t = adjit.tile_zeros(shape=(16, 8), dtype=F64, storage="shared")  # more scalars than a kernel vector holds
+    for i in range(24):
+        adjit.tile_scatter_add(t, cells[i] // 8, cells[i] % 8, w[i], True)
+    adjit.tile_store(out, t)
+    adjit.tile_store(rows, t[adjit.tile_arange(15, -1, -1, dtype=int), :])
+
+
+def test_scatter_and_gather_on_a_tile_of_more_than_64_scalars():
+    rng = np.random.default_rng(6)
+    c, wv = rng.integers(0, 128, 24).astype(np.int32), rng.standard_normal(24)
+    cells, w = adjit.array(c), adjit.array(wv)
+    out, rows = adjit.zeros((16, 8), dtype=F64), adjit.zeros((16, 8), dtype=F64)
+    adjit.launch(_big_scatter, dim=1, inputs=[cells, w, out, rows])
+    want = np.zeros(128)
+    np.add.at(want, c, wv)
+    np.testing.assert_allclose(out.numpy(), want.reshape(16, 8), rtol=1e-14)
+    np.testing.assert_allclose(rows.numpy(), want.reshape(16, 8)[::-1], rtol=1e-14)
+
+
 # --- tile_slice_indexed, t[indices, :] -------------------------------------------------------------
 
 @adjit.kernel
