@@ -171,6 +171,10 @@ def test_scatter_add_and_masked_write_one_element_per_call():
     for got, want in zip([*outs, counts], _scatters_np(data_np, w_np)):
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-15)
     check_gradients(_scatters, 1, [data, w, counts], outs)
+    dw = np.linspace(-1.0, 1.0, 8)  # forward mode agrees (the bins are linear in w)
+    d_bins = adjit.jvp(_scatters, 1, [data, w, counts], [None, dw], outputs=[adjit.zeros(4, dtype=F64),
+                       adjit.zeros((2, 3), dtype=F64), adjit.zeros((2, 2, 2), dtype=F64)])[0]
+    np.testing.assert_allclose(d_bins.numpy(), _scatters_np(data_np, dw)[0], rtol=1e-13, atol=1e-15)
 
 
 @adjit.kernel
@@ -260,6 +264,9 @@ def test_slice_indexed_duplicate_indices_sum_their_gradients():
     want = np.zeros_like(s)
     np.add.at(want, i, wv)
     np.testing.assert_allclose(src.grad.numpy(), want, rtol=1e-15)
+    d = rng.standard_normal((4, 3))  # forward mode agrees
+    (dout,) = adjit.jvp(_gather_sum, 1, [src, idx, w], [d], outputs=[adjit.zeros(1, dtype=F64)])
+    np.testing.assert_allclose(dout.numpy(), [(d * want).sum()], rtol=1e-13)
 
 
 def test_a_gather_index_outside_the_tile_is_reported():
