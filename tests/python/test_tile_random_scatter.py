@@ -4,6 +4,9 @@ and tile_randf bit for bit against Warp's own CPU values and adjit's scalar
 draws, the scatters and gathers against numpy (float64 references),
 gradients against float64 finite differences, and bad calls as errors
 naming this file."""
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -394,3 +397,15 @@ def test_registry_entries():
         with pytest.raises((TypeError, adjit.AdjitError), match=name):  # kernel-only
             getattr(adjit, name)([1.0])
     assert registry["tile_scatter_add"].rebinds == (0,) and registry["tile_scatter_masked"].rebinds == (0,)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on PATH")
+@pytest.mark.parametrize("name, adjoint", [("_warp_rand_range", False), ("_scatters", False), ("_scatters", True),
+                                           ("_gathers", False), ("_gathers", True)])
+def test_ptx_of_the_kernels_assembles(tmp_path, name, adjoint):
+    ptx = adjit.compile(globals()[name], target="cuda", arch="sm_80", adjoint=adjoint)
+    src = tmp_path / "k.ptx"
+    src.write_text(ptx)
+    proc = subprocess.run(["ptxas", "-arch=sm_80", str(src), "-o", str(tmp_path / "k.cubin")], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
