@@ -142,3 +142,30 @@ _tile_builtin("tile_atomic_add_indexed", "tile_atomic_add_indexed(a, indices, t,
               "adds tile t into a at offset, its positions along axis mapped by the 1-d int tile indices; returns the "
               "old values (zero for elements outside a, which are not written).",
               ("a", "indices", "t", "offset", "axis"), offset=None, axis=0)
+
+# --- random tiles, scatters and gathers (emitted by adjit/compiler/tile_random.py and tile_scatter.py) -----------
+
+_RAND = ("the block's one thread (the CPU's) draws every element, row-major, from the stream pcg(rng) (Warp's "
+         "rand_pcg(thread_idx + rng)), as Warp's CPU tiles; rng is not advanced; not differentiable")
+_tile_builtin("tile_randi", f"tile_randi(shape, rng, min=, max=, storage='register'): an int32 tile of random "
+              f"integers (randi), in [min, max) with both bounds; {_RAND}.", ("shape", "rng", "min", "max", "storage"),
+              differentiable=False, min=None, max=None, storage="register")
+_tile_builtin("tile_randf", f"tile_randf(shape, rng, min=, max=, storage='register'): a float32 tile of random floats "
+              f"(randf) in [0, 1), or in [min, max) with both bounds; {_RAND}.",
+              ("shape", "rng", "min", "max", "storage"), differentiable=False, min=None, max=None, storage="register")
+_SCATTER = ("one index per dimension of a (i, j, k, l); Warp's threads each pass their own arguments, and on the CPU "
+            "the block is one thread: one call is one write, made where has_value (a bool) holds; an index outside "
+            "the tile there is reported as an out-of-range access and writes nothing")
+_tile_builtin("tile_scatter_add", f"tile_scatter_add(a, i, [j, ...], value, has_value, atomic=True): adds value to "
+              f"the element (i, ...) of tile a, in place; {_SCATTER}; atomic (a constant bool) changes nothing with "
+              "one thread. The value's gradient is the element's.",
+              ("a", "*args", "i", "j", "k", "l", "value", "has_value", "atomic"), rebinds=(0,), i=None, j=None,
+              k=None, l=None, value=None, has_value=None, atomic=True)
+_tile_builtin("tile_scatter_masked", f"tile_scatter_masked(a, i, [j, ...], value, has_value): writes value into the "
+              f"element (i, ...) of tile a, in place; {_SCATTER}. The overwritten element gets no gradient.",
+              ("a", "*args", "i", "j", "k", "l", "value", "has_value"), rebinds=(0,), i=None, j=None, k=None, l=None,
+              value=None, has_value=None)
+_tile_builtin("tile_slice_indexed", "tile_slice_indexed(t, indices): the gather t[indices, :] (also written so, or "
+              "t[:, indices]): along the axis of the 1-d int index tile, out[.., k, ..] = t[.., indices[k], ..], the "
+              "other axes full; negative indices wrap once (numpy's), one still outside is reported as an "
+              "out-of-range access and reads zero; duplicate indices sum their gradients.", ("t", "indices"))

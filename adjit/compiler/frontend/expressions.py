@@ -19,7 +19,7 @@ from .. import branch_locals as BL
 from .. import local_arrays as LA
 from .. import slices as S
 from .. import struct_arrays as SA
-from .. import tiles
+from .. import tile_scatter
 from .. import views as V
 from ..values import StructRef, Val, constant_array, from_index, from_storage, literal, storage_type, stored_as_bytes
 
@@ -102,7 +102,7 @@ class Expressions:
         if LA.is_local_array(base):
             return LA.read(self, base, node)
         if isinstance(base, Val) and isinstance(base.type, T.TileType):
-            return tiles.extract(self, base, tiles.index_values(self, base, node), node)
+            return tile_scatter.subscript(self, base, node)  # t[i, j], t[indices, :]
         if isinstance(base, SA.StructArrayRef):
             return SA.load(self, base, node)  # s = a[i]: every field
         if V.takes(base, node):  # row[j], and a[i] of an n-d array (a view)
