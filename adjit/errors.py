@@ -140,7 +140,8 @@ class OutOfBoundsError(AdjitError, IndexError):
         who = thread[0] if len(thread) == 1 else thread
         if access == "component index":  # a runtime index into a vector or matrix value
             text = (f"{where}kernel '{kernel}': component index {shown} is out of range for {array} "
-                    f"(0 to {shape[0] - 1}; thread {who}); the kernel went on with component 0")
+                    f"(0 to {shape[0] - 1}; thread {who}); the kernel went on (a read there gives a vector's "
+                    "component 0, and 0 from a local array or a tile; a write there is dropped)")
         else:
             text = (f"{where}kernel '{kernel}': index {shown} is out of range for array {array} of shape "
                     f"{shape} ({access} in thread {who}); the access was skipped")

@@ -234,6 +234,8 @@ def _flat_index(fb, t: T.TileType, idx_vals, node) -> ir.Value:
     ok = None
     for k, v in enumerate(idx_vals):
         i = to_index(fb.materialize(v, v.type), v.type)
+        if not v.is_literal:  # reported where bounds checks are on, as a local array's index
+            adjit_d.CheckIndexOp(i, _index(t.shape[k]), f"index {k} into a tile of shape {t.shape}")
         flat = arith.AddIOp(arith.MulIOp(flat, _index(t.shape[k])).result, i).result
         inside = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, i, _index(0)).result,
                               arith.CmpIOp(arith.CmpIPredicate.slt, i, _index(t.shape[k])).result).result

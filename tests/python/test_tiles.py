@@ -252,18 +252,34 @@ def _indexing(a: adjit.array(dtype=adjit.float64), k: int, out: adjit.array(dtyp
     adjit.tile_store(out, adjit.tile_reshape(t, shape=6), offset=0)
 
 
-@pytest.mark.parametrize("k", [0, 2, 5])  # 5: outside the tile: reads 0, writes nothing
-def test_indexing_reads_and_writes_elements(k):
-    x = np.arange(1.0, 7.0)
-    a, out = adjit.array(x), adjit.zeros(6, dtype=adjit.float64)
-    adjit.launch(_indexing, dim=1, inputs=[a, k, out])
+def _indexed_np(x, k):
     t = x.reshape(2, 3).copy()
     v = (t[1, k] if k < 3 else 0.0) + t[0, 2] * t[0, 0]
     if k < 3:
         t[0, k] = 2 * v
     t[1, 1] += 1
-    np.testing.assert_allclose(out.numpy(), t.reshape(6), rtol=1e-12)
+    return t.reshape(6)
+
+
+@pytest.mark.parametrize("k", [0, 2])
+def test_indexing_reads_and_writes_elements(k):
+    x = np.arange(1.0, 7.0)
+    a, out = adjit.array(x), adjit.zeros(6, dtype=adjit.float64)
+    adjit.launch(_indexing, dim=1, inputs=[a, k, out])
+    np.testing.assert_allclose(out.numpy(), _indexed_np(x, k), rtol=1e-12)
     check_gradients(_indexing, 1, [a, k], [out])
+
+
+_indexing_unchecked = adjit.kernel(_indexing.pyfunc, bounds_check=False)
+
+
+def test_an_index_outside_the_tile_is_reported_or_without_checks_reads_zero():
+    x = np.arange(1.0, 7.0)
+    a, out = adjit.array(x), adjit.zeros(6, dtype=adjit.float64)
+    with pytest.raises(adjit.AdjitError, match=r"test_tiles\.py:\d+.*index 1 into a tile of shape \(2, 3\)"):
+        adjit.launch(_indexing, dim=1, inputs=[a, 5, out])
+    adjit.launch(_indexing_unchecked, dim=1, inputs=[a, 5, out])  # reads 0, writes nothing
+    np.testing.assert_allclose(out.numpy(), _indexed_np(x, 5), rtol=1e-12)
 
 
 @adjit.kernel
