@@ -23,10 +23,10 @@ def _not_emitted(*args, **kwargs):
     raise AssertionError("tile builtins are emitted by adjit/compiler/tiles.py")
 
 
-def _tile_builtin(name, doc, params, differentiable=True, rebinds=(), **defaults):
+def _tile_builtin(name, doc, params, differentiable=True, rebinds=(), subscript=None, **defaults):
     """``rebinds``: the tiles the builtin writes (tile_matmul's out), by index in ``params``."""
     add_builtin(name, doc, _kernel_only(name), _not_emitted, differentiable=differentiable, params=params,
-                tile=True, defaults=defaults, rebinds=rebinds)
+                tile=True, defaults=defaults, rebinds=rebinds, subscript=subscript)
 
 
 _CREATE = "shape, dtype=float32, storage='register'"
@@ -52,7 +52,8 @@ _tile_builtin("tile_atomic_add", "tile_atomic_add(a, t, offset=(0, ...), bounds_
               "into a at offset; returns the tile of the elements' old values.",
               ("a", "t", "offset", "bounds_check"), offset=None, bounds_check=True)
 _tile_builtin("tile", "tile(x, preserve_type=False): a tile of each thread's x (a scalar, vector or matrix), its "
-              "last extent the block's threads (1 on the CPU).", ("x", "preserve_type"), preserve_type=False)
+              "last extent the block's threads (1 on the CPU). As a type, tile[dtype, M, N] annotates @func parameters "
+              "(tile[dtype]: any shape).", ("x", "preserve_type"), preserve_type=False, subscript=T.tile_annotation)
 _tile_builtin("untile", "untile(a): each thread's value of a tile whose last extent is the block's threads.",
               ("a",))
 _tile_builtin("tile_extract", "tile_extract(a, i, [j, ...]): the element of tile a at (i, j, ...) (as a[i, j]).",

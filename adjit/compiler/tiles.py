@@ -97,19 +97,24 @@ def _array(fb, x, what: str, node) -> Val:
     return v
 
 
-def _const_int(fb, x, what: str) -> int:
-    v = fb.expr(x)
+def _const_int(fb, x, what: str, v=None) -> int:
+    """``v``: x's value when already evaluated."""
+    v = fb.expr(x) if v is None else v
     if isinstance(v, Val) and v.is_literal and type(v.literal) is int:
         return v.literal
     raise fb.error(f"{what} must be a constant integer, got {fb.describe(v)}", x)
 
 
 def _shape(fb, x, what: str, node) -> tuple[int, ...]:
-    """A static shape: an int or a tuple of ints (constants)."""
+    """A static shape: an int or a tuple of ints (constants), written out or
+    a tuple's name (``t.shape``, a constant tuple)."""
     if not _given(x):
         raise fb.error(f"{what} is needed", node)
-    items = x.elts if isinstance(x, ast.Tuple) else [x]
-    shape = tuple(_const_int(fb, item, f"the extents of {what}") for item in items)
+    if isinstance(x, ast.Tuple):
+        shape = tuple(_const_int(fb, item, f"the extents of {what}") for item in x.elts)
+    else:
+        v = fb.expr(x)
+        shape = tuple(_const_int(fb, x, f"the extents of {what}", e) for e in (v if isinstance(v, tuple) else (v,)))
     if not shape or any(n < 1 for n in shape):
         raise fb.error(f"{what} must be positive extents, got {shape}", x)
     return shape

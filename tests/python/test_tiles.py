@@ -383,3 +383,73 @@ def test_tile_builtins_are_kernel_only():
 def test_launch_tiled_needs_block_dim():
     with pytest.raises(adjit.LaunchError, match="block_dim"):
         adjit.launch_tiled(_per_thread, dim=3, inputs=[])
+
+
+# --- Warp's tile annotations and attributes ---------------------------------------------------------------
+
+@adjit.func
+def _scaled(t: adjit.tile[adjit.float64, 3, 4]):
+    return t * 2.0
+
+
+@adjit.func
+def _plus_sin(t: adjit.tile[adjit.float64], u: adjit.tile[adjit.float64, (3, 4)]):  # any shape; (M, N) form
+    return adjit.tile_map(adjit.sin, t) + u
+
+
+@adjit.kernel
+def _annotated(a: adjit.array2d(dtype=adjit.float64), out: adjit.array2d(dtype=adjit.float64)):
+    t = adjit.tile_load(a, shape=(3, 4))
+    adjit.tile_store(out, _plus_sin(_scaled(t), t))
+
+
+def test_tile_annotations_of_func_parameters():
+    """``tile[dtype, M, N]`` / ``tile[dtype, (M, N)]`` / ``tile[dtype]`` (any shape) annotate @func
+    parameters, as Warp's ``wp.tile[...]``; gradients flow through them."""
+    assert adjit.tile[float, 3, 4] == adjit.types.TileType((3, 4), adjit.float32)
+    assert adjit.tile[int, (2,)] == adjit.types.TileType((2,), adjit.int32)
+    x = np.random.default_rng(5).standard_normal((3, 4))
+    a, out = adjit.array(x, requires_grad=True), adjit.zeros((3, 4), dtype=adjit.float64, requires_grad=True)
+    adjit.launch_tiled(_annotated, dim=1, inputs=[a, out], block_dim=1)
+    np.testing.assert_allclose(out.numpy(), np.sin(2 * x) + x, rtol=1e-12)
+    check_gradients(_annotated, 1, [a], [out])
+
+
+@adjit.func
+def _wants_3x4(t: adjit.tile[float, 3, 4]):
+    return t
+
+
+@adjit.kernel
+def _wrong_tile_arg(a: adjit.array2d(dtype=float)):
+    adjit.tile_store(a, _wants_3x4(adjit.tile_load(a, shape=(4, 3))))
+
+
+def test_tile_annotations_are_checked():
+    assert "_wants_3x4" in _compile_error(_wrong_tile_arg, [adjit.zeros((4, 4), dtype=float)])
+    with pytest.raises(TypeError, match="not supported yet"):
+        adjit.tile[adjit.vec3, 4]
+    with pytest.raises(TypeError, match="not subscriptable"):
+        adjit.tile_sum[float]
+
+    def kernel_takes_tile(t: adjit.tile[float, 2]):
+        pass
+    with pytest.raises(adjit.AdjitError, match="tiles are made in kernels"):
+        adjit.launch(adjit.kernel(kernel_takes_tile), dim=1, inputs=[None])
+
+
+@adjit.kernel
+def _tile_shape(a: adjit.array2d(dtype=float), out: adjit.array2d(dtype=float), n: adjit.array(dtype=int)):
+    t = adjit.tile_load(a, shape=(2, 3))
+    n[0] = t.shape[0]
+    n[1] = t.shape[1]
+    n[2] = t.size
+    adjit.tile_store(out, adjit.tile_ones(shape=t.shape, dtype=float) + t)
+
+
+def test_tile_shape_and_size_are_constants():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    out, n = adjit.zeros((2, 3), dtype=float), adjit.zeros(3, dtype=int)
+    adjit.launch_tiled(_tile_shape, dim=1, inputs=[adjit.array(x), out, n], block_dim=1)
+    np.testing.assert_array_equal(out.numpy(), x + 1)
+    np.testing.assert_array_equal(n.numpy(), [2, 3, 6])
