@@ -453,3 +453,44 @@ def test_tile_shape_and_size_are_constants():
     adjit.launch_tiled(_tile_shape, dim=1, inputs=[adjit.array(x), out, n], block_dim=1)
     np.testing.assert_array_equal(out.numpy(), x + 1)
     np.testing.assert_array_equal(n.numpy(), [2, 3, 6])
+
+
+@adjit.func
+def _bump(t: adjit.tile[adjit.float64, 3, 4], s: adjit.tile[adjit.float64, 3, 4]):
+    t += adjit.tile_map(adjit.sin, s)  # written: the caller's tile changes (Warp passes tiles by reference)
+
+
+@adjit.func
+def _set_corner(t: adjit.tile[adjit.float64], v: adjit.float64):
+    t[2, 3] = v * v
+    return v
+
+
+@adjit.func
+def _read_only(a: adjit.tile[adjit.float64], b: adjit.tile[adjit.float64]):
+    return a * b  # only read: passed by value, so _read_only(t, t) is fine
+
+
+@adjit.kernel
+def _tiles_by_reference(a: adjit.array2d(dtype=adjit.float64), v: adjit.array(dtype=adjit.float64),
+                        out: adjit.array2d(dtype=adjit.float64)):
+    t = adjit.tile_load(a, shape=(3, 4))
+    u = t * 1.0
+    _bump(t, u)
+    _set_corner(t, v[0])
+    adjit.tile_store(out, _read_only(t, t) + u * 0.0 + _read_only(u, u))
+
+
+def test_tiles_a_func_writes_are_the_callers():
+    """A @func's writes to a tile parameter (``t += ...``, ``t[i, j] = ...``) change the caller's tile, as in
+    Warp, where tiles are passed by reference; gradients flow through the write-back."""
+    x = np.random.default_rng(9).standard_normal((3, 4))
+    a = adjit.array(x, requires_grad=True)
+    v = adjit.array(np.array([0.7]), requires_grad=True)
+    out = adjit.zeros((3, 4), dtype=adjit.float64, requires_grad=True)
+    adjit.launch_tiled(_tiles_by_reference, dim=1, inputs=[a, v, out], block_dim=1)
+    t = x + np.sin(x)
+    t[2, 3] = 0.49
+    np.testing.assert_allclose(out.numpy(), t * t + x * x, rtol=1e-12)
+    check_gradients(_tiles_by_reference, 1, [a, v], [out])
+
