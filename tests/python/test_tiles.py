@@ -2,6 +2,8 @@
 references), gradients against float64 finite differences or hand-derived
 formulas, forward mode against the adjoint, and bad calls as errors naming
 the kernel's file and line."""
+import typing
+
 import numpy as np
 import pytest
 
@@ -494,3 +496,21 @@ def test_tiles_a_func_writes_are_the_callers():
     np.testing.assert_allclose(out.numpy(), t * t + x * x, rtol=1e-12)
     check_gradients(_tiles_by_reference, 1, [a, v], [out])
 
+
+@adjit.kernel
+def _typed_array_subscript(a: adjit.array[float, 2], b: adjit.array[adjit.float64, typing.Literal[1]]):
+    b[0] = adjit.float64(a[1, 1])
+
+
+def test_array_subscript_with_ndim():
+    """Warp's ``array[dtype, ndim]`` and ``array[dtype, Literal[ndim]]`` annotations (Warp's test_tile uses them)."""
+    assert adjit.array[float, typing.Literal[2]] == adjit.array2d(dtype=float)
+    assert adjit.array[int, 3] == adjit.array3d(dtype=int)
+    with pytest.raises(TypeError, match="ndim is 1 to 4"):
+        adjit.array[float, 5]
+    with pytest.raises(TypeError, match="takes a dtype"):
+        adjit.array2d[float, 2]
+    b = adjit.zeros(1, dtype=adjit.float64)
+    adjit.launch(_typed_array_subscript, dim=1, inputs=[adjit.array(np.arange(4.0, dtype=np.float32).reshape(2, 2)),
+                                                        b])
+    assert b.numpy()[0] == 3.0
