@@ -30,8 +30,9 @@ from .. import language
 from .. import types as T
 from ..builtins.registry import Builtin
 from ..dialects import adjit as adjit_d
-from ..errors import KernelTypeError
-from .values import Val, constant, constant_array, to_index
+from ..errors import KernelTypeError, KernelValueError
+from . import views as V
+from .values import StructRef, Val, constant, constant_array, to_index
 
 
 def call(fb, builtin: Builtin, node):
@@ -90,11 +91,27 @@ def _tile(fb, x, what: str, node) -> Val:
     return v
 
 
-def _array(fb, x, what: str, node) -> Val:
+class _Target:
+    """The array a tile is loaded from or stored to: an array, or a row of
+    one (``a[i]``, a view): its ``base`` array and the ``lead`` indices
+    (index values) before the tile's; ``type`` is the (view's) array type."""
+
+    def __init__(self, base: Val, lead: list, type_: T.ArrayType):
+        self.base, self.lead, self.type = base, lead, type_
+
+    @property
+    def value(self) -> ir.Value:
+        return self.base.value
+
+
+def _array(fb, x, what: str, node) -> _Target:
     v = fb.expr(x)
+    if V.is_view(v) and type(v.base.type) is T.ArrayType:
+        lead = [to_index(fb.materialize(i, i.type), i.type) for i in V.indices(fb, v)]
+        return _Target(v.base, lead, v.type)
     if not (isinstance(v, Val) and type(v.type) is T.ArrayType):
-        raise fb.error(f"{what} must be an array, got {fb.describe(v)}", x)
-    return v
+        raise fb.error(f"{what} must be an array or a row of one, got {fb.describe(v)}", x)
+    return _Target(v, [], v.type)
 
 
 def _const_int(fb, x, what: str, v=None) -> int:
@@ -411,14 +428,15 @@ def _array_tile_check(fb, array: Val, tile_t: T.TileType, what: str, node):
                        "number of dimensions)", node, KernelTypeError)
 
 
-def _element_indices(array: Val, offsets, shape, bounds_check: bool):
-    """For each element of a tile at ``offsets`` (row-major): its array
-    indices, clamped into the array when ``bounds_check``, and whether it is
-    inside the array (None without bounds checks)."""
+def _element_indices(array: _Target, offsets, shape, bounds_check: bool):
+    """For each element of a tile at ``offsets`` (row-major): its indices in
+    the base array (a row's leading ones first), clamped into the array when
+    ``bounds_check``, and whether it is inside the array (None without
+    bounds checks)."""
     per_dim = []
     for k, (off, n) in enumerate(zip(offsets, shape)):
         extent = adjit_d.DimOp(ir.IndexType.get(), array.value,
-                               ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)).result
+                               ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(array.lead) + k)).result
         last = arith.SubIOp(extent, _index(1)).result
         column = []
         for i in range(n):
@@ -437,7 +455,7 @@ def _element_indices(array: Val, offsets, shape, bounds_check: bool):
         for _, inside in parts:
             if inside is not None:
                 ok = inside if ok is None else arith.AndIOp(ok, inside).result
-        yield [idx for idx, _ in parts], ok
+        yield list(array.lead) + [idx for idx, _ in parts], ok
 
 
 @_handler("tile_load")
@@ -454,7 +472,7 @@ def _tile_load(fb, a, node):
     zero = constant(t.dtype, 0)
     scalars = []
     for indices, inside in _element_indices(array, offsets, shape, bounds_check):
-        x = fb.load_element(array, indices).value
+        x = fb.load_element(array.base, indices).value
         scalars.append(x if inside is None else arith.SelectOp(inside, x, zero).result)
     return Val(t, from_elements(t, scalars))
 
@@ -565,6 +583,9 @@ def _tile_broadcast(fb, a, node):
     tile = _tile(fb, a["a"], "tile_broadcast()'s tile", node)
     t = tile.type
     shape = _shape(fb, a["shape"], "tile_broadcast()'s shape", node)
+    if len(shape) > 4:  # Warp's message
+        raise fb.error(f"tile_broadcast() output must have between one and four dimensions, got {len(shape)}",
+                       a["shape"], KernelValueError)
     if len(shape) < t.ndim or any(s not in (1, n) for s, n in zip(t.shape[::-1], shape[::-1])):
         raise fb.error(f"tile_broadcast(): a tile of shape {t.shape} does not broadcast to {shape} (numpy's "
                        "rules: extents of 1 stretch, missing leading ones are added)", node)
@@ -600,7 +621,13 @@ def _tile_squeeze(fb, a, node):
     t = tile.type
     if _given(a["axis"]):
         items = a["axis"].elts if isinstance(a["axis"], ast.Tuple) else [a["axis"]]
-        axes = {_const_int(fb, item, "tile_squeeze()'s axis") % t.ndim for item in items}
+        axes = set()
+        for item in items:
+            axis = _const_int(fb, item, "tile_squeeze()'s axis")
+            if not -t.ndim <= axis < t.ndim:  # Warp's message
+                raise fb.error(f"tile_squeeze() axis {axis} is out of bounds for tile with {t.ndim} dimensions",
+                               item, KernelValueError)
+            axes.add(axis % t.ndim)
         if any(t.shape[k] != 1 for k in axes):
             raise fb.error(f"tile_squeeze(): axis {sorted(axes)} of shape {t.shape} is not of extent 1", node)
     else:
@@ -909,18 +936,24 @@ _HANDLERS["tile_scan_min_inclusive"] = _scan("min", True)
 
 @_handler("tile_map")
 def _tile_map(fb, a, node):
+    """Further arguments: tiles of a's shape, or values (scalars, vectors, matrices, structs) given to every
+    call unchanged, as in Warp (their adjoint sums over the elements)."""
     op = _callable(fb, a["op"], "tile_map()'s op", node)
-    tiles = [_tile(fb, a["a"], "tile_map()'s first tile", node)]
+    first = _tile(fb, a["a"], "tile_map()'s first tile", node)
+    t = first.type
+    args = [first]
     for x in a["args"]:
         v = fb.expr(x)
-        if not (isinstance(v, Val) and isinstance(v.type, T.TileType)):
-            raise fb.error(f"tile_map()'s arguments must be tiles, got {fb.describe(v)}", x)
-        if v.type.shape != tiles[0].type.shape:
-            raise fb.error(f"tile_map() of tiles of different shapes: {tiles[0].type.shape} and {v.type.shape}", x)
-        tiles.append(v)
-    t = tiles[0].type
-    columns = [elements(v.value, v.type) for v in tiles]
-    results = [_apply(fb, op, [Val(v.type.dtype, c[k]) for v, c in zip(tiles, columns)], node)
+        if isinstance(v, Val) and isinstance(v.type, T.TileType):
+            if v.type.shape != t.shape:
+                raise fb.error(f"tile_map() of tiles of different shapes: {t.shape} and {v.type.shape}", x)
+        elif not isinstance(v, (Val, StructRef)):
+            raise fb.error(f"tile_map()'s arguments must be tiles or values, got {fb.describe(v)}", x)
+        args.append(v)
+    columns = [elements(v.value, v.type) if isinstance(v, Val) and isinstance(v.type, T.TileType) else None
+               for v in args]
+    results = [_apply(fb, op, [Val(v.type.dtype, c[k]) if c is not None else v for v, c in zip(args, columns)],
+                      node)
                for k in range(t.size)]
     out = _tile_type(fb, t.shape, results[0].type, t.storage, node)
     return Val(out, from_elements(out, [r.value for r in results]))

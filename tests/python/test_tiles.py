@@ -514,3 +514,83 @@ def test_array_subscript_with_ndim():
     adjit.launch(_typed_array_subscript, dim=1, inputs=[adjit.array(np.arange(4.0, dtype=np.float32).reshape(2, 2)),
                                                         b])
     assert b.numpy()[0] == 3.0
+
+
+@adjit.func
+def _weighted(x: adjit.float64, y: adjit.float64, w: adjit.float64, v: adjit.vec3d):
+    return x * w + y * v[1]
+
+
+@adjit.kernel
+def _map_with_values(a: adjit.array(dtype=adjit.float64), b: adjit.array(dtype=adjit.float64),
+                     w: adjit.array(dtype=adjit.float64), v: adjit.array(dtype=adjit.vec3d),
+                     out: adjit.array(dtype=adjit.float64)):
+    x = adjit.tile_load(a, shape=5)
+    y = adjit.tile_load(b, shape=5)
+    adjit.tile_store(out, adjit.tile_map(_weighted, x, y, w[0], v[0]))
+
+
+def test_tile_map_takes_values_besides_tiles():
+    """tile_map's further arguments may be values (scalars, vectors, ...), given to every call, as in Warp;
+    their adjoints sum over the elements."""
+    rng = np.random.default_rng(11)
+    x, y = rng.standard_normal(5), rng.standard_normal(5)
+    a, b = adjit.array(x, requires_grad=True), adjit.array(y, requires_grad=True)
+    w = adjit.array(np.array([0.3]), requires_grad=True)
+    v = adjit.array(np.array([[1.0, -2.0, 0.5]]), dtype=adjit.vec3d, requires_grad=True)
+    out = adjit.zeros(5, dtype=adjit.float64, requires_grad=True)
+    adjit.launch_tiled(_map_with_values, dim=1, inputs=[a, b, w, v, out], block_dim=1)
+    np.testing.assert_allclose(out.numpy(), x * 0.3 - 2.0 * y, rtol=1e-12)
+    check_gradients(_map_with_values, 1, [a, b, w, v], [out])
+
+
+@adjit.kernel
+def _squeeze_below(a: adjit.array(dtype=float)):
+    adjit.tile_store(a, adjit.tile_squeeze(adjit.tile_zeros(shape=(1, 2, 1), dtype=float), axis=(-4,)))
+
+
+@adjit.kernel
+def _squeeze_above(a: adjit.array(dtype=float)):
+    adjit.tile_store(a, adjit.tile_squeeze(adjit.tile_zeros(shape=(1, 2, 1), dtype=float), axis=3))
+
+
+@adjit.kernel
+def _broadcast_5d(a: adjit.array(dtype=float)):
+    t = adjit.tile_broadcast(adjit.tile_load(a, shape=1), shape=(1, 1, 1, 1, 1))
+
+
+def test_tile_axes_and_ranks_out_of_range_are_value_errors():
+    """As Warp's (ValueError, Warp's messages): tile_squeeze's axis outside [-ndim, ndim) is refused (it wrapped
+    around before), and tile_broadcast to more than four dimensions."""
+    a = adjit.zeros(2, dtype=float)
+    for k, axis in ((_squeeze_below, -4), (_squeeze_above, 3)):
+        with pytest.raises(ValueError, match=rf"tile_squeeze\(\) axis {axis} is out of bounds for tile with 3 "):
+            adjit.launch(k, dim=1, inputs=[a])
+    with pytest.raises(ValueError, match=r"tile_broadcast\(\) output must have between one and four dimensions"):
+        adjit.launch(_broadcast_5d, dim=1, inputs=[a])
+
+
+@adjit.kernel
+def _rows(a: adjit.array3d(dtype=adjit.float64), b: adjit.array3d(dtype=adjit.float64),
+          c: adjit.array3d(dtype=adjit.float64)):
+    i = adjit.tid()
+    row = a[i]
+    t = adjit.tile_load(row, shape=(2, 3), offset=(1, 0))
+    adjit.tile_store(b[i], t * t, offset=(0, 2))  # partly outside b[i]: those elements are not stored
+    adjit.tile_atomic_add(c[i], adjit.tile_load(a[i], shape=(3, 2), offset=(2, 3)))  # partly outside a[i]
+
+
+def test_tile_load_store_and_atomic_add_on_rows_of_arrays():
+    """tile_load / tile_store / tile_atomic_add take a row of an array (a[i], a view), as in Warp, with the
+    row's own bounds; gradients reach the base array."""
+    x = np.random.default_rng(4).standard_normal((2, 3, 4))
+    a = adjit.array(x, requires_grad=True)
+    b = adjit.zeros((2, 3, 4), dtype=adjit.float64, requires_grad=True)
+    c = adjit.zeros((2, 3, 4), dtype=adjit.float64, requires_grad=True)
+    adjit.launch_tiled(_rows, dim=2, inputs=[a, b, c], block_dim=1)
+    eb, ec = np.zeros((2, 3, 4)), np.zeros((2, 3, 4))
+    eb[:, 0:2, 2:4] = x[:, 1:3, 0:2] ** 2
+    ec[:, 0:1, 0:1] = x[:, 2:3, 3:4]
+    np.testing.assert_allclose(b.numpy(), eb, rtol=1e-12)
+    np.testing.assert_allclose(c.numpy(), ec, rtol=1e-12)
+    check_gradients(_rows, 2, [a], [b, c])
