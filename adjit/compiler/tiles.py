@@ -20,6 +20,7 @@ outside the array with its index (Warp would read or write out of bounds).
 from __future__ import annotations
 
 import ast
+import itertools
 import math
 
 import numpy as np
@@ -31,6 +32,7 @@ from .. import types as T
 from ..builtins.registry import Builtin
 from ..dialects import adjit as adjit_d
 from ..errors import KernelTypeError, KernelValueError
+from . import slices as S
 from . import views as V
 from .values import StructRef, Val, constant, constant_array, to_index
 
@@ -267,6 +269,92 @@ def _element_mask(t: T.TileType, flat: ir.Value) -> ir.Value:
     iota = arith.ConstantOp(iota_t, ir.DenseElementsAttr.get(np.arange(t.size, dtype=np.int64), type=iota_t)).result
     wanted = vector_d.BroadcastOp(iota_t, arith.IndexCastOp(i64, flat).result).result
     return arith.CmpIOp(arith.CmpIPredicate.eq, iota, wanted).result
+
+
+#: The most elements a sub-tile at runtime offsets may select among
+#: (candidate offsets times its elements): each candidate is a select.
+MAX_GATHER_CANDIDATES = 1 << 16
+
+
+def _gather(fb, tile: Val, starts, steps, counts, out_shape, node) -> Val:
+    """The sub-tile of ``tile`` taking, along each dimension k, ``counts[k]``
+    positions from ``starts[k]`` by ``steps[k]``, shaped ``out_shape`` (its
+    elements row-major). A start may be a runtime int Val: the sub-tile is
+    then chosen among those at each valid start by selects (zeros when the
+    start leaves the tile, as a runtime index of one element reads zero)."""
+    t = tile.type
+    out = _tile_type(fb, out_shape, t.dtype, t.storage, node)
+    src = elements(tile.value, t)
+    strides = [int(np.prod(t.shape[k + 1:])) for k in range(t.ndim)]
+    positions = _row_major(counts)
+
+    def picks(first):
+        return from_elements(out, [src[sum((f + p * st) * sd for f, p, st, sd in zip(first, pos, steps, strides))]
+                                   for pos in positions])
+
+    dynamic = [k for k, x in enumerate(starts) if isinstance(x, Val)]
+    if not dynamic:
+        return Val(out, picks(starts))
+    ranges = []
+    for k in dynamic:  # the starts that keep every position inside the tile
+        span = (counts[k] - 1) * steps[k]
+        ranges.append([f for f in range(t.shape[k]) if 0 <= f + span < t.shape[k]])
+    if int(np.prod([len(r) for r in ranges])) * out.size > MAX_GATHER_CANDIDATES:
+        raise fb.error(f"a sub-tile of shape {out.shape} at a runtime offset of a tile of shape {t.shape}: too "
+                       "many candidates for adjit's unrolled tiles (use constant offsets or smaller tiles)", node)
+    i32 = ir.IntegerType.get_signless(32)
+    wanted = [arith.IndexCastOp(i32, to_index(fb.materialize(starts[k], starts[k].type), starts[k].type)).result
+              for k in dynamic]
+    mask_t = ir.VectorType.get(list(out.shape), ir.IntegerType.get_signless(1))
+    result = constant(out, 0)
+    for choice in itertools.product(*ranges):
+        first = list(starts)
+        cond = None
+        for k, f, w in zip(dynamic, choice, wanted):
+            first[k] = f
+            eq = arith.CmpIOp(arith.CmpIPredicate.eq, w, arith.ConstantOp(i32, f).result).result
+            cond = eq if cond is None else arith.AndIOp(cond, eq).result
+        mask = vector_d.BroadcastOp(mask_t, cond).result
+        result = arith.SelectOp(mask, picks(first), result).result
+    return Val(out, result)
+
+
+def subscript(fb, tile: Val, node) -> Val:
+    """``t[i, j]`` (one element), and as Warp's: ``t[i]`` with fewer indices
+    (the sub-tile of the remaining dimensions) and numpy-style slices with
+    constant bounds (``t[4:12, :]``, ``t[::2, ::-1]``, ``t[5, :]``); the
+    plain indices of a sub-tile may be runtime ints."""
+    t = tile.type
+    items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if len(items) == t.ndim and not any(isinstance(i, ast.Slice) for i in items):
+        return extract(fb, tile, index_values(fb, tile, node), node)
+    if len(items) > t.ndim:
+        raise fb.error(f"a tile of shape {t.shape} takes at most {t.ndim} indices, got {len(items)}", node,
+                       KernelTypeError)
+    items += [ast.Slice(None, None, None)] * (t.ndim - len(items))
+    starts, steps, counts, out_shape = [], [], [], []
+    for item, extent in zip(items, t.shape):
+        if isinstance(item, ast.Slice):
+            picked = range(*slice(*S._bounds(fb, item)).indices(extent))
+            if not picked:
+                raise fb.error(f"'{ast.unparse(node)}' selects no element of a tile of shape {t.shape}", node,
+                               KernelValueError)
+            starts.append(picked.start)
+            steps.append(picked.step)
+            counts.append(len(picked))
+            out_shape.append(len(picked))
+            continue
+        v = fb.expr(item)
+        if not (isinstance(v, Val) and isinstance(v.type, T.ScalarType) and v.type.is_int and not v.type.is_bool):
+            raise fb.error(f"tile indices must be integers or slices, got {fb.describe(v)}", item, KernelTypeError)
+        if v.is_literal:
+            if not -extent <= v.literal < extent:
+                raise fb.error(f"index {v.literal} is out of range for a tile of shape {t.shape}", node)
+            v = v.literal % extent
+        starts.append(v)
+        steps.append(1)
+        counts.append(1)
+    return _gather(fb, tile, starts, steps, counts, tuple(out_shape), node)
 
 
 # --- indexing: t[i, j], t[i, j] = x ---------------------------------------------------------
@@ -678,28 +766,31 @@ def _static_offsets(fb, x, ndim, what, node) -> tuple[int, ...]:
 def _tile_view(fb, a, node):
     """A sub-tile: the leading dimensions past ``shape``'s fixed at their
     offsets, the trailing ones ``shape`` long from theirs (without
-    ``shape``: the dimensions after the offsets', whole)."""
+    ``shape``: the dimensions after the offsets', whole). Offsets may be
+    runtime ints (the view is then chosen by selects, see _gather)."""
     tile = _tile(fb, a["t"], "tile_view()'s tile", node)
     t = tile.type
-    given = len(a["offset"].elts) if isinstance(a["offset"], ast.Tuple) else 1
-    offset = _static_offsets(fb, a["offset"], given, "tile_view()", node)
-    if len(offset) > t.ndim:
-        raise fb.error(f"tile_view(): {len(offset)} offsets for a {t.ndim}-d tile", node)
+    items = a["offset"].elts if isinstance(a["offset"], ast.Tuple) else [a["offset"]]
+    if len(items) > t.ndim:
+        raise fb.error(f"tile_view(): {len(items)} offsets for a {t.ndim}-d tile", node)
+    offset = []
+    for item in items:
+        v = fb.expr(item)
+        if not (isinstance(v, Val) and isinstance(v.type, T.ScalarType) and v.type.is_int and not v.type.is_bool):
+            raise fb.error(f"tile_view()'s offsets must be integers, got {fb.describe(v)}", item, KernelTypeError)
+        offset.append(v.literal if v.is_literal else v)
     shape = _shape(fb, a["shape"], "tile_view()'s shape", node) if _given(a["shape"]) else t.shape[len(offset):]
     if not shape or len(shape) > t.ndim:
         raise fb.error(f"tile_view(): a view of shape {shape} of a {t.ndim}-d tile", node)
-    offset = offset + (0,) * (t.ndim - len(offset))
+    offset = offset + [0] * (t.ndim - len(offset))
     fixed = t.ndim - len(shape)
     extents = (1,) * fixed + tuple(shape)
-    if any(o < 0 or o + n > m for o, n, m in zip(offset, extents, t.shape)):
-        raise fb.error(f"tile_view(): a view of shape {tuple(shape)} at {offset} leaves the tile of shape {t.shape}",
+    if any(not isinstance(o, Val) and (o < 0 or o + n > m) for o, n, m in zip(offset, extents, t.shape)) or \
+            any(n > m for n, m in zip(extents, t.shape)):
+        shown = tuple("?" if isinstance(o, Val) else o for o in offset)
+        raise fb.error(f"tile_view(): a view of shape {tuple(shape)} at {shown} leaves the tile of shape {t.shape}",
                        node)
-    out = _tile_type(fb, shape, t.dtype, t.storage, node)
-    src = elements(tile.value, t)
-    strides = [int(np.prod(t.shape[k + 1:])) for k in range(t.ndim)]
-    picks = [src[sum((p + o) * s for p, o, s in zip((0,) * fixed + pos, offset, strides))]
-             for pos in _row_major(shape)]
-    return Val(out, from_elements(out, picks))
+    return _gather(fb, tile, offset, [1] * t.ndim, extents, tuple(shape), node)
 
 
 @_handler("tile_assign")

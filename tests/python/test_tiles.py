@@ -594,3 +594,44 @@ def test_tile_load_store_and_atomic_add_on_rows_of_arrays():
     np.testing.assert_allclose(b.numpy(), eb, rtol=1e-12)
     np.testing.assert_allclose(c.numpy(), ec, rtol=1e-12)
     check_gradients(_rows, 2, [a], [b, c])
+
+
+@adjit.kernel
+def _sub_tiles(src: adjit.array2d(dtype=adjit.float64), n: int, rows: adjit.array2d(dtype=adjit.float64),
+               sliced: adjit.array2d(dtype=adjit.float64), part: adjit.array(dtype=adjit.float64),
+               view: adjit.array2d(dtype=adjit.float64), every: adjit.array2d(dtype=adjit.float64)):
+    t = adjit.tile_load(src, shape=(6, 8))
+    for i in range(6):
+        adjit.tile_store(rows[i], t[i] * t[i])  # fewer indices: the row (a runtime index)
+    adjit.tile_store(sliced, t[1:4, ::-2])
+    adjit.tile_store(part, t[n, 2:5])  # a runtime index among slices
+    adjit.tile_store(view, adjit.tile_view(t, offset=(n, 1), shape=(2, 3)))  # a runtime offset
+    adjit.tile_store(every, t[::2])
+
+
+def test_sub_tiles_by_index_slice_and_runtime_view():
+    """As Warp: t[i] with fewer indices is the sub-tile of the remaining dimensions, slices with constant bounds
+    select sub-tiles (numpy's rules), and tile_view's offsets and a sub-tile's indices may be runtime ints (an
+    offset that leaves the tile reads zeros, as a runtime index of one element does)."""
+    x = np.random.default_rng(2).standard_normal((6, 8))
+    for n in (0, 3, 4, 7):
+        a = adjit.array(x, requires_grad=True)
+        outs = [adjit.zeros(s, dtype=adjit.float64, requires_grad=True) for s in ((6, 8), (3, 4), 3, (2, 3), (3, 8))]
+        adjit.launch_tiled(_sub_tiles, dim=1, inputs=[a, n, *outs], block_dim=1)
+        rows, sliced, part, view, every = (o.numpy() for o in outs)
+        np.testing.assert_array_equal(rows, x * x)
+        np.testing.assert_array_equal(sliced, x[1:4, ::-2])
+        np.testing.assert_array_equal(part, x[n, 2:5] if n < 6 else 0.0)
+        np.testing.assert_array_equal(view, x[n:n + 2, 1:4] if n + 2 <= 6 else 0.0)
+        np.testing.assert_array_equal(every, x[::2])
+        check_gradients(_sub_tiles, 1, [a, n], outs)
+
+
+@adjit.kernel
+def _empty_slice(src: adjit.array2d(dtype=float)):
+    t = adjit.tile_load(src, shape=(2, 2))
+    adjit.tile_store(src, t[1:1, :])
+
+
+def test_empty_tile_slice_is_an_error():
+    assert "selects no element" in _compile_error(_empty_slice, [adjit.zeros((2, 2), dtype=float)])

@@ -108,7 +108,7 @@ class Expressions:
         if LA.is_local_array(base):
             return LA.read(self, base, node)
         if isinstance(base, Val) and isinstance(base.type, T.TileType):
-            return tiles.extract(self, base, tiles.index_values(self, base, node), node)
+            return tiles.subscript(self, base, node)  # an element, a sub-tile, a slice
         if isinstance(base, SA.StructArrayRef):
             return SA.load(self, base, node)  # s = a[i]: every field
         if V.takes(base, node):  # row[j], and a[i] of an n-d array (a view)
