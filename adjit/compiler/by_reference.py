@@ -378,4 +378,8 @@ def write_back(fe, refs, values, call) -> None:
             continue
         v = values.pop(0)
         if node is not None:
+            if isinstance(t, T.TileType) and isinstance(node, ast.Name):
+                from . import tiles
+                tiles.check_writable(fe, node.id, f"{ast.unparse(call.func)}() (it writes its tile parameter)",
+                                     call)
             fe.assign(node, Val(t, v))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import itertools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
@@ -276,6 +277,25 @@ def _element_mask(t: T.TileType, flat: ir.Value) -> ir.Value:
 MAX_GATHER_CANDIDATES = 1 << 16
 
 
+@dataclass
+class SubTile(Val):
+    """A sub-tile read from a tile (``t[i]``, ``t[1:3, :]``, ``tile_view``).
+    In Warp it is a view: writes to it change the tile it views. adjit's
+    is a copy, so writing one (``tile_assign(row, ...)``, ``row[j] = x``,
+    ``row += u``, a @func writing it) is refused, never silently lost."""
+
+    source: str = ""
+
+
+def check_writable(fb, name: str, what: str, node) -> None:
+    """Refuses a write to local ``name`` when it holds a SubTile."""
+    v = fb.env.get(name)
+    if isinstance(v, SubTile):
+        raise fb.error(f"{what} writes '{name}', a view of a tile ({v.source}); in Warp that writes the tile it "
+                       "views, which adjit's sub-tiles (copies) do not do yet: write the tile itself (tile_assign("
+                       "t, u, offset=...) or t[i, j] = x)", node, KernelTypeError)
+
+
 def _gather(fb, tile: Val, starts, steps, counts, out_shape, node) -> Val:
     """The sub-tile of ``tile`` taking, along each dimension k, ``counts[k]``
     positions from ``starts[k]`` by ``steps[k]``, shaped ``out_shape`` (its
@@ -293,8 +313,9 @@ def _gather(fb, tile: Val, starts, steps, counts, out_shape, node) -> Val:
                                    for pos in positions])
 
     dynamic = [k for k, x in enumerate(starts) if isinstance(x, Val)]
+    source = ast.unparse(node)
     if not dynamic:
-        return Val(out, picks(starts))
+        return SubTile(out, picks(starts), source=source)
     ranges = []
     for k in dynamic:  # the starts that keep every position inside the tile
         span = (counts[k] - 1) * steps[k]
@@ -316,7 +337,7 @@ def _gather(fb, tile: Val, starts, steps, counts, out_shape, node) -> Val:
             cond = eq if cond is None else arith.AndIOp(cond, eq).result
         mask = vector_d.BroadcastOp(mask_t, cond).result
         result = arith.SelectOp(mask, picks(first), result).result
-    return Val(out, result)
+    return SubTile(out, result, source=source)
 
 
 def subscript(fb, tile: Val, node) -> Val:
@@ -815,6 +836,7 @@ def _tile_assign(fb, a, node):
 def _rebind(fb, target, value: Val, what: str, node):
     if not (isinstance(target, ast.Name) and isinstance(fb.env.get(target.id), Val)):
         raise fb.error(f"{what} writes this tile: pass a local tile variable", node)
+    check_writable(fb, target.id, what, node)
     fb.env[target.id] = value
 
 

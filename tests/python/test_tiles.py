@@ -635,3 +635,42 @@ def _empty_slice(src: adjit.array2d(dtype=float)):
 
 def test_empty_tile_slice_is_an_error():
     assert "selects no element" in _compile_error(_empty_slice, [adjit.zeros((2, 2), dtype=float)])
+
+
+@adjit.kernel
+def _assign_through_row(src: adjit.array2d(dtype=float)):
+    a = adjit.tile_load(src, shape=(2, 2))
+    b = adjit.tile_zeros(shape=(2, 2), dtype=float)
+    row = b[1]
+    adjit.tile_assign(row, a[0])
+    adjit.tile_store(src, b)
+
+
+@adjit.kernel
+def _add_through_view(src: adjit.array2d(dtype=float)):
+    a = adjit.tile_load(src, shape=(2, 2))
+    v = adjit.tile_view(a, offset=(0, 0), shape=(1, 2))
+    v += adjit.tile_ones(shape=(1, 2), dtype=float)
+    adjit.tile_store(src, a)
+
+
+@adjit.kernel
+def _func_writes_view(src: adjit.array2d(dtype=float)):
+    a = adjit.tile_load(src, shape=(2, 2))
+    v = a[1]
+    _set_corner_1d(v)
+    adjit.tile_store(src, a)
+
+
+@adjit.func
+def _set_corner_1d(t: adjit.tile[float]):
+    t[0] = 1.0
+
+
+def test_writes_through_sub_tiles_are_refused():
+    """A sub-tile is a view in Warp (writes change the parent tile) and a copy in adjit: writing one is an error
+    naming the view, never a silently lost write."""
+    a = adjit.zeros((2, 2), dtype=float)
+    assert "'row', a view of a tile (b[1])" in _compile_error(_assign_through_row, [a])
+    assert "'v', a view of a tile" in _compile_error(_add_through_view, [a])
+    assert "_set_corner_1d() (it writes its tile parameter)" in _compile_error(_func_writes_view, [a])

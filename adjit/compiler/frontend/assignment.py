@@ -57,6 +57,8 @@ class Assignment:
                 self.is_static(target.value):
             if self.resolve_static(target.value) is language.adjoint:
                 return self.accumulate_adjoint(stmt)
+        if isinstance(target, ast.Name):
+            tiles.check_writable(self, target.id, f"'{ast.unparse(stmt)}'", stmt)
         if S.has_slice(target) and not LA.is_local_array(self.lookup_local(target.value)):
             return S.aug_assign(self, stmt)  # v[1:3] += w
         bitwise = {ast.BitAnd: "AtomicAndOp", ast.BitOr: "AtomicOrOp", ast.BitXor: "AtomicXorOp"}
@@ -139,6 +141,7 @@ class Assignment:
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and \
                 isinstance(self.env.get(target.value.id), Val) and \
                 isinstance(self.env[target.value.id].type, T.TileType):
+            tiles.check_writable(self, target.value.id, f"'{ast.unparse(target)} = ...'", target)
             tile = self.env[target.value.id]  # t[i, j] = x: the tile rebound, as a local array
             self.env[target.value.id] = tiles.insert(self, tile, tiles.index_values(self, tile, target), value,
                                                      target)
