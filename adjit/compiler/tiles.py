@@ -95,26 +95,82 @@ def _tile(fb, x, what: str, node) -> Val:
 
 
 class _Target:
-    """The array a tile is loaded from or stored to: an array, or a row of
-    one (``a[i]``, a view): its ``base`` array and the ``lead`` indices
-    (index values) before the tile's; ``type`` is the (view's) array type."""
+    """The array a tile is loaded from or stored to: an array, a row of one
+    (``a[i]``, a view) or a slice of one (``a[::2, 1:]``, constant bounds):
+    its ``base`` array and, for each of the base's dimensions, either a
+    fixed index (an index value) or the range (start, step, extent: index
+    values but the step, a constant) the tile's dimension walks;
+    ``type`` is the (view's) array type."""
 
-    def __init__(self, base: Val, lead: list, type_: T.ArrayType):
-        self.base, self.lead, self.type = base, lead, type_
+    def __init__(self, base: Val, dims: list, type_: T.ArrayType):
+        self.base, self.dims, self.type = base, dims, type_
 
     @property
     def value(self) -> ir.Value:
         return self.base.value
 
+    @staticmethod
+    def whole(base: Val, lead: list) -> "_Target":
+        dims = list(lead) + [(_index(0), 1, _dim(base, k)) for k in range(len(lead), base.type.ndim)]
+        return _Target(base, dims, T.ArrayType(base.type.dtype, base.type.ndim - len(lead)))
+
+
+def _dim(array: Val, k: int) -> ir.Value:
+    return adjit_d.DimOp(ir.IndexType.get(), array.value, ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)).result
+
+
+def _slice_range(bounds, n: ir.Value):
+    """(start, extent) index values of Python's ``slice(*bounds).indices(n)``
+    for a runtime extent ``n`` (constant bounds)."""
+    start, stop, step = bounds
+    step = 1 if step is None else step
+
+    def norm(x, low, high):  # a bound: from the end if negative, then clamped into [low, high]
+        v = _index(x)
+        if x < 0:
+            v = arith.AddIOp(v, n).result
+        return arith.MaxSIOp(arith.MinSIOp(v, high).result, low).result
+
+    if step > 0:
+        lo = norm(start, _index(0), n) if start is not None else _index(0)
+        hi = norm(stop, _index(0), n) if stop is not None else n
+        span = arith.SubIOp(hi, lo).result
+    else:
+        last = arith.SubIOp(n, _index(1)).result
+        lo = norm(start, _index(-1), last) if start is not None else last
+        hi = norm(stop, _index(-1), last) if stop is not None else _index(-1)
+        span = arith.SubIOp(lo, hi).result
+    count = arith.DivSIOp(arith.AddIOp(span, _index(abs(step) - 1)).result, _index(abs(step))).result
+    return lo, step, arith.MaxSIOp(count, _index(0)).result
+
 
 def _array(fb, x, what: str, node) -> _Target:
+    if S.has_slice(x):  # a[::2], a[i, 1:5]: a slice of an array (constant bounds), as Warp's
+        base = fb.expr(x.value)
+        if isinstance(base, Val) and type(base.type) is T.ArrayType:
+            items = list(x.slice.elts) if isinstance(x.slice, ast.Tuple) else [x.slice]
+            if len(items) > base.type.ndim:
+                raise fb.error(f"{ast.unparse(x)}: {len(items)} indices for a {base.type.ndim}-d array", x)
+            dims = []
+            for k in range(base.type.ndim):
+                item = items[k] if k < len(items) else ast.Slice(None, None, None)
+                if isinstance(item, ast.Slice):
+                    dims.append(_slice_range(S._bounds(fb, item), _dim(base, k)))
+                    continue
+                i = fb.expr(item)
+                if not (isinstance(i, Val) and isinstance(i.type, T.ScalarType) and i.type.is_int
+                        and not i.type.is_bool):
+                    raise fb.error(f"array indices must be integers or slices, got {fb.describe(i)}", item)
+                dims.append(to_index(fb.materialize(i, i.type), i.type))
+            ndim = sum(isinstance(d, tuple) for d in dims)
+            return _Target(base, dims, T.ArrayType(base.type.dtype, ndim))
     v = fb.expr(x)
     if V.is_view(v) and type(v.base.type) is T.ArrayType:
         lead = [to_index(fb.materialize(i, i.type), i.type) for i in V.indices(fb, v)]
-        return _Target(v.base, lead, v.type)
+        return _Target.whole(v.base, lead)
     if not (isinstance(v, Val) and type(v.type) is T.ArrayType):
-        raise fb.error(f"{what} must be an array or a row of one, got {fb.describe(v)}", x)
-    return _Target(v, [], v.type)
+        raise fb.error(f"{what} must be an array, a row or a slice of one, got {fb.describe(v)}", x)
+    return _Target.whole(v, [])
 
 
 def _const_int(fb, x, what: str, v=None) -> int:
@@ -539,32 +595,36 @@ def _array_tile_check(fb, array: Val, tile_t: T.TileType, what: str, node):
 
 def _element_indices(array: _Target, offsets, shape, bounds_check: bool):
     """For each element of a tile at ``offsets`` (row-major): its indices in
-    the base array (a row's leading ones first), clamped into the array when
-    ``bounds_check``, and whether it is inside the array (None without
-    bounds checks)."""
+    the base array, clamped into the array (the row, the slice) when
+    ``bounds_check``, and whether it is inside (None without bounds checks)."""
+    ranges = [d for d in array.dims if isinstance(d, tuple)]
     per_dim = []
-    for k, (off, n) in enumerate(zip(offsets, shape)):
-        extent = adjit_d.DimOp(ir.IndexType.get(), array.value,
-                               ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(array.lead) + k)).result
+    for (start, step, extent), off, n in zip(ranges, offsets, shape):
         last = arith.SubIOp(extent, _index(1)).result
         column = []
         for i in range(n):
             idx = arith.AddIOp(off, _index(i)).result if i else off
-            if not bounds_check:
-                column.append((idx, None))
-                continue
-            inside = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, idx, _index(0)).result,
-                                  arith.CmpIOp(arith.CmpIPredicate.slt, idx, extent).result).result
-            clamped = arith.MaxSIOp(arith.MinSIOp(idx, last).result, _index(0)).result
-            column.append((clamped, inside))
+            inside = None
+            if bounds_check:
+                inside = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, idx, _index(0)).result,
+                                      arith.CmpIOp(arith.CmpIPredicate.slt, idx, extent).result).result
+                idx = arith.MaxSIOp(arith.MinSIOp(idx, last).result, _index(0)).result
+            if step != 1:
+                idx = arith.MulIOp(idx, _index(step)).result
+            column.append((arith.AddIOp(start, idx).result, inside))
         per_dim.append(column)
     for pos in _row_major(shape):
-        parts = [per_dim[k][p] for k, p in enumerate(pos)]
-        ok = None
-        for _, inside in parts:
+        parts = iter([per_dim[k][p] for k, p in enumerate(pos)])
+        indices, ok = [], None
+        for d in array.dims:
+            if not isinstance(d, tuple):
+                indices.append(d)
+                continue
+            idx, inside = next(parts)
+            indices.append(idx)
             if inside is not None:
                 ok = inside if ok is None else arith.AndIOp(ok, inside).result
-        yield list(array.lead) + [idx for idx, _ in parts], ok
+        yield indices, ok
 
 
 @_handler("tile_load")

@@ -674,3 +674,39 @@ def test_writes_through_sub_tiles_are_refused():
     assert "'row', a view of a tile (b[1])" in _compile_error(_assign_through_row, [a])
     assert "'v', a view of a tile" in _compile_error(_add_through_view, [a])
     assert "_set_corner_1d() (it writes its tile parameter)" in _compile_error(_func_writes_view, [a])
+
+
+@adjit.kernel
+def _array_slices(a: adjit.array2d(dtype=adjit.float64), n: int, o1: adjit.array2d(dtype=adjit.float64),
+                  o2: adjit.array(dtype=adjit.float64), o3: adjit.array2d(dtype=adjit.float64),
+                  o4: adjit.array2d(dtype=adjit.float64)):
+    adjit.tile_store(o1, adjit.tile_load(a[::2, 1:], shape=(4, 8)))  # partly outside the slice: zeros
+    adjit.tile_store(o2, adjit.tile_load(a[n, ::-3], shape=4))  # a runtime index, a negative step
+    adjit.tile_store(o3[1:, ::2], adjit.tile_load(a, shape=(5, 5)))  # stored into a slice: clipped to it
+    t = adjit.tile_load(a[-3:-1, -10:], shape=(3, 3), offset=(1, 0))  # negative bounds, from the end
+    adjit.tile_atomic_add(o4[:, 1:], t * t)
+
+
+def _placed(shape, block):
+    out = np.zeros(shape)
+    out[:min(shape[0], block.shape[0]), :min(shape[1], block.shape[1])] = block[:shape[0], :shape[1]]
+    return out
+
+
+def test_tiles_load_from_and_store_to_array_slices():
+    """tile_load / tile_store / tile_atomic_add take a slice of an array (constant bounds, numpy's rules, runtime
+    plain indices), as Warp does; the slice's extents bound the tile; gradients reach the array."""
+    x = np.random.default_rng(8).standard_normal((5, 7))
+    a = adjit.array(x, requires_grad=True)
+    outs = [adjit.zeros(s, dtype=adjit.float64, requires_grad=True) for s in ((4, 8), 4, (4, 6), (3, 4))]
+    adjit.launch_tiled(_array_slices, dim=1, inputs=[a, 2, *outs], block_dim=1)
+    o1, o2, o3, o4 = (o.numpy() for o in outs)
+    np.testing.assert_array_equal(o1, _placed((4, 8), x[::2, 1:]))
+    np.testing.assert_array_equal(o2, _placed((1, 4), x[2:3, ::-3])[0])
+    e3 = np.zeros((4, 6))
+    e3[1:, ::2] = x[:3, :3]
+    np.testing.assert_array_equal(o3, e3)
+    e4 = np.zeros((3, 4))
+    e4[:, 1:] = _placed((3, 3), x[-3:-1, -10:][1:] ** 2)
+    np.testing.assert_allclose(o4, e4, rtol=1e-12)
+    check_gradients(_array_slices, 1, [a, 2], outs)
