@@ -36,8 +36,9 @@ _tile_builtin("tile_ones", f"tile_ones({_CREATE}): a tile of ones.", ("shape", "
               differentiable=False, dtype=T.float32, storage="register")
 _tile_builtin("tile_empty", f"tile_empty({_CREATE}): a tile to be written (zeros in adjit: never a stale value).",
               ("shape", "dtype", "storage"), differentiable=False, dtype=T.float32, storage="register")
-_tile_builtin("tile_full", "tile_full(shape, value, dtype=float32, storage='register'): a tile filled with value.",
-              ("shape", "value", "dtype", "storage"), dtype=T.float32, storage="register")
+_tile_builtin("tile_full", "tile_full(shape, value, dtype=None, storage='register'): a tile filled with value (of "
+              "value's type without dtype: float32 for a float literal, int32 for an int one).",
+              ("shape", "value", "dtype", "storage"), dtype=None, storage="register")
 _tile_builtin("tile_arange", "tile_arange(stop) / (start, stop) / (start, stop, step), dtype=: a 1-d tile of evenly "
               "spaced numbers (constants), as numpy.arange.", ("*args", "dtype", "storage"), differentiable=False,
               dtype=None, storage="register")

@@ -551,8 +551,18 @@ _HANDLERS["tile_empty"] = _filled(0)  # (Warp's is uninitialized; zeros here: ne
 
 @_handler("tile_full")
 def _tile_full(fb, a, node):
-    t = _tile_type(fb, _shape(fb, a["shape"], "shape", node), _dtype(fb, a["dtype"], node),
-                   _storage(fb, a["storage"]), node)
+    """Without a dtype, the tile's is the value's, as in Warp (a float literal: float32, an int one: int32)."""
+    if _given(a["dtype"]) and not (isinstance(a["dtype"], ast.Constant) and a["dtype"].value is None):
+        dtype = _dtype(fb, a["dtype"], node)
+    else:
+        v = fb.expr(a["value"])
+        if not (isinstance(v, Val) and isinstance(v.type, T.ScalarType)):
+            raise fb.error(f"tile_full()'s value must be a scalar, got {fb.describe(v)} (tiles of vectors and "
+                           "matrices are not supported yet)", a["value"])
+        dtype = v.type
+        if v.is_literal:
+            dtype = T.int32 if type(v.literal) is int else T.float32 if type(v.literal) is float else v.type
+    t = _tile_type(fb, _shape(fb, a["shape"], "shape", node), dtype, _storage(fb, a["storage"]), node)
     return Val(t, _splat(t, _scalar(fb, a["value"], t.dtype, "tile_full()'s value")))
 
 

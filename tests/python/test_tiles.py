@@ -710,3 +710,26 @@ def test_tiles_load_from_and_store_to_array_slices():
     e4[:, 1:] = _placed((3, 3), x[-3:-1, -10:][1:] ** 2)
     np.testing.assert_allclose(o4, e4, rtol=1e-12)
     check_gradients(_array_slices, 1, [a, 2], outs)
+
+
+@adjit.kernel
+def _full_dtypes(x: adjit.array(dtype=adjit.float64), f: adjit.array(dtype=float), i: adjit.array(dtype=int),
+                 c: adjit.array(dtype=float), d: adjit.array(dtype=adjit.float64)):
+    adjit.tile_store(f, adjit.tile_full(shape=(3,), value=1.5))
+    adjit.tile_store(i, adjit.tile_full(3, value=adjit.int32(7)))
+    adjit.tile_store(i, adjit.tile_full(2, value=-4), offset=1)
+    adjit.tile_store(d, adjit.tile_full(shape=3, value=x[0] * 2.0, dtype=None))
+    adjit.tile_store(c, adjit.tile_full(shape=3, value=7, dtype=float))  # a dtype still converts
+
+
+def test_tile_full_takes_its_dtype_from_the_value():
+    """As Warp's: tile_full without a dtype makes a tile of the value's type (float32 / int32 for literals)."""
+    f, i, d, c = (adjit.zeros(3, dtype=t) for t in (float, int, adjit.float64, float))
+    x = adjit.array(np.array([0.25]), requires_grad=True)
+    d.requires_grad = True
+    adjit.launch_tiled(_full_dtypes, dim=1, inputs=[x, f, i, c, d], block_dim=1)
+    np.testing.assert_array_equal(f.numpy(), [1.5] * 3)
+    np.testing.assert_array_equal(i.numpy(), [7, -4, -4])
+    np.testing.assert_array_equal(d.numpy(), [0.5] * 3)
+    np.testing.assert_array_equal(c.numpy(), [7.0] * 3)
+    check_gradients(_full_dtypes, 1, [x, f, i, c], [d])
