@@ -733,3 +733,21 @@ def test_tile_full_takes_its_dtype_from_the_value():
     np.testing.assert_array_equal(d.numpy(), [0.5] * 3)
     np.testing.assert_array_equal(c.numpy(), [7.0] * 3)
     check_gradients(_full_dtypes, 1, [x, f, i, c], [d])
+
+
+@adjit.kernel
+def _print_tiles(x: adjit.array(dtype=adjit.int32)):
+    t = adjit.tile_load(x, shape=(8,), storage="register")
+    adjit.print(t)
+    print(adjit.tile_full(shape=(2, 3), value=0.25, storage="shared"))
+    print(adjit.tile_reshape(t, shape=(2, 2, 2)))
+
+
+def test_print_tiles_as_warp(capfd):
+    """print(t) prints a tile as Warp's CPU does: its elements (floats as %g), then its shape and storage."""
+    adjit.launch_tiled(_print_tiles, dim=1, inputs=[adjit.array(np.arange(1, 9, dtype=np.int32))], block_dim=1)
+    adjit.synchronize()
+    assert capfd.readouterr().out == (
+        "[1 2 3 4 5 6 7 8] = tile(shape=(8), storage=register)\n"
+        "[[0.25 0.25 0.25]\n [0.25 0.25 0.25]] = tile(shape=(2,3), storage=shared)\n"
+        "[[[1 2]\n  [3 4]]\n\n [[5 6]\n  [7 8]]] = tile(shape=(2,2,2), storage=register)\n")
