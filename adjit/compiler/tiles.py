@@ -38,10 +38,18 @@ from . import views as V
 from .values import StructRef, Val, constant, constant_array, to_index
 
 
+#: The builtins whose result is, in Warp, a view aliasing their tile argument
+#: (named by its parameter): writes through it change that tile.
+_VIEWS = {"tile_view": "t", "tile_transpose": "a", "tile_broadcast": "a", "tile_reshape": "t", "tile_squeeze": "t"}
+
+
 def call(fb, builtin: Builtin, node):
     """Emits a call of the tile builtin ``builtin`` (its ``call`` hook)."""
     bound = _bind(fb, builtin, node)
-    return _HANDLERS[builtin.name](fb, bound, node)
+    result = _HANDLERS[builtin.name](fb, bound, node)
+    if builtin.name in _VIEWS:
+        result = as_view(result, bound[_VIEWS[builtin.name]], node)
+    return result
 
 
 class _Bound(dict):
@@ -335,21 +343,33 @@ MAX_GATHER_CANDIDATES = 1 << 16
 
 @dataclass
 class SubTile(Val):
-    """A sub-tile read from a tile (``t[i]``, ``t[1:3, :]``, ``tile_view``).
-    In Warp it is a view: writes to it change the tile it views. adjit's
-    is a copy, so writing one (``tile_assign(row, ...)``, ``row[j] = x``,
-    ``row += u``, a @func writing it) is refused, never silently lost."""
+    """A tile that is, in Warp, a view of another (``t[i]``, ``t[1:3, :]``,
+    tile_view, tile_transpose, tile_broadcast, tile_reshape, tile_squeeze):
+    writes to it change the tile it views. adjit's is a copy, so a write to
+    one (``tile_assign(row, ...)``, ``row[j] = x``, ``row += u``, a @func
+    writing it) is refused while the viewed tile's local (``of``) exists
+    under another name, never silently lost. (``t = tile_reshape(t, ...)``
+    then ``t += u`` is fine: nothing else sees the old tile.)"""
 
     source: str = ""
+    of: str | None = None
+
+
+def as_view(v: Val, source_node, node) -> Val:
+    """``v`` marked as a view of the tile ``source_node`` evaluates to."""
+    of = source_node.id if isinstance(source_node, ast.Name) else None
+    if isinstance(v, SubTile) and of is None:
+        of = v.of  # (a view of a view: the first tile)
+    return SubTile(v.type, v.value, source=ast.unparse(node), of=of)
 
 
 def check_writable(fb, name: str, what: str, node) -> None:
-    """Refuses a write to local ``name`` when it holds a SubTile."""
+    """Refuses a write to local ``name`` when it holds a view of another local tile."""
     v = fb.env.get(name)
-    if isinstance(v, SubTile):
-        raise fb.error(f"{what} writes '{name}', a view of a tile ({v.source}); in Warp that writes the tile it "
-                       "views, which adjit's sub-tiles (copies) do not do yet: write the tile itself (tile_assign("
-                       "t, u, offset=...) or t[i, j] = x)", node, KernelTypeError)
+    if isinstance(v, SubTile) and v.of is not None and v.of != name and v.of in fb.env:
+        raise fb.error(f"{what} writes '{name}', a view of the tile '{v.of}' ({v.source}); in Warp that writes "
+                       f"'{v.of}' too, which adjit's views (copies) do not do yet: write '{v.of}' itself "
+                       "(tile_assign(t, u, offset=...) or t[i, j] = x)", node, KernelTypeError)
 
 
 def _gather(fb, tile: Val, starts, steps, counts, out_shape, node) -> Val:
@@ -369,9 +389,8 @@ def _gather(fb, tile: Val, starts, steps, counts, out_shape, node) -> Val:
                                    for pos in positions])
 
     dynamic = [k for k, x in enumerate(starts) if isinstance(x, Val)]
-    source = ast.unparse(node)
     if not dynamic:
-        return SubTile(out, picks(starts), source=source)
+        return Val(out, picks(starts))
     ranges = []
     for k in dynamic:  # the starts that keep every position inside the tile
         span = (counts[k] - 1) * steps[k]
@@ -393,7 +412,7 @@ def _gather(fb, tile: Val, starts, steps, counts, out_shape, node) -> Val:
             cond = eq if cond is None else arith.AndIOp(cond, eq).result
         mask = vector_d.BroadcastOp(mask_t, cond).result
         result = arith.SelectOp(mask, picks(first), result).result
-    return SubTile(out, result, source=source)
+    return Val(out, result)
 
 
 def subscript(fb, tile: Val, node) -> Val:
@@ -431,7 +450,7 @@ def subscript(fb, tile: Val, node) -> Val:
         starts.append(v)
         steps.append(1)
         counts.append(1)
-    return _gather(fb, tile, starts, steps, counts, tuple(out_shape), node)
+    return as_view(_gather(fb, tile, starts, steps, counts, tuple(out_shape), node), node.value, node)
 
 
 # --- indexing: t[i, j], t[i, j] = x ---------------------------------------------------------

@@ -616,7 +616,8 @@ def test_sub_tiles_by_index_slice_and_runtime_view():
     x = np.random.default_rng(2).standard_normal((6, 8))
     for n in (0, 3, 4, 7):
         a = adjit.array(x, requires_grad=True)
-        outs = [adjit.zeros(s, dtype=adjit.float64, requires_grad=True) for s in ((6, 8), (3, 4), 3, (2, 3), (3, 8))]
+        outs = [adjit.zeros(s, dtype=adjit.float64, requires_grad=True)
+                for s in ((6, 8), (3, 4), 3, (2, 3), (3, 8))]
         adjit.launch_tiled(_sub_tiles, dim=1, inputs=[a, n, *outs], block_dim=1)
         rows, sliced, part, view, every = (o.numpy() for o in outs)
         np.testing.assert_array_equal(rows, x * x)
@@ -667,13 +668,37 @@ def _set_corner_1d(t: adjit.tile[float]):
     t[0] = 1.0
 
 
+@adjit.kernel
+def _axpy_into_broadcast(bias_in: adjit.array(dtype=float), src_in: adjit.array2d(dtype=float)):
+    bias = adjit.tile_load(bias_in, shape=4)
+    dest = adjit.tile_broadcast(bias, shape=(2, 4))
+    adjit.tile_axpy(1.0, adjit.tile_load(src_in, shape=(2, 4)), dest)
+    adjit.tile_store(src_in, dest)
+
+
+@adjit.kernel
+def _rebound_to_own_view(a: adjit.array2d(dtype=float), out: adjit.array(dtype=float)):
+    t = adjit.tile_load(a, shape=(2, 3))
+    t = adjit.tile_reshape(t, shape=6)  # the old t has no other name: writing the view is unobservable
+    t += adjit.tile_ones(shape=6, dtype=float)
+    u = adjit.tile_transpose(adjit.tile_load(a, shape=(2, 3)))  # a view of a temporary
+    u += adjit.tile_ones(shape=(3, 2), dtype=float)
+    adjit.tile_store(out, t + adjit.tile_reshape(adjit.tile_transpose(u), shape=6))
+
+
 def test_writes_through_sub_tiles_are_refused():
     """A sub-tile is a view in Warp (writes change the parent tile) and a copy in adjit: writing one is an error
     naming the view, never a silently lost write."""
     a = adjit.zeros((2, 2), dtype=float)
-    assert "'row', a view of a tile (b[1])" in _compile_error(_assign_through_row, [a])
-    assert "'v', a view of a tile" in _compile_error(_add_through_view, [a])
+    assert "'row', a view of the tile 'b' (b[1])" in _compile_error(_assign_through_row, [a])
+    assert "'v', a view of the tile 'a'" in _compile_error(_add_through_view, [a])
     assert "_set_corner_1d() (it writes its tile parameter)" in _compile_error(_func_writes_view, [a])
+    bias, src = adjit.zeros(4, dtype=float), adjit.zeros((2, 4), dtype=float)
+    assert "'dest', a view of the tile 'bias'" in _compile_error(_axpy_into_broadcast, [bias, src])
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    out = adjit.zeros(6, dtype=float)
+    adjit.launch_tiled(_rebound_to_own_view, dim=1, inputs=[adjit.array(x), out], block_dim=1)
+    np.testing.assert_array_equal(out.numpy(), 2 * (x.reshape(6) + 1))
 
 
 @adjit.kernel
