@@ -1188,13 +1188,20 @@ def _tile_matmul(fb, a, node):
     if x.type.ndim != 2 or y.type.ndim != 2 or x.type.shape[1] != y.type.shape[0]:
         raise fb.error(f"tile_matmul() multiplies an (M, K) and a (K, N) tile, got shapes {x.type.shape} and "
                        f"{y.type.shape}", node)
-    if x.type.dtype != y.type.dtype or not x.type.dtype.is_float:
-        raise fb.error(f"tile_matmul() takes float tiles of one dtype, got {x.type.dtype} and {y.type.dtype}", node)
-    dtype = x.type.dtype
-    out_t = T.TileType((x.type.shape[0], y.type.shape[1]), dtype, x.type.storage)
+    if not (x.type.dtype.is_float and y.type.dtype.is_float):
+        raise fb.error(f"tile_matmul() takes float tiles, got {x.type.dtype} and {y.type.dtype}", node)
     if _given(a["out"]) and not _given(a["alpha"]) and not isinstance(getattr(fb.expr(a["out"]), "type", None),
                                                                           T.TileType):
         a["alpha"], a["out"] = a["out"], None  # tile_matmul(a, b, alpha): Warp's other form
+    # As Warp's CPU: the elements of a and b are converted to out's dtype (without out: a's), which the
+    # products and sums are computed in.
+    dtype = _tile(fb, a["out"], "tile_matmul()'s out", node).type.dtype if _given(a["out"]) else x.type.dtype
+    if not dtype.is_float:
+        raise fb.error(f"tile_matmul()'s out must be a float tile, got {dtype}", node)
+    x, y = (v if v.type.dtype == dtype else
+            Val(T.TileType(v.type.shape, dtype, v.type.storage),
+                _convert(v.value, v.type.dtype, dtype, T.TileType(v.type.shape, dtype).mlir())) for v in (x, y))
+    out_t = T.TileType((x.type.shape[0], y.type.shape[1]), dtype, x.type.storage)
     alpha = _scalar(fb, a["alpha"], dtype, "tile_matmul()'s alpha") if _given(a["alpha"]) else None
     if not _given(a["out"]):
         if _given(a["beta"]):

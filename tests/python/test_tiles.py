@@ -776,3 +776,33 @@ def test_print_tiles_as_warp(capfd):
         "[1 2 3 4 5 6 7 8] = tile(shape=(8), storage=register)\n"
         "[[0.25 0.25 0.25]\n [0.25 0.25 0.25]] = tile(shape=(2,3), storage=shared)\n"
         "[[[1 2]\n  [3 4]]\n\n [[5 6]\n  [7 8]]] = tile(shape=(2,2,2), storage=register)\n")
+
+
+@adjit.kernel
+def _mixed_matmul(a: adjit.array2d(dtype=float), b: adjit.array2d(dtype=adjit.float64),
+                  h: adjit.array2d(dtype=adjit.float16), c: adjit.array2d(dtype=adjit.float64),
+                  d: adjit.array2d(dtype=adjit.float64)):
+    x = adjit.tile_load(a, shape=(3, 4))
+    y = adjit.tile_load(b, shape=(4, 2))
+    s = adjit.tile_zeros(shape=(3, 2), dtype=adjit.float64)
+    adjit.tile_matmul(x, y, s)  # into a float64 out: a's elements converted to float64
+    adjit.tile_matmul(x, adjit.tile_load(h, shape=(4, 2)), s)  # float16 b, as Warp's example_tile_matmul
+    adjit.tile_store(c, s)
+    adjit.tile_store(d, adjit.tile_matmul(y, adjit.tile_transpose(y)))  # no out: a's dtype
+
+
+def test_tile_matmul_of_mixed_dtypes():
+    """As Warp's CPU: tile_matmul converts a's and b's elements to out's dtype (without out: a's) and computes in
+    it, so a float32 a and a float16 b accumulate into a float64 tile."""
+    rng = np.random.default_rng(3)
+    xa, xb = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((4, 2))
+    xh = rng.standard_normal((4, 2)).astype(np.float16)
+    a, b = adjit.array(xa, requires_grad=True), adjit.array(xb, requires_grad=True)
+    h = adjit.array(xh)
+    c = adjit.zeros((3, 2), dtype=adjit.float64, requires_grad=True)
+    d = adjit.zeros((4, 4), dtype=adjit.float64, requires_grad=True)
+    adjit.launch_tiled(_mixed_matmul, dim=1, inputs=[a, b, h, c, d], block_dim=1)
+    a64 = xa.astype(np.float64)
+    np.testing.assert_allclose(c.numpy(), a64 @ xb + a64 @ xh.astype(np.float64), rtol=1e-12)
+    np.testing.assert_allclose(d.numpy(), xb @ xb.T, rtol=1e-12)
+    check_gradients(_mixed_matmul, 1, [a, b, h], [c, d])
