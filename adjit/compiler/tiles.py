@@ -483,7 +483,7 @@ def extract(fb, tile: Val, idx: list[Val], node) -> Val:
         return Val(t.dtype, vector_d.ExtractOp(tile.value, [], pos).result)
     mask = _element_mask(t, _flat_index(fb, t, idx, node))
     flat = _flat(tile.value, t)
-    picked = arith.SelectOp(mask, flat, constant(T.vector(t.size, t.dtype), 0)).result
+    picked = arith.SelectOp(mask, flat, constant(T.TileType((t.size,), t.dtype), 0)).result
     return Val(t.dtype, vector_d.ReductionOp(t.dtype.mlir(), vector_d.CombiningKind.ADD, picked).result)
 
 

@@ -806,3 +806,22 @@ def test_tile_matmul_of_mixed_dtypes():
     np.testing.assert_allclose(c.numpy(), a64 @ xb + a64 @ xh.astype(np.float64), rtol=1e-12)
     np.testing.assert_allclose(d.numpy(), xb @ xb.T, rtol=1e-12)
     check_gradients(_mixed_matmul, 1, [a, b, h], [c, d])
+
+
+@adjit.kernel
+def _big_runtime_extract(a: adjit.array2d(dtype=adjit.float64), ij: adjit.array(dtype=int),
+                         out: adjit.array(dtype=adjit.float64)):
+    t = adjit.tile_load(a, shape=(16, 16))
+    out[0] = t[ij[0], ij[1]] * adjit.tile_extract(t, ij[1], ij[0])
+
+
+def test_runtime_element_of_a_tile_of_more_than_64_elements():
+    """A runtime t[i, j] of a tile over 64 elements (adjit's kernel-vector cap) compiles (it built its zero as a
+    kernel vector of the tile's size); Warp's example_tile_block_cholesky reads a 16x16 tile so."""
+    x = np.random.default_rng(6).standard_normal((16, 16))
+    a = adjit.array(x, requires_grad=True)
+    out = adjit.zeros(1, dtype=adjit.float64, requires_grad=True)
+    ij = adjit.array(np.array([3, 11], dtype=np.int32))
+    adjit.launch_tiled(_big_runtime_extract, dim=1, inputs=[a, ij, out], block_dim=1)
+    np.testing.assert_allclose(out.numpy(), [x[3, 11] * x[11, 3]], rtol=1e-12)
+    check_gradients(_big_runtime_extract, 1, [a, ij], [out])
