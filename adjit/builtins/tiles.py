@@ -42,6 +42,13 @@ _tile_builtin("tile_full", "tile_full(shape, value, dtype=None, storage='registe
 _tile_builtin("tile_arange", "tile_arange(stop) / (start, stop) / (start, stop, step), dtype=: a 1-d tile of evenly "
               "spaced numbers (constants), as numpy.arange.", ("*args", "dtype", "storage"), differentiable=False,
               dtype=None, storage="register")
+_tile_builtin("tile_randi", "tile_randi(shape, rng, min=None, max=None, storage='register'): an int32 tile of random "
+              "ints drawn from the state pcg(rng) in row-major order (in [min, max) with bounds), as Warp's CPU; rng "
+              "is not advanced.", ("shape", "rng", "min", "max", "storage"), differentiable=False, min=None,
+              max=None, storage="register")
+_tile_builtin("tile_randf", "tile_randf(shape, rng, min=None, max=None, storage='register'): a float32 tile of random "
+              "floats in [0, 1) (in [min, max) with bounds) drawn as tile_randi's.",
+              ("shape", "rng", "min", "max", "storage"), differentiable=False, min=None, max=None, storage="register")
 _tile_builtin("tile_load", "tile_load(a, shape, offset=(0, ...), storage='register', bounds_check=True, "
               "aligned=False): the tile of a at offset; elements outside a read as zero (with bounds_check).",
               ("a", "shape", "offset", "storage", "bounds_check", "aligned"), offset=None, storage="register",

@@ -30,6 +30,7 @@ from mlir.dialects import arith, scf, vector as vector_d
 
 from .. import language
 from .. import types as T
+from ..builtins.random import _emit_randf, _emit_randi, pcg
 from ..builtins.registry import Builtin
 from ..dialects import adjit as adjit_d
 from ..errors import KernelTypeError, KernelValueError
@@ -583,6 +584,29 @@ def _tile_full(fb, a, node):
             dtype = T.int32 if type(v.literal) is int else T.float32 if type(v.literal) is float else v.type
     t = _tile_type(fb, _shape(fb, a["shape"], "shape", node), dtype, _storage(fb, a["storage"]), node)
     return Val(t, _splat(t, _scalar(fb, a["value"], t.dtype, "tile_full()'s value")))
+
+
+def _tile_rand(name: str, dtype: T.ScalarType, draw):
+    """tile_randi / tile_randf: as Warp's CPU (one thread holds every element): the
+    state ``pcg(rng)``, then one draw per element in row-major order; the
+    caller's rng is not advanced (Warp passes it by value)."""
+    def emit(fb, a, node):
+        t = _tile_type(fb, _shape(fb, a["shape"], f"{name}()'s shape", node), dtype, _storage(fb, a["storage"]),
+                       node)
+        if _given(a["min"]) != _given(a["max"]):
+            raise fb.error(f"{name}() takes both min and max, or neither", node)
+        bounds = [_scalar(fb, a[k], dtype, f"{name}()'s {k}") for k in ("min", "max") if _given(a[k])]
+        state = pcg(_scalar(fb, a["rng"], T.uint32, f"{name}()'s rng"))
+        out = []
+        for _ in range(t.size):
+            x, (state,) = draw([state, *bounds], None, None)
+            out.append(x)
+        return Val(t, from_elements(t, out))
+    return emit
+
+
+_HANDLERS["tile_randi"] = _tile_rand("tile_randi", T.int32, _emit_randi)
+_HANDLERS["tile_randf"] = _tile_rand("tile_randf", T.float32, _emit_randf)
 
 
 @_handler("tile_arange")

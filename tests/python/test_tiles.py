@@ -825,3 +825,45 @@ def test_runtime_element_of_a_tile_of_more_than_64_elements():
     adjit.launch_tiled(_big_runtime_extract, dim=1, inputs=[a, ij, out], block_dim=1)
     np.testing.assert_allclose(out.numpy(), [x[3, 11] * x[11, 3]], rtol=1e-12)
     check_gradients(_big_runtime_extract, 1, [a, ij], [out])
+
+
+@adjit.kernel
+def _tile_random(seed: int, x: adjit.array3d(dtype=int), y: adjit.array3d(dtype=float),
+                 xr: adjit.array3d(dtype=int), yr: adjit.array3d(dtype=float), after: adjit.array(dtype=int)):
+    i = adjit.tid()
+    rng = adjit.rand_init(seed, i)
+    adjit.tile_store(x[i], adjit.tile_randi(shape=(2, 3), rng=rng))
+    adjit.tile_store(y[i], adjit.tile_randf((2, 3), rng))
+    adjit.tile_store(xr[i], adjit.tile_randi(shape=(2, 3), rng=rng, min=-5, max=5))
+    adjit.tile_store(yr[i], adjit.tile_randf(shape=(2, 3), rng=rng, min=-5.0, max=5.0))
+    after[i] = adjit.randi(rng)  # rng is not advanced by the tile draws
+
+
+def _pcg(s):
+    s = np.uint64(s) & np.uint64(0xFFFFFFFF)
+    b = (s * np.uint64(747796405) + np.uint64(2891336453)) & np.uint64(0xFFFFFFFF)
+    c = (((b >> ((b >> np.uint64(28)) + np.uint64(4))) ^ b) * np.uint64(277803737)) & np.uint64(0xFFFFFFFF)
+    return int((c >> np.uint64(22)) ^ c)
+
+
+def test_tile_randi_and_randf_draw_as_warps_cpu():
+    """tile_randi / tile_randf as Warp's CPU: the state pcg(rng), then one draw per element in row-major order
+    (randi: the state as an int32, with bounds state % (max - min) + min unsigned; randf: (state >> 8) / 2^24)."""
+    seed, n = 42, 3
+    x, xr = adjit.zeros((n, 2, 3), dtype=int), adjit.zeros((n, 2, 3), dtype=int)
+    y, yr = adjit.zeros((n, 2, 3), dtype=float), adjit.zeros((n, 2, 3), dtype=float)
+    after = adjit.zeros(n, dtype=int)
+    adjit.launch_tiled(_tile_random, dim=n, inputs=[seed, x, y, xr, yr, after], block_dim=1)
+    for i in range(n):
+        rng = _pcg(seed + _pcg(i))
+        states, s = [], _pcg(rng)
+        for _ in range(6):
+            s = _pcg(s)
+            states.append(s)
+        st = np.array(states, dtype=np.uint32)
+        np.testing.assert_array_equal(x.numpy()[i].ravel(), st.view(np.int32))
+        np.testing.assert_array_equal(y.numpy()[i].ravel(), (st >> 8).astype(np.float32) * np.float32(2.0 ** -24))
+        np.testing.assert_array_equal(xr.numpy()[i].ravel(), (st % np.uint32(10)).astype(np.int32) - 5)
+        u = (st >> 8).astype(np.float32) * np.float32(2.0 ** -24)
+        np.testing.assert_array_equal(yr.numpy()[i].ravel(), np.float32(10.0) * u + np.float32(-5.0))
+        assert after.numpy()[i] == np.uint32(_pcg(rng)).view(np.int32)
