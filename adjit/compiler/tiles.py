@@ -208,6 +208,13 @@ def _shape(fb, x, what: str, node) -> tuple[int, ...]:
 def _dtype(fb, x, node) -> T.ScalarType:
     if not _given(x):
         return x if x is not None else T.float32
+    if isinstance(x, ast.Attribute) and x.attr == "dtype" and not fb.is_static(x.value):
+        v = fb.expr(x.value)  # a.dtype of an array or tile in the kernel, as Warp's
+        if isinstance(v, Val) and isinstance(v.type, (T.ArrayType, T.TileType)) and \
+                isinstance(v.type.dtype, T.ScalarType):
+            return v.type.dtype
+        if V.is_view(v) and isinstance(v.type.dtype, T.ScalarType):
+            return v.type.dtype
     if fb.is_static(x):
         try:
             return T.scalar_type_of(fb.resolve_static(x))

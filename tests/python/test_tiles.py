@@ -867,3 +867,20 @@ def test_tile_randi_and_randf_draw_as_warps_cpu():
         u = (st >> 8).astype(np.float32) * np.float32(2.0 ** -24)
         np.testing.assert_array_equal(yr.numpy()[i].ravel(), np.float32(10.0) * u + np.float32(-5.0))
         assert after.numpy()[i] == np.uint32(_pcg(rng)).view(np.int32)
+
+
+@adjit.kernel
+def _dtype_of(a: adjit.array2d(dtype=adjit.float64), out: adjit.array2d(dtype=adjit.float64)):
+    i = adjit.tid()
+    t = adjit.tile_zeros(shape=(2, 3), dtype=a.dtype)
+    u = adjit.tile_ones(shape=(2, 3), dtype=t.dtype)
+    v = adjit.tile_astype(adjit.tile_load(a, shape=(2, 3)), dtype=a[i].dtype)
+    adjit.tile_store(out, t + u + adjit.tile_full(shape=(2, 3), value=0.0, dtype=out.dtype) + v)
+
+
+def test_tile_dtype_from_an_array_or_tile_in_the_kernel():
+    """dtype=a.dtype (an array parameter, a row, a tile) as Warp's kernels write it."""
+    x = np.arange(6.0).reshape(2, 3)
+    out = adjit.zeros((2, 3), dtype=adjit.float64)
+    adjit.launch_tiled(_dtype_of, dim=1, inputs=[adjit.array(x), out], block_dim=1)
+    np.testing.assert_array_equal(out.numpy(), x + 1)
