@@ -406,20 +406,8 @@ def _gather(fb, tile: Val, starts, steps, counts, out_shape, node) -> Val:
     if int(np.prod([len(r) for r in ranges])) * out.size > MAX_GATHER_CANDIDATES:
         raise fb.error(f"a sub-tile of shape {out.shape} at a runtime offset of a tile of shape {t.shape}: too "
                        "many candidates for adjit's unrolled tiles (use constant offsets or smaller tiles)", node)
-    i32 = ir.IntegerType.get_signless(32)
-    wanted = [arith.IndexCastOp(i32, to_index(fb.materialize(starts[k], starts[k].type), starts[k].type)).result
-              for k in dynamic]
-    mask_t = ir.VectorType.get(list(out.shape), ir.IntegerType.get_signless(1))
-    result = constant(out, 0)
-    for choice in itertools.product(*ranges):
-        first = list(starts)
-        cond = None
-        for k, f, w in zip(dynamic, choice, wanted):
-            first[k] = f
-            eq = arith.CmpIOp(arith.CmpIPredicate.eq, w, arith.ConstantOp(i32, f).result).result
-            cond = eq if cond is None else arith.AndIOp(cond, eq).result
-        mask = vector_d.BroadcastOp(mask_t, cond).result
-        result = arith.SelectOp(mask, picks(first), result).result
+    result = _select_among(fb, out, constant(out, 0), [starts[k] for k in dynamic], ranges,
+                           lambda choice: picks([dict(zip(dynamic, choice)).get(k, x) for k, x in enumerate(starts)]))
     return Val(out, result)
 
 
@@ -894,15 +882,6 @@ def _convert(x, s: T.ScalarType, d: T.ScalarType, result: ir.Type) -> ir.Value:
     return arith.TruncIOp(result, x).result
 
 
-def _static_offsets(fb, x, ndim, what, node) -> tuple[int, ...]:
-    if not _given(x):
-        return (0,) * ndim
-    items = x.elts if isinstance(x, ast.Tuple) else [x]
-    if len(items) != ndim:
-        raise fb.error(f"{what} needs {ndim} offsets, got {len(items)}", x)
-    return tuple(_const_int(fb, item, f"{what}'s offsets (constant in adjit for now)") for item in items)
-
-
 @_handler("tile_view")
 def _tile_view(fb, a, node):
     """A sub-tile: the leading dimensions past ``shape``'s fixed at their
@@ -936,21 +915,73 @@ def _tile_view(fb, a, node):
 
 @_handler("tile_assign")
 def _tile_assign(fb, a, node):
+    """dst with src written at offset; a runtime offset is resolved by one
+    select per valid offset (none matching: dst unchanged, as a runtime
+    element write outside the tile writes nothing)."""
     dst = _tile(fb, a["dst"], "tile_assign()'s destination", node)
     src = _tile(fb, a["src"], "tile_assign()'s source", node)
     t, s = dst.type, src.type
     if s.dtype != t.dtype or s.ndim != t.ndim:
         raise fb.error(f"tile_assign(): a {s} into a {t}", node, KernelTypeError)
-    offset = _static_offsets(fb, a["offset"], t.ndim, "tile_assign()", node)
-    if any(o < 0 or o + n > m for o, n, m in zip(offset, s.shape, t.shape)):
-        raise fb.error(f"tile_assign(): a tile of shape {s.shape} at {offset} leaves the tile of shape {t.shape}",
+    if not _given(a["offset"]):
+        offset = [0] * t.ndim
+    else:
+        items = a["offset"].elts if isinstance(a["offset"], ast.Tuple) else [a["offset"]]
+        if len(items) != t.ndim:
+            raise fb.error(f"tile_assign() needs {t.ndim} offsets, got {len(items)}", a["offset"])
+        offset = []
+        for item in items:
+            v = fb.expr(item)
+            if not (isinstance(v, Val) and isinstance(v.type, T.ScalarType) and v.type.is_int
+                    and not v.type.is_bool):
+                raise fb.error(f"tile_assign()'s offsets must be integers, got {fb.describe(v)}", item,
+                               KernelTypeError)
+            offset.append(v.literal if v.is_literal else v)
+    if any(n > m for n, m in zip(s.shape, t.shape)) or \
+            any(not isinstance(o, Val) and (o < 0 or o + n > m) for o, n, m in zip(offset, s.shape, t.shape)):
+        shown = tuple("?" if isinstance(o, Val) else o for o in offset)
+        raise fb.error(f"tile_assign(): a tile of shape {s.shape} at {shown} leaves the tile of shape {t.shape}",
                        node)
-    out = elements(dst.value, t)
+    dst_elems = elements(dst.value, t)
+    src_elems = elements(src.value, s)
     strides = [int(np.prod(t.shape[k + 1:])) for k in range(t.ndim)]
-    for x, pos in zip(elements(src.value, s), _row_major(s.shape)):
-        out[sum((p + o) * st for p, o, st in zip(pos, offset, strides))] = x
-    _rebind(fb, a["dst"], Val(t, from_elements(t, out)), "tile_assign()", node)
+
+    def written(first):
+        out = list(dst_elems)
+        for x, pos in zip(src_elems, _row_major(s.shape)):
+            out[sum((p + o) * st for p, o, st in zip(pos, first, strides))] = x
+        return from_elements(t, out)
+
+    dynamic = [k for k, o in enumerate(offset) if isinstance(o, Val)]
+    if not dynamic:
+        result = written(offset)
+    else:
+        ranges = [range(t.shape[k] - s.shape[k] + 1) for k in dynamic]
+        if int(np.prod([len(r) for r in ranges])) * t.size > MAX_GATHER_CANDIDATES:
+            raise fb.error(f"tile_assign() of a tile of shape {s.shape} at a runtime offset into a tile of shape "
+                           f"{t.shape}: too many candidates for adjit's unrolled tiles (use constant offsets or "
+                           "smaller tiles)", node)
+        result = _select_among(fb, t, dst.value, [offset[k] for k in dynamic], ranges,
+                               lambda choice: written([dict(zip(dynamic, choice)).get(k, o)
+                                                       for k, o in enumerate(offset)]))
+    _rebind(fb, a["dst"], Val(t, result), "tile_assign()", node)
     return None
+
+
+def _select_among(fb, t: T.TileType, default: ir.Value, wanted: list, ranges, make) -> ir.Value:
+    """``make(choice)`` for the choice of values in ``ranges`` equal to the runtime
+    ints ``wanted`` (``default`` when none is): one select per choice."""
+    i32 = ir.IntegerType.get_signless(32)
+    wanted = [arith.IndexCastOp(i32, to_index(fb.materialize(w, w.type), w.type)).result for w in wanted]
+    mask_t = ir.VectorType.get(list(t.shape), ir.IntegerType.get_signless(1))
+    result = default
+    for choice in itertools.product(*ranges):
+        cond = None
+        for f, w in zip(choice, wanted):
+            eq = arith.CmpIOp(arith.CmpIPredicate.eq, w, arith.ConstantOp(i32, f).result).result
+            cond = eq if cond is None else arith.AndIOp(cond, eq).result
+        result = arith.SelectOp(vector_d.BroadcastOp(mask_t, cond).result, make(choice), result).result
+    return result
 
 
 def _rebind(fb, target, value: Val, what: str, node):

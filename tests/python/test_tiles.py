@@ -884,3 +884,28 @@ def test_tile_dtype_from_an_array_or_tile_in_the_kernel():
     out = adjit.zeros((2, 3), dtype=adjit.float64)
     adjit.launch_tiled(_dtype_of, dim=1, inputs=[adjit.array(x), out], block_dim=1)
     np.testing.assert_array_equal(out.numpy(), x + 1)
+
+
+@adjit.kernel
+def _assign_at_runtime(a: adjit.array2d(dtype=adjit.float64), b: adjit.array2d(dtype=adjit.float64), n: int,
+                       out: adjit.array2d(dtype=adjit.float64)):
+    t = adjit.tile_load(a, shape=(4, 5))
+    for i in range(2):
+        adjit.tile_assign(t, adjit.tile_load(b, shape=(2, 2), offset=(i * 2, 0)) * 3.0, offset=(i * 2, n))
+    adjit.tile_store(out, t)
+
+
+def test_tile_assign_at_runtime_offsets():
+    """tile_assign's offsets may be runtime ints (a loop's, a parameter), as in Warp; an offset that leaves the
+    tile writes nothing (as a runtime element write outside it)."""
+    rng = np.random.default_rng(12)
+    x, y = rng.standard_normal((4, 5)), rng.standard_normal((4, 2))
+    for n in (0, 3, 4):
+        a, b = adjit.array(x, requires_grad=True), adjit.array(y, requires_grad=True)
+        out = adjit.zeros((4, 5), dtype=adjit.float64, requires_grad=True)
+        adjit.launch_tiled(_assign_at_runtime, dim=1, inputs=[a, b, n, out], block_dim=1)
+        expected = x.copy()
+        if n + 2 <= 5:
+            expected[:, n:n + 2] = 3 * y
+        np.testing.assert_array_equal(out.numpy(), expected)
+        check_gradients(_assign_at_runtime, 1, [a, b, n], [out])
