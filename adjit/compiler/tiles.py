@@ -411,42 +411,105 @@ def _gather(fb, tile: Val, starts, steps, counts, out_shape, node) -> Val:
     return Val(out, result)
 
 
-def subscript(fb, tile: Val, node) -> Val:
-    """``t[i, j]`` (one element), and as Warp's: ``t[i]`` with fewer indices
-    (the sub-tile of the remaining dimensions) and numpy-style slices with
-    constant bounds (``t[4:12, :]``, ``t[::2, ::-1]``, ``t[5, :]``); the
-    plain indices of a sub-tile may be runtime ints."""
-    t = tile.type
+def _selection(fb, t: T.TileType, node):
+    """(starts, steps, counts, shape) of ``t[...]`` (``node``) with slices or fewer
+    indices than dimensions: per dimension the first position (an int, or a
+    runtime int Val for a plain index), the step and the count; the shape of
+    the selection (the sliced dimensions)."""
     items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
-    if len(items) == t.ndim and not any(isinstance(i, ast.Slice) for i in items):
-        return extract(fb, tile, index_values(fb, tile, node), node)
     if len(items) > t.ndim:
         raise fb.error(f"a tile of shape {t.shape} takes at most {t.ndim} indices, got {len(items)}", node,
                        KernelTypeError)
     items += [ast.Slice(None, None, None)] * (t.ndim - len(items))
-    starts, steps, counts, out_shape = [], [], [], []
+    starts, steps, counts, shape = [], [], [], []
     for item, extent in zip(items, t.shape):
         if isinstance(item, ast.Slice):
             picked = range(*slice(*S._bounds(fb, item)).indices(extent))
             if not picked:
-                raise fb.error(f"'{ast.unparse(node)}' selects no element of a tile of shape {t.shape}", node,
-                               KernelValueError)
+                raise fb.error(f"'{ast.unparse(node)}' selects a zero-length axis of a tile of shape {t.shape} (an "
+                               "empty tile)", node, KernelValueError)
             starts.append(picked.start)
             steps.append(picked.step)
             counts.append(len(picked))
-            out_shape.append(len(picked))
+            shape.append(len(picked))
             continue
         v = fb.expr(item)
         if not (isinstance(v, Val) and isinstance(v.type, T.ScalarType) and v.type.is_int and not v.type.is_bool):
             raise fb.error(f"tile indices must be integers or slices, got {fb.describe(v)}", item, KernelTypeError)
         if v.is_literal:
             if not -extent <= v.literal < extent:
-                raise fb.error(f"index {v.literal} is out of range for a tile of shape {t.shape}", node)
+                raise fb.error(f"index {v.literal} is out of bounds for a tile of shape {t.shape}", node,
+                               KernelValueError)
             v = v.literal % extent
         starts.append(v)
         steps.append(1)
         counts.append(1)
-    return as_view(_gather(fb, tile, starts, steps, counts, tuple(out_shape), node), node.value, node)
+    return starts, steps, counts, tuple(shape)
+
+
+def _is_element(t: T.TileType, node) -> bool:
+    items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+    return len(items) == t.ndim and not any(isinstance(i, ast.Slice) for i in items)
+
+
+def subscript(fb, tile: Val, node) -> Val:
+    """``t[i, j]`` (one element), and as Warp's: ``t[i]`` with fewer indices
+    (the sub-tile of the remaining dimensions) and numpy-style slices with
+    constant bounds (``t[4:12, :]``, ``t[::2, ::-1]``, ``t[5, :]``); the
+    plain indices of a sub-tile may be runtime ints."""
+    if _is_element(tile.type, node):
+        return extract(fb, tile, index_values(fb, tile, node), node)
+    starts, steps, counts, shape = _selection(fb, tile.type, node)
+    return as_view(_gather(fb, tile, starts, steps, counts, shape, node), node.value, node)
+
+
+def assign(fb, target: ast.Subscript, value) -> None:
+    """``t[...] = value`` for the local tile ``t``: one element, or (as Warp's)
+    a sub-tile (``t[i] = row``, ``t[1:3, :] = u``, ``t[1:] = t[:-1]``: the
+    right side is read first, as numpy's) given a tile of its shape or a
+    scalar for every element; a runtime plain index picks by selects (none
+    outside the tile)."""
+    name = target.value.id
+    check_writable(fb, name, f"'{ast.unparse(target)} = ...'", target)
+    tile = fb.env[name]
+    t = tile.type
+    if _is_element(t, target):
+        fb.env[name] = insert(fb, tile, index_values(fb, tile, target), value, target)
+        return
+    starts, steps, counts, shape = _selection(fb, t, target)
+    size = math.prod(counts)
+    if isinstance(value, Val) and isinstance(value.type, T.TileType):
+        if value.type.shape != shape:
+            raise fb.error(f"'{ast.unparse(target)} = ...': shape mismatch: a tile of shape {value.type.shape} does "
+                           f"not fit the selection of shape {shape}", target, KernelValueError)
+        if value.type.dtype != t.dtype:
+            raise fb.error(f"'{ast.unparse(target)} = ...': a {value.type.dtype} tile into a {t.dtype} tile", target,
+                           KernelTypeError)
+        src = elements(value.value, value.type)
+    elif isinstance(value, Val) and isinstance(value.type, T.ScalarType):
+        src = [fb.materialize(fb.coerce(value, t.dtype, target), t.dtype)] * size
+    else:
+        raise fb.error(f"'{ast.unparse(target)} = ...' takes a tile or a scalar, got {fb.describe(value)}", target)
+    dst = elements(tile.value, t)
+    strides = [math.prod(t.shape[k + 1:]) for k in range(t.ndim)]
+
+    def written(first):
+        out = list(dst)
+        for x, pos in zip(src, _row_major(counts)):
+            out[sum((f + p * st) * sd for f, p, st, sd in zip(first, pos, steps, strides))] = x
+        return from_elements(t, out)
+
+    dynamic = [k for k, x in enumerate(starts) if isinstance(x, Val)]
+    if not dynamic:
+        fb.env[name] = Val(t, written(starts))
+        return
+    ranges = [range(t.shape[k]) for k in dynamic]
+    if math.prod(len(r) for r in ranges) * t.size > MAX_GATHER_CANDIDATES:
+        raise fb.error(f"'{ast.unparse(target)} = ...' at a runtime index of a tile of shape {t.shape}: too many "
+                       "candidates for adjit's unrolled tiles", target)
+    fb.env[name] = Val(t, _select_among(fb, t, tile.value, [starts[k] for k in dynamic], ranges,
+                                        lambda choice: written([dict(zip(dynamic, choice)).get(k, x)
+                                                                for k, x in enumerate(starts)])))
 
 
 # --- indexing: t[i, j], t[i, j] = x ---------------------------------------------------------
@@ -475,7 +538,8 @@ def extract(fb, tile: Val, idx: list[Val], node) -> Val:
     if all(v.is_literal for v in idx):
         pos = [v.literal for v in idx]
         if any(not 0 <= p < n for p, n in zip(pos, t.shape)):
-            raise fb.error(f"index {tuple(pos)} is out of range for a tile of shape {t.shape}", node)
+            raise fb.error(f"index {tuple(pos)} is out of bounds for a tile of shape {t.shape}", node,
+                           KernelValueError)
         return Val(t.dtype, vector_d.ExtractOp(tile.value, [], pos).result)
     mask = _element_mask(t, _flat_index(fb, t, idx, node))
     flat = _flat(tile.value, t)
@@ -490,7 +554,8 @@ def insert(fb, tile: Val, idx: list[Val], value: Val, node) -> Val:
     if all(v.is_literal for v in idx):
         pos = [v.literal for v in idx]
         if any(not 0 <= p < n for p, n in zip(pos, t.shape)):
-            raise fb.error(f"index {tuple(pos)} is out of range for a tile of shape {t.shape}", node)
+            raise fb.error(f"index {tuple(pos)} is out of bounds for a tile of shape {t.shape}", node,
+                           KernelValueError)
         return Val(t, vector_d.InsertOp(x, tile.value, [], pos).result)
     mask = _element_mask(t, _flat_index(fb, t, idx, node))
     flat_t = ir.VectorType.get([t.size], t.dtype.mlir())

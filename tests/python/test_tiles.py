@@ -634,8 +634,9 @@ def _empty_slice(src: adjit.array2d(dtype=float)):
     adjit.tile_store(src, t[1:1, :])
 
 
-def test_empty_tile_slice_is_an_error():
-    assert "selects no element" in _compile_error(_empty_slice, [adjit.zeros((2, 2), dtype=float)])
+def test_empty_tile_slice_is_a_value_error():
+    with pytest.raises(ValueError, match="zero-length axis"):  # Warp's words ("empty tile|zero-length")
+        adjit.launch(_empty_slice, dim=1, inputs=[adjit.zeros((2, 2), dtype=float)])
 
 
 @adjit.kernel
@@ -909,3 +910,50 @@ def test_tile_assign_at_runtime_offsets():
             expected[:, n:n + 2] = 3 * y
         np.testing.assert_array_equal(out.numpy(), expected)
         check_gradients(_assign_at_runtime, 1, [a, b, n], [out])
+
+
+@adjit.kernel
+def _sub_tile_writes(a: adjit.array2d(dtype=adjit.float64), r: adjit.array(dtype=adjit.float64), n: int,
+                     out: adjit.array2d(dtype=adjit.float64)):
+    t = adjit.tile_load(a, shape=(4, 5))
+    t[1:] = t[:-1]  # the right side is read first (numpy's semantics)
+    t[0] = adjit.tile_load(r, shape=5) * 2.0  # a row
+    t[:, 4] = 7.0  # a scalar into every element of a column
+    t[n, ::2] = adjit.tile_load(r, shape=3)  # a runtime row (n outside the tile: nothing written)
+    adjit.tile_store(out, t)
+
+
+@adjit.kernel
+def _sub_tile_mismatch(a: adjit.array2d(dtype=float)):
+    t = adjit.tile_load(a, shape=(4, 4))
+    t[0:2, :] = adjit.tile_ones(shape=(3, 4), dtype=float)
+
+
+@adjit.kernel
+def _constant_index_out_of_bounds(a: adjit.array2d(dtype=float)):
+    t = adjit.tile_load(a, shape=(4, 4))
+    adjit.tile_store(a, adjit.tile_reshape(t[100, :], shape=(1, 4)))
+
+
+def test_writes_to_sub_tiles():
+    """As Warp's: t[i] = row, t[a:b, :] = u, t[:, j] = scalar, t[n, ::2] = u with a runtime n; a shape mismatch
+    and a constant index out of bounds are ValueErrors in Warp's words."""
+    rng = np.random.default_rng(21)
+    x, y = rng.standard_normal((4, 5)), rng.standard_normal(5)
+    for n in (2, 4):
+        a, r = adjit.array(x, requires_grad=True), adjit.array(y, requires_grad=True)
+        out = adjit.zeros((4, 5), dtype=adjit.float64, requires_grad=True)
+        adjit.launch_tiled(_sub_tile_writes, dim=1, inputs=[a, r, n, out], block_dim=1)
+        e = x.copy()
+        e[1:] = e[:-1].copy()
+        e[0] = 2 * y
+        e[:, 4] = 7.0
+        if n < 4:
+            e[n, ::2] = y[:3]
+        np.testing.assert_array_equal(out.numpy(), e)
+        check_gradients(_sub_tile_writes, 1, [a, r, n], [out])
+    a = adjit.zeros((4, 4), dtype=float)
+    with pytest.raises(ValueError, match="shape mismatch"):
+        adjit.launch(_sub_tile_mismatch, dim=1, inputs=[a])
+    with pytest.raises(ValueError, match="out of bounds"):
+        adjit.launch(_constant_index_out_of_bounds, dim=1, inputs=[a])

@@ -114,6 +114,11 @@ class Assignment:
             return
         if isinstance(value, tuple):
             raise self.error("cannot assign several values to one name", target)
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and \
+                isinstance(self.env.get(target.value.id), Val) and \
+                isinstance(self.env[target.value.id].type, T.TileType):
+            tiles.assign(self, target, value)  # t[i, j] = x, t[1:3] = u: the tile rebound, as a local array
+            return
         if S.has_slice(target) and not LA.is_local_array(self.lookup_local(target.value)):
             S.assign(self, target, value)  # v[1:3] = w, m[0, :2] = w: component writes
             return
@@ -137,14 +142,6 @@ class Assignment:
             local = self.env[target.value.id]
             element = self.concrete(self.coerce(value, local.type.dtype, target))
             self.env[target.value.id] = LA.write(self, local, target, element)
-            return
-        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and \
-                isinstance(self.env.get(target.value.id), Val) and \
-                isinstance(self.env[target.value.id].type, T.TileType):
-            tiles.check_writable(self, target.value.id, f"'{ast.unparse(target)} = ...'", target)
-            tile = self.env[target.value.id]  # t[i, j] = x: the tile rebound, as a local array
-            self.env[target.value.id] = tiles.insert(self, tile, tiles.index_values(self, tile, target), value,
-                                                     target)
             return
         if isinstance(target, ast.Subscript) and isinstance(self.lookup_local(target.value), SA.StructArrayRef):
             SA.store(self, self.lookup_local(target.value), target, value)  # a[i] = s: every field
