@@ -411,7 +411,7 @@ def _gather(fb, tile: Val, starts, steps, counts, out_shape, node) -> Val:
     return Val(out, result)
 
 
-def _selection(fb, t: T.TileType, node):
+def _selection(fb, t: T.TileType, node, gather: list | None = None, given: list | None = None):
     """(starts, steps, counts, shape) of ``t[...]`` (``node``) with slices or fewer
     indices than dimensions: per dimension the first position (an int, or a
     runtime int Val for a plain index), the step and the count; the shape of
@@ -422,7 +422,7 @@ def _selection(fb, t: T.TileType, node):
                        KernelTypeError)
     items += [ast.Slice(None, None, None)] * (t.ndim - len(items))
     starts, steps, counts, shape = [], [], [], []
-    for item, extent in zip(items, t.shape):
+    for k, (item, extent) in enumerate(zip(items, t.shape)):
         if isinstance(item, ast.Slice):
             picked = range(*slice(*S._bounds(fb, item)).indices(extent))
             if not picked:
@@ -433,7 +433,19 @@ def _selection(fb, t: T.TileType, node):
             counts.append(len(picked))
             shape.append(len(picked))
             continue
-        v = fb.expr(item)
+        v = given[k] if given is not None else fb.expr(item)  # (``given``: the items' values, evaluated once)
+        if gather is not None and isinstance(v, Val) and isinstance(v.type, T.TileType):
+            if not (v.type.ndim == 1 and v.type.dtype.is_int and not v.type.dtype.is_bool):
+                raise fb.error(f"a tile index must be a 1-d integer index tile, got {fb.describe(v)}", item,
+                               KernelValueError)
+            if gather:
+                raise fb.error("adjit's tiles take one index tile per subscript", item, KernelTypeError)
+            gather.append((len(starts), len(shape), v))  # (its dimension, its place in the result, the tile)
+            starts.append(0)
+            steps.append(1)
+            counts.append(1)
+            shape.append(v.type.shape[0])
+            continue
         if not (isinstance(v, Val) and isinstance(v.type, T.ScalarType) and v.type.is_int and not v.type.is_bool):
             raise fb.error(f"tile indices must be integers or slices, got {fb.describe(v)}", item, KernelTypeError)
         if v.is_literal:
@@ -457,10 +469,39 @@ def subscript(fb, tile: Val, node) -> Val:
     (the sub-tile of the remaining dimensions) and numpy-style slices with
     constant bounds (``t[4:12, :]``, ``t[::2, ::-1]``, ``t[5, :]``); the
     plain indices of a sub-tile may be runtime ints."""
-    if _is_element(tile.type, node):
-        return extract(fb, tile, index_values(fb, tile, node), node)
-    starts, steps, counts, shape = _selection(fb, tile.type, node)
-    return as_view(_gather(fb, tile, starts, steps, counts, shape, node), node.value, node)
+    t = tile.type
+    given = None
+    if _is_element(t, node):
+        items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        given = [fb.expr(i) for i in items]
+        if not any(isinstance(v, Val) and isinstance(v.type, T.TileType) for v in given):
+            for v, item in zip(given, items):
+                if not (isinstance(v, Val) and isinstance(v.type, T.ScalarType) and v.type.is_int
+                        and not v.type.is_bool):
+                    raise fb.error(f"tile indices must be integers or slices, got {fb.describe(v)}", item,
+                                   KernelTypeError)
+            return extract(fb, tile, given, node)
+    gather = []
+    starts, steps, counts, shape = _selection(fb, t, node, gather, given)
+    if not gather:
+        return as_view(_gather(fb, tile, starts, steps, counts, shape, node), node.value, node)
+    # t[idx, :] with an index tile (Warp's advanced indexing): one sub-tile per index (negative ones from the
+    # end, as Warp's), stacked at the index tile's place in the result (a copy, not a view).
+    dim, place, idx = gather[0]
+    out = _tile_type(fb, shape, t.dtype, t.storage, node)
+    pieces = []
+    for k, i in enumerate(elements(idx.value, idx.type)):
+        i = Val(idx.type.dtype, i)
+        wrapped = fb.binop(ast.Add(), i, Val(idx.type.dtype, constant(idx.type.dtype, t.shape[dim])), node)
+        negative = arith.CmpIOp(arith.CmpIPredicate.slt, i.value, constant(idx.type.dtype, 0)).result
+        i = Val(idx.type.dtype, arith.SelectOp(negative, wrapped.value, i.value).result)
+        sub_shape = shape[:place] + shape[place + 1:] or (1,)
+        piece = _gather(fb, tile, starts[:dim] + [i] + starts[dim + 1:], steps, counts, sub_shape, node)
+        pieces.append(elements(piece.value, piece.type))
+    inner = math.prod(shape[place + 1:])
+    outer = math.prod(shape[:place])
+    flat = [pieces[k][o * inner + j] for o in range(outer) for k in range(len(pieces)) for j in range(inner)]
+    return Val(out, from_elements(out, flat))
 
 
 def assign(fb, target: ast.Subscript, value) -> None:

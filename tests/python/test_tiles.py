@@ -957,3 +957,31 @@ def test_writes_to_sub_tiles():
         adjit.launch(_sub_tile_mismatch, dim=1, inputs=[a])
     with pytest.raises(ValueError, match="out of bounds"):
         adjit.launch(_constant_index_out_of_bounds, dim=1, inputs=[a])
+
+
+@adjit.kernel
+def _index_tiles(src: adjit.array2d(dtype=adjit.float64), idx: adjit.array(dtype=int),
+                 rows: adjit.array2d(dtype=adjit.float64), row: adjit.array(dtype=adjit.float64),
+                 cols: adjit.array2d(dtype=adjit.float64), picks: adjit.array(dtype=adjit.float64)):
+    t = adjit.tile_load(src, shape=(6, 8))
+    adjit.tile_store(rows, t[adjit.tile_arange(0, 3, dtype=int) * 2, :])
+    adjit.tile_store(row, t[adjit.tile_arange(0, 3, dtype=int) * 2][1])
+    i = adjit.tile_load(idx, shape=4)
+    adjit.tile_store(cols, t[1:5, i])
+    adjit.tile_store(picks, t[i, 2])
+
+
+def test_tile_indexed_by_an_index_tile():
+    """As Warp's advanced indexing: t[idx, :] with a 1-d int tile gathers (negative indices from the end,
+    repeats allowed), at the index tile's place in the result; gradients flow to the gathered elements."""
+    x = np.random.default_rng(13).standard_normal((6, 8))
+    ix = np.array([1, -1, 3, 3], dtype=np.int32)
+    src = adjit.array(x, requires_grad=True)
+    outs = [adjit.zeros(s, dtype=adjit.float64, requires_grad=True) for s in ((3, 8), 8, (4, 4), 4)]
+    adjit.launch_tiled(_index_tiles, dim=1, inputs=[src, adjit.array(ix), *outs], block_dim=1)
+    rows, row, cols, picks = (o.numpy() for o in outs)
+    np.testing.assert_array_equal(rows, x[[0, 2, 4]])
+    np.testing.assert_array_equal(row, x[2])
+    np.testing.assert_array_equal(cols, x[1:5][:, ix])
+    np.testing.assert_array_equal(picks, x[ix, 2])
+    check_gradients(_index_tiles, 1, [src, adjit.array(ix)], outs)
