@@ -107,7 +107,7 @@ class Printing:
             return "[" + " ".join(rows) + "]", [c for _, c in comps]
         if isinstance(t, T.TileType):
             return _tile_print_parts(self.materialize(value, t), t)
-        raise self.error(f"print() takes numbers, vectors, matrices and tiles, got {t}", node)
+        raise self.error(f"print() takes numbers, vectors and matrices (and tiles), got {t}", node)
 
     def emit_print(self, node):
         """Python's print(*args, sep=" ", end="\\n"): string literals and values."""
