@@ -453,6 +453,11 @@ def _selection(fb, t: T.TileType, node, gather: list | None = None, given: list 
                 raise fb.error(f"index {v.literal} is out of bounds for a tile of shape {t.shape}", node,
                                KernelValueError)
             v = v.literal % extent
+        else:  # a negative runtime index counts from the end, as numpy's and Warp's
+            v = fb.concrete(v)
+            negative = arith.CmpIOp(arith.CmpIPredicate.slt, v.value, constant(v.type, 0)).result
+            v = Val(v.type, arith.SelectOp(negative, arith.AddIOp(v.value, constant(v.type, extent)).result,
+                                           v.value).result)
         starts.append(v)
         steps.append(1)
         counts.append(1)

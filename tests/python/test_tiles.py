@@ -614,7 +614,7 @@ def test_sub_tiles_by_index_slice_and_runtime_view():
     select sub-tiles (numpy's rules), and tile_view's offsets and a sub-tile's indices may be runtime ints (an
     offset that leaves the tile reads zeros, as a runtime index of one element does)."""
     x = np.random.default_rng(2).standard_normal((6, 8))
-    for n in (0, 3, 4, 7):
+    for n in (0, 3, 4, 7, -2):  # a negative index of a sub-tile counts from the end (not tile_view's offset)
         a = adjit.array(x, requires_grad=True)
         outs = [adjit.zeros(s, dtype=adjit.float64, requires_grad=True)
                 for s in ((6, 8), (3, 4), 3, (2, 3), (3, 8))]
@@ -623,7 +623,7 @@ def test_sub_tiles_by_index_slice_and_runtime_view():
         np.testing.assert_array_equal(rows, x * x)
         np.testing.assert_array_equal(sliced, x[1:4, ::-2])
         np.testing.assert_array_equal(part, x[n, 2:5] if n < 6 else 0.0)
-        np.testing.assert_array_equal(view, x[n:n + 2, 1:4] if n + 2 <= 6 else 0.0)
+        np.testing.assert_array_equal(view, x[n:n + 2, 1:4] if 0 <= n and n + 2 <= 6 else 0.0)
         np.testing.assert_array_equal(every, x[::2])
         check_gradients(_sub_tiles, 1, [a, n], outs)
 
