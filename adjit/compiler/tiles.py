@@ -440,6 +440,11 @@ def _selection(fb, t: T.TileType, node, gather: list | None = None, given: list 
                                KernelValueError)
             if gather:
                 raise fb.error("adjit's tiles take one index tile per subscript", item, KernelTypeError)
+            others = [i for i in items if i is not item]
+            if any(not (isinstance(i, ast.Slice) and i.lower is None and i.upper is None and i.step is None)
+                   for i in others):
+                raise fb.error(f"'{ast.unparse(node)}': indexing by an index tile requires ':' on all other axes "
+                               "(as Warp's)", node, KernelValueError)
             gather.append((len(starts), len(shape), v))  # (its dimension, its place in the result, the tile)
             starts.append(0)
             steps.append(1)
@@ -532,10 +537,9 @@ def assign(fb, target: ast.Subscript, value) -> None:
             raise fb.error(f"'{ast.unparse(target)} = ...': a {value.type.dtype} tile into a {t.dtype} tile", target,
                            KernelTypeError)
         src = elements(value.value, value.type)
-    elif isinstance(value, Val) and isinstance(value.type, T.ScalarType):
-        src = [fb.materialize(fb.coerce(value, t.dtype, target), t.dtype)] * size
-    else:
-        raise fb.error(f"'{ast.unparse(target)} = ...' takes a tile or a scalar, got {fb.describe(value)}", target)
+    else:  # (Warp refuses a scalar broadcast into a selection too)
+        raise fb.error(f"'{ast.unparse(target)} = ...' requires a tile of matching shape {shape}, got "
+                       f"{fb.describe(value)}", target, KernelValueError)
     dst = elements(tile.value, t)
     strides = [math.prod(t.shape[k + 1:]) for k in range(t.ndim)]
 
@@ -1019,8 +1023,8 @@ def _tile_view(fb, a, node):
     if any(not isinstance(o, Val) and (o < 0 or o + n > m) for o, n, m in zip(offset, extents, t.shape)) or \
             any(n > m for n, m in zip(extents, t.shape)):
         shown = tuple("?" if isinstance(o, Val) else o for o in offset)
-        raise fb.error(f"tile_view(): a view of shape {tuple(shape)} at {shown} leaves the tile of shape {t.shape}",
-                       node)
+        raise fb.error(f"tile_view(): a view of shape {tuple(shape)} at {shown} is out of bounds for the tile of "
+                       f"shape {t.shape}", node, KernelValueError)
     return _gather(fb, tile, offset, [1] * t.ndim, extents, tuple(shape), node)
 
 

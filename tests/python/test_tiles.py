@@ -918,7 +918,7 @@ def _sub_tile_writes(a: adjit.array2d(dtype=adjit.float64), r: adjit.array(dtype
     t = adjit.tile_load(a, shape=(4, 5))
     t[1:] = t[:-1]  # the right side is read first (numpy's semantics)
     t[0] = adjit.tile_load(r, shape=5) * 2.0  # a row
-    t[:, 4] = 7.0  # a scalar into every element of a column
+    t[:, 4] = adjit.tile_full(shape=4, value=7.0, dtype=adjit.float64)  # a column
     t[n, ::2] = adjit.tile_load(r, shape=3)  # a runtime row (n outside the tile: nothing written)
     adjit.tile_store(out, t)
 
@@ -935,9 +935,36 @@ def _constant_index_out_of_bounds(a: adjit.array2d(dtype=float)):
     adjit.tile_store(a, adjit.tile_reshape(t[100, :], shape=(1, 4)))
 
 
+@adjit.kernel
+def _scalar_into_selection(a: adjit.array2d(dtype=float)):
+    t = adjit.tile_load(a, shape=(4, 4))
+    t[0:2, :] = 1.0
+    adjit.tile_store(a, t)
+
+
+@adjit.kernel
+def _compound_into_selection(a: adjit.array2d(dtype=float)):
+    t = adjit.tile_load(a, shape=(4, 4))
+    t[0] += adjit.tile_ones(shape=4, dtype=float)
+    adjit.tile_store(a, t)
+
+
+@adjit.kernel
+def _index_tile_with_slice(a: adjit.array2d(dtype=float)):
+    t = adjit.tile_load(a, shape=(4, 4))
+    adjit.tile_store(a, t[adjit.tile_arange(0, 2, dtype=int), 1:3])
+
+
+@adjit.kernel
+def _view_out_of_bounds(a: adjit.array2d(dtype=float)):
+    t = adjit.tile_load(a, shape=(4, 4))
+    adjit.tile_store(a, adjit.tile_reshape(adjit.tile_view(t, offset=(4,)), shape=(1, 4)))
+
+
 def test_writes_to_sub_tiles():
-    """As Warp's: t[i] = row, t[a:b, :] = u, t[:, j] = scalar, t[n, ::2] = u with a runtime n; a shape mismatch
-    and a constant index out of bounds are ValueErrors in Warp's words."""
+    """As Warp's: t[i] = row, t[a:b, :] = u, t[:, j] = column, t[n, ::2] = u with a runtime n; a shape mismatch,
+    a scalar into a selection, a compound assignment to one and a constant index out of bounds are ValueErrors
+    in Warp's words, as is an index tile without ':' on the other axes."""
     rng = np.random.default_rng(21)
     x, y = rng.standard_normal((4, 5)), rng.standard_normal(5)
     for n in (2, 4):
@@ -957,6 +984,14 @@ def test_writes_to_sub_tiles():
         adjit.launch(_sub_tile_mismatch, dim=1, inputs=[a])
     with pytest.raises(ValueError, match="out of bounds"):
         adjit.launch(_constant_index_out_of_bounds, dim=1, inputs=[a])
+    with pytest.raises(ValueError, match="requires a tile of matching shape"):
+        adjit.launch(_scalar_into_selection, dim=1, inputs=[a])
+    with pytest.raises(ValueError, match="Compound assignment to a tile view"):
+        adjit.launch(_compound_into_selection, dim=1, inputs=[a])
+    with pytest.raises(ValueError, match="requires ':' on all other axes"):
+        adjit.launch(_index_tile_with_slice, dim=1, inputs=[a])
+    with pytest.raises(ValueError, match="out of bounds"):
+        adjit.launch(_view_out_of_bounds, dim=1, inputs=[a])
 
 
 @adjit.kernel
@@ -967,21 +1002,22 @@ def _index_tiles(src: adjit.array2d(dtype=adjit.float64), idx: adjit.array(dtype
     adjit.tile_store(rows, t[adjit.tile_arange(0, 3, dtype=int) * 2, :])
     adjit.tile_store(row, t[adjit.tile_arange(0, 3, dtype=int) * 2][1])
     i = adjit.tile_load(idx, shape=4)
-    adjit.tile_store(cols, t[1:5, i])
-    adjit.tile_store(picks, t[i, 2])
+    adjit.tile_store(cols, adjit.tile_transpose(t[:, i]))
+    adjit.tile_store(picks, t[i][:, 2])
 
 
 def test_tile_indexed_by_an_index_tile():
     """As Warp's advanced indexing: t[idx, :] with a 1-d int tile gathers (negative indices from the end,
-    repeats allowed), at the index tile's place in the result; gradients flow to the gathered elements."""
+    repeats allowed), at the index tile's place in the result, with ':' on every other axis (as Warp requires);
+    gradients flow to the gathered elements."""
     x = np.random.default_rng(13).standard_normal((6, 8))
     ix = np.array([1, -1, 3, 3], dtype=np.int32)
     src = adjit.array(x, requires_grad=True)
-    outs = [adjit.zeros(s, dtype=adjit.float64, requires_grad=True) for s in ((3, 8), 8, (4, 4), 4)]
+    outs = [adjit.zeros(s, dtype=adjit.float64, requires_grad=True) for s in ((3, 8), 8, (4, 6), 4)]
     adjit.launch_tiled(_index_tiles, dim=1, inputs=[src, adjit.array(ix), *outs], block_dim=1)
     rows, row, cols, picks = (o.numpy() for o in outs)
     np.testing.assert_array_equal(rows, x[[0, 2, 4]])
     np.testing.assert_array_equal(row, x[2])
-    np.testing.assert_array_equal(cols, x[1:5][:, ix])
+    np.testing.assert_array_equal(cols, x[:, ix].T)
     np.testing.assert_array_equal(picks, x[ix, 2])
     check_gradients(_index_tiles, 1, [src, adjit.array(ix)], outs)

@@ -9,7 +9,7 @@ from mlir import ir
 from ... import language
 from ... import types as T
 from ...dialects import adjit as adjit_d
-from ...errors import KernelSyntaxError, KernelTypeError
+from ...errors import KernelSyntaxError, KernelTypeError, KernelValueError
 from .. import by_reference as BR
 from .. import local_arrays as LA
 from .. import slices as S
@@ -59,6 +59,13 @@ class Assignment:
                 return self.accumulate_adjoint(stmt)
         if isinstance(target, ast.Name):
             tiles.check_writable(self, target.id, f"'{ast.unparse(stmt)}'", stmt)
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and \
+                isinstance(self.env.get(target.value.id), Val) and \
+                isinstance(self.env[target.value.id].type, T.TileType) and \
+                not tiles._is_element(self.env[target.value.id].type, target):
+            raise self.error(f"Compound assignment to a tile view ('{ast.unparse(stmt)}') is not supported, as in "
+                             f"Warp: write {ast.unparse(target)} = {ast.unparse(target)} "
+                             f"{self.op_name(stmt.op)} ...", stmt, KernelValueError)
         if S.has_slice(target) and not LA.is_local_array(self.lookup_local(target.value)):
             return S.aug_assign(self, stmt)  # v[1:3] += w
         bitwise = {ast.BitAnd: "AtomicAndOp", ast.BitOr: "AtomicOrOp", ast.BitXor: "AtomicXorOp"}
