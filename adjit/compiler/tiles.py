@@ -1397,7 +1397,13 @@ def _tile_matmul(fb, a, node):
         product = _matmul(out_t, x, y, None)
         if alpha is not None:
             product = arith.MulFOp(_splat(out_t, alpha), product).result
-        scaled = out.value if beta is None else arith.MulFOp(_splat(out_t, beta), out.value).result
+        scaled = out.value
+        if beta is not None:  # as BLAS and Warp: out is not read when beta is 0 (a NaN or inf there stays out)
+            scaled = arith.MulFOp(_splat(out_t, beta), out.value).result
+            zero = arith.CmpFOp(arith.CmpFPredicate.OEQ, beta, constant(dtype, 0)).result
+            mask = vector_d.BroadcastOp(ir.VectorType.get(list(out_t.shape), ir.IntegerType.get_signless(1)),
+                                        zero).result
+            scaled = arith.SelectOp(mask, constant(out_t, 0), scaled).result
         result = arith.AddFOp(scaled, product).result
     _rebind(fb, a["out"], Val(out_t, result), "tile_matmul(a, b, out)", node)
     return None

@@ -1021,3 +1021,30 @@ def test_tile_indexed_by_an_index_tile():
     np.testing.assert_array_equal(cols, x[:, ix].T)
     np.testing.assert_array_equal(picks, x[ix, 2])
     check_gradients(_index_tiles, 1, [src, adjit.array(ix)], outs)
+
+
+@adjit.kernel
+def _matmul_beta(a: adjit.array2d(dtype=adjit.float64), b: adjit.array2d(dtype=adjit.float64),
+                 c: adjit.array2d(dtype=adjit.float64), beta: adjit.float64, out: adjit.array2d(dtype=adjit.float64)):
+    s = adjit.tile_load(c, shape=(3, 2))
+    adjit.tile_matmul(adjit.tile_load(a, shape=(3, 4)), adjit.tile_load(b, shape=(4, 2)), s, beta=beta)
+    adjit.tile_store(out, s)
+
+
+def test_tile_matmul_with_beta_zero_does_not_read_out():
+    """As BLAS and Warp: with beta = 0, tile_matmul's out is not read, so a NaN or inf there does not reach the
+    result (0 * NaN would); other betas scale it, with gradients."""
+    rng = np.random.default_rng(17)
+    x, y = rng.standard_normal((3, 4)), rng.standard_normal((4, 2))
+    junk = np.full((3, 2), np.nan)
+    junk[::2] = np.inf
+    out = adjit.zeros((3, 2), dtype=adjit.float64)
+    adjit.launch_tiled(_matmul_beta, dim=1, inputs=[adjit.array(x), adjit.array(y), adjit.array(junk), 0.0, out],
+                       block_dim=1)
+    np.testing.assert_allclose(out.numpy(), x @ y, rtol=1e-12)
+    z = rng.standard_normal((3, 2))
+    a, b, c = (adjit.array(v, requires_grad=True) for v in (x, y, z))
+    out = adjit.zeros((3, 2), dtype=adjit.float64, requires_grad=True)
+    adjit.launch_tiled(_matmul_beta, dim=1, inputs=[a, b, c, 0.5, out], block_dim=1)
+    np.testing.assert_allclose(out.numpy(), x @ y + 0.5 * z, rtol=1e-12)
+    check_gradients(_matmul_beta, 1, [a, b, c, 0.5], [out])
