@@ -227,6 +227,12 @@ def parameter_types(pyfunc, source: SourceInfo, what: str, patterns: dict | None
         if isinstance(ann, (T.Reference, T.LocalArrayType)):
             result.append(_by_reference_annotation(ann, arg, source, what))
             continue
+        if isinstance(ann, T.TileType):
+            if what == "kernel":
+                raise source.error(KernelTypeError, f"kernel parameter '{arg.arg}': tiles are made in kernels, "
+                                   "not passed to them (pass an array and tile_load it)", arg)
+            result.append(ann)
+            continue
         if isinstance(ann, T.IndexedArrayType) and what != "kernel":
             raise source.error(KernelTypeError, f"{what} parameter '{arg.arg}': indexed arrays are kernel "
                                "parameters only (pass the data array and the index arrays)", arg)

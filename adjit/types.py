@@ -514,6 +514,25 @@ class TileType(Type):
         return hash(("tile", self.shape, self.dtype))
 
 
+def tile_annotation(params):
+    """Warp's ``wp.tile[dtype, M, N]`` (or ``[dtype, (M, N)]``): the tile
+    type, annotating @func parameters; ``wp.tile[dtype]``: a tile of that
+    dtype and any shape (generic, as ``typing.Any``: each call's tile)."""
+    if not isinstance(params, tuple):
+        params = (params,)
+    if not params:
+        raise TypeError("adjit.tile[...] needs a dtype: tile[float, M, N]")
+    dtype, rest = params[0], params[1:]
+    if len(rest) == 1 and isinstance(rest[0], tuple):
+        rest = rest[0]
+    if isinstance(dtype, (VectorType, MatrixType)):
+        raise TypeError(f"tiles of {dtype} are not supported yet (tiles of int and float scalars are)")
+    dtype = scalar_type_of(dtype)
+    if not rest:
+        return TypePattern(f"tile[{dtype}]", TileType, dtype=dtype)
+    return TileType(rest, dtype)
+
+
 class fixedarray(LocalArrayType):  # noqa: N801 (Warp's name)
     """Warp's ``fixedarray(dtype=..., shape=...)``: the type of a fixed-size
     per-thread array (what ``zeros(shape, dtype)`` makes in a kernel), for
@@ -632,6 +651,8 @@ class TypePattern:
             return False
         if self.kind is VectorType:
             return self.length is None or t.length == self.length
+        if self.shape is None:  # a tile of any shape
+            return True
         return all(want is None or want == got for want, got in zip(self.shape, t.shape))
 
     def __repr__(self) -> str:

@@ -3,6 +3,7 @@ writes docs/warp_tests.md.
 
     python tools/warp_tests.py                    (all selected files, writes the doc)
     python tools/warp_tests.py test_math test_vec --no-doc   (a few files, prints the table)
+    python tools/warp_tests.py --tiles --no-doc   (Warp's tile test files, tile/test_tile*.py; prints the table)
 
 Each Warp test file runs unchanged, in a fresh interpreter (a crash or hang in
 one file does not stop the others; each file has a timeout), with an import
@@ -178,6 +179,11 @@ def warp_tests_dir() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit("warp-lang is not installed: its test files are what this tool runs")
     return Path(list(spec.submodule_search_locations)[0]) / "tests"
+
+
+def tile_modules() -> list[str]:
+    """Warp's tile test files (``tile.test_tile*``), found in its installed tests."""
+    return sorted(f"tile.{f.stem}" for f in (warp_tests_dir() / "tile").glob("test_tile*.py"))
 
 
 class _WarpAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -862,6 +868,8 @@ def main() -> None:
     p.add_argument("modules", nargs="*", help="Warp test modules (default: the selection), e.g. test_math")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per file (default 120)")
     p.add_argument("--jobs", type=int, default=1, help="files run at once (default 1)")
+    p.add_argument("--tiles", action="store_true",
+                   help="run Warp's tile test files (tile/test_tile*.py, left out of the selection) instead")
     p.add_argument("--no-doc", action="store_true", help="print the report instead of writing docs/warp_tests.md")
     p.add_argument("--json", type=Path, help="also write the per-file results as JSON here")
     p.add_argument("--from-json", type=Path, help="render the report from a --json file instead of running")
@@ -879,7 +887,9 @@ def main() -> None:
         print(text) if args.no_doc else DOC.write_text(text)
         return
 
-    modules = args.modules or list(SELECTED)
+    if args.tiles and not args.no_doc:
+        p.error("--tiles reports with --no-doc (docs/warp_tests.md covers the selection)")
+    modules = args.modules or (tile_modules() if args.tiles else list(SELECTED))
     start = time.monotonic()
     print(f"collecting {len(modules)} files under Warp ...", file=sys.stderr)
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
@@ -895,6 +905,7 @@ def main() -> None:
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         infos = list(pool.map(one, modules))
     command = "python tools/warp_tests.py" + ("" if not args.modules else " " + " ".join(args.modules)) + \
+        (" --tiles" if args.tiles and not args.modules else "") + \
         (f" --timeout {args.timeout:.0f}" if args.timeout != 120 else "") + \
         (f" --jobs {args.jobs}" if args.jobs != 1 else "")
     text = render(infos, command, args.timeout, time.monotonic() - start)

@@ -88,6 +88,9 @@ class Builtin:
     #: those not given); ``infer`` and ``emit`` are not used.
     tile: bool = False
     defaults: dict | None = None
+    #: ``builtin[params]`` as a type annotation (Warp's ``wp.tile[float, M, N]``,
+    #: which is both the ``tile`` builtin and the tile type): params -> a type.
+    subscript: Callable[[object], object] | None = None
 
     def __call__(self, *args, **kwargs):
         """Evaluated on the host, as in a kernel (adjit/host_calls.py sets the hook)."""
@@ -95,6 +98,11 @@ class Builtin:
             raise AdjitError(f"adjit.{self.name} can only be called inside an @adjit.kernel or @adjit.func here "
                              "(import adjit to evaluate builtins on the host)")
         return host_call(self, args, kwargs)
+
+    def __getitem__(self, params):
+        if self.subscript is None:
+            raise TypeError(f"adjit builtin {self.name} is not subscriptable (it is not a type)")
+        return self.subscript(params)
 
     def __repr__(self):
         return f"<adjit builtin {self.name}>"

@@ -23,10 +23,10 @@ def _not_emitted(*args, **kwargs):
     raise AssertionError("tile builtins are emitted by adjit/compiler/tiles.py")
 
 
-def _tile_builtin(name, doc, params, differentiable=True, rebinds=(), **defaults):
+def _tile_builtin(name, doc, params, differentiable=True, rebinds=(), subscript=None, **defaults):
     """``rebinds``: the tiles the builtin writes (tile_matmul's out), by index in ``params``."""
     add_builtin(name, doc, _kernel_only(name), _not_emitted, differentiable=differentiable, params=params,
-                tile=True, defaults=defaults, rebinds=rebinds)
+                tile=True, defaults=defaults, rebinds=rebinds, subscript=subscript)
 
 
 _CREATE = "shape, dtype=float32, storage='register'"
@@ -36,8 +36,9 @@ _tile_builtin("tile_ones", f"tile_ones({_CREATE}): a tile of ones.", ("shape", "
               differentiable=False, dtype=T.float32, storage="register")
 _tile_builtin("tile_empty", f"tile_empty({_CREATE}): a tile to be written (zeros in adjit: never a stale value).",
               ("shape", "dtype", "storage"), differentiable=False, dtype=T.float32, storage="register")
-_tile_builtin("tile_full", "tile_full(shape, value, dtype=float32, storage='register'): a tile filled with value.",
-              ("shape", "value", "dtype", "storage"), dtype=T.float32, storage="register")
+_tile_builtin("tile_full", "tile_full(shape, value, dtype=None, storage='register'): a tile filled with value (of "
+              "value's type without dtype: float32 for a float literal, int32 for an int one).",
+              ("shape", "value", "dtype", "storage"), dtype=None, storage="register")
 _tile_builtin("tile_arange", "tile_arange(stop) / (start, stop) / (start, stop, step), dtype=: a 1-d tile of evenly "
               "spaced numbers (constants), as numpy.arange.", ("*args", "dtype", "storage"), differentiable=False,
               dtype=None, storage="register")
@@ -52,7 +53,8 @@ _tile_builtin("tile_atomic_add", "tile_atomic_add(a, t, offset=(0, ...), bounds_
               "into a at offset; returns the tile of the elements' old values.",
               ("a", "t", "offset", "bounds_check"), offset=None, bounds_check=True)
 _tile_builtin("tile", "tile(x, preserve_type=False): a tile of each thread's x (a scalar, vector or matrix), its "
-              "last extent the block's threads (1 on the CPU).", ("x", "preserve_type"), preserve_type=False)
+              "last extent the block's threads (1 on the CPU). As a type, tile[dtype, M, N] annotates @func parameters "
+              "(tile[dtype]: any shape).", ("x", "preserve_type"), preserve_type=False, subscript=T.tile_annotation)
 _tile_builtin("untile", "untile(a): each thread's value of a tile whose last extent is the block's threads.",
               ("a",))
 _tile_builtin("tile_extract", "tile_extract(a, i, [j, ...]): the element of tile a at (i, j, ...) (as a[i, j]).",

@@ -1,5 +1,6 @@
-"""Arguments passed by reference to @func calls: ``ref[T]`` parameters and
-local arrays (``zeros(shape, dtype)`` / ``fixedarray``), as in Warp.
+"""Arguments passed by reference to @func calls: ``ref[T]`` parameters,
+local arrays (``zeros(shape, dtype)`` / ``fixedarray``) and tiles the callee
+writes (``written_tiles``), as in Warp.
 
 adjit's locals are SSA values and a call is a ``func.func`` inlined later,
 so a reference is copy-in/copy-out: the callee gets the value, returns its
@@ -18,6 +19,7 @@ goes to the element the call read, whatever the callee changed.
 from __future__ import annotations
 
 import ast
+import functools
 
 from .. import types as T
 from ..errors import KernelTypeError
@@ -39,8 +41,82 @@ def takes_references(fn) -> bool:
     return any(isinstance(t, T.Reference) for o in fn.overloads for t in declared_types(o))
 
 
-def is_by_reference(want, arg) -> bool:
-    return isinstance(want, T.Reference) or LA.is_local_array(arg)
+def is_by_reference(want, arg, fn=None, index: int | None = None) -> bool:
+    """Whether argument ``arg`` (number ``index`` of a call of ``fn``) is
+    passed by reference."""
+    return isinstance(want, T.Reference) or LA.is_local_array(arg) or \
+        (fn is not None and isinstance(arg, Val) and isinstance(arg.type, T.TileType)
+         and _param_name(fn, index) in written_tiles(fn))
+
+
+def _param_name(fn, index):
+    names = [a.arg for a in SourceInfo.of(fn.pyfunc).tree.args.args]
+    return names[index] if index is not None and index < len(names) else None
+
+
+@functools.cache
+def _written_names(pyfunc) -> frozenset[str]:
+    """The parameters of ``pyfunc`` its body may write: assigned (``t += u``,
+    ``t[i] = x``, ``t = ...``), given to a builtin that writes that argument
+    (``tile_assign(t, ...)``, ``tile_matmul(a, b, t)``) or to an @func."""
+    from .. import language
+    from ..builtins.registry import Builtin
+    tree = SourceInfo.of(pyfunc).tree
+    params = {a.arg for a in tree.args.args}
+    written = set()
+
+    def root(node):
+        while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
+            node = node.value
+        return node.id if isinstance(node, ast.Name) else None
+
+    def resolve(node):
+        path = []
+        while isinstance(node, ast.Attribute):
+            path.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id in params:
+            return None
+        obj = pyfunc.__globals__.get(node.id)
+        if obj is None and pyfunc.__closure__:
+            cells = dict(zip(pyfunc.__code__.co_freevars, pyfunc.__closure__))
+            obj = cells[node.id].cell_contents if node.id in cells else None
+        for attr in reversed(path):
+            obj = getattr(obj, attr, None)
+        return obj
+
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            targets = [node.target]
+        elif isinstance(node, ast.Call):
+            callee = resolve(node.func)
+            if isinstance(callee, Builtin):
+                positions = set(callee.rebinds)
+                named = {callee.params[i] for i in positions if i < len(callee.params)}
+                targets = [a for i, a in enumerate(node.args) if i in positions] + \
+                    [k.value for k in node.keywords if k.arg in named]
+            elif isinstance(callee, language.Function) or callee is None:
+                targets = list(node.args) + [k.value for k in node.keywords]  # may write (conservatively)
+        for target in targets:
+            for leaf in (target.elts if isinstance(target, ast.Tuple) else [target]):
+                if root(leaf) in params:
+                    written.add(root(leaf))
+    return frozenset(written)
+
+
+def written_tiles(fn) -> frozenset[str]:
+    """The parameters through which @func ``fn`` may write a tile argument:
+    those are passed by reference (Warp passes every tile by reference, so
+    the caller sees the callee's writes); tiles only read are passed by value.
+    Not for a func with a hand-written func_grad or func_jvp."""
+    if getattr(fn, "custom_grad", None) is not None or getattr(fn, "custom_jvp", None) is not None:
+        return frozenset()
+    return _written_names(fn.pyfunc)
 
 
 def accepts_local_array(want, arg) -> bool:
@@ -65,7 +141,8 @@ def reference_params(fn, arg_types) -> list[tuple[str, object]]:
     specialization to ``arg_types``, in parameter order."""
     names = [a.arg for a in SourceInfo.of(fn.pyfunc).tree.args.args]
     return [(n, t) for n, want, t in zip(names, declared_types(fn), arg_types)
-            if isinstance(want, T.Reference) or isinstance(t, T.LocalArrayType)]
+            if isinstance(want, T.Reference) or isinstance(t, T.LocalArrayType)
+            or (isinstance(t, T.TileType) and n in written_tiles(fn))]
 
 
 def out_types(params) -> list:
@@ -222,6 +299,10 @@ def pass_argument(fe, fn, index: int, want, arg, arg_node, call):
         if not accepts_local_array(want, arg):
             raise fe.error(f"{label} must be {want}, got the local array {t}", call, KernelTypeError)
         return t, [arg.value]
+    if isinstance(arg, Val) and isinstance(arg.type, T.TileType):  # a tile the callee writes
+        if want is not None and want != arg.type:
+            raise fe.error(f"{label} must be {want}, got {arg.type}", call, KernelTypeError)
+        return arg.type, [fe.materialize(arg, arg.type)]
     t = want.value_type
     if arg_node is None:
         raise fe.error(f"{label} is passed by reference (ref[{t}]): write the argument out (not through * "
@@ -262,7 +343,7 @@ def check_aliasing(fe, fn, declared, args, nodes, call) -> None:
         path = _path(fe, n) if n is not None else None
         if path is None:
             continue
-        if is_by_reference(want, a):
+        if is_by_reference(want, a, fn, i):
             copied.append((i, n, path))
         elif (isinstance(a, Val) and isinstance(a.type, T.ArrayType)) or \
                 (isinstance(a, StructRef) and any(isinstance(ft, T.ArrayType) for _, ft in a.type.leaves(""))):
@@ -297,4 +378,8 @@ def write_back(fe, refs, values, call) -> None:
             continue
         v = values.pop(0)
         if node is not None:
+            if isinstance(t, T.TileType) and isinstance(node, ast.Name):
+                from . import tiles
+                tiles.check_writable(fe, node.id, f"{ast.unparse(call.func)}() (it writes its tile parameter)",
+                                     call)
             fe.assign(node, Val(t, v))

@@ -3,9 +3,8 @@ tile_scatter_add, tile_scatter_masked and tile_slice_indexed (``t[indices,
 :]``) on the CPU.
 
 Their emitters are registered into ``tiles._HANDLERS`` when this module is
-imported (by frontend/calls.py, as tile_linalg.py); ``subscript`` is the
-frontend's ``t[...]`` on a tile (expressions.py), which lowers an index tile
-among the subscripts to tile_slice_indexed, as Warp's codegen does.
+imported (by frontend/calls.py, as tile_linalg.py). (``t[indices, :]`` in
+a kernel is tiles.subscript's, which stacks the indexed sub-tiles.)
 
 - tile_scatter_add / tile_scatter_masked: in Warp each thread of the block
   passes its own ``i, ..., value, has_value`` and the threads whose
@@ -224,26 +223,3 @@ def _tile_slice_indexed(fb, a, node):
     items = x.elts if isinstance(x, ast.Tuple) else [x]
     axis, index = _indexed_items(fb, tile, items, node)
     return gather(fb, tile, index, axis, node)
-
-
-def subscript(fb, tile: Val, node) -> Val:
-    """``t[...]`` on a tile: an element (integer indices), or a gather along
-    the axis of an index tile (``t[indices, :]``, ``t[:, indices]``,
-    ``t[indices]``). Each index expression is evaluated once."""
-    idx = node.slice
-    items = list(idx.elts) if isinstance(idx, ast.Tuple) else [idx]
-    vals = [item if isinstance(item, ast.Slice) else fb.expr(item) for item in items]
-    if any(isinstance(v, Val) and isinstance(v.type, T.TileType) for v in vals):
-        axis, index = _indexed_items(fb, tile, vals, node)
-        return gather(fb, tile, index, axis, node)
-    t = tile.type
-    if any(isinstance(v, ast.Slice) for v in vals):
-        raise fb.error("tile slices (t[a:b, :]) are not supported: use tile_view(), or an index tile "
-                       "(t[indices, :])", node, KernelTypeError)
-    if len(vals) != t.ndim:
-        raise fb.error(f"a tile of shape {t.shape} is indexed with {t.ndim} ind{'ices' if t.ndim > 1 else 'ex'} "
-                       f"(one element), got {len(vals)}", node, KernelTypeError)
-    for item, v in zip(items, vals):
-        if not (isinstance(v, Val) and isinstance(v.type, T.ScalarType) and v.type.is_int and not v.type.is_bool):
-            raise fb.error(f"tile indices must be integers, got {fb.describe(v)}", item, KernelTypeError)
-    return extract(fb, tile, vals, node)

@@ -20,7 +20,9 @@ outside the array with its index (Warp would read or write out of bounds).
 from __future__ import annotations
 
 import ast
+import itertools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
@@ -30,14 +32,24 @@ from .. import language
 from .. import types as T
 from ..builtins.registry import Builtin
 from ..dialects import adjit as adjit_d
-from ..errors import KernelTypeError
-from .values import Val, constant, constant_array, to_index
+from ..errors import KernelTypeError, KernelValueError
+from . import slices as S
+from . import views as V
+from .values import StructRef, Val, constant, constant_array, to_index
+
+
+#: The builtins whose result is, in Warp, a view aliasing their tile argument
+#: (named by its parameter): writes through it change that tile.
+_VIEWS = {"tile_view": "t", "tile_transpose": "a", "tile_broadcast": "a", "tile_reshape": "t", "tile_squeeze": "t"}
 
 
 def call(fb, builtin: Builtin, node):
     """Emits a call of the tile builtin ``builtin`` (its ``call`` hook)."""
     bound = _bind(fb, builtin, node)
-    return _HANDLERS[builtin.name](fb, bound, node)
+    result = _HANDLERS[builtin.name](fb, bound, node)
+    if builtin.name in _VIEWS:
+        result = as_view(result, bound[_VIEWS[builtin.name]], node)
+    return result
 
 
 class _Bound(dict):
@@ -90,26 +102,103 @@ def _tile(fb, x, what: str, node) -> Val:
     return v
 
 
-def _array(fb, x, what: str, node) -> Val:
+class _Target:
+    """The array a tile is loaded from or stored to: an array, a row of one
+    (``a[i]``, a view) or a slice of one (``a[::2, 1:]``, constant bounds):
+    its ``base`` array and, for each of the base's dimensions, either a
+    fixed index (an index value) or the range (start, step, extent: index
+    values but the step, a constant) the tile's dimension walks;
+    ``type`` is the (view's) array type."""
+
+    def __init__(self, base: Val, dims: list, type_: T.ArrayType):
+        self.base, self.dims, self.type = base, dims, type_
+
+    @property
+    def value(self) -> ir.Value:
+        return self.base.value
+
+    @staticmethod
+    def whole(base: Val, lead: list) -> "_Target":
+        dims = list(lead) + [(_index(0), 1, _dim(base, k)) for k in range(len(lead), base.type.ndim)]
+        return _Target(base, dims, T.ArrayType(base.type.dtype, base.type.ndim - len(lead)))
+
+
+def _dim(array: Val, k: int) -> ir.Value:
+    return adjit_d.DimOp(ir.IndexType.get(), array.value, ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)).result
+
+
+def _slice_range(bounds, n: ir.Value):
+    """(start, extent) index values of Python's ``slice(*bounds).indices(n)``
+    for a runtime extent ``n`` (constant bounds)."""
+    start, stop, step = bounds
+    step = 1 if step is None else step
+
+    def norm(x, low, high):  # a bound: from the end if negative, then clamped into [low, high]
+        v = _index(x)
+        if x < 0:
+            v = arith.AddIOp(v, n).result
+        return arith.MaxSIOp(arith.MinSIOp(v, high).result, low).result
+
+    if step > 0:
+        lo = norm(start, _index(0), n) if start is not None else _index(0)
+        hi = norm(stop, _index(0), n) if stop is not None else n
+        span = arith.SubIOp(hi, lo).result
+    else:
+        last = arith.SubIOp(n, _index(1)).result
+        lo = norm(start, _index(-1), last) if start is not None else last
+        hi = norm(stop, _index(-1), last) if stop is not None else _index(-1)
+        span = arith.SubIOp(lo, hi).result
+    count = arith.DivSIOp(arith.AddIOp(span, _index(abs(step) - 1)).result, _index(abs(step))).result
+    return lo, step, arith.MaxSIOp(count, _index(0)).result
+
+
+def _array(fb, x, what: str, node) -> _Target:
+    if S.has_slice(x):  # a[::2], a[i, 1:5]: a slice of an array (constant bounds), as Warp's
+        base = fb.expr(x.value)
+        if isinstance(base, Val) and type(base.type) is T.ArrayType:
+            items = list(x.slice.elts) if isinstance(x.slice, ast.Tuple) else [x.slice]
+            if len(items) > base.type.ndim:
+                raise fb.error(f"{ast.unparse(x)}: {len(items)} indices for a {base.type.ndim}-d array", x)
+            dims = []
+            for k in range(base.type.ndim):
+                item = items[k] if k < len(items) else ast.Slice(None, None, None)
+                if isinstance(item, ast.Slice):
+                    dims.append(_slice_range(S._bounds(fb, item), _dim(base, k)))
+                    continue
+                i = fb.expr(item)
+                if not (isinstance(i, Val) and isinstance(i.type, T.ScalarType) and i.type.is_int
+                        and not i.type.is_bool):
+                    raise fb.error(f"array indices must be integers or slices, got {fb.describe(i)}", item)
+                dims.append(to_index(fb.materialize(i, i.type), i.type))
+            ndim = sum(isinstance(d, tuple) for d in dims)
+            return _Target(base, dims, T.ArrayType(base.type.dtype, ndim))
     v = fb.expr(x)
+    if V.is_view(v) and type(v.base.type) is T.ArrayType:
+        lead = [to_index(fb.materialize(i, i.type), i.type) for i in V.indices(fb, v)]
+        return _Target.whole(v.base, lead)
     if not (isinstance(v, Val) and type(v.type) is T.ArrayType):
-        raise fb.error(f"{what} must be an array, got {fb.describe(v)}", x)
-    return v
+        raise fb.error(f"{what} must be an array, a row or a slice of one, got {fb.describe(v)}", x)
+    return _Target.whole(v, [])
 
 
-def _const_int(fb, x, what: str) -> int:
-    v = fb.expr(x)
+def _const_int(fb, x, what: str, v=None) -> int:
+    """``v``: x's value when already evaluated."""
+    v = fb.expr(x) if v is None else v
     if isinstance(v, Val) and v.is_literal and type(v.literal) is int:
         return v.literal
     raise fb.error(f"{what} must be a constant integer, got {fb.describe(v)}", x)
 
 
 def _shape(fb, x, what: str, node) -> tuple[int, ...]:
-    """A static shape: an int or a tuple of ints (constants)."""
+    """A static shape: an int or a tuple of ints (constants), written out or
+    a tuple's name (``t.shape``, a constant tuple)."""
     if not _given(x):
         raise fb.error(f"{what} is needed", node)
-    items = x.elts if isinstance(x, ast.Tuple) else [x]
-    shape = tuple(_const_int(fb, item, f"the extents of {what}") for item in items)
+    if isinstance(x, ast.Tuple):
+        shape = tuple(_const_int(fb, item, f"the extents of {what}") for item in x.elts)
+    else:
+        v = fb.expr(x)
+        shape = tuple(_const_int(fb, x, f"the extents of {what}", e) for e in (v if isinstance(v, tuple) else (v,)))
     if not shape or any(n < 1 for n in shape):
         raise fb.error(f"{what} must be positive extents, got {shape}", x)
     return shape
@@ -118,6 +207,13 @@ def _shape(fb, x, what: str, node) -> tuple[int, ...]:
 def _dtype(fb, x, node) -> T.ScalarType:
     if not _given(x):
         return x if x is not None else T.float32
+    if isinstance(x, ast.Attribute) and x.attr == "dtype" and not fb.is_static(x.value):
+        v = fb.expr(x.value)  # a.dtype of an array or tile in the kernel, as Warp's
+        if isinstance(v, Val) and isinstance(v.type, (T.ArrayType, T.TileType)) and \
+                isinstance(v.type.dtype, T.ScalarType):
+            return v.type.dtype
+        if V.is_view(v) and isinstance(v.type.dtype, T.ScalarType):
+            return v.type.dtype
     if fb.is_static(x):
         try:
             return T.scalar_type_of(fb.resolve_static(x))
@@ -252,6 +348,224 @@ def _element_mask(t: T.TileType, flat: ir.Value) -> ir.Value:
     return arith.CmpIOp(arith.CmpIPredicate.eq, iota, wanted).result
 
 
+#: The most elements a sub-tile at runtime offsets may select among
+#: (candidate offsets times its elements): each candidate is a select.
+MAX_GATHER_CANDIDATES = 1 << 16
+
+
+@dataclass
+class SubTile(Val):
+    """A tile that is, in Warp, a view of another (``t[i]``, ``t[1:3, :]``,
+    tile_view, tile_transpose, tile_broadcast, tile_reshape, tile_squeeze):
+    writes to it change the tile it views. adjit's is a copy, so a write to
+    one (``tile_assign(row, ...)``, ``row[j] = x``, ``row += u``, a @func
+    writing it) is refused while the viewed tile's local (``of``) exists
+    under another name, never silently lost. (``t = tile_reshape(t, ...)``
+    then ``t += u`` is fine: nothing else sees the old tile.)"""
+
+    source: str = ""
+    of: str | None = None
+
+
+def as_view(v: Val, source_node, node) -> Val:
+    """``v`` marked as a view of the tile ``source_node`` evaluates to."""
+    of = source_node.id if isinstance(source_node, ast.Name) else None
+    if isinstance(v, SubTile) and of is None:
+        of = v.of  # (a view of a view: the first tile)
+    return SubTile(v.type, v.value, source=ast.unparse(node), of=of)
+
+
+def check_writable(fb, name: str, what: str, node) -> None:
+    """Refuses a write to local ``name`` when it holds a view of another local tile."""
+    v = fb.env.get(name)
+    if isinstance(v, SubTile) and v.of is not None and v.of != name and v.of in fb.env:
+        raise fb.error(f"{what} writes '{name}', a view of the tile '{v.of}' ({v.source}); in Warp that writes "
+                       f"'{v.of}' too, which adjit's views (copies) do not do yet: write '{v.of}' itself "
+                       "(tile_assign(t, u, offset=...) or t[i, j] = x)", node, KernelTypeError)
+
+
+def _gather(fb, tile: Val, starts, steps, counts, out_shape, node) -> Val:
+    """The sub-tile of ``tile`` taking, along each dimension k, ``counts[k]``
+    positions from ``starts[k]`` by ``steps[k]``, shaped ``out_shape`` (its
+    elements row-major). A start may be a runtime int Val: the sub-tile is
+    then chosen among those at each valid start by selects (zeros when the
+    start leaves the tile, as a runtime index of one element reads zero)."""
+    t = tile.type
+    out = _tile_type(fb, out_shape, t.dtype, t.storage, node)
+    src = elements(tile.value, t)
+    strides = [int(np.prod(t.shape[k + 1:])) for k in range(t.ndim)]
+    positions = _row_major(counts)
+
+    def picks(first):
+        return from_elements(out, [src[sum((f + p * st) * sd for f, p, st, sd in zip(first, pos, steps, strides))]
+                                   for pos in positions])
+
+    dynamic = [k for k, x in enumerate(starts) if isinstance(x, Val)]
+    if not dynamic:
+        return Val(out, picks(starts))
+    ranges = []
+    for k in dynamic:  # the starts that keep every position inside the tile
+        span = (counts[k] - 1) * steps[k]
+        ranges.append([f for f in range(t.shape[k]) if 0 <= f + span < t.shape[k]])
+    if int(np.prod([len(r) for r in ranges])) * out.size > MAX_GATHER_CANDIDATES:
+        raise fb.error(f"a sub-tile of shape {out.shape} at a runtime offset of a tile of shape {t.shape}: too "
+                       "many candidates for adjit's unrolled tiles (use constant offsets or smaller tiles)", node)
+    result = _select_among(fb, out, constant(out, 0), [starts[k] for k in dynamic], ranges,
+                           lambda choice: picks([dict(zip(dynamic, choice)).get(k, x) for k, x in enumerate(starts)]))
+    return Val(out, result)
+
+
+def _selection(fb, t: T.TileType, node, gather: list | None = None, given: list | None = None):
+    """(starts, steps, counts, shape) of ``t[...]`` (``node``) with slices or fewer
+    indices than dimensions: per dimension the first position (an int, or a
+    runtime int Val for a plain index), the step and the count; the shape of
+    the selection (the sliced dimensions)."""
+    items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if len(items) > t.ndim:
+        raise fb.error(f"a tile of shape {t.shape} takes at most {t.ndim} indices, got {len(items)}", node,
+                       KernelTypeError)
+    items += [ast.Slice(None, None, None)] * (t.ndim - len(items))
+    starts, steps, counts, shape = [], [], [], []
+    for k, (item, extent) in enumerate(zip(items, t.shape)):
+        if isinstance(item, ast.Slice):
+            picked = range(*slice(*S._bounds(fb, item)).indices(extent))
+            if not picked:
+                raise fb.error(f"'{ast.unparse(node)}' selects a zero-length axis of a tile of shape {t.shape} (an "
+                               "empty tile)", node, KernelValueError)
+            starts.append(picked.start)
+            steps.append(picked.step)
+            counts.append(len(picked))
+            shape.append(len(picked))
+            continue
+        v = given[k] if given is not None else fb.expr(item)  # (``given``: the items' values, evaluated once)
+        if gather is not None and isinstance(v, Val) and isinstance(v.type, T.TileType):
+            if not (v.type.ndim == 1 and v.type.dtype.is_int and not v.type.dtype.is_bool):
+                raise fb.error(f"a tile index must be a 1-d integer index tile, got {fb.describe(v)}", item,
+                               KernelValueError)
+            if gather:
+                raise fb.error("adjit's tiles take one index tile per subscript", item, KernelTypeError)
+            others = [i for i in items if i is not item]
+            if any(not (isinstance(i, ast.Slice) and i.lower is None and i.upper is None and i.step is None)
+                   for i in others):
+                raise fb.error(f"'{ast.unparse(node)}': indexing by an index tile requires ':' on all other axes "
+                               "(as Warp's)", node, KernelValueError)
+            gather.append((len(starts), len(shape), v))  # (its dimension, its place in the result, the tile)
+            starts.append(0)
+            steps.append(1)
+            counts.append(1)
+            shape.append(v.type.shape[0])
+            continue
+        if not (isinstance(v, Val) and isinstance(v.type, T.ScalarType) and v.type.is_int and not v.type.is_bool):
+            raise fb.error(f"tile indices must be integers or slices, got {fb.describe(v)}", item, KernelTypeError)
+        if v.is_literal:
+            if not -extent <= v.literal < extent:
+                raise fb.error(f"index {v.literal} is out of bounds for a tile of shape {t.shape}", node,
+                               KernelValueError)
+            v = v.literal % extent
+        else:  # a negative runtime index counts from the end, as numpy's and Warp's
+            v = fb.concrete(v)
+            negative = arith.CmpIOp(arith.CmpIPredicate.slt, v.value, constant(v.type, 0)).result
+            v = Val(v.type, arith.SelectOp(negative, arith.AddIOp(v.value, constant(v.type, extent)).result,
+                                           v.value).result)
+        starts.append(v)
+        steps.append(1)
+        counts.append(1)
+    return starts, steps, counts, tuple(shape)
+
+
+def _is_element(t: T.TileType, node) -> bool:
+    items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+    return len(items) == t.ndim and not any(isinstance(i, ast.Slice) for i in items)
+
+
+def subscript(fb, tile: Val, node) -> Val:
+    """``t[i, j]`` (one element), and as Warp's: ``t[i]`` with fewer indices
+    (the sub-tile of the remaining dimensions) and numpy-style slices with
+    constant bounds (``t[4:12, :]``, ``t[::2, ::-1]``, ``t[5, :]``); the
+    plain indices of a sub-tile may be runtime ints."""
+    t = tile.type
+    given = None
+    if _is_element(t, node):
+        items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        given = [fb.expr(i) for i in items]
+        if not any(isinstance(v, Val) and isinstance(v.type, T.TileType) for v in given):
+            for v, item in zip(given, items):
+                if not (isinstance(v, Val) and isinstance(v.type, T.ScalarType) and v.type.is_int
+                        and not v.type.is_bool):
+                    raise fb.error(f"tile indices must be integers or slices, got {fb.describe(v)}", item,
+                                   KernelTypeError)
+            return extract(fb, tile, given, node)
+    gather = []
+    starts, steps, counts, shape = _selection(fb, t, node, gather, given)
+    if not gather:
+        return as_view(_gather(fb, tile, starts, steps, counts, shape, node), node.value, node)
+    # t[idx, :] with an index tile (Warp's advanced indexing): one sub-tile per index (negative ones from the
+    # end, as Warp's), stacked at the index tile's place in the result (a copy, not a view).
+    dim, place, idx = gather[0]
+    out = _tile_type(fb, shape, t.dtype, t.storage, node)
+    pieces = []
+    for k, i in enumerate(elements(idx.value, idx.type)):
+        i = Val(idx.type.dtype, i)
+        wrapped = fb.binop(ast.Add(), i, Val(idx.type.dtype, constant(idx.type.dtype, t.shape[dim])), node)
+        negative = arith.CmpIOp(arith.CmpIPredicate.slt, i.value, constant(idx.type.dtype, 0)).result
+        i = Val(idx.type.dtype, arith.SelectOp(negative, wrapped.value, i.value).result)
+        sub_shape = shape[:place] + shape[place + 1:] or (1,)
+        piece = _gather(fb, tile, starts[:dim] + [i] + starts[dim + 1:], steps, counts, sub_shape, node)
+        pieces.append(elements(piece.value, piece.type))
+    inner = math.prod(shape[place + 1:])
+    outer = math.prod(shape[:place])
+    flat = [pieces[k][o * inner + j] for o in range(outer) for k in range(len(pieces)) for j in range(inner)]
+    return Val(out, from_elements(out, flat))
+
+
+def assign(fb, target: ast.Subscript, value) -> None:
+    """``t[...] = value`` for the local tile ``t``: one element, or (as Warp's)
+    a sub-tile (``t[i] = row``, ``t[1:3, :] = u``, ``t[1:] = t[:-1]``: the
+    right side is read first, as numpy's) given a tile of its shape or a
+    scalar for every element; a runtime plain index picks by selects (none
+    outside the tile)."""
+    name = target.value.id
+    check_writable(fb, name, f"'{ast.unparse(target)} = ...'", target)
+    tile = fb.env[name]
+    t = tile.type
+    if _is_element(t, target):
+        fb.env[name] = insert(fb, tile, index_values(fb, tile, target), value, target)
+        return
+    starts, steps, counts, shape = _selection(fb, t, target)
+    size = math.prod(counts)
+    if isinstance(value, Val) and isinstance(value.type, T.TileType):
+        if value.type.shape != shape:
+            raise fb.error(f"'{ast.unparse(target)} = ...': shape mismatch: a tile of shape {value.type.shape} does "
+                           f"not fit the selection of shape {shape}", target, KernelValueError)
+        if value.type.dtype != t.dtype:
+            raise fb.error(f"'{ast.unparse(target)} = ...': a {value.type.dtype} tile into a {t.dtype} tile", target,
+                           KernelTypeError)
+        src = elements(value.value, value.type)
+    else:  # (Warp refuses a scalar broadcast into a selection too)
+        raise fb.error(f"'{ast.unparse(target)} = ...' requires a tile of matching shape {shape}, got "
+                       f"{fb.describe(value)}", target, KernelValueError)
+    dst = elements(tile.value, t)
+    strides = [math.prod(t.shape[k + 1:]) for k in range(t.ndim)]
+
+    def written(first):
+        out = list(dst)
+        for x, pos in zip(src, _row_major(counts)):
+            out[sum((f + p * st) * sd for f, p, st, sd in zip(first, pos, steps, strides))] = x
+        return from_elements(t, out)
+
+    dynamic = [k for k, x in enumerate(starts) if isinstance(x, Val)]
+    if not dynamic:
+        fb.env[name] = Val(t, written(starts))
+        return
+    ranges = [range(t.shape[k]) for k in dynamic]
+    if math.prod(len(r) for r in ranges) * t.size > MAX_GATHER_CANDIDATES:
+        raise fb.error(f"'{ast.unparse(target)} = ...' at a runtime index of a tile of shape {t.shape}: too many "
+                       "candidates for adjit's unrolled tiles", target)
+    fb.env[name] = Val(t, _select_among(fb, t, tile.value, [starts[k] for k in dynamic], ranges,
+                                        lambda choice: written([dict(zip(dynamic, choice)).get(k, x)
+                                                                for k, x in enumerate(starts)])))
+
+
 # --- indexing: t[i, j], t[i, j] = x ---------------------------------------------------------
 
 def index_values(fb, tile: Val, node) -> list[Val]:
@@ -278,7 +592,8 @@ def extract(fb, tile: Val, idx: list[Val], node) -> Val:
     if all(v.is_literal for v in idx):
         pos = [v.literal for v in idx]
         if any(not 0 <= p < n for p, n in zip(pos, t.shape)):
-            raise fb.error(f"index {tuple(pos)} is out of range for a tile of shape {t.shape}", node)
+            raise fb.error(f"index {tuple(pos)} is out of bounds for a tile of shape {t.shape}", node,
+                           KernelValueError)
         return Val(t.dtype, vector_d.ExtractOp(tile.value, [], pos).result)
     mask = _element_mask(t, _flat_index(fb, t, idx, node))
     flat = _flat(tile.value, t)
@@ -293,7 +608,8 @@ def insert(fb, tile: Val, idx: list[Val], value: Val, node) -> Val:
     if all(v.is_literal for v in idx):
         pos = [v.literal for v in idx]
         if any(not 0 <= p < n for p, n in zip(pos, t.shape)):
-            raise fb.error(f"index {tuple(pos)} is out of range for a tile of shape {t.shape}", node)
+            raise fb.error(f"index {tuple(pos)} is out of bounds for a tile of shape {t.shape}", node,
+                           KernelValueError)
         return Val(t, vector_d.InsertOp(x, tile.value, [], pos).result)
     mask = _element_mask(t, _flat_index(fb, t, idx, node))
     flat_t = ir.VectorType.get([t.size], t.dtype.mlir())
@@ -369,9 +685,19 @@ _HANDLERS["tile_empty"] = _filled(0)  # (Warp's is uninitialized; zeros here: ne
 
 @_handler("tile_full")
 def _tile_full(fb, a, node):
-    t = _tile_type(fb, _shape(fb, a["shape"], "shape", node), _dtype(fb, a["dtype"], node),
-                   _storage(fb, a["storage"]), node)
-    return Val(t, _splat(t, _scalar(fb, a["value"], t.dtype, "tile_full()'s value")))
+    """Without a dtype, the tile's is the value's, as in Warp (a float literal: float32, an int one: int32)."""
+    v = fb.expr(a["value"])  # (once: it may have effects)
+    if not (isinstance(v, Val) and isinstance(v.type, T.ScalarType)):
+        raise fb.error(f"tile_full()'s value must be a scalar, got {fb.describe(v)} (tiles of vectors and "
+                       "matrices are not supported yet)", a["value"])
+    if _given(a["dtype"]) and not (isinstance(a["dtype"], ast.Constant) and a["dtype"].value is None):
+        dtype = _dtype(fb, a["dtype"], node)
+    else:
+        dtype = v.type
+        if v.is_literal:
+            dtype = T.int32 if type(v.literal) is int else T.float32 if type(v.literal) is float else v.type
+    t = _tile_type(fb, _shape(fb, a["shape"], "shape", node), dtype, _storage(fb, a["storage"]), node)
+    return Val(t, _splat(t, _scalar_value(fb, v, t.dtype, "tile_full()'s value", a["value"])))
 
 
 @_handler("tile_arange")
@@ -411,33 +737,38 @@ def _array_tile_check(fb, array: Val, tile_t: T.TileType, what: str, node):
                        "number of dimensions)", node, KernelTypeError)
 
 
-def _element_indices(array: Val, offsets, shape, bounds_check: bool):
-    """For each element of a tile at ``offsets`` (row-major): its array
-    indices, clamped into the array when ``bounds_check``, and whether it is
-    inside the array (None without bounds checks)."""
+def _element_indices(array: _Target, offsets, shape, bounds_check: bool):
+    """For each element of a tile at ``offsets`` (row-major): its indices in
+    the base array, clamped into the array (the row, the slice) when
+    ``bounds_check``, and whether it is inside (None without bounds checks)."""
+    ranges = [d for d in array.dims if isinstance(d, tuple)]
     per_dim = []
-    for k, (off, n) in enumerate(zip(offsets, shape)):
-        extent = adjit_d.DimOp(ir.IndexType.get(), array.value,
-                               ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)).result
+    for (start, step, extent), off, n in zip(ranges, offsets, shape):
         last = arith.SubIOp(extent, _index(1)).result
         column = []
         for i in range(n):
             idx = arith.AddIOp(off, _index(i)).result if i else off
-            if not bounds_check:
-                column.append((idx, None))
-                continue
-            inside = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, idx, _index(0)).result,
-                                  arith.CmpIOp(arith.CmpIPredicate.slt, idx, extent).result).result
-            clamped = arith.MaxSIOp(arith.MinSIOp(idx, last).result, _index(0)).result
-            column.append((clamped, inside))
+            inside = None
+            if bounds_check:
+                inside = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, idx, _index(0)).result,
+                                      arith.CmpIOp(arith.CmpIPredicate.slt, idx, extent).result).result
+                idx = arith.MaxSIOp(arith.MinSIOp(idx, last).result, _index(0)).result
+            if step != 1:
+                idx = arith.MulIOp(idx, _index(step)).result
+            column.append((arith.AddIOp(start, idx).result, inside))
         per_dim.append(column)
     for pos in _row_major(shape):
-        parts = [per_dim[k][p] for k, p in enumerate(pos)]
-        ok = None
-        for _, inside in parts:
+        parts = iter([per_dim[k][p] for k, p in enumerate(pos)])
+        indices, ok = [], None
+        for d in array.dims:
+            if not isinstance(d, tuple):
+                indices.append(d)
+                continue
+            idx, inside = next(parts)
+            indices.append(idx)
             if inside is not None:
                 ok = inside if ok is None else arith.AndIOp(ok, inside).result
-        yield [idx for idx, _ in parts], ok
+        yield indices, ok
 
 
 @_handler("tile_load")
@@ -454,7 +785,7 @@ def _tile_load(fb, a, node):
     zero = constant(t.dtype, 0)
     scalars = []
     for indices, inside in _element_indices(array, offsets, shape, bounds_check):
-        x = fb.load_element(array, indices).value
+        x = fb.load_element(array.base, indices).value
         scalars.append(x if inside is None else arith.SelectOp(inside, x, zero).result)
     return Val(t, from_elements(t, scalars))
 
@@ -568,6 +899,9 @@ def _tile_broadcast(fb, a, node):
     tile = _tile(fb, a["a"], "tile_broadcast()'s tile", node)
     t = tile.type
     shape = _shape(fb, a["shape"], "tile_broadcast()'s shape", node)
+    if len(shape) > 4:  # Warp's message
+        raise fb.error(f"tile_broadcast() output must have between one and four dimensions, got {len(shape)}",
+                       a["shape"], KernelValueError)
     if len(shape) < t.ndim or any(s not in (1, n) for s, n in zip(t.shape[::-1], shape[::-1])):
         raise fb.error(f"tile_broadcast(): a tile of shape {t.shape} does not broadcast to {shape} (numpy's "
                        "rules: extents of 1 stretch, missing leading ones are added)", node)
@@ -605,10 +939,11 @@ def _tile_squeeze(fb, a, node):
         items = a["axis"].elts if isinstance(a["axis"], ast.Tuple) else [a["axis"]]
         axes = set()
         for item in items:
-            k = _const_int(fb, item, "tile_squeeze()'s axis")
-            if not -t.ndim <= k < t.ndim:
-                raise fb.error(f"tile_squeeze(): axis {k} of a {t.ndim}-d tile", item)
-            axes.add(k % t.ndim)
+            axis = _const_int(fb, item, "tile_squeeze()'s axis")
+            if not -t.ndim <= axis < t.ndim:  # Warp's message
+                raise fb.error(f"tile_squeeze() axis {axis} is out of bounds for tile with {t.ndim} dimensions",
+                               item, KernelValueError)
+            axes.add(axis % t.ndim)
         if any(t.shape[k] != 1 for k in axes):
             raise fb.error(f"tile_squeeze(): axis {sorted(axes)} of shape {t.shape} is not of extent 1", node)
     else:
@@ -646,65 +981,112 @@ def _convert(x, s: T.ScalarType, d: T.ScalarType, result: ir.Type) -> ir.Value:
     return arith.TruncIOp(result, x).result
 
 
-def _static_offsets(fb, x, ndim, what, node) -> tuple[int, ...]:
-    if not _given(x):
-        return (0,) * ndim
-    items = x.elts if isinstance(x, ast.Tuple) else [x]
-    if len(items) != ndim:
-        raise fb.error(f"{what} needs {ndim} offsets, got {len(items)}", x)
-    return tuple(_const_int(fb, item, f"{what}'s offsets (constant in adjit for now)") for item in items)
-
-
 @_handler("tile_view")
 def _tile_view(fb, a, node):
     """A sub-tile: the leading dimensions past ``shape``'s fixed at their
     offsets, the trailing ones ``shape`` long from theirs (without
-    ``shape``: the dimensions after the offsets', whole)."""
+    ``shape``: the dimensions after the offsets', whole). Offsets may be
+    runtime ints (the view is then chosen by selects, see _gather)."""
     tile = _tile(fb, a["t"], "tile_view()'s tile", node)
     t = tile.type
-    given = len(a["offset"].elts) if isinstance(a["offset"], ast.Tuple) else 1
-    offset = _static_offsets(fb, a["offset"], given, "tile_view()", node)
-    if len(offset) > t.ndim:
-        raise fb.error(f"tile_view(): {len(offset)} offsets for a {t.ndim}-d tile", node)
+    items = a["offset"].elts if isinstance(a["offset"], ast.Tuple) else [a["offset"]]
+    if len(items) > t.ndim:
+        raise fb.error(f"tile_view(): {len(items)} offsets for a {t.ndim}-d tile", node)
+    offset = []
+    for item in items:
+        v = fb.expr(item)
+        if not (isinstance(v, Val) and isinstance(v.type, T.ScalarType) and v.type.is_int and not v.type.is_bool):
+            raise fb.error(f"tile_view()'s offsets must be integers, got {fb.describe(v)}", item, KernelTypeError)
+        offset.append(v.literal if v.is_literal else v)
     shape = _shape(fb, a["shape"], "tile_view()'s shape", node) if _given(a["shape"]) else t.shape[len(offset):]
     if not shape or len(shape) > t.ndim:
         raise fb.error(f"tile_view(): a view of shape {shape} of a {t.ndim}-d tile", node)
-    offset = offset + (0,) * (t.ndim - len(offset))
+    offset = offset + [0] * (t.ndim - len(offset))
     fixed = t.ndim - len(shape)
     extents = (1,) * fixed + tuple(shape)
-    if any(o < 0 or o + n > m for o, n, m in zip(offset, extents, t.shape)):
-        raise fb.error(f"tile_view(): a view of shape {tuple(shape)} at {offset} leaves the tile of shape {t.shape}",
-                       node)
-    out = _tile_type(fb, shape, t.dtype, t.storage, node)
-    src = elements(tile.value, t)
-    strides = [int(np.prod(t.shape[k + 1:])) for k in range(t.ndim)]
-    picks = [src[sum((p + o) * s for p, o, s in zip((0,) * fixed + pos, offset, strides))]
-             for pos in _row_major(shape)]
-    return Val(out, from_elements(out, picks))
+    if any(not isinstance(o, Val) and (o < 0 or o + n > m) for o, n, m in zip(offset, extents, t.shape)) or \
+            any(n > m for n, m in zip(extents, t.shape)):
+        shown = tuple("?" if isinstance(o, Val) else o for o in offset)
+        raise fb.error(f"tile_view(): a view of shape {tuple(shape)} at {shown} is out of bounds for the tile of "
+                       f"shape {t.shape}", node, KernelValueError)
+    return _gather(fb, tile, offset, [1] * t.ndim, extents, tuple(shape), node)
 
 
 @_handler("tile_assign")
 def _tile_assign(fb, a, node):
+    """dst with src written at offset; a runtime offset is resolved by one
+    select per valid offset (none matching: dst unchanged, as a runtime
+    element write outside the tile writes nothing)."""
     dst = _tile(fb, a["dst"], "tile_assign()'s destination", node)
     src = _tile(fb, a["src"], "tile_assign()'s source", node)
     t, s = dst.type, src.type
     if s.dtype != t.dtype or s.ndim != t.ndim:
         raise fb.error(f"tile_assign(): a {s} into a {t}", node, KernelTypeError)
-    offset = _static_offsets(fb, a["offset"], t.ndim, "tile_assign()", node)
-    if any(o < 0 or o + n > m for o, n, m in zip(offset, s.shape, t.shape)):
-        raise fb.error(f"tile_assign(): a tile of shape {s.shape} at {offset} leaves the tile of shape {t.shape}",
+    if not _given(a["offset"]):
+        offset = [0] * t.ndim
+    else:
+        items = a["offset"].elts if isinstance(a["offset"], ast.Tuple) else [a["offset"]]
+        if len(items) != t.ndim:
+            raise fb.error(f"tile_assign() needs {t.ndim} offsets, got {len(items)}", a["offset"])
+        offset = []
+        for item in items:
+            v = fb.expr(item)
+            if not (isinstance(v, Val) and isinstance(v.type, T.ScalarType) and v.type.is_int
+                    and not v.type.is_bool):
+                raise fb.error(f"tile_assign()'s offsets must be integers, got {fb.describe(v)}", item,
+                               KernelTypeError)
+            offset.append(v.literal if v.is_literal else v)
+    if any(n > m for n, m in zip(s.shape, t.shape)) or \
+            any(not isinstance(o, Val) and (o < 0 or o + n > m) for o, n, m in zip(offset, s.shape, t.shape)):
+        shown = tuple("?" if isinstance(o, Val) else o for o in offset)
+        raise fb.error(f"tile_assign(): a tile of shape {s.shape} at {shown} leaves the tile of shape {t.shape}",
                        node)
-    out = elements(dst.value, t)
+    dst_elems = elements(dst.value, t)
+    src_elems = elements(src.value, s)
     strides = [int(np.prod(t.shape[k + 1:])) for k in range(t.ndim)]
-    for x, pos in zip(elements(src.value, s), _row_major(s.shape)):
-        out[sum((p + o) * st for p, o, st in zip(pos, offset, strides))] = x
-    _rebind(fb, a["dst"], Val(t, from_elements(t, out)), "tile_assign()", node)
+
+    def written(first):
+        out = list(dst_elems)
+        for x, pos in zip(src_elems, _row_major(s.shape)):
+            out[sum((p + o) * st for p, o, st in zip(pos, first, strides))] = x
+        return from_elements(t, out)
+
+    dynamic = [k for k, o in enumerate(offset) if isinstance(o, Val)]
+    if not dynamic:
+        result = written(offset)
+    else:
+        ranges = [range(t.shape[k] - s.shape[k] + 1) for k in dynamic]
+        if int(np.prod([len(r) for r in ranges])) * t.size > MAX_GATHER_CANDIDATES:
+            raise fb.error(f"tile_assign() of a tile of shape {s.shape} at a runtime offset into a tile of shape "
+                           f"{t.shape}: too many candidates for adjit's unrolled tiles (use constant offsets or "
+                           "smaller tiles)", node)
+        result = _select_among(fb, t, dst.value, [offset[k] for k in dynamic], ranges,
+                               lambda choice: written([dict(zip(dynamic, choice)).get(k, o)
+                                                       for k, o in enumerate(offset)]))
+    _rebind(fb, a["dst"], Val(t, result), "tile_assign()", node)
     return None
+
+
+def _select_among(fb, t: T.TileType, default: ir.Value, wanted: list, ranges, make) -> ir.Value:
+    """``make(choice)`` for the choice of values in ``ranges`` equal to the runtime
+    ints ``wanted`` (``default`` when none is): one select per choice."""
+    i32 = ir.IntegerType.get_signless(32)
+    wanted = [arith.IndexCastOp(i32, to_index(fb.materialize(w, w.type), w.type)).result for w in wanted]
+    mask_t = ir.VectorType.get(list(t.shape), ir.IntegerType.get_signless(1))
+    result = default
+    for choice in itertools.product(*ranges):
+        cond = None
+        for f, w in zip(choice, wanted):
+            eq = arith.CmpIOp(arith.CmpIPredicate.eq, w, arith.ConstantOp(i32, f).result).result
+            cond = eq if cond is None else arith.AndIOp(cond, eq).result
+        result = arith.SelectOp(vector_d.BroadcastOp(mask_t, cond).result, make(choice), result).result
+    return result
 
 
 def _rebind(fb, target, value: Val, what: str, node):
     if not (isinstance(target, ast.Name) and isinstance(fb.env.get(target.id), Val)):
         raise fb.error(f"{what} writes this tile: pass a local tile variable", node)
+    check_writable(fb, target.id, what, node)
     fb.env[target.id] = value
 
 
@@ -928,18 +1310,24 @@ _HANDLERS["tile_scan_min_inclusive"] = _scan("min", True)
 
 @_handler("tile_map")
 def _tile_map(fb, a, node):
+    """Further arguments: tiles of a's shape, or values (scalars, vectors, matrices, structs) given to every
+    call unchanged, as in Warp (their adjoint sums over the elements)."""
     op = _callable(fb, a["op"], "tile_map()'s op", node)
-    tiles = [_tile(fb, a["a"], "tile_map()'s first tile", node)]
+    first = _tile(fb, a["a"], "tile_map()'s first tile", node)
+    t = first.type
+    args = [first]
     for x in a["args"]:
         v = fb.expr(x)
-        if not (isinstance(v, Val) and isinstance(v.type, T.TileType)):
-            raise fb.error(f"tile_map()'s arguments must be tiles, got {fb.describe(v)}", x)
-        if v.type.shape != tiles[0].type.shape:
-            raise fb.error(f"tile_map() of tiles of different shapes: {tiles[0].type.shape} and {v.type.shape}", x)
-        tiles.append(v)
-    t = tiles[0].type
-    columns = [elements(v.value, v.type) for v in tiles]
-    results = [_apply(fb, op, [Val(v.type.dtype, c[k]) for v, c in zip(tiles, columns)], node)
+        if isinstance(v, Val) and isinstance(v.type, T.TileType):
+            if v.type.shape != t.shape:
+                raise fb.error(f"tile_map() of tiles of different shapes: {t.shape} and {v.type.shape}", x)
+        elif not isinstance(v, (Val, StructRef)):
+            raise fb.error(f"tile_map()'s arguments must be tiles or values, got {fb.describe(v)}", x)
+        args.append(v)
+    columns = [elements(v.value, v.type) if isinstance(v, Val) and isinstance(v.type, T.TileType) else None
+               for v in args]
+    results = [_apply(fb, op, [Val(v.type.dtype, c[k]) if c is not None else v for v, c in zip(args, columns)],
+                      node)
                for k in range(t.size)]
     out = _tile_type(fb, t.shape, results[0].type, t.storage, node)
     return Val(out, from_elements(out, [r.value for r in results]))
@@ -968,16 +1356,27 @@ def _tile_matmul(fb, a, node):
     if x.type.ndim != 2 or y.type.ndim != 2 or x.type.shape[1] != y.type.shape[0]:
         raise fb.error(f"tile_matmul() multiplies an (M, K) and a (K, N) tile, got shapes {x.type.shape} and "
                        f"{y.type.shape}", node)
-    if x.type.dtype != y.type.dtype or not x.type.dtype.is_float:
-        raise fb.error(f"tile_matmul() takes float tiles of one dtype, got {x.type.dtype} and {y.type.dtype}", node)
-    dtype = x.type.dtype
-    out_t = T.TileType((x.type.shape[0], y.type.shape[1]), dtype, x.type.storage)
+    if not (x.type.dtype.is_float and y.type.dtype.is_float):
+        raise fb.error(f"tile_matmul() takes float tiles, got {x.type.dtype} and {y.type.dtype}", node)
     third = fb.expr(a["out"]) if _given(a["out"]) else None  # evaluated once: it may have effects
-    alpha = None
+    alpha_value = None
     if isinstance(third, Val) and not isinstance(third.type, T.TileType) and not _given(a["alpha"]):
-        alpha, a["out"] = _scalar_value(fb, third, dtype, "tile_matmul()'s alpha", a["out"]), None  # (a, b, alpha)
-    elif _given(a["alpha"]):
-        alpha = _scalar(fb, a["alpha"], dtype, "tile_matmul()'s alpha")
+        alpha_value, third, a["out"] = third, None, None  # tile_matmul(a, b, alpha): Warp's other form
+    elif third is not None and not (isinstance(third, Val) and isinstance(third.type, T.TileType)):
+        raise fb.error(f"tile_matmul()'s out must be a tile, got {fb.describe(third)}", a["out"])
+    # As Warp's CPU: the elements of a and b are converted to out's dtype (without out: a's), which the
+    # products and sums are computed in.
+    dtype = third.type.dtype if third is not None else x.type.dtype
+    if not dtype.is_float:
+        raise fb.error(f"tile_matmul()'s out must be a float tile, got {dtype}", node)
+    x, y = (v if v.type.dtype == dtype else
+            Val(T.TileType(v.type.shape, dtype, v.type.storage),
+                _convert(v.value, v.type.dtype, dtype, T.TileType(v.type.shape, dtype).mlir())) for v in (x, y))
+    out_t = T.TileType((x.type.shape[0], y.type.shape[1]), dtype, x.type.storage)
+    if alpha_value is not None:
+        alpha = _scalar_value(fb, alpha_value, dtype, "tile_matmul()'s alpha", node)
+    else:
+        alpha = _scalar(fb, a["alpha"], dtype, "tile_matmul()'s alpha") if _given(a["alpha"]) else None
     if not _given(a["out"]):
         if _given(a["beta"]):
             raise fb.error("tile_matmul()'s beta scales the out tile: pass out", node)
@@ -985,8 +1384,6 @@ def _tile_matmul(fb, a, node):
         if alpha is not None:
             product = arith.MulFOp(_splat(out_t, alpha), product).result
         return Val(out_t, product)
-    if not (isinstance(third, Val) and isinstance(third.type, T.TileType)):
-        raise fb.error(f"tile_matmul()'s out must be a tile, got {fb.describe(third)}", a["out"])
     out = third
     if out.type != out_t:
         raise fb.error(f"tile_matmul()'s out must be a {out_t}, got a {out.type}", node)
@@ -997,7 +1394,13 @@ def _tile_matmul(fb, a, node):
         product = _matmul(out_t, x, y, None)
         if alpha is not None:
             product = arith.MulFOp(_splat(out_t, alpha), product).result
-        scaled = out.value if beta is None else arith.MulFOp(_splat(out_t, beta), out.value).result
+        scaled = out.value
+        if beta is not None:  # as BLAS and Warp: out is not read when beta is 0 (a NaN or inf there stays out)
+            scaled = arith.MulFOp(_splat(out_t, beta), out.value).result
+            zero = arith.CmpFOp(arith.CmpFPredicate.OEQ, beta, constant(dtype, 0)).result
+            mask = vector_d.BroadcastOp(ir.VectorType.get(list(out_t.shape), ir.IntegerType.get_signless(1)),
+                                        zero).result
+            scaled = arith.SelectOp(mask, constant(out_t, 0), scaled).result
         result = arith.AddFOp(scaled, product).result
     _rebind(fb, a["out"], Val(out_t, result), "tile_matmul(a, b, out)", node)
     return None

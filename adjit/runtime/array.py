@@ -1168,6 +1168,17 @@ class _ArrayName:
             # ``array2d[IndexType]`` in a generic host class's annotations: a
             # typing alias (no kernel type: a kernel annotated so says it is not one)
             return types.GenericAlias(self, (dtype,))
+        if isinstance(dtype, tuple):  # Warp's array[dtype, ndim] / array[dtype, Literal[ndim]]
+            if self._ndim is not None or len(dtype) != 2:
+                raise TypeError(f"adjit.{self.__name__}[...] takes a dtype" +
+                                ("" if self._ndim is not None else " and optionally an ndim") +
+                                f", got {len(dtype)} parameters")
+            dtype, ndim = dtype
+            if typing.get_origin(ndim) is typing.Literal and len(typing.get_args(ndim)) == 1:
+                ndim = typing.get_args(ndim)[0]
+            if isinstance(ndim, bool) or not isinstance(ndim, int) or not 1 <= ndim <= 4:
+                raise TypeError(f"an array's ndim is 1 to 4, got {ndim!r}")
+            return T.ArrayType(dtype, ndim)
         return T.ArrayType(dtype, self._ndim or 1)
 
     def __instancecheck__(self, obj) -> bool:

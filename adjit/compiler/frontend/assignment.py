@@ -9,7 +9,7 @@ from mlir import ir
 from ... import language
 from ... import types as T
 from ...dialects import adjit as adjit_d
-from ...errors import KernelSyntaxError, KernelTypeError
+from ...errors import KernelSyntaxError, KernelTypeError, KernelValueError
 from .. import by_reference as BR
 from .. import local_arrays as LA
 from .. import slices as S
@@ -57,6 +57,15 @@ class Assignment:
                 self.is_static(target.value):
             if self.resolve_static(target.value) is language.adjoint:
                 return self.accumulate_adjoint(stmt)
+        if isinstance(target, ast.Name):
+            tiles.check_writable(self, target.id, f"'{ast.unparse(stmt)}'", stmt)
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and \
+                isinstance(self.env.get(target.value.id), Val) and \
+                isinstance(self.env[target.value.id].type, T.TileType) and \
+                not tiles._is_element(self.env[target.value.id].type, target):
+            raise self.error(f"Compound assignment to a tile view ('{ast.unparse(stmt)}') is not supported, as in "
+                             f"Warp: write {ast.unparse(target)} = {ast.unparse(target)} "
+                             f"{self.op_name(stmt.op)} ...", stmt, KernelValueError)
         if S.has_slice(target) and not LA.is_local_array(self.lookup_local(target.value)):
             return S.aug_assign(self, stmt)  # v[1:3] += w
         bitwise = {ast.BitAnd: "AtomicAndOp", ast.BitOr: "AtomicOrOp", ast.BitXor: "AtomicXorOp"}
@@ -112,6 +121,11 @@ class Assignment:
             return
         if isinstance(value, tuple):
             raise self.error("cannot assign several values to one name", target)
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and \
+                isinstance(self.env.get(target.value.id), Val) and \
+                isinstance(self.env[target.value.id].type, T.TileType):
+            tiles.assign(self, target, value)  # t[i, j] = x, t[1:3] = u: the tile rebound, as a local array
+            return
         if S.has_slice(target) and not LA.is_local_array(self.lookup_local(target.value)):
             S.assign(self, target, value)  # v[1:3] = w, m[0, :2] = w: component writes
             return
@@ -135,13 +149,6 @@ class Assignment:
             local = self.env[target.value.id]
             element = self.concrete(self.coerce(value, local.type.dtype, target))
             self.env[target.value.id] = LA.write(self, local, target, element)
-            return
-        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and \
-                isinstance(self.env.get(target.value.id), Val) and \
-                isinstance(self.env[target.value.id].type, T.TileType):
-            tile = self.env[target.value.id]  # t[i, j] = x: the tile rebound, as a local array
-            self.env[target.value.id] = tiles.insert(self, tile, tiles.index_values(self, tile, target), value,
-                                                     target)
             return
         if isinstance(target, ast.Subscript) and isinstance(self.lookup_local(target.value), SA.StructArrayRef):
             SA.store(self, self.lookup_local(target.value), target, value)  # a[i] = s: every field

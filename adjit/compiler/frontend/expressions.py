@@ -19,7 +19,7 @@ from .. import branch_locals as BL
 from .. import local_arrays as LA
 from .. import slices as S
 from .. import struct_arrays as SA
-from .. import tile_scatter
+from .. import tiles
 from .. import views as V
 from ..values import StructRef, Val, constant_array, from_index, from_storage, literal, storage_type, stored_as_bytes
 
@@ -75,6 +75,12 @@ class Expressions:
             raise self.error(f"local arrays have no attribute '{node.attr}' in kernels", node)
         if isinstance(base, StructRef):
             return self.struct_field(base, node.attr, node)
+        if isinstance(base, Val) and isinstance(base.type, T.TileType):
+            if node.attr == "shape":  # constants, as Warp's
+                return tuple(literal(n) for n in base.type.shape)
+            if node.attr == "size":
+                return literal(base.type.size)
+            raise self.error(f"tiles have no attribute '{node.attr}' in kernels (shape and size are)", node)
         if isinstance(base, Val) and isinstance(base.type, T.TransformType) and node.attr in ("p", "q"):
             return self.transform_part(base, node.attr)
         if isinstance(base, Val) and isinstance(base.type, T.VectorType):
@@ -96,13 +102,13 @@ class Expressions:
             if isinstance(shape, tuple):  # a local array's shape: constants
                 k = self.static_int(node.slice)
                 if not 0 <= k < len(shape):
-                    raise self.error(f"shape index {k} is out of range for a {len(shape)}-d local array", node)
+                    raise self.error(f"shape index {k} is out of range for a shape of {len(shape)} extents", node)
                 return shape[k]
         base = self.expr(node.value)
         if LA.is_local_array(base):
             return LA.read(self, base, node)
         if isinstance(base, Val) and isinstance(base.type, T.TileType):
-            return tile_scatter.subscript(self, base, node)  # t[i, j], t[indices, :]
+            return tiles.subscript(self, base, node)  # an element, a sub-tile, a slice
         if isinstance(base, SA.StructArrayRef):
             return SA.load(self, base, node)  # s = a[i]: every field
         if V.takes(base, node):  # row[j], and a[i] of an n-d array (a view)

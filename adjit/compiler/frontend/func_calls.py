@@ -139,7 +139,10 @@ class FuncCalls:
         nodes = BR.argument_nodes(fn, node) if isinstance(node, ast.Call) else [None] * len(args)
         refs = []  # (argument expression or None, type): assigned the callee's final value
         for i, (want, a) in enumerate(zip(declared, args)):
-            if BR.is_by_reference(want, a):
+            if BR.is_by_reference(want, a, fn, i):
+                if patterns[i] is not None and not patterns[i].matches(a.type):
+                    raise self.error(f"argument {i + 1} of {fn.pyfunc.__name__}() must be {patterns[i]}, got "
+                                     f"{a.type}", node, KernelTypeError)
                 param_t, param_vals = BR.pass_argument(self, fn, i, want, a, nodes[i], node)
                 arg_types.append(param_t)
                 vals += param_vals

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import logging
+import math
 import re
 
 from mlir import ir
@@ -32,6 +33,29 @@ def _printf_scalar(t: T.ScalarType, v) -> tuple[str, ir.Value]:
         extend = arith.ExtSIOp if signed else arith.ExtUIOp
         return ("%d" if signed or t.is_bool else "%u"), extend(T.int32.mlir(), v).result
     return _PRINTF_SPEC[t.name], v
+
+
+def _tile_print_parts(v: ir.Value, t: T.TileType) -> tuple[str, list]:
+    """A tile as Warp's CPU prints it: [a b c] (rows of a 2-d tile on lines
+    of their own, indented by one; higher dimensions' blocks separated by a
+    blank line), floats as %g, then `` = tile(shape=(M,N), storage=...)``."""
+    flat = vector_d.ShapeCastOp(ir.VectorType.get([t.size], t.dtype.mlir()), v).result
+    specs, vals = [], []
+    for k in range(t.size):
+        spec, x = _printf_scalar(t.dtype, vector_d.ExtractOp(flat, [], [k]).result)
+        specs.append(spec)
+        vals.append(x)
+
+    def block(level: int, first: int) -> str:
+        n = t.shape[level]
+        inner = math.prod(t.shape[level + 1:])
+        if level == t.ndim - 1:
+            return "[" + " ".join(specs[first:first + n]) + "]"
+        sep = "\n" + " " * (t.ndim - 1) if level == t.ndim - 2 else "\n\n" + " " * (level + 1)
+        return "[" + sep.join(block(level + 1, first + i * inner) for i in range(n)) + "]"
+
+    shape = ",".join(map(str, t.shape))
+    return block(0, 0) + f" = tile(shape=({shape}), storage={t.storage})", vals
 
 
 #: A printf conversion: flags, width and precision (no *), an ignored length
@@ -81,7 +105,9 @@ class Printing:
                      for r in range(t.rows) for c in range(t.cols)]
             rows = ["[" + " ".join(s for s, _ in comps[r * t.cols:(r + 1) * t.cols]) + "]" for r in range(t.rows)]
             return "[" + " ".join(rows) + "]", [c for _, c in comps]
-        raise self.error(f"print() takes numbers, vectors and matrices, got {t}", node)
+        if isinstance(t, T.TileType):
+            return _tile_print_parts(self.materialize(value, t), t)
+        raise self.error(f"print() takes numbers, vectors and matrices (and tiles), got {t}", node)
 
     def emit_print(self, node):
         """Python's print(*args, sep=" ", end="\\n"): string literals and values."""
