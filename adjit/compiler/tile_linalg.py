@@ -33,13 +33,14 @@ and tile_upper_solve have none).
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, math as math_d, scf
+from mlir.dialects import arith, math as math_d
 
 from .. import types as T
 from ..dialects import adjit as adjit_d
 from ..errors import KernelTypeError
-from .tiles import (_array, _array_tile_check, _const_int, _given, _handler, _index, _offsets, _rebind, _row_major,
-                    _shape, _splat, _static, _storage, _tile, _tile_type, _HANDLERS, elements, from_elements)
+from .tiles import (_array, _array_tile_check, atomic_adds, _const_int, _element_indices, elements, from_elements,
+                    _given, _guarded, _handler, _HANDLERS, _index, _offsets, _rebind, _shape, _splat, _static,
+                    _storage, _Target, _tile, _tile_type)
 from .values import Val, constant, to_index
 
 
@@ -321,26 +322,7 @@ def _indexed_elements(array: Val, offsets, shape, axis: int, indices):
     into the array) and whether it is inside. Along ``axis`` the index is the
     offset plus ``indices`` at the element's position, elsewhere the offset
     plus the position (Warp's compute_index)."""
-    per_dim = []
-    for k, (off, n) in enumerate(zip(offsets, shape)):
-        extent = adjit_d.DimOp(ir.IndexType.get(), array.value,
-                               ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)).result
-        last = arith.SubIOp(extent, _index(1)).result
-        column = []
-        for i in range(n):
-            step = indices[i] if k == axis else _index(i)
-            idx = arith.AddIOp(off, step).result
-            inside = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, idx, _index(0)).result,
-                                  arith.CmpIOp(arith.CmpIPredicate.slt, idx, extent).result).result
-            clamped = arith.MaxSIOp(arith.MinSIOp(idx, last).result, _index(0)).result
-            column.append((clamped, inside))
-        per_dim.append(column)
-    for pos in _row_major(shape):
-        parts = [per_dim[k][p] for k, p in enumerate(pos)]
-        ok = parts[0][1]
-        for _, inside in parts[1:]:
-            ok = arith.AndIOp(ok, inside).result
-        yield [idx for idx, _ in parts], ok
+    return _element_indices(_Target.whole(array, []), offsets, shape, True, along=(axis, indices))
 
 
 def _axis_of(fb, x, ndim: int, what: str, node) -> int:
@@ -384,24 +366,11 @@ def _indexed_target(fb, a, what: str, node):
 def _tile_store_indexed(fb, a, node):
     array, tile, places = _indexed_target(fb, a, "tile_store_indexed()", node)
     for x, (idx, inside) in zip(elements(tile.value, tile.type), places):
-        branch = scf.IfOp(inside)
-        with ir.InsertionPoint(branch.then_block):
-            adjit_d.StoreOp(x, array.value, idx)
-            scf.YieldOp([])
+        _guarded(inside, lambda x=x, idx=idx: adjit_d.StoreOp(x, array.value, idx))
     return None
 
 
 @_handler("tile_atomic_add_indexed")
 def _tile_atomic_add_indexed(fb, a, node):
     array, tile, places = _indexed_target(fb, a, "tile_atomic_add_indexed()", node)
-    t = tile.type
-    no_position = ir.DenseI64ArrayAttr.get([])
-    old = []
-    for x, (idx, inside) in zip(elements(tile.value, t), places):
-        branch = scf.IfOp(inside, [t.dtype.mlir()], has_else=True)
-        with ir.InsertionPoint(branch.then_block):
-            scf.YieldOp([adjit_d.AtomicAddOp(t.dtype.mlir(), x, array.value, idx, position=no_position).result])
-        with ir.InsertionPoint(branch.else_block):
-            scf.YieldOp([constant(t.dtype, 0)])
-        old.append(branch.results[0])
-    return Val(t, from_elements(t, old))
+    return atomic_adds(array, tile, places)

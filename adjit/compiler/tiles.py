@@ -737,17 +737,22 @@ def _array_tile_check(fb, array: Val, tile_t: T.TileType, what: str, node):
                        "number of dimensions)", node, KernelTypeError)
 
 
-def _element_indices(array: _Target, offsets, shape, bounds_check: bool):
+def _element_indices(array: _Target, offsets, shape, bounds_check: bool, along=None):
     """For each element of a tile at ``offsets`` (row-major): its indices in
     the base array, clamped into the array (the row, the slice) when
-    ``bounds_check``, and whether it is inside (None without bounds checks)."""
+    ``bounds_check``, and whether it is inside (None without bounds checks).
+    ``along``: (axis, index values): along that axis the element at position
+    i is at the offset plus the i-th index value (tile_*_indexed), not plus i."""
     ranges = [d for d in array.dims if isinstance(d, tuple)]
     per_dim = []
-    for (start, step, extent), off, n in zip(ranges, offsets, shape):
+    for k, ((start, step, extent), off, n) in enumerate(zip(ranges, offsets, shape)):
         last = arith.SubIOp(extent, _index(1)).result
         column = []
         for i in range(n):
-            idx = arith.AddIOp(off, _index(i)).result if i else off
+            if along is not None and along[0] == k:
+                idx = arith.AddIOp(off, along[1][i]).result
+            else:
+                idx = arith.AddIOp(off, _index(i)).result if i else off
             inside = None
             if bounds_check:
                 inside = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, idx, _index(0)).result,
@@ -822,16 +827,27 @@ def _tile_atomic_add(fb, a, node):
     _array_tile_check(fb, array, t, "tile_atomic_add()", node)
     offsets = _offsets(fb, a["offset"], t.ndim, "tile_atomic_add()", node)
     bounds_check = _static(fb, a["bounds_check"], bool, "bounds_check")
+    return atomic_adds(array, tile, _element_indices(array, offsets, t.shape, bounds_check))
+
+
+def atomic_adds(array, tile: Val, places) -> Val:
+    """Atomically adds each element of ``tile`` into ``array`` at its place
+    (``places``: (indices, inside or None) per element, row-major), where
+    inside; the tile of the old values (0 where not inside)."""
+    t = tile.type
     no_position = ir.DenseI64ArrayAttr.get([])
+
+    def add(x, indices):
+        return adjit_d.AtomicAddOp(t.dtype.mlir(), x, array.value, indices, position=no_position).result
+
     old = []
-    for x, (indices, inside) in zip(elements(tile.value, t), _element_indices(array, offsets, t.shape,
-                                                                              bounds_check)):
+    for x, (indices, inside) in zip(elements(tile.value, t), places):
         if inside is None:
-            old.append(adjit_d.AtomicAddOp(t.dtype.mlir(), x, array.value, indices, position=no_position).result)
+            old.append(add(x, indices))
             continue
         branch = scf.IfOp(inside, [t.dtype.mlir()], has_else=True)
         with ir.InsertionPoint(branch.then_block):
-            scf.YieldOp([adjit_d.AtomicAddOp(t.dtype.mlir(), x, array.value, indices, position=no_position).result])
+            scf.YieldOp([add(x, indices)])
         with ir.InsertionPoint(branch.else_block):
             scf.YieldOp([constant(t.dtype, 0)])
         old.append(branch.results[0])
