@@ -104,6 +104,9 @@ print_launches: bool = False
 epoch: int = 0
 verify_autograd_array_access: bool = False
 enable_vector_component_overwrites: bool = False
+#: Bytes of device heap per CUDA device for runtime loops' checkpoints that do not fit a
+#: thread's frame (docs/gpu.md); read when a device first loads a kernel that uses it.
+cuda_heap_bytes: int = 1 << 30
 # log_level is not stored here: it is the "adjit" logger's level (__getattr__).
 
 

@@ -106,6 +106,22 @@ class CompileError(AdjitError):
     """A compile stage failed on IR that passed the frontend's checks (a bug in adjit)."""
 
 
+class DeviceHeapError(AdjitError, MemoryError):
+    """A GPU thread found no device heap left for the checkpoints of a
+    runtime loop's adjoint (they live in the thread's frame when they fit,
+    else on the device heap: ``adjit.config.cuda_heap_bytes``). The thread
+    stopped; the launch's results are incomplete."""
+
+    def __init__(self, kernel: str, filename: str, lineno: int, thread: tuple, asked: int, heap: int):
+        self.kernel, self.filename, self.lineno = kernel, filename, lineno
+        self.thread, self.asked, self.heap = thread, asked, heap
+        super().__init__(
+            f"{filename}:{lineno}: kernel '{kernel}', thread {thread}: no device heap left for the "
+            f"checkpoints of a runtime loop ({asked} bytes asked for; the heap has {heap} bytes in all, "
+            f"shared by the threads running at once). Set adjit.config.cuda_heap_bytes higher before the "
+            f"device's first such kernel is loaded, or launch fewer threads at a time.")
+
+
 class GradientError(AdjitError):
     """A kernel or a recorded launch whose gradient adjit cannot compute exactly.
 

@@ -233,6 +233,57 @@ def AdjitGpuLaunch : Pass<"adjit-gpu-launch", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def AdjitGpuLoopBuffers : Pass<"adjit-gpu-loop-buffers", "::mlir::ModuleOp"> {
+  let summary = "Give the loop reversal's buffers GPU memory that never overflows";
+  let description = [{
+    The loop reversal of `adjit-adjoint` keeps a runtime loop's checkpoints in
+    dynamically sized buffers (`memref.alloca(%n)`, merged per run by
+    `adjit-merge-stack-buffers`). On the GPU a dynamic alloca lives on the
+    thread's stack, whose size the driver cannot know: a long loop overran
+    the default 1 KiB and faulted (docs/gpu.md), which poisons the context.
+    In every launch body (the functions `adjit-gpu-launch` outlines, which
+    receive the error record), this pass gives each such buffer of `bytes`
+    bytes either a static buffer of `stack-bytes` bytes (the thread's frame:
+    ptxas sizes it and the driver provides it) when it fits, or a block of the
+    device heap (`malloc`, released with `free` where the buffer's stack scope
+    ends). A thread whose `malloc` fails records `AdjitHeapExhausted` with the
+    bytes it asked for in the launch's error record and exits (PTX `exit`):
+    the launch then raises a clear error naming the kernel, never a fault.
+
+    ```mlir
+    %s = llvm.intr.stacksave : !llvm.ptr
+    %b = memref.alloca(%bytes) : memref<?xi8>
+    ...
+    llvm.intr.stackrestore %s : !llvm.ptr
+    ```
+    becomes (with the static `memref<2048xi8>` alloca at the function's top)
+    ```mlir
+    %fits = arith.cmpi ule, %bytes, %c2048 : index
+    %b = scf.if %fits -> memref<?xi8> {
+      scf.yield %static_as_dynamic
+    } else {
+      %h = memref.alloc(%bytes) : memref<?xi8>   // null: record, nvvm.exit
+      scf.yield %h
+    }
+    ...
+    scf.if %fits {} else { memref.dealloc %b }
+    llvm.intr.stackrestore %s : !llvm.ptr
+    ```
+    Rationale: a static frame is free when it fits and the heap has no
+    per-thread limit; `stack-bytes` trades local memory per resident thread
+    against `malloc` calls. Buffers in functions without the error record
+    (device functions not inlined), or without a stack scope that ends them,
+    stay on the stack. Part of `adjit-lower-gpu`.
+  }];
+  let options = [
+    Option<"stackBytes", "stack-bytes", "int64_t", /*default=*/"2048",
+           "Bytes of the static per-site buffer used when a buffer fits">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect", "::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
 def AdjitMergeStackBuffers : Pass<"adjit-merge-stack-buffers", "::mlir::ModuleOp"> {
   let summary = "Replace each run of adjacent dynamic 1-D allocas by views of one buffer";
   let description = [{

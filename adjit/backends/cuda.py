@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import config, loader
 from .. import types as T
-from ..errors import LaunchError
+from ..errors import DeviceHeapError, LaunchError
 from ..runtime import cuda, cuda_helpers
 from ..runtime.cuda_memory import CudaMemory
 from ..variant import VariantSpec
@@ -85,7 +85,7 @@ class CudaBackend(Backend):
                               "are more blocks than a CUDA launch can have")
         pool = cuda.record_pool(device.ordinal)
         with pool.lock:
-            record = pool.take(ranges, lambda failure: check_failed(launch, variant, failure), stream)
+            record = pool.take(ranges, lambda failure: _failure_error(launch, variant, failure), stream)
             for slot, (memory, words) in enumerate(zip(ranged, ranges)):
                 if words == _REDUCE:  # (min, max) reduced on the device into the record
                     cuda_helpers.index_range(memory, record + 8 * (_RANGES_WORD + 2 * slot), stream)
@@ -93,6 +93,18 @@ class CudaBackend(Backend):
             variant.function.launch((grid, 1, 1), (block, 1, 1), data, plan.offsets, stream, 0, plan.label)
         if config.mode == "debug":
             cuda.check_pending_failures(device.ordinal)
+
+
+def _failure_error(launch: PackedLaunch, variant, failure) -> Exception:
+    """The error for a launch's first failure: a failed check, or a thread
+    that found no device heap for a runtime loop's checkpoints."""
+    if failure[0] != cuda.HEAP_EXHAUSTED:
+        return check_failed(launch, variant, failure)
+    k, thread, asked = launch.kernel, failure[1], failure[2][0]
+    extents = (launch.dim,) if np.ndim(launch.dim) == 0 else tuple(launch.dim)
+    coords = tuple(int(c) for c in np.unravel_index(thread, [int(e) for e in extents]))
+    return DeviceHeapError(k.__name__, k.source.filename, k.source.first_line, coords, asked,
+                           cuda.heap_bytes(launch.device))
 
 
 class _Plan:

@@ -365,9 +365,38 @@ def load_module(device, key, image, label: str | None = None):
         module = _modules.get((d.alias, key))
         if module is None:
             data = image.encode() if isinstance(image, str) else bytes(image)
+            if _HEAP_USE.search(data):
+                _size_heap(d.ordinal)
             module = _cuda.Module(d.ordinal, data, label or repr(key))
             _modules[d.alias, key] = module
         return module
+
+
+#: How a PTX declares the device heap's malloc (adjit-gpu-loop-buffers: long loops' checkpoints).
+_HEAP_USE = re.compile(rb"\.extern\s+\.func\s+\(\.param\s+\.b64\s+func_retval0\)\s+malloc\b")
+#: The record's site word of a thread that found no device heap (ErrorRecord.h).
+HEAP_EXHAUSTED = _runtime.HEAP_EXHAUSTED
+#: CUlimit's CU_LIMIT_MALLOC_HEAP_SIZE.
+LIMIT_MALLOC_HEAP_SIZE = 2
+_heap_sized: set = set()
+
+
+def _size_heap(ordinal: int) -> None:
+    """Sets the device heap of device ``ordinal`` to ``config.cuda_heap_bytes``
+    before its first kernel that uses the heap is loaded (the driver fixes
+    the heap's size once such a kernel has run)."""
+    if ordinal in _heap_sized:
+        return
+    from .. import config
+    if _cuda.get_limit(ordinal, LIMIT_MALLOC_HEAP_SIZE) < config.cuda_heap_bytes:
+        _cuda.set_limit(ordinal, LIMIT_MALLOC_HEAP_SIZE, int(config.cuda_heap_bytes))
+    _heap_sized.add(ordinal)
+
+
+def heap_bytes(device) -> int:
+    """Bytes of device heap of ``device`` (cuCtxGetLimit): where threads keep
+    the checkpoints of runtime loops that do not fit their frame."""
+    return _cuda.get_limit(_cuda_device(device, "heap_bytes").ordinal, LIMIT_MALLOC_HEAP_SIZE)
 
 
 def unload_modules() -> None:
@@ -464,14 +493,17 @@ def _record_words(ranges=()) -> np.ndarray:
 
 def _decode_record(w: np.ndarray):
     """None, or the first failed check as (site, thread, indices, sizes),
-    as ``adjit._runtime.launch_cpu`` reports it."""
+    as ``adjit._runtime.launch_cpu`` reports it; site HEAP_EXHAUSTED: a
+    thread found no device heap for a loop's checkpoints (indices[0]: the
+    bytes it asked for)."""
     if w[0] == 0:
         return None
     if w[0] == _runtime.LAUNCH_UNPROVEN:
         return int(w[0])
     index, size = _RECORD["index"], _RECORD["size"]
     rank = _RECORD["max_rank"]
-    return (int(w[_RECORD["site"]]) - 1, int(w[_RECORD["thread"]]), tuple(int(x) for x in w[index:index + rank]),
+    site = int(w[_RECORD["site"]])
+    return (site if site == HEAP_EXHAUSTED else site - 1, int(w[_RECORD["thread"]]), tuple(int(x) for x in w[index:index + rank]),
             tuple(int(x) for x in w[size:size + rank]))
 
 

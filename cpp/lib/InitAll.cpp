@@ -220,6 +220,7 @@ void buildLowerGpuPipeline(OpPassManager &pm, const LowerGpuOptions &options) {
   pm.addPass(createAdjitGpuLaunch(launch));
   addCleanup(pm);
   pm.addPass(createAdjitMergeStackBuffers());
+  pm.addPass(createAdjitGpuLoopBuffers());
   addCleanup(pm);
 }
 

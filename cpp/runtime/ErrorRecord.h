@@ -18,7 +18,7 @@
 /* The word index of each field (one int64 word per index unless noted). */
 enum AdjitErrorRecordWord {
   /* 0 while nothing failed; else the failing check's site number + 1, or
-     AdjitLaunchUnproven. */
+     AdjitLaunchUnproven, or AdjitHeapExhausted. */
   AdjitRecordSite = 0,
   /* The failing thread's linear index. */
   AdjitRecordThread = 1,
@@ -50,7 +50,12 @@ enum AdjitErrorRecordValues {
   AdjitLaunchUnproven = -1,
   /* AdjitRecordAddLog of a launch that runs its threads one after another
      on one thread: kernels add directly, with no atomics and no call. */
-  AdjitDirectAdds = 1
+  AdjitDirectAdds = 1,
+  /* AdjitRecordSite of a GPU launch one of whose threads could not get
+     device heap memory for a runtime loop's checkpoints (adjit-gpu-loop-
+     buffers): AdjitRecordIndex holds the bytes it asked for; the thread
+     stopped there. */
+  AdjitHeapExhausted = -2
 };
 
 #endif /* ADJIT_RUNTIME_ERRORRECORD_H */

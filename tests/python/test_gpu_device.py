@@ -63,6 +63,16 @@ def settle(x: wp.array(dtype=wp.float64), steps: wp.array(dtype=int), y: wp.arra
 
 
 @wp.kernel
+def relax(x: wp.array(dtype=wp.float64), steps: wp.array(dtype=int), y: wp.array(dtype=wp.float64)):
+    # a long runtime loop: its adjoint's checkpoints outgrow a GPU thread's frame
+    i = wp.tid()
+    v = x[i]
+    for k in range(steps[i]):
+        v = v * wp.float64(0.9999) + wp.sin(v) * wp.float64(0.0001)
+    y[i] = v
+
+
+@wp.kernel
 def scatter_add(values: wp.array(dtype=float), at: wp.array(dtype=int), total: wp.array(dtype=float),
                 counts: wp.array(dtype=int)):
     i = wp.tid()
@@ -211,6 +221,70 @@ def test_runtime_loop_adjoint(device):
         return float(o.numpy().sum())
 
     np.testing.assert_allclose(x.grad.numpy(), _central_differences(total, x0.copy()), rtol=1e-6, atol=1e-8)
+
+
+def _relax(v: float, steps: int) -> tuple[float, float]:
+    """relax's value and its derivative by the chain rule."""
+    d = 1.0
+    for _ in range(steps):
+        v, d = v * 0.9999 + np.sin(v) * 0.0001, d * (0.9999 + np.cos(v) * 0.0001)
+    return v, d
+
+
+def test_long_runtime_loop_adjoint(device):
+    # 20,000 to 50,000 iterations: 2 ceil(sqrt(n)) checkpoints of 8 bytes do
+    # not fit a thread's 2 KiB frame buffer, so they go to the device heap
+    rng = _rng()
+    x0 = rng.uniform(0.1, 3.0, 8)
+    steps = rng.integers(20_000, 50_000, 8).astype(np.int32)
+    x = wp.array(x0, dtype=wp.float64, device=device, requires_grad=True)
+    y = wp.zeros(8, dtype=wp.float64, device=device, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(relax, dim=8, inputs=[x, wp.array(steps, device=device), y])
+    tape.backward(grads={y: wp.ones(8, dtype=wp.float64, device=device)})
+    expected = [_relax(v, n) for v, n in zip(x0, steps)]
+    np.testing.assert_allclose(y.numpy(), [v for v, _ in expected], rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), [d for _, d in expected], rtol=1e-10)
+
+
+_EXHAUST_THE_HEAP = """
+import sys
+import numpy as np
+import adjit as wp
+from adjit.errors import DeviceHeapError
+sys.path.insert(0, {here!r})
+from test_gpu_device import relax, saxpy
+wp.config.cuda_heap_bytes = 0  # (the driver's default heap, 8 MiB: far too small here)
+n, device = 20_000, {device!r}
+x = wp.array(np.full(n, 0.5), dtype=wp.float64, device=device, requires_grad=True)
+y = wp.zeros(n, dtype=wp.float64, device=device, requires_grad=True)
+tape = wp.Tape()
+with tape:
+    wp.launch(relax, dim=n, inputs=[x, wp.full(n, 20_000, dtype=int, device=device), y])
+try:
+    tape.backward(grads={{y: wp.ones(n, dtype=wp.float64, device=device)}})
+    wp.synchronize()
+except DeviceHeapError as e:
+    print("raised:", e)
+# the context survives: a launch after it runs and is right
+a = wp.array(np.arange(4, dtype=np.float32), device=device)
+b = wp.zeros(4, dtype=float, device=device)
+wp.launch(saxpy, dim=4, inputs=[2.0, a, b])
+print("after:", b.numpy().tolist())
+"""
+
+
+def test_running_out_of_device_heap_is_an_error_not_a_fault(cuda_device):
+    import subprocess
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    run = subprocess.run([sys.executable, "-c", _EXHAUST_THE_HEAP.format(here=here, device=cuda_device)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "raised:" in run.stdout and "kernel 'relax'" in run.stdout and "no device heap left" in run.stdout, \
+        run.stdout[-3000:]
+    assert "after: [0.0, 2.0, 4.0, 6.0]" in run.stdout, run.stdout[-3000:]
 
 
 def test_atomics(device):

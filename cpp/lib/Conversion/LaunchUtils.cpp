@@ -8,6 +8,7 @@
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -194,4 +195,47 @@ Type mlir::adjit::memrefDescriptorType(MemRefType type) {
   auto i64 = IntegerType::get(ctx, 64);
   auto dims = LLVM::LLVMArrayType::get(i64, type.getRank());
   return LLVM::LLVMStructType::getLiteral(ctx, {ptrTy, ptrTy, i64, dims, dims});
+}
+
+std::optional<mlir::adjit::BodyLaunchArgs>
+mlir::adjit::bodyLaunchArgs(func::FuncOp fn) {
+  constexpr unsigned trailing = 1 + kMaxLaunchDims + 1;
+  if (fn.isExternal() || fn.getNumArguments() < trailing)
+    return std::nullopt;
+  auto args = fn.getArguments().take_back(trailing);
+  if (!isa<LLVM::LLVMPointerType>(args.back().getType()) ||
+      !llvm::all_of(args.drop_back(), [](BlockArgument a) {
+        return a.getType().isIndex();
+      }))
+    return std::nullopt;
+  return BodyLaunchArgs{args.front(), args.back()};
+}
+
+void mlir::adjit::writeFirstFailure(OpBuilder &b, Location loc, Value record,
+                                    int64_t tag, Value thread,
+                                    ValueRange indices, ValueRange sizes) {
+  Type i64 = b.getI64Type();
+  auto ptrTy = LLVM::LLVMPointerType::get(b.getContext());
+  Value none = LLVM::ConstantOp::create(b, loc, i64, 0);
+  Value tagValue = LLVM::ConstantOp::create(b, loc, i64, tag);
+  static_assert(AdjitRecordSite == 0, "the site is the record's first word");
+  auto exchange = LLVM::AtomicCmpXchgOp::create(
+      b, loc, record, none, tagValue, LLVM::AtomicOrdering::monotonic,
+      LLVM::AtomicOrdering::monotonic);
+  Value won = LLVM::ExtractValueOp::create(b, loc, exchange, 1);
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, won,
+                                /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.getThenRegion().front().getTerminator());
+  auto storeWord = [&](int32_t word, Value index) {
+    Value value = arith::IndexCastOp::create(b, loc, i64, index);
+    Value at = LLVM::GEPOp::create(b, loc, ptrTy, i64, record,
+                                   ArrayRef<LLVM::GEPArg>{word});
+    LLVM::StoreOp::create(b, loc, value, at);
+  };
+  storeWord(AdjitRecordThread, thread);
+  for (auto [d, index] : llvm::enumerate(indices))
+    storeWord(AdjitRecordIndex + d, index);
+  for (auto [d, size] : llvm::enumerate(sizes))
+    storeWord(AdjitRecordSize + d, size);
 }

@@ -20,6 +20,20 @@ constexpr unsigned kMaxLaunchDims = 4;
 /// the kernel has no body.
 FailureOr<func::FuncOp> outlineKernelBody(func::FuncOp kernel);
 
+/// The launch arguments outlineKernelBody appended to `fn` (%linear and
+/// %record), or std::nullopt if `fn`'s trailing arguments are not those.
+struct BodyLaunchArgs {
+  Value linear;
+  Value record;
+};
+std::optional<BodyLaunchArgs> bodyLaunchArgs(func::FuncOp fn);
+
+/// Writes a failure into the error record `record` unless one is there: the
+/// site word goes from 0 to `tag` atomically and the winner stores `thread`,
+/// `indices` and `sizes` (index values; at most AdjitRecordMaxRank each).
+void writeFirstFailure(OpBuilder &b, Location loc, Value record, int64_t tag,
+                       Value thread, ValueRange indices, ValueRange sizes);
+
 /// Replaces the launch condition (adjit.launch_condition) in `fn` by the
 /// constant `value`.
 void fixLaunchCondition(func::FuncOp fn, bool value);

@@ -282,32 +282,9 @@ struct AccessErrorLowering : OpConversionPattern<AccessErrorOp> {
   LogicalResult
   matchAndRewrite(AccessErrorOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Type i64 = rewriter.getI64Type();
-    auto ptrTy = LLVM::LLVMPointerType::get(rewriter.getContext());
-    Value record = adaptor.getRecord();
-    Value none = LLVM::ConstantOp::create(rewriter, loc, i64, 0);
-    Value tag = LLVM::ConstantOp::create(rewriter, loc, i64, op.getSite() + 1);
-    static_assert(AdjitRecordSite == 0, "the site is the record's first word");
-    auto exchange = LLVM::AtomicCmpXchgOp::create(
-        rewriter, loc, record, none, tag, LLVM::AtomicOrdering::monotonic,
-        LLVM::AtomicOrdering::monotonic);
-    Value won = LLVM::ExtractValueOp::create(rewriter, loc, exchange, 1);
-    auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, won,
-                                  /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPoint(ifOp.getThenRegion().front().getTerminator());
-    auto storeWord = [&](int32_t word, Value index) {
-      Value value = arith::IndexCastOp::create(rewriter, loc, i64, index);
-      Value at = LLVM::GEPOp::create(rewriter, loc, ptrTy, i64, record,
-                                     ArrayRef<LLVM::GEPArg>{word});
-      LLVM::StoreOp::create(rewriter, loc, value, at);
-    };
-    storeWord(AdjitRecordThread, adaptor.getThread());
-    for (auto [d, index] : llvm::enumerate(adaptor.getIndices()))
-      storeWord(AdjitRecordIndex + d, index);
-    for (auto [d, size] : llvm::enumerate(adaptor.getSizes()))
-      storeWord(AdjitRecordSize + d, size);
+    writeFirstFailure(rewriter, op.getLoc(), adaptor.getRecord(),
+                      op.getSite() + 1, adaptor.getThread(),
+                      adaptor.getIndices(), adaptor.getSizes());
     rewriter.eraseOp(op);
     return success();
   }

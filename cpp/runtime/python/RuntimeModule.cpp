@@ -193,6 +193,7 @@ NB_MODULE(_runtime, m) {
         "all-checked variant); or the launch's first failed check as (site, "
         "thread, indices, sizes).");
   m.attr("LAUNCH_UNPROVEN") = kLaunchUnproven;
+  m.attr("HEAP_EXHAUSTED") = int64_t(AdjitHeapExhausted);
   m.attr("ERROR_RECORD") = std::map<std::string, int>{
       {"site", AdjitRecordSite},
       {"thread", AdjitRecordThread},
