@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 import adjit as wp
+from kernels import springs  # noqa: E402  (benchmarks/ is on the path: this script's folder)
 
 
 @wp.kernel
@@ -120,6 +121,24 @@ def bench_length_cross(device: str, out: dict, n: int = 10_000_000) -> None:
     out["length_cross"] = result
 
 
+def bench_springs(device: str, out: dict, n: int = 1_000_000, steps: int = 100) -> None:
+    """springs (kernels.py: vec3/mat33 math, branches, a runtime loop of
+    ``steps`` steps): forward, and its adjoint (the loop reversed from
+    checkpoints, kernels.py's exact loop gradient)."""
+    from bench import springs_inputs
+    x_np, v_np, rot_np = springs_inputs(n)
+    x, v = wp.array(x_np, dtype=wp.vec3, device=device), wp.array(v_np, dtype=wp.vec3, device=device)
+    rot = wp.array(rot_np, dtype=wp.mat33, device=device)
+    x_out, v_out = wp.zeros_like(x), wp.zeros_like(v)
+    inputs = [x, v, rot, x_out, v_out, 0.01, 10.0, steps]
+    grads = [wp.zeros_like(x), wp.zeros_like(v), wp.zeros_like(rot), wp.ones(n, dtype=wp.vec3, device=device),
+             wp.ones(n, dtype=wp.vec3, device=device), 0.0, 0.0, 0]
+    fwd = _event_ms(lambda: wp.launch(springs, dim=n, inputs=inputs), device)
+    bwd = _event_ms(lambda: wp.launch(springs, dim=n, inputs=inputs, adj_inputs=grads, adjoint=True), device)
+    out["springs"] = {"n": n, "steps": steps, "adjit_forward_ms": fwd, "adjit_backward_ms": bwd,
+                      "backward_over_forward": bwd / fwd}
+
+
 def bench_launch(device: str, out: dict, count: int = 20_000) -> None:
     x = wp.zeros(1, dtype=float, device=device)
     wp.launch(noop, dim=1, inputs=[x])
@@ -175,7 +194,7 @@ def main() -> None:
     args = parser.parse_args()
     d = wp.get_device(args.device)
     out = {"device": d.name, "arch": d.arch}
-    for bench in (bench_saxpy, bench_length_cross, bench_launch, bench_scatter_add):
+    for bench in (bench_saxpy, bench_length_cross, bench_springs, bench_launch, bench_scatter_add):
         try:
             bench(args.device, out)
         except Exception as e:  # noqa: BLE001  (one failing benchmark does not hide the others)

@@ -87,6 +87,7 @@ def _ptxas(folder: Path, arch: str) -> int:
 def _build_runtime(out: Path) -> None:
     """Builds cpp/runtime alone and puts _runtime*.so into adjit/."""
     build = Path("/tmp/adjit-runtime-build")
+    shutil.rmtree(build, ignore_errors=True)  # (a configure left from another tree fails: a fresh one takes seconds)
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
     subprocess.run(["cmake", "-S", str(ROOT / "cpp" / "runtime"), "-B", str(build), *generator,
                     f"-DPython_EXECUTABLE={sys.executable}"], check=True)
@@ -103,7 +104,8 @@ def run(bundle: Path, out: Path) -> int:
     start = time.perf_counter()
     _build_runtime(out)
     summary["build_s"] = round(time.perf_counter() - start, 1)
-    env = {**os.environ, "ADJIT_TEST_CACHE_DIR": str(bundle.resolve() / "cache"), "ADJIT_DEVICE_TESTS": "cuda",
+    cache = str(bundle.resolve() / "cache")
+    env = {**os.environ, "ADJIT_TEST_CACHE_DIR": cache, "ADJIT_CACHE_DIR": cache, "ADJIT_DEVICE_TESTS": "cuda",
            "PYTHONPATH": str(ROOT)}
     info = subprocess.run([sys.executable, "-c", "import adjit, json; d = adjit.get_device('cuda:0'); "
                            "print(json.dumps({'name': d.name, 'arch': d.arch, 'driver': "
