@@ -67,8 +67,32 @@ def bench_saxpy(device: str, out: dict, n: int = 100_000_000) -> None:
     copy_ms = _event_ms(lambda: wp.copy(copy_dst, x), device)
     saxpy_gbs = 3 * 4 * n / saxpy_ms / 1e6
     copy_gbs = 2 * 4 * n / copy_ms / 1e6
-    out["saxpy"] = {"n": n, "adjit_ms": saxpy_ms, "adjit_GBps": saxpy_gbs, "copy_ms": copy_ms,
-                    "copy_GBps": copy_gbs, "fraction_of_copy": saxpy_gbs / copy_gbs}
+    result = {"n": n, "adjit_ms": saxpy_ms, "adjit_GBps": saxpy_gbs, "copy_ms": copy_ms,
+              "copy_GBps": copy_gbs, "fraction_of_copy": saxpy_gbs / copy_gbs}
+    # the block size's effect, and what CuPy's own saxpy reaches on the same card
+    result["adjit_ms_by_block_dim"] = {
+        block: _event_ms(lambda: wp.launch(saxpy, dim=n, inputs=[2.0, x, y], block_dim=block), device)
+        for block in (128, 512, 1024)}
+    try:
+        import cupy
+        cx, cy = cupy.ones(n, cupy.float32), cupy.zeros(n, cupy.float32)
+        kernel = cupy.ElementwiseKernel("float32 a, float32 x", "float32 y", "y = a * x + y", "saxpy")
+        kernel(cupy.float32(2.0), cx, cy)
+        cupy.cuda.runtime.deviceSynchronize()
+        times = []
+        for _ in range(20):
+            start, end = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record()
+            kernel(cupy.float32(2.0), cx, cy)
+            end.record()
+            end.synchronize()
+            times.append(cupy.cuda.get_elapsed_time(start, end))
+        cupy_ms = float(np.median(times))
+        result["cupy_elementwise_ms"] = cupy_ms
+        result["cupy_fraction_of_copy"] = 3 * 4 * n / cupy_ms / 1e6 / copy_gbs
+    except ImportError:
+        result["cupy"] = "not installed"
+    out["saxpy"] = result
 
 
 def bench_length_cross(device: str, out: dict, n: int = 10_000_000) -> None:
