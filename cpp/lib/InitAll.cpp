@@ -211,10 +211,16 @@ struct LowerGpuOptions : public PassPipelineOptions<LowerGpuOptions> {
                        llvm::cl::desc("Promise that array arguments of a "
                                       "launch do not overlap"),
                        llvm::cl::init(false)};
+  Option<bool> stridedArrays{
+      *this, "strided-arrays",
+      llvm::cl::desc("Arrays may have any element strides (views)"),
+      llvm::cl::init(false)};
 };
 
 void buildLowerGpuPipeline(OpPassManager &pm, const LowerGpuOptions &options) {
-  pm.addPass(createAdjitLowerToStd());
+  AdjitLowerToStdOptions toStd;
+  toStd.stridedArrays = options.stridedArrays;
+  pm.addPass(createAdjitLowerToStd(toStd));
   AdjitGpuLaunchOptions launch;
   launch.noalias = options.noalias;
   pm.addPass(createAdjitGpuLaunch(launch));
