@@ -115,6 +115,8 @@ def _pack_argument(k: Kernel, name: str, t, value):
     if type(value) is Array and t.__class__ is T.ArrayType and value.dtype == t.dtype \
             and len(value.shape) == t.ndim:
         buffer = value._buffer
+        if buffer.__class__ is CudaMemory:
+            return _check_buffer(k, name, buffer)
         flags = buffer.flags
         if flags.c_contiguous and flags.writeable and buffer.dtype.kind != "V":
             return buffer  # the fast path of the checks below (not ml_dtypes' bfloat16)
@@ -482,8 +484,18 @@ def _backend_for(launch: PackedLaunch) -> Backend:
         if a.__class__ is np.ndarray:
             raise _wrong_device(launch, position, device.alias, "cpu")
     launch.device = device
+    return _cuda_backend or _load_cuda_backend()
+
+
+#: The backend of CUDA launches (loaded at the first one).
+_cuda_backend: Backend | None = None
+
+
+def _load_cuda_backend() -> Backend:
+    global _cuda_backend
     from .backends import cuda
-    return cuda.BACKEND
+    _cuda_backend = cuda.BACKEND
+    return _cuda_backend
 
 
 def _wrong_device(launch: PackedLaunch, position: int, expected: str, got: str) -> LaunchError:

@@ -464,7 +464,15 @@ def _check_sources(kernel: Kernel, state: _Loaded) -> None:
         _forget_variants(kernel, state, digest)
 
 
+#: Counts the times a kernel's loaded variants were dropped (launches keep
+#: the variants they chose while it, the definitions and the settings stay:
+#: backends.base.prepared_variant).
+forgotten: int = 0
+
+
 def _forget_variants(kernel: Kernel, state: _Loaded, digest: cache.KernelDigest) -> None:
+    global forgotten
+    forgotten += 1
     log.info("compiling %s again: %s since it was loaded", kernel.pyfunc.__qualname__,
              cache.describe_change(state.digest, digest))
     state.variants.clear()

@@ -15,6 +15,7 @@ import re
 
 import numpy as np
 
+from .. import config, language, loader
 from ..errors import AdjitError, KernelAssertionError, NonFiniteError, OutOfBoundsError
 
 
@@ -79,6 +80,23 @@ class Backend(abc.ABC):
         first failed check (``OutOfBoundsError``, ``NonFiniteError``). The
         backend may run another variant than the one prepared (e.g. with
         every check kept) and then updates ``launch.spec`` and ``.variant``."""
+
+
+def prepared_variant(kernel, key: tuple, choose) -> tuple:
+    """What ``Backend.prepare`` chose for a launch of ``kernel`` asking for
+    ``key`` (what it reads from the launch: lanes, overlapping or strided
+    arrays, device): ``choose()``'s (spec, variant) at the first such launch,
+    kept on the kernel until a definition, a setting or the kernel's loaded
+    code changes (``language.definitions``, ``config.epoch``,
+    ``loader.forgotten``); a later launch then skips the variant lookup."""
+    stamp = (language.definitions, config.epoch, loader.forgotten)
+    kept = getattr(kernel, "_prepared", None)
+    if kept is None or kept[0] != stamp:
+        kept = kernel._prepared = (stamp, {})
+    chosen = kept[1].get(key)
+    if chosen is None:
+        chosen = kept[1][key] = choose()
+    return chosen
 
 
 def check_failed(launch: PackedLaunch, variant, failure) -> AdjitError:

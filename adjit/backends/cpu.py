@@ -21,7 +21,7 @@ from .. import _runtime, config, loader, timing
 from .. import types as T
 from ..runtime.array import Array
 from ..variant import VariantSpec
-from .base import Backend, PackedLaunch, check_failed
+from .base import Backend, PackedLaunch, check_failed, prepared_variant
 
 _PARALLEL, _ORDERED, _SERIAL = (_runtime.ATOMIC_ORDERS[o] for o in ("parallel", "ordered", "serial"))
 #: Launches of an ordered kernel with fewer threads run serially.
@@ -46,8 +46,13 @@ class CpuBackend(Backend):
             noalias = not _runtime.arrays_overlap(args)
         else:
             noalias = True
-        launch.spec = VariantSpec.of(k, launch.adjoint, launch.tangent, noalias, _strided(args))
-        launch.variant = loader.launch_variant(k, launch.spec)
+        adjoint, tangent, strided = launch.adjoint, launch.tangent, _strided(args)
+
+        def choose():
+            spec = VariantSpec.of(k, adjoint, tangent, noalias, strided)
+            return spec, loader.launch_variant(k, spec)
+
+        launch.spec, launch.variant = prepared_variant(k, (adjoint, tangent, noalias, strided), choose)
 
     def run(self, launch: PackedLaunch) -> None:
         variant, noalias = launch.variant, launch.spec.noalias
