@@ -82,21 +82,22 @@ class Backend(abc.ABC):
         every check kept) and then updates ``launch.spec`` and ``.variant``."""
 
 
-def prepared_variant(kernel, key: tuple, choose) -> tuple:
-    """What ``Backend.prepare`` chose for a launch of ``kernel`` asking for
-    ``key`` (what it reads from the launch: lanes, overlapping or strided
-    arrays, device): ``choose()``'s (spec, variant) at the first such launch,
-    kept on the kernel until a definition, a setting or the kernel's loaded
-    code changes (``language.definitions``, ``config.epoch``,
-    ``loader.forgotten``); a later launch then skips the variant lookup."""
-    stamp = (language.definitions, config.epoch, loader.forgotten)
-    kept = getattr(kernel, "_prepared", None)
-    if kept is None or kept[0] != stamp:
-        kept = kernel._prepared = (stamp, {})
+def prepared_variant(launch: PackedLaunch, key: tuple, choose) -> None:
+    """Sets ``launch.spec`` and ``.variant`` as ``Backend.prepare`` chose
+    them for a launch of its kernel asking for ``key`` (what it reads from
+    the launch: lanes, overlapping or strided arrays, device):
+    ``choose(launch, key)``'s (spec, variant) at the first such launch, kept
+    on the kernel until a definition, a setting or the kernel's loaded code
+    changes (``language.definitions``, ``config.epoch``, ``loader.forgotten``);
+    later launches skip the variant lookup."""
+    kernel = launch.kernel
+    kept = kernel._prepared
+    if kept is None or kept[0] != (language.definitions, config.epoch, loader.forgotten):
+        kept = kernel._prepared = ((language.definitions, config.epoch, loader.forgotten), {})
     chosen = kept[1].get(key)
     if chosen is None:
-        chosen = kept[1][key] = choose()
-    return chosen
+        chosen = kept[1][key] = choose(launch, key)
+    launch.spec, launch.variant = chosen
 
 
 def check_failed(launch: PackedLaunch, variant, failure) -> AdjitError:

@@ -46,13 +46,12 @@ class CpuBackend(Backend):
             noalias = not _runtime.arrays_overlap(args)
         else:
             noalias = True
-        adjoint, tangent, strided = launch.adjoint, launch.tangent, _strided(args)
+        prepared_variant(launch, (launch.adjoint, launch.tangent, noalias, _strided(args)), self._choose)
 
-        def choose():
-            spec = VariantSpec.of(k, adjoint, tangent, noalias, strided)
-            return spec, loader.launch_variant(k, spec)
-
-        launch.spec, launch.variant = prepared_variant(k, (adjoint, tangent, noalias, strided), choose)
+    @staticmethod
+    def _choose(launch: PackedLaunch, key: tuple) -> tuple:
+        spec = VariantSpec.of(launch.kernel, *key)  # (adjoint, tangent, noalias, strided)
+        return spec, loader.launch_variant(launch.kernel, spec)
 
     def run(self, launch: PackedLaunch) -> None:
         variant, noalias = launch.variant, launch.spec.noalias

@@ -59,20 +59,22 @@ class CudaBackend(Backend):
                                       "a.contiguous()")
                 buffers.append(a)
         noalias = not _overlap(buffers) if (adjoint or tangent or k.array_args > 1) else True
+        prepared_variant(launch, (adjoint, tangent, noalias, device.alias), self._choose)
 
-        def choose():
-            spec = VariantSpec.of(k, adjoint, tangent, noalias, target="cuda")
-            variant = loader.load_cuda_variant(k, spec, device)
-            if variant.float_atomics and config.deterministic and variant.name not in _warned:
-                _warned.add(variant.name)
-                warnings.warn(f"kernel '{k.__name__}' ({k.source.filename}:{k.source.first_line}) adds floats "
-                              f"atomically{' in its adjoint' if adjoint else ''}: on a GPU these adds land in the "
-                              "hardware's order, not yet in thread order as on the CPU, so the last bits of the "
-                              "sums may differ between runs (set adjit.config.deterministic = False to silence "
-                              "this)", RuntimeWarning, stacklevel=6)
-            return spec, variant
-
-        launch.spec, launch.variant = prepared_variant(k, (adjoint, tangent, noalias, device.alias), choose)
+    @staticmethod
+    def _choose(launch: PackedLaunch, key: tuple) -> tuple:
+        k, device = launch.kernel, launch.device
+        adjoint, tangent, noalias, _ = key
+        spec = VariantSpec.of(k, adjoint, tangent, noalias, target="cuda")
+        variant = loader.load_cuda_variant(k, spec, device)
+        if variant.float_atomics and config.deterministic and variant.name not in _warned:
+            _warned.add(variant.name)
+            warnings.warn(f"kernel '{k.__name__}' ({k.source.filename}:{k.source.first_line}) adds floats atomically"
+                          f"{' in its adjoint' if adjoint else ''}: on a GPU these adds land in the "
+                          "hardware's order, not yet in thread order as on the CPU, so the last bits of the sums "
+                          "may differ between runs (set adjit.config.deterministic = False to silence this)",
+                          RuntimeWarning, stacklevel=6)
+        return spec, variant
 
     def run(self, launch: PackedLaunch) -> None:
         variant, device = launch.variant, launch.device
