@@ -87,13 +87,15 @@ def prepared_variant(launch: PackedLaunch, key: tuple, choose) -> None:
     them for a launch of its kernel asking for ``key`` (what it reads from
     the launch: lanes, overlapping or strided arrays, device):
     ``choose(launch, key)``'s (spec, variant) at the first such launch, kept
-    on the kernel until a definition, a setting or the kernel's loaded code
-    changes (``language.definitions``, ``config.epoch``, ``loader.forgotten``);
-    later launches skip the variant lookup."""
+    on the kernel until a definition, a setting, the kernel's own
+    ``bounds_check`` or its loaded code changes (``language.definitions``,
+    ``config.epoch``, ``loader.forgotten``: what ``VariantSpec.of`` and the
+    loader read besides the launch); later launches skip the variant lookup."""
     kernel = launch.kernel
     kept = kernel._prepared
-    if kept is None or kept[0] != (language.definitions, config.epoch, loader.forgotten):
-        kept = kernel._prepared = ((language.definitions, config.epoch, loader.forgotten), {})
+    stamp = (language.definitions, config.epoch, loader.forgotten, kernel.bounds_check)
+    if kept is None or kept[0] != stamp:
+        kept = kernel._prepared = (stamp, {})
     chosen = kept[1].get(key)
     if chosen is None:
         chosen = kept[1][key] = choose(launch, key)

@@ -112,6 +112,12 @@ def test_settings_redefinitions_and_dropped_code_choose_again():
         np.testing.assert_array_equal(x.numpy(), 21.0)
     finally:
         config.bounds_check = saved
+    apply.bounds_check = not saved  # (the kernel's own setting)
+    try:
+        assert _observed(apply, 2, [x]).spec.checks == unchecked.spec.checks
+    finally:
+        apply.bounds_check = None
+    np.testing.assert_array_equal(x.numpy(), 31.0)
     # The loader dropping the kernel's variants (its digest changed when
     # another variant was loaded) is followed too.
     forgotten = loader.forgotten
@@ -119,7 +125,7 @@ def test_settings_redefinitions_and_dropped_code_choose_again():
     assert loader.forgotten == forgotten + 1
     again = _observed(apply, 2, [x])
     assert again.variant is not redefined.variant
-    np.testing.assert_array_equal(x.numpy(), 31.0)
+    np.testing.assert_array_equal(x.numpy(), 41.0)
 
 
 def test_tapes_and_observers_see_every_launch():
