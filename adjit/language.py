@@ -238,7 +238,7 @@ class Kernel:
     are ``@adjit.kernel``'s."""
 
     #: What launches keep on the kernel (adjit/launch.py's fast path, the
-    #: variants backends.base.prepared_variant chose): None until its first
+    #: variants loader.prepared_variant chose): None until its first
     #: launch (class defaults, so launches read them without a getattr default).
     _launch_plan = None
     _prepared = None

@@ -15,7 +15,6 @@ import re
 
 import numpy as np
 
-from .. import config, language, loader
 from ..errors import AdjitError, KernelAssertionError, NonFiniteError, OutOfBoundsError
 
 
@@ -80,26 +79,6 @@ class Backend(abc.ABC):
         first failed check (``OutOfBoundsError``, ``NonFiniteError``). The
         backend may run another variant than the one prepared (e.g. with
         every check kept) and then updates ``launch.spec`` and ``.variant``."""
-
-
-def prepared_variant(launch: PackedLaunch, key: tuple, choose) -> None:
-    """Sets ``launch.spec`` and ``.variant`` as ``Backend.prepare`` chose
-    them for a launch of its kernel asking for ``key`` (what it reads from
-    the launch: lanes, overlapping or strided arrays, device):
-    ``choose(launch, key)``'s (spec, variant) at the first such launch, kept
-    on the kernel until a definition, a setting, the kernel's own
-    ``bounds_check`` or its loaded code changes (``language.definitions``,
-    ``config.epoch``, ``loader.forgotten``: what ``VariantSpec.of`` and the
-    loader read besides the launch); later launches skip the variant lookup."""
-    kernel = launch.kernel
-    kept = kernel._prepared
-    stamp = (language.definitions, config.epoch, loader.forgotten, kernel.bounds_check)
-    if kept is None or kept[0] != stamp:
-        kept = kernel._prepared = (stamp, {})
-    chosen = kept[1].get(key)
-    if chosen is None:
-        chosen = kept[1][key] = choose(launch, key)
-    launch.spec, launch.variant = chosen
 
 
 def check_failed(launch: PackedLaunch, variant, failure) -> AdjitError:

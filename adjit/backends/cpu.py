@@ -21,7 +21,7 @@ from .. import _runtime, config, loader, timing
 from .. import types as T
 from ..runtime.array import Array
 from ..variant import VariantSpec
-from .base import Backend, PackedLaunch, check_failed, prepared_variant
+from .base import Backend, PackedLaunch, check_failed
 
 _PARALLEL, _ORDERED, _SERIAL = (_runtime.ATOMIC_ORDERS[o] for o in ("parallel", "ordered", "serial"))
 #: Launches of an ordered kernel with fewer threads run serially.
@@ -46,7 +46,7 @@ class CpuBackend(Backend):
             noalias = not _runtime.arrays_overlap(args)
         else:
             noalias = True
-        prepared_variant(launch, (launch.adjoint, launch.tangent, noalias, _strided(args)), self._choose)
+        loader.prepared_variant(launch, (launch.adjoint, launch.tangent, noalias, _strided(args)), self._choose)
 
     @staticmethod
     def _choose(launch: PackedLaunch, key: tuple) -> tuple:

@@ -33,7 +33,7 @@ from ..errors import LaunchError
 from ..runtime import cuda, cuda_helpers
 from ..runtime.cuda_memory import CudaMemory
 from ..variant import VariantSpec
-from .base import Backend, PackedLaunch, check_failed, prepared_variant
+from .base import Backend, PackedLaunch, check_failed
 
 #: Variants whose non-deterministic float atomics were warned about.
 _warned: set = set()
@@ -59,7 +59,7 @@ class CudaBackend(Backend):
                                       "a.contiguous()")
                 buffers.append(a)
         noalias = not _overlap(buffers) if (adjoint or tangent or k.array_args > 1) else True
-        prepared_variant(launch, (adjoint, tangent, noalias, device.alias), self._choose)
+        loader.prepared_variant(launch, (adjoint, tangent, noalias, device.alias), self._choose)
 
     @staticmethod
     def _choose(launch: PackedLaunch, key: tuple) -> tuple:

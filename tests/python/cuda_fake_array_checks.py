@@ -154,8 +154,8 @@ def test_launch_loads_ptx_and_packs_its_parameters():
 
 
 def test_repeated_launches_pack_each_launchs_own_arguments(monkeypatch):
-    """The variant a launch chose is kept for the next ones (backends.base.
-    prepared_variant) and its parameter layout too: each launch still packs
+    """The variant a launch chose is kept for the next ones
+    (loader.prepared_variant) and its parameter layout too: each launch still packs
     its own pointers, sizes and values, and other devices or overlapping
     arrays choose their own variants."""
     from adjit.backends import cuda as cuda_backend

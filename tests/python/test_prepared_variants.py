@@ -1,4 +1,4 @@
-"""The variants a kernel's launches keep (backends.base.prepared_variant):
+"""The variants a kernel's launches keep (loader.prepared_variant):
 the general launch path chooses a variant once per kind of launch and
 reuses it, so a later launch with other arrays (sizes, overlap, strides),
 other values, under a tape or an observer, or after a redefinition, a
