@@ -237,6 +237,12 @@ class Kernel:
     (a TypeError). ``no_grad``, ``bounds_check`` and ``enable_backward``
     are ``@adjit.kernel``'s."""
 
+    #: What launches keep on the kernel (adjit/launch.py's fast path, the
+    #: variants loader.prepared_variant chose): None until its first
+    #: launch (class defaults, so launches read them without a getattr default).
+    _launch_plan = None
+    _prepared = None
+
     def __init__(self, func, key: str | None = None, module=None, options: dict | None = None,
                  code_transformers=None, source=None, *, no_grad=(), bounds_check: bool | None = None,
                  enable_backward: bool | None = None):

@@ -115,6 +115,8 @@ def _pack_argument(k: Kernel, name: str, t, value):
     if type(value) is Array and t.__class__ is T.ArrayType and value.dtype == t.dtype \
             and len(value.shape) == t.ndim:
         buffer = value._buffer
+        if buffer.__class__ is CudaMemory:
+            return _check_buffer(k, name, buffer)
         flags = buffer.flags
         if flags.c_contiguous and flags.writeable and buffer.dtype.kind != "V":
             return buffer  # the fast path of the checks below (not ml_dtypes' bfloat16)
@@ -387,12 +389,15 @@ def _launch(k: Kernel, dim, inputs, outputs, where=None, fast: bool = False) -> 
                             f"({', '.join(k.param_names)}), got {len(args)}")
     if k.is_generic:  # typing.Any parameters: the instance for these arguments' types
         k = k.overload([_argument_type(k, name, v) for name, v in zip(k.param_names, args)])
-    try:
-        args = k.flatten_arguments(args)  # struct values -> their fields
-    except TypeError as e:
-        raise _launch_error(k, str(e)) from None
-    if any(v is None for v in args):
-        args = _null_arrays(k, args)
+    if k.has_struct_params:
+        try:
+            args = k.flatten_arguments(args)  # struct values -> their fields
+        except TypeError as e:
+            raise _launch_error(k, str(e)) from None
+    for v in args:  # (a loop: cheaper than any() over a generator)
+        if v is None:
+            args = _null_arrays(k, args)
+            break
     total, shape = _launch_shape(dim)
     if total > MAX_EXTENT:
         _check_linear_tid(k, dim, total)
@@ -462,12 +467,15 @@ def _backend_for(launch: PackedLaunch) -> Backend:
     on (they must all be on one), or ``launch()``'s ``device=``, which must
     be theirs; the CPU for a launch with neither."""
     found = None
+    host = False  # (whether a host array is among them)
     for position, a in enumerate(launch.args):
         if a.__class__ is CudaMemory:
             if found is None:
-                found = a.ordinal
-            elif a.ordinal != found:
+                found = a.allocation.ordinal
+            elif a.allocation.ordinal != found:
                 raise _wrong_device(launch, position, f"cuda:{found}", f"cuda:{a.ordinal}")
+        elif a.__class__ is np.ndarray:
+            host = True
     asked = launch.device
     if found is None and asked is None and launch.kernel.array_args == 0:
         asked = get_device()  # (a kernel without arrays runs on the default device, as in Warp)
@@ -478,12 +486,22 @@ def _backend_for(launch: PackedLaunch) -> Backend:
     if asked is not None and asked != device:
         raise _launch_error(launch.kernel, f"launch of kernel '{launch.kernel.__name__}' on {asked}: its arrays "
                             f"are on {device} (move them with a.to('{asked.alias}'))")
-    for position, a in enumerate(launch.args):
-        if a.__class__ is np.ndarray:
-            raise _wrong_device(launch, position, device.alias, "cpu")
+    if host:
+        position = next(p for p, a in enumerate(launch.args) if a.__class__ is np.ndarray)
+        raise _wrong_device(launch, position, device.alias, "cpu")
     launch.device = device
+    return _cuda_backend or _load_cuda_backend()
+
+
+#: The backend of CUDA launches (loaded at the first one).
+_cuda_backend: Backend | None = None
+
+
+def _load_cuda_backend() -> Backend:
+    global _cuda_backend
     from .backends import cuda
-    return cuda.BACKEND
+    _cuda_backend = cuda.BACKEND
+    return _cuda_backend
 
 
 def _wrong_device(launch: PackedLaunch, position: int, expected: str, got: str) -> LaunchError:

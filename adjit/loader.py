@@ -464,7 +464,36 @@ def _check_sources(kernel: Kernel, state: _Loaded) -> None:
         _forget_variants(kernel, state, digest)
 
 
+#: Counts the times a kernel's loaded variants were dropped (launches keep
+#: the variants they chose while it, the definitions and the settings stay:
+#: ``prepared_variant``).
+forgotten: int = 0
+
+
+def prepared_variant(launch, key: tuple, choose) -> None:
+    """Sets ``launch.spec`` and ``.variant`` (a ``PackedLaunch``) as
+    ``Backend.prepare`` chose them for a launch of its kernel asking for
+    ``key`` (what it reads from the launch: lanes, overlapping or strided
+    arrays, device):
+    ``choose(launch, key)``'s (spec, variant) at the first such launch, kept
+    on the kernel until a definition, a setting, the kernel's own
+    ``bounds_check`` or its loaded code changes (``language.definitions``,
+    ``config.epoch``, ``forgotten``: what ``VariantSpec.of`` and the
+    loader read besides the launch); later launches skip the variant lookup."""
+    kernel = launch.kernel
+    kept = kernel._prepared
+    stamp = (language.definitions, config.epoch, forgotten, kernel.bounds_check)
+    if kept is None or kept[0] != stamp:
+        kept = kernel._prepared = (stamp, {})
+    chosen = kept[1].get(key)
+    if chosen is None:
+        chosen = kept[1][key] = choose(launch, key)
+    launch.spec, launch.variant = chosen
+
+
 def _forget_variants(kernel: Kernel, state: _Loaded, digest: cache.KernelDigest) -> None:
+    global forgotten
+    forgotten += 1
     log.info("compiling %s again: %s since it was loaded", kernel.pyfunc.__qualname__,
              cache.describe_change(state.digest, digest))
     state.variants.clear()

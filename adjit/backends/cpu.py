@@ -46,8 +46,12 @@ class CpuBackend(Backend):
             noalias = not _runtime.arrays_overlap(args)
         else:
             noalias = True
-        launch.spec = VariantSpec.of(k, launch.adjoint, launch.tangent, noalias, _strided(args))
-        launch.variant = loader.launch_variant(k, launch.spec)
+        loader.prepared_variant(launch, (launch.adjoint, launch.tangent, noalias, _strided(args)), self._choose)
+
+    @staticmethod
+    def _choose(launch: PackedLaunch, key: tuple) -> tuple:
+        spec = VariantSpec.of(launch.kernel, *key)  # (adjoint, tangent, noalias, strided)
+        return spec, loader.launch_variant(launch.kernel, spec)
 
     def run(self, launch: PackedLaunch) -> None:
         variant, noalias = launch.variant, launch.spec.noalias

@@ -48,23 +48,33 @@ class CudaBackend(Backend):
     target = "cuda"
 
     def prepare(self, launch: PackedLaunch) -> None:
-        k, device = launch.kernel, launch.device
-        buffers = [a for a in launch.args if isinstance(a, CudaMemory)]
+        k, device, adjoint, tangent = launch.kernel, launch.device, launch.adjoint, launch.tangent
+        buffers = []
         for position, a in enumerate(launch.args):
-            if isinstance(a, CudaMemory) and not a.is_c_contiguous:
-                name = k.arg_names[position] if position < len(k.arg_names) else f"#{position}"
-                raise LaunchError(f"kernel '{k.__name__}' argument '{name}' is a strided view (strides "
-                                  f"{a.strides}); GPU launches take contiguous arrays so far: pass a.contiguous()")
-        noalias = not _overlap(buffers) if (launch.adjoint or launch.tangent or k.array_args > 1) else True
-        launch.spec = VariantSpec.of(k, launch.adjoint, launch.tangent, noalias, target="cuda")
-        launch.variant = variant = loader.load_cuda_variant(k, launch.spec, device)
+            if a.__class__ is CudaMemory:
+                if not a.is_c_contiguous:
+                    name = k.arg_names[position] if position < len(k.arg_names) else f"#{position}"
+                    raise LaunchError(f"kernel '{k.__name__}' argument '{name}' is a strided view (strides "
+                                      f"{a.strides}); GPU launches take contiguous arrays so far: pass "
+                                      "a.contiguous()")
+                buffers.append(a)
+        noalias = not _overlap(buffers) if (adjoint or tangent or k.array_args > 1) else True
+        loader.prepared_variant(launch, (adjoint, tangent, noalias, device.alias), self._choose)
+
+    @staticmethod
+    def _choose(launch: PackedLaunch, key: tuple) -> tuple:
+        k, device = launch.kernel, launch.device
+        adjoint, tangent, noalias, _ = key
+        spec = VariantSpec.of(k, adjoint, tangent, noalias, target="cuda")
+        variant = loader.load_cuda_variant(k, spec, device)
         if variant.float_atomics and config.deterministic and variant.name not in _warned:
             _warned.add(variant.name)
             warnings.warn(f"kernel '{k.__name__}' ({k.source.filename}:{k.source.first_line}) adds floats atomically"
-                          f"{' in its adjoint' if launch.adjoint else ''}: on a GPU these adds land in the "
+                          f"{' in its adjoint' if adjoint else ''}: on a GPU these adds land in the "
                           "hardware's order, not yet in thread order as on the CPU, so the last bits of the sums "
                           "may differ between runs (set adjit.config.deterministic = False to silence this)",
-                          RuntimeWarning, stacklevel=4)
+                          RuntimeWarning, stacklevel=6)
+        return spec, variant
 
     def run(self, launch: PackedLaunch) -> None:
         variant, device = launch.variant, launch.device
@@ -109,54 +119,54 @@ def _failure_error(launch: PackedLaunch, variant, failure) -> Exception:
 
 class _Plan:
     """Where each parameter of a variant's launches goes, worked out once
-    (``pack_parameters``, on its first launch): packing a launch is then a
-    few ``struct.pack_into`` calls."""
+    (``pack_parameters``, on its first launch) into one ``struct.Struct``:
+    packing a launch is then one ``pack`` call of the arrays' words, the
+    values' bytes and the five trailing words."""
 
     def __init__(self, launch: PackedLaunch, layout: list[tuple[int, int]]):
         data, offsets = pack_parameters(launch, layout)
         _end(data, offsets, layout, 0, (1, 1, 1), 0)
         self.size, self.offsets = len(data), offsets
-        self.arrays, self.values = [], []
-        slot = 0
+        #: Per argument: (position, None) for an array, else (position, the
+        #: size and matrix types of a value whose rows need padding, or None).
+        self.arguments = []
+        fields, at, slot = ["<"], 0, 0
+
+        def field(code: str, size: int) -> None:
+            nonlocal at, slot
+            fields.append(f"{offsets[slot] - at}x{code}")
+            at, slot = offsets[slot] + size, slot + 1
+
         matrices = [t for t in launch.kernel.arg_types if isinstance(t, T.MatrixType)]
         for position, a in enumerate(launch.args):
             if isinstance(a, CudaMemory):
-                words = 3 + 2 * a.ndim
-                if offsets[slot + words - 1] - offsets[slot] != 8 * (words - 1):
-                    raise LaunchError("a memref's words are not consecutive in the PTX parameters (a bug in adjit)")
-                self.arrays.append((position, offsets[slot], struct.Struct(f"<{words}q"), a.ndim))
-                slot += words
+                for _ in range(3 + 2 * a.ndim):
+                    field("q", 8)
+                self.arguments.append((position, None))
             else:
                 size, value = layout[slot][0], bytes(a)
                 # (row padding needs _padded per launch; anything else fits the zeroed slot as it is)
                 by_rows = _padded(value, size, matrices) != value.ljust(size, b"\0")
-                self.values.append((position, offsets[slot], size, matrices if by_rows else None))
-                slot += 1
-        self.tail = [offsets[slot + i] for i in range(5)]
+                self.arguments.append((position, (size, matrices) if by_rows else False))
+                field(f"{size}s", size)
+        for _ in range(5):
+            field("Q", 8)
+        self.struct = struct.Struct("".join(fields))
+        if self.struct.size != self.size:
+            raise LaunchError("the PTX parameters' packing does not add up (a bug in adjit)")
         k = launch.kernel
         self.label = f"{k.__name__} ({k.source.filename}:{k.source.first_line})"
 
     def pack(self, args: list, total: int, shape: tuple, record: int) -> bytes:
-        data = bytearray(self.size)
-        for position, offset, words, ndim in self.arrays:
-            m = args[position]
-            ptr, itemsize = m.allocation.ptr + m.offset, m.dtype.itemsize
-            words.pack_into(data, offset, ptr, ptr, 0, *m.shape, *[s // itemsize for s in m.strides])
-        for position, offset, size, matrices in self.values:
-            value = args[position]
-            if matrices is not None:
-                value = _padded(value, size, matrices)
-            data[offset:offset + len(value)] = value
-        t = self.tail
-        _WORD.pack_into(data, t[0], total)
-        _WORD.pack_into(data, t[1], shape[1])
-        _WORD.pack_into(data, t[2], shape[2])
-        _WORD.pack_into(data, t[3], shape[3])
-        _WORD.pack_into(data, t[4], record)
-        return bytes(data)
-
-
-_WORD = struct.Struct("<Q")
+        fields = []
+        for position, padding in self.arguments:
+            a = args[position]
+            if padding is None:  # an array: its memref descriptor's words
+                ptr, itemsize = a.allocation.ptr + a.offset, a.dtype.itemsize
+                fields += (ptr, ptr, 0, *a.shape, *[s // itemsize for s in a.strides])
+            else:
+                fields.append(_padded(a, *padding) if padding else a)
+        return self.struct.pack(*fields, total, shape[1], shape[2], shape[3], record)
 
 
 #: The backend of CUDA launches.

@@ -574,10 +574,11 @@ class _RecordPool:
             self.memory.copy_to_host(words, 0, 0, False)
             self.memory.fill(0, 0, False, 0, len(pending) * self.nbytes)
             self.pending = []
-        for slot, report in pending:
+        # (only the slots whose first word is set hold a failure: the others are not decoded one by one)
+        for slot in np.flatnonzero(words[:, 0]):
             failure = _decode_record(words[slot])
             if failure is not None:
-                raise report(failure)
+                raise pending[slot][1](failure)
 
 
 _pools: dict[int, _RecordPool] = {}

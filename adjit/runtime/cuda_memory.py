@@ -81,7 +81,7 @@ def _c_strides(shape: tuple, itemsize: int) -> tuple:
 class CudaMemory:
     """A strided view of device memory (see the module docstring)."""
 
-    __slots__ = ("allocation", "dtype", "shape", "strides", "offset", "__weakref__")
+    __slots__ = ("allocation", "dtype", "shape", "strides", "offset", "_c_contiguous", "__weakref__")
 
     def __init__(self, allocation: _Allocation, dtype, shape: tuple, strides: tuple | None = None,
                  offset: int = 0):
@@ -91,6 +91,7 @@ class CudaMemory:
         self.strides = _c_strides(self.shape, self.dtype.itemsize) if strides is None else tuple(strides)
         #: Byte offset of element 0 in the allocation.
         self.offset = int(offset)
+        self._c_contiguous = None  # (is_c_contiguous, worked out when first asked: launches ask each time)
 
     # --- made ---------------------------------------------------------------------------------
 
@@ -134,7 +135,9 @@ class CudaMemory:
 
     @property
     def is_c_contiguous(self) -> bool:
-        return self.size <= 1 or self.strides == _c_strides(self.shape, self.dtype.itemsize)
+        if self._c_contiguous is None:
+            self._c_contiguous = self.size <= 1 or self.strides == _c_strides(self.shape, self.dtype.itemsize)
+        return self._c_contiguous
 
     @property
     def flags(self) -> _Flags:

@@ -13,7 +13,13 @@ from __future__ import annotations
 import contextlib
 import threading
 
-_local = threading.local()
+class _Local(threading.local):
+    #: The tapes this thread records into, innermost last (None before its
+    #: first tape: a class default, so asking costs no AttributeError).
+    stack: list | None = None
+
+
+_local = _Local()
 
 
 def _stack() -> list:

@@ -153,6 +153,57 @@ def test_launch_loads_ptx_and_packs_its_parameters():
     assert variant.arch == "sm_90" and variant.spec.target == "cuda"
 
 
+def test_repeated_launches_pack_each_launchs_own_arguments(monkeypatch):
+    """The variant a launch chose is kept for the next ones
+    (loader.prepared_variant) and its parameter layout too: each launch still packs
+    its own pointers, sizes and values, and other devices or overlapping
+    arrays choose their own variants."""
+    from adjit.backends import cuda as cuda_backend
+    packed = []
+    pack = cuda_backend._Plan.pack
+
+    def recording(plan, args, total, shape, record):
+        data = pack(plan, args, total, shape, record)
+        packed.append(np.frombuffer(data, np.uint8))
+        return data
+
+    monkeypatch.setattr(cuda_backend._Plan, "pack", recording)
+    seen = []
+    x, y = wp.zeros(8, dtype=float, device="cuda:0"), wp.zeros(8, dtype=float, device="cuda:0")
+    a, b = wp.zeros(4, dtype=float, device="cuda:0"), wp.zeros(4, dtype=float, device="cuda:0")
+    c, d = wp.zeros(3, dtype=float, device="cuda:1"), wp.zeros(3, dtype=float, device="cuda:1")
+    with wp.observe_launches(after=seen.append):
+        wp.launch(scale, dim=8, inputs=[x, y, 2.0])
+        wp.launch(scale, dim=4, inputs=[a, b, -1.5])
+        wp.launch(scale, dim=3, inputs=[c, d, 0.25])
+        wp.launch(scale, dim=8, inputs=[y, y, 1.0])
+    wp.synchronize()
+    assert [launch.device.alias for launch in seen] == ["cuda:0", "cuda:0", "cuda:1", "cuda:0"]
+    assert seen[1].variant is seen[0].variant and seen[2].variant is not seen[0].variant
+    assert seen[0].spec.noalias and not seen[3].spec.noalias and seen[3].variant is not seen[0].variant
+    for data, launch, (first, second, value, n) in zip(packed, seen, [(x, y, 2.0, 8), (a, b, -1.5, 4),
+                                                                     (c, d, 0.25, 3), (y, y, 1.0, 8)]):
+        words = data[:80].view(np.int64)  # two 1-d memrefs: (ptr, ptr, 0, size, stride) each
+        assert list(words) == [first.ptr, first.ptr, 0, n, 1, second.ptr, second.ptr, 0, n, 1]
+        assert data[80:84].view(np.float32)[0] == value
+        offsets = launch.variant.plan.offsets
+        assert data[offsets[-5]:offsets[-5] + 8].view(np.int64)[0] == n  # the thread count
+
+
+def test_a_tape_records_repeated_gpu_launches():
+    x = wp.array(np.arange(4, dtype=np.float32), device="cuda:0", requires_grad=True)
+    y = wp.zeros(4, dtype=float, device="cuda:0", requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        for s in (1.0, 2.0, 3.0):
+            wp.launch(scale, dim=4, inputs=[x, y, s])
+    assert len(tape._steps) == 3
+    launches = stats()["launches"]
+    tape.backward(grads={y: wp.ones(4, dtype=float, device="cuda:0")})
+    wp.synchronize()
+    assert stats()["launches"] > launches  # (the adjoints ran on the device)
+
+
 def test_launch_refuses_arrays_on_two_devices():
     x = wp.zeros(4, dtype=float, device="cuda:0")
     with pytest.raises(wp.LaunchError, match="must be on one device"):
