@@ -576,6 +576,8 @@ def export(kernels, path, adjoint: bool = True, targets=("cpu",)) -> Path:
                             if arch != "cpu":
                                 cuda_spec = dataclasses.replace(spec, target="cuda")
                                 _export_cuda_variant(kernel, path, cuda_spec, arch)
+                                # (views with strides: the CPU exports no strided variant yet)
+                                _export_cuda_variant(kernel, path, dataclasses.replace(cuda_spec, strided=True), arch)
                                 if not spec.adjoint and tangents:  # (adjit.jvp on the GPU)
                                     try:
                                         _export_cuda_variant(kernel, path, dataclasses.replace(cuda_spec, tangent=1),

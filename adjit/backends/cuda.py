@@ -15,8 +15,9 @@ from the launch's error record at the next synchronize or copy to the host
 
 The (min, max) of the index arrays whose gathers a kernel proves once per
 launch are reduced on the device into the launch's record, before it
-(``cuda_helpers.index_range``). Not yet here (docs/gpu.md): strided views as
-arguments (the GPU lowering has no strided variant), deterministic float
+(``cuda_helpers.index_range``). Views with strides (slices with a step,
+transposes) run the kernel's strided variant, which reads each array's
+strides from its descriptor. Not yet here (docs/gpu.md): deterministic float
 atomics (the GPU's atomics are native).
 """
 from __future__ import annotations
@@ -49,23 +50,16 @@ class CudaBackend(Backend):
 
     def prepare(self, launch: PackedLaunch) -> None:
         k, device, adjoint, tangent = launch.kernel, launch.device, launch.adjoint, launch.tangent
-        buffers = []
-        for position, a in enumerate(launch.args):
-            if a.__class__ is CudaMemory:
-                if not a.is_c_contiguous:
-                    name = k.arg_names[position] if position < len(k.arg_names) else f"#{position}"
-                    raise LaunchError(f"kernel '{k.__name__}' argument '{name}' is a strided view (strides "
-                                      f"{a.strides}); GPU launches take contiguous arrays so far: pass "
-                                      "a.contiguous()")
-                buffers.append(a)
+        buffers = [a for a in launch.args if a.__class__ is CudaMemory]
+        strided = not all(a.is_c_contiguous for a in buffers)
         noalias = not _overlap(buffers) if (adjoint or tangent or k.array_args > 1) else True
-        loader.prepared_variant(launch, (adjoint, tangent, noalias, device.alias), self._choose)
+        loader.prepared_variant(launch, (adjoint, tangent, noalias, strided, device.alias), self._choose)
 
     @staticmethod
     def _choose(launch: PackedLaunch, key: tuple) -> tuple:
         k, device = launch.kernel, launch.device
-        adjoint, tangent, noalias, _ = key
-        spec = VariantSpec.of(k, adjoint, tangent, noalias, target="cuda")
+        adjoint, tangent, noalias, strided, _ = key
+        spec = VariantSpec.of(k, adjoint, tangent, noalias, strided, target="cuda")
         variant = loader.load_cuda_variant(k, spec, device)
         if variant.float_atomics and config.deterministic and variant.name not in _warned:
             _warned.add(variant.name)

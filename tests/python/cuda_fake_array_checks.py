@@ -212,8 +212,26 @@ def test_launch_refuses_arrays_on_two_devices():
         wp.launch(scale, dim=4, inputs=[x, wp.zeros(4, dtype=float, device="cuda:1"), 1.0])
     with pytest.raises(wp.LaunchError, match="its arrays are on cuda:0"):
         wp.launch(scale, dim=4, inputs=[x, x, 1.0], device="cuda:1")
-    with pytest.raises(wp.LaunchError, match="strided view"):
-        wp.launch(scale, dim=2, inputs=[x[::2], wp.zeros(2, dtype=float, device="cuda:0"), 1.0])
+
+
+def test_strided_views_run_the_strided_variant(monkeypatch):
+    """A view with a step runs the kernel's strided variant, its
+    descriptor carrying the view's start and stride in elements."""
+    from adjit.backends import cuda as cuda_backend
+    packed = []
+    pack = cuda_backend._Plan.pack
+    monkeypatch.setattr(cuda_backend._Plan, "pack", lambda plan, args, *rest: packed.append(
+        np.frombuffer(pack(plan, args, *rest), np.uint8)) or pack(plan, args, *rest))
+    x = wp.zeros(8, dtype=float, device="cuda:0")
+    y = wp.zeros(2, dtype=float, device="cuda:0")
+    seen = []
+    with wp.observe_launches(after=seen.append):
+        wp.launch(scale, dim=2, inputs=[x[1:7:3], y, 1.0])
+        wp.launch(scale, dim=2, inputs=[x[:2], y, 1.0])
+    wp.synchronize()
+    assert seen[0].spec.strided and not seen[1].spec.strided and seen[0].variant is not seen[1].variant
+    words = packed[0][:80].view(np.int64)
+    assert list(words) == [x.ptr + 4, x.ptr + 4, 0, 2, 3, y.ptr, y.ptr, 0, 2, 1]
 
 
 def test_a_tape_records_gpu_launches():
