@@ -166,6 +166,28 @@ def test_launch_on_a_view_with_an_offset(device):
     np.testing.assert_array_equal(y.numpy(), [0, 0, 0, 0, 0, 3, 4, 5, 6, 0])
 
 
+def test_launch_on_strided_views(device):
+    # every third element of x, every other of y; a transposed 2-D array
+    x = wp.array(np.arange(12, dtype=np.float32), device=device, requires_grad=True)
+    y = wp.zeros(8, dtype=float, device=device, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(saxpy, dim=4, inputs=[2.0, x[::3], y[1::2]])
+    np.testing.assert_array_equal(y.numpy(), [0, 0, 0, 6, 0, 12, 0, 18])
+    tape.backward(grads={y: wp.ones(8, dtype=float, device=device)})
+    np.testing.assert_array_equal(x.grad.numpy(), [2, 0, 0] * 4)
+    src = np.random.default_rng(3).standard_normal((5, 7)).astype(np.float32)
+    dst = wp.zeros((7, 5), dtype=float, device=device)
+    wp.launch(blur, dim=(7, 5), inputs=[wp.array(src, device=device).transpose(), dst])
+    expected = np.empty((7, 5), np.float32)
+    t = src.T
+    for i in range(7):
+        for j in range(5):
+            expected[i, j] = 0.2 * (t[i, j] + t[i, max(j - 1, 0)] + t[i, min(j + 1, 4)] + t[max(i - 1, 0), j]
+                                    + t[min(i + 1, 6), j])
+    np.testing.assert_allclose(dst.numpy(), expected, rtol=1e-6)
+
+
 def test_tape_gradients_match_central_differences(device):
     rng = _rng()
     a0, b0 = rng.standard_normal((8, 3)), rng.standard_normal((8, 3))
