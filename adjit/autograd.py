@@ -214,8 +214,11 @@ def jacobian(function, dim=None, inputs=None, outputs=None, input_output_mask=No
     takes those with ``requires_grad=True``; adjit gives the others a
     gradient for the call). ``max_outputs_per_var`` > 0 computes only that
     many rows of each output (the rest stay zero); ``plot_jacobians`` shows
-    them with ``jacobian_plot``. ``device``, ``max_blocks`` and
-    ``block_dim`` are checked as by ``launch``.
+    them with ``jacobian_plot``. It runs where the arrays are (the CPU or
+    a CUDA device; they must all be on one) and returns the Jacobians
+    there, as Warp's; ``device`` (None: theirs) must be their device (a
+    TypeError otherwise); ``max_blocks`` and ``block_dim`` are checked as
+    by ``launch``.
 
     ``mode`` and ``batch`` are adjit's: ``mode="reverse"`` (the default)
     uses adjoint kernels, ``"forward"`` tangent kernels, ``"auto"`` forward
