@@ -22,7 +22,8 @@ from .launch import is_differentiable, launch, launch_adjoint_batch, launch_adjo
 from .loader import written_arguments
 from .errors import GradientError
 from ._jacobian_plot import jacobian_plot
-from .runtime.array import Array, array, clone, grad_or_scratch, zeros_like
+from .runtime.array import Array, _before_write, _zeros_in_layout, array, clone, grad_or_scratch, zeros_like
+from .runtime.cuda_memory import may_share_memory
 from .runtime.tape import Tape
 
 
@@ -102,6 +103,97 @@ def _with_grads(arrays):
     return undo
 
 
+# --- the values of arrays on any device -------------------------------------------------------
+# Jacobians and gradient checks seed gradients, read them back and perturb
+# inputs one number at a time. A CPU array's ``numpy()`` is a view, written
+# through as before; a CUDA array's is a read-only host copy, so its numbers
+# are written by copying host values to the device (``CudaMemory``
+# assignment), after the tapes that hold its values saved them (as a CPU
+# view handed out makes them do).
+
+def _numbers(a: Array) -> int:
+    """How many numbers ``a`` holds (vector/matrix components included): a
+    Jacobian's rows or columns for it."""
+    return a._buffer.size
+
+
+def set_values(a: Array, values) -> None:
+    """Sets every number of ``a`` to the host ``values`` (broadcast, as numpy
+    assigns), on any device; not recorded on a tape."""
+    if a.device == "cpu":
+        a.numpy()[...] = values
+        return
+    _before_write(a)
+    a._buffer[...] = values
+
+
+def set_number(a: Array, k: int, value) -> None:
+    """Sets number ``k`` of ``a`` (flattened, components included) to
+    ``value``, on any device; not recorded on a tape."""
+    if a.device == "cpu":
+        a.numpy().reshape(-1)[k] = value
+        return
+    _before_write(a)
+    if a._buffer.is_c_contiguous:
+        a._buffer.reshape(-1)[k] = value  # (one element copied to the device)
+    else:
+        host = a._buffer.numpy()
+        host.reshape(-1)[k] = value
+        a._buffer[...] = host
+
+
+class FlatNumbers:
+    """The numbers of an array, flattened, to read and to change one at a
+    time (finite differences): a CPU array's through its numpy view, a CUDA
+    array's through a host copy taken now, each change copied to the device."""
+
+    __slots__ = ("array", "values", "size", "_on_device")
+
+    def __init__(self, a: Array):
+        self.array = a
+        self._on_device = a.device != "cpu"
+        values = a.numpy().reshape(-1)
+        self.values = values.copy() if self._on_device else values  # (a CUDA array's is read-only)
+        self.size = self.values.size
+
+    def __getitem__(self, k):
+        return self.values[k]
+
+    def __setitem__(self, k, value) -> None:
+        self.values[k] = value
+        if self._on_device:
+            set_number(self.array, k, self.values[k])
+
+
+def zero_gradient(a: Array) -> Array:
+    """A zero gradient array for ``a``, on its device (in its layout)."""
+    if a.device == "cpu":
+        return Array(np.zeros_like(a.numpy()), a.dtype, _owned=True)
+    return Array(_zeros_in_layout(a._buffer, a.dtype, a.device, a.shape), a.dtype, False, a.device, _owned=True)
+
+
+def arrays_device(what: str, arrays, device=None) -> str | None:
+    """The device the arrays among ``arrays`` are on (they must all be on
+    one): ``device`` where given, which must be theirs; None when there are
+    no arrays and no ``device``. TypeError naming ``what`` otherwise (a
+    device that does not exist here: its ValueError)."""
+    found = []
+    for a in arrays:
+        if isinstance(a, Array) and a.device not in found:
+            found.append(a.device)
+    if len(found) > 1:
+        raise TypeError(f"{what}: its arrays are on {' and '.join(repr(d) for d in found)}; they must be on one "
+                        f"device (move them with a.to('{found[0]}'))")
+    if device is None:
+        return found[0] if found else None
+    from .device import device_alias
+    alias = device_alias(device)
+    if found and found[0] != alias:
+        raise TypeError(f"{what}: device={alias!r}, but its arrays are on {found[0]!r} (move them with "
+                        f"a.to('{alias}'), or leave device=None: it runs where the arrays are)")
+    return alias
+
+
 JACOBIAN_MODES = ("reverse", "forward", "auto")
 
 
@@ -122,8 +214,11 @@ def jacobian(function, dim=None, inputs=None, outputs=None, input_output_mask=No
     takes those with ``requires_grad=True``; adjit gives the others a
     gradient for the call). ``max_outputs_per_var`` > 0 computes only that
     many rows of each output (the rest stay zero); ``plot_jacobians`` shows
-    them with ``jacobian_plot``. ``device``, ``max_blocks`` and
-    ``block_dim`` are checked as by ``launch``.
+    them with ``jacobian_plot``. It runs where the arrays are (the CPU or
+    a CUDA device; they must all be on one) and returns the Jacobians
+    there, as Warp's; ``device`` (None: theirs) must be their device (a
+    TypeError otherwise); ``max_blocks`` and ``block_dim`` are checked as
+    by ``launch``.
 
     ``mode`` and ``batch`` are adjit's: ``mode="reverse"`` (the default)
     uses adjoint kernels, ``"forward"`` tangent kernels, ``"auto"`` forward
@@ -134,7 +229,7 @@ def jacobian(function, dim=None, inputs=None, outputs=None, input_output_mask=No
         raise TypeError("jacobian: metadata= (Warp's FunctionMetadata) is not supported; names come from the "
                         "kernel's or the function's parameters")
     if isinstance(function, Kernel):
-        _check_kernel_call("jacobian", function, dim, inputs, outputs, device, max_blocks, block_dim)
+        where = _check_kernel_call("jacobian", function, dim, inputs, outputs, device, max_blocks, block_dim)
         numeric = _kernel_jacobian(function, dim, list(inputs or ()), list(outputs or ()), input_output_mask, mode,
                                    batch, max_outputs_per_var)
         names = (function.__name__, numeric._names_in, numeric._names_out)
@@ -142,7 +237,8 @@ def jacobian(function, dim=None, inputs=None, outputs=None, input_output_mask=No
         numeric, outputs = _function_jacobian(function, dim, inputs, outputs, input_output_mask, mode,
                                               max_outputs_per_var)
         names = (getattr(function, "__name__", "function"), numeric._names_in, numeric._names_out)
-    result = _as_arrays(numeric)
+        where = arrays_device("jacobian", inputs or ())
+    result = _as_arrays(numeric, where)
     if plot_jacobians:
         jacobian_plot(result, names, inputs)
     return result
@@ -174,8 +270,8 @@ def _kernel_jacobian(kernel: Kernel, dim, inputs, outputs, input_output_mask=Non
     if max_outputs_per_var is not None and max_outputs_per_var > 0:
         mode = "reverse"  # rows are what reverse mode computes one by one
     if mode == "auto":
-        input_elements = sum(inputs[i].numpy().size for i in {i for i, _ in pairs})
-        output_elements = sum(outputs[o].numpy().size for o in {o for _, o in pairs})
+        input_elements = sum(_numbers(inputs[i]) for i in {i for i, _ in pairs})
+        output_elements = sum(_numbers(outputs[o]) for o in {o for _, o in pairs})
         mode = "forward" if input_elements < output_elements else "reverse"
     if mode == "forward":
         return _jacobian_forward(kernel, dim, list(inputs), list(outputs), pairs, names_in, names_out,
@@ -192,13 +288,13 @@ def _kernel_jacobian(kernel: Kernel, dim, inputs, outputs, input_output_mask=Non
         for o in sorted({o for _, o in pairs}):
             out = outputs[o]
             ins = [i for i, oo in pairs if oo == o]
-            jac = {i: np.zeros((out.numpy().size, inputs[i].numpy().size)) for i in ins}
-            for row in range(min(out.numpy().size, _row_limit(max_outputs_per_var))):
+            jac = {i: np.zeros((_numbers(out), _numbers(inputs[i]))) for i in ins}
+            for row in range(min(_numbers(out), _row_limit(max_outputs_per_var))):
                 tape.zero()
                 for a in list(inputs) + list(outputs):
                     if isinstance(a, Array) and a.grad is not None:
-                        a.grad.numpy()[...] = 0
-                out.grad.numpy().reshape(-1)[row] = 1
+                        set_values(a.grad, 0)
+                set_number(out.grad, row, 1)
                 tape.backward()
                 for i in ins:
                     jac[i][row] = inputs[i].grad.numpy().reshape(-1)
@@ -206,7 +302,7 @@ def _kernel_jacobian(kernel: Kernel, dim, inputs, outputs, input_output_mask=Non
                 result[(i, o)] = jac[i]
         for a in list(inputs) + list(outputs):
             if isinstance(a, Array) and a.grad is not None:
-                a.grad.numpy()[...] = 0
+                set_values(a.grad, 0)
         return result
     finally:
         undo()
@@ -221,34 +317,28 @@ def _row_limit(max_per_var) -> int:
     return int(max_per_var)
 
 
-def _check_kernel_call(what: str, kernel: Kernel, dim, inputs, outputs, device, max_blocks, block_dim) -> None:
-    from .device import cpu_only
+def _check_kernel_call(what: str, kernel: Kernel, dim, inputs, outputs, device, max_blocks,
+                       block_dim) -> str | None:
+    """Checks the launch a Jacobian makes; returns the device of its arrays
+    (``device``, which must be theirs, or theirs; None: no arrays)."""
     from .launch import _check_launch_options
     if dim is None:
         raise TypeError(f"{what} of kernel '{kernel.__name__}': dim is required for a kernel")
     try:
-        cpu_only(device, what)
-    except ValueError as e:
+        where = arrays_device(f"{what} of kernel '{kernel.__name__}'", list(inputs or ()) + list(outputs or ()),
+                              device)
+    except ValueError as e:  # (a device that is not here)
         raise TypeError(f"{what} of kernel '{kernel.__name__}': {e}") from None
-    require_cpu_arrays(f"{what} of kernel '{kernel.__name__}'", inputs, outputs)
     _check_launch_options(kernel, None, max_blocks, block_dim)
+    return where
 
 
-def require_cpu_arrays(what: str, *lists) -> None:
-    """TypeError for a CUDA array among ``lists``: Jacobians and gradient
-    checks seed and read gradients through host views, which a CUDA array
-    does not have (its ``numpy()`` is a copy)."""
-    for values in lists:
-        for a in values or ():
-            if isinstance(a, Array) and a.device != "cpu":
-                raise TypeError(f"{what} runs on the CPU only so far: an argument is on '{a.device}'; pass CPU "
-                                "arrays (a.to('cpu')), or use adjit.jvp and Tape.backward, which run on the GPU")
-
-
-def _as_arrays(numeric: JacobianDict) -> JacobianDict:
+def _as_arrays(numeric: JacobianDict, device=None) -> JacobianDict:
+    """The numpy Jacobians as float64 arrays on ``device`` (Warp's: the
+    inputs' device; None: the default device)."""
     result = JacobianDict(numeric._names_in, numeric._names_out)
     for key, value in dict.items(numeric):
-        result[key] = array(np.ascontiguousarray(value, dtype=np.float64), dtype=T.float64)
+        result[key] = array(np.ascontiguousarray(value, dtype=np.float64), dtype=T.float64, device=device)
     return result
 
 
@@ -318,18 +408,18 @@ def _function_jacobian(function, dim, inputs, outputs, mask, mode, max_outputs_p
         names_out = _output_names(function, outs)
         pairs = _function_pairs("jacobian", fn_name, inputs, outs, names_in, names_out, mask)
         if mode == "auto":
-            mode = "forward" if sum(inputs[i].numpy().size for i in {i for i, _ in pairs}) < \
-                sum(outs[o].numpy().size for o in {o for _, o in pairs}) else "reverse"
+            mode = "forward" if sum(_numbers(inputs[i]) for i in {i for i, _ in pairs}) < \
+                sum(_numbers(outs[o]) for o in {o for _, o in pairs}) else "reverse"
         if max_outputs_per_var is not None and max_outputs_per_var > 0:
             mode = "reverse"
         result = JacobianDict(names_in, names_out)
         if mode == "forward":
             for i in sorted({i for i, _ in pairs}):
-                size = inputs[i].numpy().size
-                jac = {o: np.zeros((outs[o].numpy().size, size)) for ii, o in pairs if ii == i}
+                size = _numbers(inputs[i])
+                jac = {o: np.zeros((_numbers(outs[o]), size)) for ii, o in pairs if ii == i}
                 for column in range(size):
                     seeds = [None] * len(inputs)
-                    seeds[i] = np.zeros(inputs[i].numpy().shape)
+                    seeds[i] = np.zeros(inputs[i]._buffer.shape)
                     seeds[i].reshape(-1)[column] = 1
                     _, out_tangents = jvp(lambda *xs: function(*xs), inputs, seeds)
                     out_tangents = [out_tangents] if isinstance(out_tangents, Array) else out_tangents
@@ -344,13 +434,13 @@ def _function_jacobian(function, dim, inputs, outputs, mask, mode, max_outputs_p
         try:
             for o in sorted({o for _, o in pairs}):
                 ins = [i for i, oo in pairs if oo == o]
-                rows = outs[o].numpy().size
-                jac = {i: np.zeros((rows, inputs[i].numpy().size)) for i in ins}
+                rows = _numbers(outs[o])
+                jac = {i: np.zeros((rows, _numbers(inputs[i]))) for i in ins}
                 for row in range(min(rows, _row_limit(max_outputs_per_var))):
                     tape.zero()
                     for a in diff + outs:
-                        a.grad.numpy()[...] = 0
-                    outs[o].grad.numpy().reshape(-1)[row] = 1
+                        set_values(a.grad, 0)
+                    set_number(outs[o].grad, row, 1)
                     tape.backward()
                     for i in ins:
                         jac[i][row] = inputs[i].grad.numpy().reshape(-1)
@@ -359,7 +449,7 @@ def _function_jacobian(function, dim, inputs, outputs, mask, mode, max_outputs_p
             tape.zero()
             for a in diff + outs:
                 if a.grad is not None:
-                    a.grad.numpy()[...] = 0
+                    set_values(a.grad, 0)
         finally:
             for o in added:
                 o.grad = None
@@ -384,9 +474,9 @@ def _jacobian_reverse_batched(kernel: Kernel, dim, inputs: list, outputs: list, 
     for o in sorted({o for _, o in pairs}):
         out = outputs[o]
         ins = [i for i, oo in pairs if oo == o]
-        size = out.numpy().size
+        size = _numbers(out)
         rows = min(size, row_limit)
-        jac = {i: np.zeros((size, inputs[i].numpy().size)) for i in ins}
+        jac = {i: np.zeros((size, _numbers(inputs[i]))) for i in ins}
         lanes = max(1, min(batch, rows))
         for first in range(0, rows, lanes):
             chosen = range(first, min(first + lanes, rows))
@@ -396,7 +486,7 @@ def _jacobian_reverse_batched(kernel: Kernel, dim, inputs: list, outputs: list, 
                 # has one gradient, as with .grad)
                 by_id = {id(a): zeros_like(a, requires_grad=False) for a in array_args}
                 if lane < len(chosen):
-                    by_id[id(out)].numpy().reshape(-1)[chosen[lane]] = 1
+                    set_number(by_id[id(out)], chosen[lane], 1)
                 batch_grads.append([by_id[id(a)] for a in array_args])
                 grad_of.append(by_id)
             launch_adjoint_batch(kernel, dim, step.captured, batch_grads, step.finals,
@@ -418,15 +508,15 @@ def _jacobian_forward(kernel: Kernel, dim, inputs: list, outputs: list, pairs, n
     launched = False
     for i in sorted({i for i, _ in pairs}):
         outs = [o for ii, o in pairs if ii == i]
-        shape = inputs[i].numpy().shape
+        shape = inputs[i]._buffer.shape
         size = int(np.prod(shape))
-        jac = {o: np.zeros((outputs[o].numpy().size, size)) for o in outs}
+        jac = {o: np.zeros((_numbers(outputs[o]), size)) for o in outs}
         # One launch per `lanes` columns (the last batch padded with zero seeds,
         # so that every launch uses the same compiled tangent kernel).
         lanes = max(1, min(batch, size))
         for first in range(0, size, lanes):
             for a, values in zip(written, initial):
-                a.numpy()[...] = values
+                set_values(a, values)
             columns = range(first, min(first + lanes, size))
             seeds = []
             for lane in range(lanes):
@@ -594,7 +684,7 @@ def hvp(fn, inputs, tangents, output_grads=None):
 
         # Reverse: the outputs' gradients seeded, their tangents zero.
         for r, seed in zip(results, seeds):
-            r.grad.numpy()[...] = seed.numpy() if isinstance(seed, Array) else seed
+            set_values(r.grad, seed.numpy() if isinstance(seed, Array) else seed)
         grad_tangent_of: dict[int, Array] = {}
 
         def grad_tangent(g: Array) -> Array:
@@ -670,7 +760,7 @@ def _track(tangent_of: dict, value: Array, tangent: Array, fn_name: str) -> Arra
     """Adds ``value``'s tangent array; GradientError if ``value`` shares
     memory with another array seen (views would need one shared tangent)."""
     for other, _ in tangent_of.values():
-        if other is not value and np.may_share_memory(other._buffer, value._buffer):
+        if other is not value and may_share_memory(other._buffer, value._buffer):
             raise GradientError(f"autograd.jvp of {fn_name}: two different arrays share memory (views of one "
                                 "buffer); forward mode gives each array its own tangent, so it does not support "
                                 "views of the arrays it differentiates (pass copies)")
@@ -697,14 +787,15 @@ def jacobian_fd(function, dim=None, inputs=None, outputs=None, input_output_mask
     if metadata is not None:
         raise TypeError("jacobian_fd: metadata= (Warp's FunctionMetadata) is not supported")
     if isinstance(function, Kernel):
-        _check_kernel_call("jacobian_fd", function, dim, inputs, outputs, device, max_blocks, block_dim)
+        where = _check_kernel_call("jacobian_fd", function, dim, inputs, outputs, device, max_blocks, block_dim)
         numeric = _kernel_jacobian_fd(function, dim, list(inputs or ()), list(outputs or ()), input_output_mask,
                                       eps, max_inputs_per_var)
         names = (function.__name__, numeric._names_in, numeric._names_out)
     else:
         numeric = _function_jacobian_fd(function, dim, inputs, outputs, input_output_mask, eps, max_inputs_per_var)
         names = (getattr(function, "__name__", "function"), numeric._names_in, numeric._names_out)
-    result = _as_arrays(numeric)
+        where = arrays_device("jacobian_fd", inputs or ())
+    result = _as_arrays(numeric, where)
     if plot_jacobians:
         jacobian_plot(result, names, inputs)
     return result
@@ -722,8 +813,8 @@ def _function_jacobian_fd(function, dim, inputs, outputs, mask, eps, max_inputs_
     pairs = _function_pairs("jacobian_fd", fn_name, inputs, base, names_in, names_out, mask)
     result = JacobianDict(names_in, names_out)
     for i in sorted({i for i, _ in pairs}):
-        flat = inputs[i].numpy().reshape(-1)
-        jac = {o: np.zeros((base[o].numpy().size, flat.size)) for ii, o in pairs if ii == i}
+        flat = FlatNumbers(inputs[i])
+        jac = {o: np.zeros((_numbers(base[o]), flat.size)) for ii, o in pairs if ii == i}
         for col in range(min(flat.size, _row_limit(max_inputs_per_var))):
             original = flat[col].copy()
             flat[col] = original + eps
@@ -750,16 +841,16 @@ def _kernel_jacobian_fd(kernel: Kernel, dim, inputs, outputs, input_output_mask=
     def evaluate():
         for o, init in zip(outputs, initial):
             if isinstance(o, Array):
-                o.numpy()[...] = init
+                set_values(o, init)
         launch(kernel, dim, inputs=inputs, outputs=outputs)
         return [o.numpy().astype(np.float64).reshape(-1).copy() if isinstance(o, Array) else None
                 for o in outputs]
 
     result = JacobianDict(names_in, names_out)
     for i in sorted({i for i, _ in pairs}):
-        flat = inputs[i].numpy().reshape(-1)
+        flat = FlatNumbers(inputs[i])
         outs = [o for ii, o in pairs if ii == i]
-        jac = {o: np.zeros((outputs[o].numpy().size, flat.size)) for o in outs}
+        jac = {o: np.zeros((_numbers(outputs[o]), flat.size)) for o in outs}
         for col in range(min(flat.size, _row_limit(max_inputs_per_var))):
             original = flat[col].copy()
             flat[col] = original + eps

@@ -9,8 +9,9 @@ Two halves (the MLIR wheels do not travel to the GPU machine):
     python tools/gpu_device_check.py run build/gpu_device OUT_DIR
 
 ``run`` builds the runtime-only extension (cpp/runtime, CMake), puts it in the
-adjit package, and runs the device tests (tests/python/test_gpu_device.py and
-the GPU tests of test_cuda_driver.py, on the GPU only: ADJIT_DEVICE_TESTS=cuda)
+adjit package, and runs the device tests (tests/python/test_gpu_device.py,
+test_gpu_autograd.py and the GPU tests of test_cuda_driver.py, on the GPU
+only: ADJIT_DEVICE_TESTS=cuda)
 and the GPU benchmarks (benchmarks/gpu_bench.py) with the cache the prepare
 step filled; it writes OUT_DIR/device_tests.xml, device_tests.log,
 gpu_bench.json and summary.json. docs/gpu.md records what ran.
@@ -28,8 +29,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TEST_MODULES = ["tests/python/test_gpu_device.py"]
-TEST_ARGS = ["tests/python/test_gpu_device.py", "tests/python/test_cuda_driver.py"]
+TEST_MODULES = ["tests/python/test_gpu_device.py", "tests/python/test_gpu_autograd.py"]
+TEST_ARGS = ["tests/python/test_gpu_device.py", "tests/python/test_gpu_autograd.py",
+             "tests/python/test_cuda_driver.py"]
+#: Modules whose kernels also get, beside what ``adjit.export`` writes, the
+#: batched adjoints and tangent kernels of this many lanes and the adjoints'
+#: tangent kernels (forward over reverse): what their Jacobians with
+#: ``batch=`` and Hessian checks launch.
+BATCHED_LANES = {"tests/python/test_gpu_autograd.py": 4}
 
 
 def _kernels_of(path: Path) -> list:
@@ -46,14 +53,19 @@ def _kernels_of(path: Path) -> list:
 def prepare(bundle: Path, arch: str) -> None:
     import adjit
     sys.path[:0] = [str(ROOT / "tests" / "python"), str(ROOT / "benchmarks")]
-    kernels = []
+    kernels, batched = [], []
     for module in TEST_MODULES + ["benchmarks/gpu_bench.py"]:
         if (ROOT / module).exists():
-            kernels += _kernels_of(ROOT / module)
+            found = _kernels_of(ROOT / module)
+            kernels += found
+            if module in BATCHED_LANES:
+                batched += [(k, BATCHED_LANES[module]) for k in found]
     if bundle.exists():
         shutil.rmtree(bundle)
     start = time.perf_counter()
     adjit.export(kernels, bundle / "cache", targets=[arch])
+    for kernel, lanes in batched:
+        _export_batched(kernel, bundle / "cache", arch, lanes)
     size = sum(f.stat().st_size for f in bundle.rglob("*") if f.is_file())
     checked = _ptxas(bundle / "cache", arch)
     (bundle / "prepared.json").write_text(json.dumps({
@@ -62,6 +74,26 @@ def prepare(bundle: Path, arch: str) -> None:
                                  text=True).stdout.strip()}, indent=1))
     print(f"exported {len(kernels)} kernels for {arch} into {bundle} ({size / 2**20:.1f} MiB) "
           f"in {time.perf_counter() - start:.0f} s")
+
+
+def _export_batched(kernel, folder: Path, arch: str, lanes: int) -> None:
+    """The CUDA variants ``adjit.export`` leaves out that Jacobians launch:
+    the ``lanes``-lane adjoint and tangent kernels and the adjoint's tangent
+    kernel, for arrays that overlap or not (a kernel with no forward mode,
+    such as one with a custom adjoint, gets only its batched adjoint)."""
+    import dataclasses
+    from adjit import loader
+    from adjit.errors import GradientError
+    for spec in loader.exported_specs(kernel, adjoint=False)[0]:
+        if spec.all_checked:
+            continue  # (the GPU code carries both versions of its checks)
+        cuda_spec = dataclasses.replace(spec, target="cuda")
+        for kind in (dict(adjoint=lanes), dict(tangent=lanes), dict(adjoint=1, tangent=1)):
+            try:
+                loader._export_cuda_variant(kernel, folder, dataclasses.replace(cuda_spec, **kind), arch)
+            except GradientError:
+                if "adjoint" in kind and "tangent" not in kind:
+                    raise
 
 
 def _ptxas(folder: Path, arch: str) -> int:

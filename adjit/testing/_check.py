@@ -138,14 +138,13 @@ def check_gradients(kernel, dim, inputs, outputs, eps: float | None = None, rtol
     a kink are meaningless.
     """
     inputs, outputs = list(inputs), list(outputs)
-    autograd.require_cpu_arrays(f"check_gradients of kernel '{getattr(kernel, '__name__', kernel)}'", inputs,
-                                outputs)
+    autograd.arrays_device(f"check_gradients of kernel '{getattr(kernel, '__name__', kernel)}'", inputs + outputs)
     eps, rtol, atol = _resolve(inputs + outputs, eps, rtol, atol)
     snapshot = [o.numpy().copy() if isinstance(o, Array) else None for o in outputs]
     analytic = autograd._kernel_jacobian(kernel, dim, inputs, outputs, input_output_mask, batch=1)
     for o, s in zip(outputs, snapshot):  # jacobian() leaves the outputs as one launch does
         if s is not None:
-            o.numpy()[...] = s
+            autograd.set_values(o, s)
     numeric = autograd._kernel_jacobian_fd(kernel, dim, inputs, outputs, input_output_mask, eps)
     names_in, names_out = analytic._names_in, analytic._names_out
     src = kernel.source
@@ -171,7 +170,7 @@ def check_tape_gradients(run, inputs, eps: float | None = None, rtol: float | No
     ``names`` and ``output_names`` name the inputs and outputs in the report.
     """
     inputs = list(inputs)
-    autograd.require_cpu_arrays("check_tape_gradients", inputs)
+    autograd.arrays_device("check_tape_gradients", inputs)
     names = list(names) if names is not None else [f"inputs[{k}]" for k in range(len(inputs))]
     diff = [k for k, a in enumerate(inputs) if _is_float_array(a)]
     if not diff:
@@ -179,7 +178,7 @@ def check_tape_gradients(run, inputs, eps: float | None = None, rtol: float | No
     added = []
     for k in diff:
         if inputs[k].grad is None:
-            inputs[k].grad = Array(np.zeros_like(inputs[k].numpy()), inputs[k].dtype, _owned=True)
+            inputs[k].grad = autograd.zero_gradient(inputs[k])
             added.append(inputs[k])
     try:
         tape = Tape()
@@ -192,23 +191,23 @@ def check_tape_gradients(run, inputs, eps: float | None = None, rtol: float | No
         eps, rtol, atol = _resolve(inputs + outs, eps, rtol, atol)
         out_names = (list(output_names) if output_names is not None
                      else [f"outputs[{n}]" for n in range(len(outs))])
-        analytic = {(k, o): np.zeros((outs[o].numpy().size, inputs[k].numpy().size))
+        analytic = {(k, o): np.zeros((autograd._numbers(outs[o]), autograd._numbers(inputs[k])))
                     for k in diff for o in range(len(outs))}
         for o, out in enumerate(outs):
-            for row in range(out.numpy().size):
+            for row in range(autograd._numbers(out)):
                 tape.zero()
                 for k in diff:
-                    inputs[k].grad.numpy()[...] = 0
+                    autograd.set_values(inputs[k].grad, 0)
                 for other in outs:
-                    other.grad.numpy()[...] = 0
-                out.grad.numpy().reshape(-1)[row] = 1
+                    autograd.set_values(other.grad, 0)
+                autograd.set_number(out.grad, row, 1)
                 tape.backward()
                 for k in diff:
                     analytic[k, o][row] = inputs[k].grad.numpy().reshape(-1)
         tape.zero()
         numeric = {key: np.zeros_like(j) for key, j in analytic.items()}
         for k in diff:
-            flat = inputs[k].numpy().reshape(-1)
+            flat = autograd.FlatNumbers(inputs[k])
             for col in range(flat.size):
                 original = flat[col].copy()
                 values = []
@@ -228,7 +227,7 @@ def check_tape_gradients(run, inputs, eps: float | None = None, rtol: float | No
             a.grad = None
         for k in diff:
             if inputs[k].grad is not None:
-                inputs[k].grad.numpy()[...] = 0
+                autograd.set_values(inputs[k].grad, 0)
 
 
 def check_dot_product(run, inputs, rtol: float = DOT_RTOL, seed: int = 0, names=None,
@@ -257,13 +256,13 @@ def check_dot_product(run, inputs, rtol: float = DOT_RTOL, seed: int = 0, names=
     the tangent pass rejects one of the kernels, with its reason.
     """
     inputs = list(inputs)
-    autograd.require_cpu_arrays("check_dot_product", inputs)
+    autograd.arrays_device("check_dot_product", inputs)
     names = list(names) if names is not None else [f"inputs[{k}]" for k in range(len(inputs))]
     diff = [k for k, a in enumerate(inputs) if _is_float_array(a)]
     if not diff:
         raise ValueError("check_dot_product: no float input array to differentiate with respect to")
     rng = np.random.default_rng(seed)
-    v = {k: rng.uniform(-1.0, 1.0, inputs[k].numpy().shape) for k in diff}
+    v = {k: rng.uniform(-1.0, 1.0, inputs[k]._buffer.shape) for k in diff}
     try:
         outs, out_tangents = autograd.jvp(run, inputs, [v.get(k) for k in range(len(inputs))])
     except GradientError as e:
@@ -272,17 +271,17 @@ def check_dot_product(run, inputs, rtol: float = DOT_RTOL, seed: int = 0, names=
         raise
     outs, out_tangents = (([outs], [out_tangents]) if isinstance(outs, Array)
                           else (list(outs), list(out_tangents)))
-    u = [rng.uniform(-1.0, 1.0, o.numpy().shape) for o in outs]
+    u = [rng.uniform(-1.0, 1.0, o._buffer.shape) for o in outs]
     forward_terms = [uo * np.asarray(t.numpy(), np.float64) for uo, t in zip(u, out_tangents)]
 
     added = []
     for k in diff:
         if inputs[k].grad is None:
-            inputs[k].grad = Array(np.zeros_like(inputs[k].numpy()), inputs[k].dtype, _owned=True)
+            inputs[k].grad = autograd.zero_gradient(inputs[k])
             added.append(inputs[k])
     try:
         for k in diff:
-            inputs[k].grad.numpy()[...] = 0
+            autograd.set_values(inputs[k].grad, 0)
         tape = Tape()
         with tape:
             replayed = list(run(*inputs))
@@ -290,7 +289,7 @@ def check_dot_product(run, inputs, rtol: float = DOT_RTOL, seed: int = 0, names=
             if not isinstance(o, Array) or o.grad is None:
                 raise ValueError(f"check_dot_product: output {n} of run() is not an array created with "
                                  "requires_grad=True (the tape needs its gradient to seed it)")
-            o.grad.numpy()[...] = uo
+            autograd.set_values(o.grad, uo)
         tape.backward()
         reverse_terms = [np.asarray(inputs[k].grad.numpy(), np.float64) * v[k] for k in diff]
         tape.zero()
@@ -299,7 +298,7 @@ def check_dot_product(run, inputs, rtol: float = DOT_RTOL, seed: int = 0, names=
             a.grad = None
         for k in diff:
             if inputs[k].grad is not None:
-                inputs[k].grad.numpy()[...] = 0
+                autograd.set_values(inputs[k].grad, 0)
 
     forward = float(sum(np.sum(t) for t in forward_terms))
     reverse = float(sum(np.sum(t) for t in reverse_terms))
@@ -346,15 +345,15 @@ def check_hessian_symmetry(run, inputs, rtol: float = DOT_RTOL, seed: int = 0, n
     symmetry. Raises HessianAsymmetry, or ForwardModeUnsupported (a skip)
     when a kernel has no forward-mode derivative."""
     inputs = list(inputs)
-    autograd.require_cpu_arrays("check_hessian_symmetry", inputs)
+    autograd.arrays_device("check_hessian_symmetry", inputs)
     names = list(names) if names is not None else [f"inputs[{k}]" for k in range(len(inputs))]
     diff = [k for k, a in enumerate(inputs) if _is_float_array(a)]
     if not diff:
         raise ValueError("check_hessian_symmetry: no float input array to differentiate with respect to")
     rng = np.random.default_rng(seed)
-    v1 = {k: rng.uniform(-1.0, 1.0, inputs[k].numpy().shape) for k in diff}
-    v2 = {k: rng.uniform(-1.0, 1.0, inputs[k].numpy().shape) for k in diff}
-    shapes = [o.numpy().shape for o in run(*inputs)]
+    v1 = {k: rng.uniform(-1.0, 1.0, inputs[k]._buffer.shape) for k in diff}
+    v2 = {k: rng.uniform(-1.0, 1.0, inputs[k]._buffer.shape) for k in diff}
+    shapes = [o._buffer.shape for o in run(*inputs)]
     u = [rng.uniform(-1.0, 1.0, shape) for shape in shapes]
 
     def product(v):

@@ -342,13 +342,58 @@ def test_host_views_of_cuda_arrays_are_read_only_copies():
     np.testing.assert_array_equal(a.numpy(), 0)
 
 
-def test_jacobians_and_gradient_checks_refuse_cuda_arrays_clearly():
-    x, y = wp.zeros(4, dtype=float, device="cuda:0"), wp.zeros(4, dtype=float, device="cuda:0")
-    with pytest.raises(TypeError, match="runs on the CPU only so far: an argument is on 'cuda:0'"):
-        wp.autograd.jacobian(scale, dim=4, inputs=[x, y, 1.0])
+def test_jacobian_helpers_write_the_device_memory():
+    from adjit.autograd import FlatNumbers, set_number, set_values, zero_gradient
+    v = wp.array(np.arange(6, dtype=np.float32).reshape(2, 3), dtype=wp.vec3, device="cuda:0")
+    set_number(v, 4, 9.0)  # (element 1, component y)
+    np.testing.assert_array_equal(v.numpy(), [[0, 1, 2], [3, 9, 5]])
+    set_values(v, 0.5)
+    np.testing.assert_array_equal(v.numpy(), np.full((2, 3), 0.5))
+    set_values(v, np.arange(6).reshape(2, 3))
+    strided = wp.array(np.arange(8, dtype=np.float32), device="cuda:0")[::2]
+    set_number(strided, 1, -1.0)  # (through the host: a strided view)
+    np.testing.assert_array_equal(strided.numpy(), [0, -1, 4, 6])
+    flat = FlatNumbers(v)
+    assert flat.size == 6 and flat[4] == 4
+    flat[4] = flat[4] + np.float32(1e-3)
+    assert v.numpy()[1, 1] == np.float32(4) + np.float32(1e-3) and flat.values.flags.writeable
+    g = zero_gradient(v)
+    assert g.device == "cuda:0" and g.dtype == wp.vec3
+    np.testing.assert_array_equal(g.numpy(), np.zeros((2, 3)))
+
+
+def test_jacobians_run_on_the_arrays_device():
+    # The stand-in runs no kernel code: every Jacobian is zero here; what is
+    # checked is that the seeds, the perturbations and the launches go to the
+    # device, and that the inputs and gradients are left as they were.
+    x = wp.array(np.arange(4, dtype=np.float32), device="cuda:0", requires_grad=True)
+    y = wp.zeros(4, dtype=float, device="cuda:0", requires_grad=True)
+    for mode, batch in (("reverse", 1), ("reverse", 16), ("forward", 1), ("forward", 16)):
+        J = wp.autograd.jacobian(scale, dim=4, inputs=[x], outputs=[y, 2.0], mode=mode, batch=batch)
+        assert J[0, 0].device == "cuda:0" and J[0, 0].shape == (4, 4)
+        np.testing.assert_array_equal(J["x", "y"].numpy(), np.zeros((4, 4)))
+    launches = stats()["launches"]
+    J = wp.autograd.jacobian_fd(scale, dim=4, inputs=[x], outputs=[y, 2.0], device="cuda:0")
+    assert stats()["launches"] == launches + 2 * 4 + 1 and J[0, 0].device == "cuda:0"
+    np.testing.assert_array_equal(x.numpy(), np.arange(4))  # the perturbations undone
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros(4))
+    assert wp.autograd.gradcheck(scale, 4, [x], [y, 2.0], show_summary=False)  # (0 == 0 here)
     from adjit.testing import check_gradients
-    with pytest.raises(TypeError, match="runs on the CPU only so far"):
-        check_gradients(scale, 4, [x, 1.0], [y])
+    check_gradients(scale, 4, [x], [y, 2.0])
+
+
+def test_jacobians_refuse_arrays_on_another_device_clearly():
+    x = wp.zeros(4, dtype=float, device="cuda:0")
+    y = wp.zeros(4, dtype=float, device="cuda:1")
+    with pytest.raises(TypeError, match="its arrays are on 'cuda:0' and 'cuda:1'; they must be on one device"):
+        wp.autograd.jacobian(scale, dim=4, inputs=[x], outputs=[y, 1.0])
+    with pytest.raises(TypeError, match="device='cuda:1', but its arrays are on 'cuda:0'"):
+        wp.autograd.jacobian_fd(scale, dim=4, inputs=[x], outputs=[wp.zeros_like(x), 1.0], device="cuda:1")
+    with pytest.raises(TypeError, match="device='cpu', but its arrays are on 'cuda:0'"):
+        wp.autograd.gradcheck(scale, 4, [x], [wp.zeros_like(x), 1.0], device="cpu")
+    from adjit.testing import check_gradients
+    with pytest.raises(TypeError, match="check_gradients of kernel 'scale': its arrays are on"):
+        check_gradients(scale, 4, [x], [y, 1.0])
 
 
 def test_optimizers_update_cuda_parameters():
