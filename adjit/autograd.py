@@ -131,7 +131,8 @@ def set_number(a: Array, k: int, value) -> None:
     """Sets number ``k`` of ``a`` (flattened, components included) to
     ``value``, on any device; not recorded on a tape."""
     if a.device == "cpu":
-        a.numpy().reshape(-1)[k] = value
+        view = a.numpy()
+        view[np.unravel_index(k, view.shape)] = value  # (through the view: a strided one has no flat view)
         return
     _before_write(a)
     if a._buffer.is_c_contiguous:
@@ -147,13 +148,14 @@ class FlatNumbers:
     time (finite differences): a CPU array's through its numpy view, a CUDA
     array's through a host copy taken now, each change copied to the device."""
 
-    __slots__ = ("array", "values", "size", "_on_device")
+    __slots__ = ("array", "values", "size", "_copied")
 
     def __init__(self, a: Array):
         self.array = a
-        self._on_device = a.device != "cpu"
-        values = a.numpy().reshape(-1)
-        self.values = values.copy() if self._on_device else values  # (a CUDA array's is read-only)
+        view = a.numpy()
+        # a CUDA array's host view is a read-only copy; a strided CPU view has no flat view
+        self._copied = a.device != "cpu" or not view.flags.c_contiguous
+        self.values = view.reshape(-1).copy() if self._copied else view.reshape(-1)
         self.size = self.values.size
 
     def __getitem__(self, k):
@@ -161,7 +163,7 @@ class FlatNumbers:
 
     def __setitem__(self, k, value) -> None:
         self.values[k] = value
-        if self._on_device:
+        if self._copied:
             set_number(self.array, k, self.values[k])
 
 

@@ -64,6 +64,18 @@ def two_launches(x):
     return [y, z]
 
 
+def test_jacobians_of_strided_views_perturb_and_seed_the_view():
+    # every other number of a longer array: finite differences change the view's numbers
+    base = wp.array(np.repeat(X, 2))
+    x, y = base[::2], wp.zeros(3, dtype=f64)
+    expected = np.diag(2 * np.cos(X))
+    fd = wp.autograd.jacobian_fd(scale_sin, 3, [x, 2.0], [y], eps=1e-6)[0, 0]
+    np.testing.assert_allclose(fd.numpy(), expected, atol=1e-9)
+    np.testing.assert_array_equal(base.numpy(), np.repeat(X, 2))  # restored
+    np.testing.assert_allclose(wp.autograd.jacobian(scale_sin, 3, [x, 2.0], [y])[0, 0].numpy(), expected,
+                               rtol=1e-15)
+
+
 @pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
 def test_jacobian_of_a_python_function_of_launches(mode):
     x = wp.array(X)
