@@ -64,15 +64,25 @@ def two_launches(x):
     return [y, z]
 
 
+@wp.kernel
+def squared_norms(v: wp.array(dtype=wp.vec2d), y: wp.array(dtype=f64)):
+    i = wp.tid()
+    y[i] = wp.dot(v[i], v[i])
+
+
 def test_jacobians_of_strided_views_perturb_and_seed_the_view():
-    # every other number of a longer array: finite differences change the view's numbers
-    base = wp.array(np.repeat(X, 2))
-    x, y = base[::2], wp.zeros(3, dtype=f64)
-    expected = np.diag(2 * np.cos(X))
-    fd = wp.autograd.jacobian_fd(scale_sin, 3, [x, 2.0], [y], eps=1e-6)[0, 0]
-    np.testing.assert_allclose(fd.numpy(), expected, atol=1e-9)
-    np.testing.assert_array_equal(base.numpy(), np.repeat(X, 2))  # restored
-    np.testing.assert_allclose(wp.autograd.jacobian(scale_sin, 3, [x, 2.0], [y])[0, 0].numpy(), expected,
+    # every other vector of a longer array (no flat view of its numbers):
+    # finite differences must change the view's numbers, not a copy's
+    V = np.arange(12, dtype=np.float64).reshape(6, 2) * 0.25 - 1.0
+    base = wp.array(V, dtype=wp.vec2d)
+    v, y = base[::2], wp.zeros(3, dtype=f64)
+    expected = np.zeros((3, 6))
+    for i in range(3):
+        expected[i, 2 * i:2 * i + 2] = 2 * V[2 * i]
+    fd = wp.autograd.jacobian_fd(squared_norms, 3, [v], [y], eps=1e-6)[0, 0]
+    np.testing.assert_allclose(fd.numpy(), expected, atol=1e-8)
+    np.testing.assert_array_equal(base.numpy(), V)  # restored
+    np.testing.assert_allclose(wp.autograd.jacobian(squared_norms, 3, [v], [y])[0, 0].numpy(), expected,
                                rtol=1e-15)
 
 
