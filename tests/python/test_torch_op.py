@@ -161,8 +161,10 @@ def test_errors_are_clear():
     with pytest.raises(ValueError, match="no gradient.*1-element array"):
         op(x, w, torch.tensor(1.0, dtype=torch.float64, requires_grad=True))
     op(x, w, torch.tensor(1.0, dtype=torch.float64))      # a tensor without grad is a value
-    with pytest.raises(ValueError, match="runs on the CPU so far"):
+    with pytest.raises(ValueError, match=r"different devices \('x' on meta, 'w' on cpu\).*one device"):
         op(x.to("meta"), w, 1.0)
+    with pytest.raises(ValueError, match="'x' is on 'meta'.*runs on CPU and CUDA tensors"):
+        op(x.to("meta"), w.to("meta"), 1.0)
     with pytest.raises(ValueError, match="1-d array"):
         op(x.reshape(2, 2), w, 1.0)
     with pytest.raises(TypeError, match="missing argument"):
