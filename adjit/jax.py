@@ -87,7 +87,6 @@ class JaxOp:
 
     def __call__(self, *args, **kwargs):
         spec = self.spec
-        spec.check_access(loader.argument_access)
         values = spec.bind(args, kwargs)
         who = f"adjit.jax.op({spec.kernel.__name__})"
         statics, arrays = {}, []
@@ -115,6 +114,9 @@ class JaxOp:
         results = tuple(jax.ShapeDtypeStruct(spec.buffer_shape(n, out_shapes[n]), spec.np_dtype(n))
                         for n in spec.outputs)
         place = self.device if self.device is not None else _place_of(arrays, who)
+        from .device import get_device
+        where = get_device(place)
+        spec.check_access(lambda kernel: loader.argument_access(kernel, where if where.is_cuda else None))
         fn = _make_function(spec, statics, dim, out_shapes, results, [(a.shape, a.dtype) for a in arrays],
                             self.vmap_method, self.no_grad_reason, place)
         out = fn(*arrays)
@@ -133,17 +135,21 @@ def _place_of(arrays: list, who: str) -> str:
     ones (all on one device), else (traced: JAX places the computation)
     JAX's default device; a JAX GPU is adjit's CUDA device of its ordinal."""
     from .interop import device_from_jax
+    tracer = getattr(jax.core, "Tracer", ())
     devices = set()
     for a in arrays:
-        if isinstance(a, jax.Array) and not isinstance(a, jax.core.Tracer):
-            devices |= set(a.devices())
+        if isinstance(a, jax.Array) and not isinstance(a, tracer):
+            try:
+                devices |= set(a.devices())
+            except Exception:  # noqa: BLE001 (a traced value: JAX places it)
+                pass
     if len(devices) > 1:
         raise ValueError(f"{who}: the array arguments are on several devices ({sorted(map(str, devices))}); "
                          "put them on one (jax.device_put), or name where adjit runs with device=")
     if devices:
         device = devices.pop()
     else:
-        device = jax.config.jax_default_device or jax.devices()[0]
+        device = getattr(jax.config, "jax_default_device", None) or jax.devices()[0]
         if isinstance(device, str):  # (a platform name)
             device = jax.devices(device)[0]
     return str(device_from_jax(device))

@@ -32,6 +32,7 @@ from torch.autograd.function import once_differentiable
 
 from . import loader
 from .interop import _OpSpec, dtype_to_torch, from_torch
+from .device import get_device
 from .launch import launch
 from .runtime.array import Array
 from .runtime.cuda import ScopedStream, Stream
@@ -180,8 +181,9 @@ def _value_input(spec: _OpSpec, name: str, value):
 class _KernelFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, spec: _OpSpec, *values):
-        spec.check_access(loader.argument_access)
         device = _device_of(spec, values)
+        where = get_device(str(device)) if device.type == "cuda" else None
+        spec.check_access(lambda kernel: loader.argument_access(kernel, where))
         with _on(device):
             named = {}
             arrays: dict[str, Array] = {}

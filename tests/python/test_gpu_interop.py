@@ -141,9 +141,9 @@ def test_torch_op_gradients_equal_torchs_autograd(device):
     x2, w2 = x0.to(device).requires_grad_(), w0.to(device).requires_grad_()
     y2 = _decay_reference(torch, x2, w2, 0.75)
     (y2 * seed).sum().backward()
-    torch.testing.assert_close(y.detach(), y2.detach(), rtol=1e-13, atol=1e-14)
-    torch.testing.assert_close(x.grad, x2.grad, rtol=1e-12, atol=1e-13)
-    torch.testing.assert_close(w.grad, w2.grad, rtol=1e-12, atol=1e-12)  # (summed over threads by atomics)
+    torch.testing.assert_close(y.detach(), y2.detach(), rtol=1e-12, atol=1e-13)
+    torch.testing.assert_close(x.grad, x2.grad, rtol=1e-11, atol=1e-13)
+    torch.testing.assert_close(w.grad, w2.grad, rtol=1e-11, atol=1e-12)  # (summed over threads by atomics)
 
     # retain_graph: the same gradient again, in new tensors
     y = op(x, w, 0.75)
@@ -207,9 +207,9 @@ def test_torch_op_runs_on_torchs_current_stream(cuda_device):
         expected = _decay_reference(torch, x.detach(), w.detach(), 2.0)
     side.synchronize()
     assert [(name, stream) for name, _, stream in launches.seen] == [("decay", side.cuda_stream)] * 2
-    torch.testing.assert_close(y.detach(), expected, rtol=1e-13, atol=1e-14)
+    torch.testing.assert_close(y.detach(), expected, rtol=1e-12, atol=1e-13)
     torch.testing.assert_close(x.grad, torch.autograd.grad(_decay_reference(torch, x, w, 2.0).sum(), x)[0],
-                               rtol=1e-12, atol=1e-13)
+                               rtol=1e-11, atol=1e-13)
     wp.synchronize()  # (no failed check on the device)
 
 
@@ -256,14 +256,14 @@ def test_jax_op_gradients_equal_jax_autodiff(device, x64):
     traced = wp.jax._place_of([], "op")
     assert [(name, where) for name, where, _ in launches.seen] == [("decay", device)] + [("decay", traced)] * 3
     assert traced == "cpu" or device == "cpu" or wp.get_device(traced).is_cuda
-    np.testing.assert_allclose(np.asarray(y), np.asarray(_decay_reference(jnp, x, w, 0.75)), rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(y), np.asarray(_decay_reference(jnp, x, w, 0.75)), rtol=1e-12)
     want = jax.grad(reference, argnums=(0, 1))(x, w)
     for g, r in zip(grads, want):
         assert g.dtype == jnp.float64
-        np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=1e-11, atol=1e-13)
     jitted = jax.jit(jax.grad(loss, argnums=(0, 1)))(x, w)  # traced: on JAX's default device
     for g, r in zip(jitted, want):
-        np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=1e-11, atol=1e-13)
     wp.synchronize()
 
 
