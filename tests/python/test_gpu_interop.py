@@ -221,6 +221,24 @@ def test_torch_op_refuses_tensors_on_two_devices(cuda_device):
         op(x, torch.rand(7, dtype=torch.float64), 1.0)
 
 
+def test_torch_compile_around_the_op(device):
+    # (the op is a graph break for dynamo: torch.compile runs it eagerly between compiled parts)
+    torch = _torch(device)
+    op = wp.torch.op(decay, outputs="y")
+    gen = torch.Generator().manual_seed(4)
+    x = torch.rand(33, dtype=torch.float64, generator=gen).to(device).requires_grad_()
+    w = (0.5 + torch.rand(7, dtype=torch.float64, generator=gen)).to(device).requires_grad_()
+    compiled = torch.compile(lambda x, w: (op(x, w, 0.75) ** 2).sum(), backend="aot_eager")
+    loss = compiled(x, w)
+    loss.backward()
+    x2, w2 = x.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()
+    reference = (_decay_reference(torch, x2, w2, 0.75) ** 2).sum()
+    reference.backward()
+    torch.testing.assert_close(loss.detach(), reference.detach(), rtol=1e-12, atol=1e-13)
+    torch.testing.assert_close(x.grad, x2.grad, rtol=1e-11, atol=1e-13)
+    torch.testing.assert_close(w.grad, w2.grad, rtol=1e-11, atol=1e-12)
+
+
 # --- adjit.jax.op -----------------------------------------------------------------------------------------
 
 
