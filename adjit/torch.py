@@ -83,12 +83,24 @@ class TorchOp:
         self.__doc__ = spec.kernel.__doc__
 
     def __call__(self, *args, **kwargs):
-        values = self.spec.bind(args, kwargs)
-        return _KernelFunction.apply(self.spec, *values)
+        return _apply(self.spec, args, kwargs)
 
     def __repr__(self) -> str:
         return (f"adjit.torch.op({self.kernel.__name__}, inputs={self.spec.inputs}, "
                 f"outputs={self.spec.outputs})")
+
+
+def _apply(spec: _OpSpec, args, kwargs):
+    values = spec.bind(args, kwargs)
+    return _KernelFunction.apply(spec, *values)
+
+
+# torch.compile: the op is a graph break, run eagerly between the compiled
+# parts (dynamo would otherwise trace into the forward, which calls adjit's
+# runtime and reads torch's stream handle, neither of which it can trace).
+_disable = getattr(getattr(torch, "compiler", None), "disable", None)
+if _disable is not None:
+    _apply = _disable(_apply)
 
 
 def _device_of(spec: _OpSpec, values) -> torch.device:
