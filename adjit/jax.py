@@ -6,13 +6,20 @@ and ``jax.grad``.
     f = adjit.jax.op(scale, outputs="y")            # y: shaped like x
     g = jax.jit(jax.grad(lambda x: f(2.0, x).sum()))
 
-The op is a ``jax.custom_vjp`` whose forward and backward run adjit on the
-host through ``jax.pure_callback`` (CPU): the forward launches the kernel;
+The op is a ``jax.custom_vjp`` whose forward and backward call adjit from
+the host through ``jax.pure_callback``: the forward launches the kernel;
 the backward launches it again on an ``adjit.Tape`` (JAX keeps no host state
 between the two: the residuals are the inputs), seeds the outputs'
 gradients with the cotangents and runs the tape's adjoint. Each call copies
 its inputs and results between JAX and adjit (JAX's buffers are read-only
 to the callback). This module needs JAX; ``import adjit`` does not import it.
+
+On a GPU (JAX arrays on a GPU, or JAX's default device a GPU under
+``jax.jit``) the kernel runs on adjit's CUDA device of the same ordinal, but
+through the host both ways: XLA copies the inputs to the host for the
+callback, adjit uploads them, launches, and copies the results back, which
+XLA uploads again. A GPU path without the host needs an XLA FFI handler
+(C++ that adjit does not have yet); ``device=`` picks where adjit runs.
 """
 from __future__ import annotations
 
@@ -31,7 +38,7 @@ from .runtime.tape import Tape
 __all__ = ["JaxCallable", "JaxKernel", "JaxOp", "jax_callable", "jax_kernel", "op"]
 
 
-def op(kernel, dim=None, *, outputs, inputs=None, like=None, shapes=None) -> JaxOp:
+def op(kernel, dim=None, *, outputs, inputs=None, like=None, shapes=None, device=None) -> JaxOp:
     """A JAX function that launches ``kernel``, differentiable by adjit's adjoint.
 
     The arguments are those of ``adjit.torch.op``: ``outputs`` (the array
@@ -45,8 +52,18 @@ def op(kernel, dim=None, *, outputs, inputs=None, like=None, shapes=None) -> Jax
     a 1-element array to trace or differentiate it). Integer arrays get a
     zero (float0) cotangent. Not supported: ``jax.vmap``, forward mode
     (``jax.jvp``), higher derivatives.
+
+    ``device``: where adjit runs the kernel ("cpu", "cuda:N"); None: where
+    the JAX arrays are (traced ones: JAX's default device), a JAX GPU being
+    adjit's CUDA device of the same ordinal. Either way the data goes
+    through the host (see the module's docstring).
     """
-    return JaxOp(_OpSpec(kernel, dim, inputs, outputs, like, shapes, "adjit.jax.op"))
+    spec = _OpSpec(kernel, dim, inputs, outputs, like, shapes, "adjit.jax.op")
+    jax_op = JaxOp(spec)
+    if device is not None:
+        from .device import get_device
+        jax_op.device = str(get_device(device))
+    return jax_op
 
 
 class JaxOp:
@@ -61,6 +78,8 @@ class JaxOp:
         self.vmap_method = None
         #: Why jax.grad is refused (None: differentiable by adjit's adjoint).
         self.no_grad_reason = None
+        #: Where adjit runs the kernel ("cpu", "cuda:N"; None: where the JAX arrays are).
+        self.device = None
 
     def __repr__(self) -> str:
         return (f"adjit.jax.op({self.kernel.__name__}, inputs={self.spec.inputs}, "
@@ -68,7 +87,6 @@ class JaxOp:
 
     def __call__(self, *args, **kwargs):
         spec = self.spec
-        spec.check_access(loader.argument_access)
         values = spec.bind(args, kwargs)
         who = f"adjit.jax.op({spec.kernel.__name__})"
         statics, arrays = {}, []
@@ -95,19 +113,57 @@ class JaxOp:
         dim = spec.launch_dim(values, out_shapes)
         results = tuple(jax.ShapeDtypeStruct(spec.buffer_shape(n, out_shapes[n]), spec.np_dtype(n))
                         for n in spec.outputs)
+        place = self.device if self.device is not None else _place_of(arrays, who)
+        from .device import get_device
+        where = get_device(place)
+        spec.check_access(lambda kernel: loader.argument_access(kernel, where if where.is_cuda else None))
         fn = _make_function(spec, statics, dim, out_shapes, results, [(a.shape, a.dtype) for a in arrays],
-                            self.vmap_method, self.no_grad_reason)
+                            self.vmap_method, self.no_grad_reason, place)
         out = fn(*arrays)
         return out[0] if len(out) == 1 else out
 
 
+def _adjit_copy(data: np.ndarray, element, who: str, place: str):
+    """An adjit array on ``place`` holding a copy of the host data (the
+    callback's buffers are read-only, adjit's arrays writable)."""
+    array = _wrap(data, element, False, who, copy=True)
+    return array if place == "cpu" else array.to(place)
+
+
+def _place_of(arrays: list, who: str) -> str:
+    """The adjit device of the JAX arrays of a call: that of the concrete
+    ones (all on one device), else (traced: JAX places the computation)
+    JAX's default device; a JAX GPU is adjit's CUDA device of its ordinal."""
+    from .interop import device_from_jax
+    tracer = getattr(jax.core, "Tracer", ())
+    devices = set()
+    for a in arrays:
+        if isinstance(a, jax.Array) and not isinstance(a, tracer):
+            try:
+                devices |= set(a.devices())
+            except Exception:  # noqa: BLE001 (a traced value: JAX places it)
+                pass
+    if len(devices) > 1:
+        raise ValueError(f"{who}: the array arguments are on several devices ({sorted(map(str, devices))}); "
+                         "put them on one (jax.device_put), or name where adjit runs with device=")
+    if devices:
+        device = devices.pop()
+    else:
+        device = getattr(jax.config, "jax_default_device", None) or jax.devices()[0]
+        if isinstance(device, str):  # (a platform name)
+            device = jax.devices(device)[0]
+    return str(device_from_jax(device))
+
+
 def _make_function(spec: _OpSpec, statics: dict, dim, out_shapes: dict, results: tuple, in_avals: list,
-                   vmap_method: str | None = None, no_grad_reason: str | None = None):
+                   vmap_method: str | None = None, no_grad_reason: str | None = None, place: str = "cpu"):
     """The custom_vjp function of the array inputs, for these static values
     and shapes. ``vmap_method``: JAX's, for the callbacks (a kernel launch is
     mapped over a batch one element at a time whatever it is: the results
     of every method are the same). ``no_grad_reason``: differentiating
-    raises a ValueError saying it."""
+    raises a ValueError saying it. ``place``: the adjit device the kernel
+    runs on ("cpu", or "cuda:N": the host data is uploaded there and the
+    results copied back)."""
     callback_options = {} if vmap_method is None else {"vmap_method": "sequential"}
     grad_inputs = [n for n in spec.array_inputs if spec.differentiable(n)]
     grad_outputs = [n for n in spec.outputs if spec.differentiable(n)]
@@ -121,8 +177,8 @@ def _make_function(spec: _OpSpec, statics: dict, dim, out_shapes: dict, results:
         arrays = {}
         for name, x in zip(spec.array_inputs, inputs):
             # A copy: the callback's buffers are read-only, adjit's writable.
-            named[name] = arrays[name] = _wrap(np.asarray(x), spec.element(name), False, spec.who, copy=True)
-        outs = {n: zeros(out_shapes[n], spec.element(n)) for n in spec.outputs}
+            named[name] = arrays[name] = _adjit_copy(np.asarray(x), spec.element(name), spec.who, place)
+        outs = {n: zeros(out_shapes[n], spec.element(n), device=place) for n in spec.outputs}
         named.update(outs)
         args = spec.kernel_args(named)
         if cotangents is None:
@@ -133,7 +189,7 @@ def _make_function(spec: _OpSpec, statics: dict, dim, out_shapes: dict, results:
         seeds = {}
         for name, ct in zip(grad_outputs, cotangents):
             outs[name].grad = zeros_like(outs[name], requires_grad=False)
-            seeds[outs[name]] = np.asarray(ct)
+            seeds[outs[name]] = _adjit_copy(np.asarray(ct), spec.element(name), spec.who, place)
         for name in grad_inputs:
             arrays[name].grad = zeros_like(arrays[name], requires_grad=False)
         tape.backward(grads=seeds)

@@ -142,10 +142,16 @@ def loaded_variants(kernel: Kernel) -> dict[tuple[int, bool], CpuVariant]:
             and not s.strided}
 
 
-def argument_access(kernel: Kernel) -> list[Access]:
+def argument_access(kernel: Kernel, device=None) -> list[Access]:
     """How ``kernel`` touches each argument (the compiler's array access
-    analysis; loads the kernel if needed)."""
+    analysis; loads the kernel if needed: on a CUDA ``device`` its forward
+    variant there, whose cache entry carries the analysis, so a machine
+    with the runtime alone and the kernel's PTX exported needs no CPU
+    code)."""
     state = _loaded(kernel)
+    if state.access is None and device is not None and getattr(device, "is_cuda", False):
+        load_cuda_variant(kernel, VariantSpec.of(kernel, target="cuda"), device)
+        state = _loaded(kernel)
     if state.access is None:
         cpu_variant(kernel)
     return state.access

@@ -122,6 +122,23 @@ def test_float64_gradients_equal_jax_autodiff(x64):
         np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=1e-12, atol=1e-14)
 
 
+def test_where_the_kernel_runs(x64):
+    # (JAX here has its CPU only: the GPU placement is test_gpu_interop.py's and, through the
+    # stand-in driver, cuda_fake_interop_checks.py's)
+    from adjit.jax import _place_of
+    x, w = jnp.linspace(0.0, 1.0, 5), jnp.ones(7)
+    assert _place_of([x, w], "op") == "cpu"
+    places = []
+    jax.jit(lambda x: places.append(_place_of([x], "op")) or x)(x)  # traced: JAX's default device
+    assert places == ["cpu"]
+    default, on_cpu = adjit.jax.op(model64, outputs="y"), adjit.jax.op(model64, outputs="y", device="cpu")
+    assert default.device is None and on_cpu.device == "cpu"
+    np.testing.assert_array_equal(np.asarray(on_cpu(x, w, 2.0)), np.asarray(default(x, w, 2.0)))
+    if not adjit.is_cuda_available():
+        with pytest.raises(ValueError, match="'cuda:0' is not available"):
+            adjit.jax.op(model64, outputs="y", device="cuda:0")
+
+
 def test_integer_inputs_get_no_gradient():
     op = adjit.jax.op(gather, outputs="y", like="index")
     x = jnp.asarray([1.0, 2.0, 3.0])
