@@ -142,9 +142,10 @@ def test_exported_ptx_runs_with_the_runtime_alone(tmp_path):
     env = {**os.environ, "ADJIT_CACHE_DIR": str(tmp_path / "unused")}
     subprocess.run([sys.executable, "-c", f"import adjit, kernels; adjit.export([kernels.scale], {str(folder)!r}, "
                     "targets=['sm_90'])"], cwd=tmp_path, env=env, check=True, timeout=600)
-    # forward, tangent and adjoint, with and without the no-overlap promise; no CPU objects
+    # forward, tangent and adjoint, with and without the no-overlap promise; forward and adjoint
+    # also for strided views; no CPU objects
     entries = list(folder.glob("*.adjitobj"))
-    assert len(entries) == 6
+    assert len(entries) == 10
     env = {**os.environ, "ADJIT_CACHE_DIR": str(folder), "ADJIT_CUDA_DRIVER": str(driver), "FAKE_CUDA_DEVICES": "1"}
     out = subprocess.run([sys.executable, "-c", RUN_EXPORTED], cwd=tmp_path, env=env, capture_output=True,
                          text=True, timeout=600)
