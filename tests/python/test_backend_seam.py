@@ -134,8 +134,9 @@ def test_stage_lists_follow_the_spec():
     assert cuda[-1].pipeline == "adjit-gpu-to-ptx{chip=sm_90}"
     with pytest.raises(ValueError, match="target"):
         stages.cpu_stages(VariantSpec("cuda"))
-    with pytest.raises(ValueError, match="no all-checked or strided"):
-        stages.cuda_stages(VariantSpec("cuda", strided=True))
+    assert "strided-arrays=true" in stages.cuda_stages(VariantSpec("cuda", strided=True))[-2].pipeline
+    with pytest.raises(ValueError, match="all-checked version inside"):
+        stages.cuda_stages(VariantSpec("cuda", all_checked=True))
 
 
 # --- launch observers --------------------------------------------------------
