@@ -309,6 +309,7 @@ def synchronize_device(device=None) -> None:
     ``NonFiniteError``)."""
     device = get_device(device)
     if device.is_cuda:
+        _refuse_in_capture("synchronize_device")
         _cuda.synchronize_device(device.ordinal)
         if synchronized is not None:
             synchronized(device.ordinal)
@@ -319,9 +320,18 @@ def synchronize() -> None:
     launches are synchronous). A kernel that faulted is reported here, and
     so is a failed check of a kernel launched on one."""
     if _cuda_devices:
+        _refuse_in_capture("synchronize")
         _cuda.synchronize()
         if synchronized is not None:
             synchronized(None)
+
+
+def _refuse_in_capture(what: str) -> None:
+    """CaptureError while this thread captures a CUDA graph (a synchronize
+    would end the capture)."""
+    from .runtime import capture
+    if capture._open:
+        capture.refuse(f"{what}()")
 
 
 class ScopedDevice:

@@ -961,6 +961,7 @@ void destroyGraph(int ordinal, GraphHandle graph) noexcept {
 ModuleHandle loadModule(int ordinal, const void *image, size_t bytes,
                         const std::string &label) {
   ScopedContext scope(ordinal);
+  RelaxedCaptureMode relaxed(ordinal); // (may be called in a capture)
   // A PTX text must end with a NUL; a cubin (ELF) or fatbin is binary.
   const auto *data = static_cast<const unsigned char *>(image);
   bool binary = bytes >= 4 && ((data[0] == 0x7f && data[1] == 'E' &&
@@ -1003,6 +1004,7 @@ void unloadModule(int ordinal, ModuleHandle module) noexcept {
 FunctionHandle getFunction(int ordinal, ModuleHandle module,
                            const std::string &name) {
   ScopedContext scope(ordinal);
+  RelaxedCaptureMode relaxed(ordinal); // (may be called in a capture)
   CUfunction function = nullptr;
   CUresult r = api().cuModuleGetFunction(&function, module, name.c_str());
   if (r == kErrorNotFound)
