@@ -9,8 +9,9 @@ Two halves (the MLIR wheels do not travel to the GPU machine):
     python tools/gpu_device_check.py run build/gpu_device OUT_DIR
 
 ``run`` builds the runtime-only extension (cpp/runtime, CMake), puts it in the
-adjit package, and runs the device tests (tests/python/test_gpu_device.py and
-the GPU tests of test_cuda_driver.py, on the GPU only: ADJIT_DEVICE_TESTS=cuda)
+adjit package, and runs the device tests (tests/python/test_gpu_device.py,
+test_gpu_graphs.py and the GPU tests of test_cuda_driver.py, on the GPU only:
+ADJIT_DEVICE_TESTS=cuda)
 and the GPU benchmarks (benchmarks/gpu_bench.py) with the cache the prepare
 step filled; it writes OUT_DIR/device_tests.xml, device_tests.log,
 gpu_bench.json and summary.json. docs/gpu.md records what ran.
@@ -28,8 +29,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TEST_MODULES = ["tests/python/test_gpu_device.py"]
-TEST_ARGS = ["tests/python/test_gpu_device.py", "tests/python/test_cuda_driver.py"]
+TEST_MODULES = ["tests/python/test_gpu_device.py", "tests/python/test_gpu_graphs.py"]
+TEST_ARGS = ["tests/python/test_gpu_device.py", "tests/python/test_gpu_graphs.py", "tests/python/test_cuda_driver.py"]
 
 
 def _kernels_of(path: Path) -> list:
