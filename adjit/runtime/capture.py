@@ -212,10 +212,9 @@ def record(kind: str, label: str, run, tapes=(), device=None, ran: bool = False)
     """Records an operation in this thread's open capture: ``run()`` does it
     at each replay. ``tapes``: the tapes active now (a recorded operation on
     a tape cannot be captured yet). ``device``: where it runs (or a tuple of
-the devices it uses), if known. In
-    a capture on a CUDA device ``run()`` is called now, and the work it
-    queues on the captured stream is what the CUDA graph replays (``ran``:
-    the caller did it already)."""
+    the devices it uses), if known. In a capture on a CUDA device ``run()``
+    is called now, and the work it queues on the captured stream is what the
+    CUDA graph replays (``ran``: the caller did it already)."""
     if tapes:
         raise CaptureError(f"{label}: an operation recorded on a Tape cannot be captured in a graph yet (adjit "
                            "replays launches and copies, not a tape's bookkeeping); capture without a tape, or "

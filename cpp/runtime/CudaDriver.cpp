@@ -411,6 +411,33 @@ CUcontext retain(int ordinal) {
   return context;
 }
 
+/// While a capture is open on the device, makes the calling thread's
+/// capture mode relaxed for its lifetime: cuMemAlloc, module loads, limits
+/// and the staging copy are calls the driver may refuse on a capturing
+/// thread otherwise ("potentially unsafe": they could wait for the device),
+/// and none of them touches the capturing stream.
+class RelaxedCaptureMode {
+public:
+  explicit RelaxedCaptureMode(int ordinal) {
+    const Api &a = api();
+    if (a.cuThreadExchangeStreamCaptureMode &&
+        stateOf(ordinal).openCaptures.load(std::memory_order_acquire) > 0) {
+      mode_ = kCaptureModeRelaxed;
+      active_ = a.cuThreadExchangeStreamCaptureMode(&mode_) == kSuccess;
+    }
+  }
+  ~RelaxedCaptureMode() {
+    if (active_)
+      api().cuThreadExchangeStreamCaptureMode(&mode_);
+  }
+  RelaxedCaptureMode(const RelaxedCaptureMode &) = delete;
+  RelaxedCaptureMode &operator=(const RelaxedCaptureMode &) = delete;
+
+private:
+  int mode_ = 0;
+  bool active_ = false;
+};
+
 } // namespace
 
 //===-- the driver and its devices ------------------------------------===//
@@ -518,12 +545,14 @@ void synchronizeAll() {
 
 void setLimit(int ordinal, int limit, size_t value) {
   ScopedContext scope(ordinal);
+  RelaxedCaptureMode relaxed(ordinal);
   check(api().cuCtxSetLimit(limit, value), "cuCtxSetLimit", ordinal,
         "limit " + std::to_string(limit) + " to " + std::to_string(value));
 }
 
 size_t getLimit(int ordinal, int limit) {
   ScopedContext scope(ordinal);
+  RelaxedCaptureMode relaxed(ordinal);
   size_t value = 0;
   check(api().cuCtxGetLimit(&value, limit), "cuCtxGetLimit", ordinal,
         "limit " + std::to_string(limit));
@@ -531,37 +560,6 @@ size_t getLimit(int ordinal, int limit) {
 }
 
 //===-- memory --------------------------------------------------------===//
-
-namespace {
-
-/// While a capture is open on the device, makes the calling thread's
-/// capture mode relaxed for its lifetime: cuMemAlloc and the staging copy
-/// are calls the driver refuses on a capturing thread otherwise ("potentially
-/// unsafe": they could wait for the device), and none of them touches the
-/// capturing stream.
-class RelaxedCaptureMode {
-public:
-  explicit RelaxedCaptureMode(int ordinal) {
-    const Api &a = api();
-    if (a.cuThreadExchangeStreamCaptureMode &&
-        stateOf(ordinal).openCaptures.load(std::memory_order_acquire) > 0) {
-      mode_ = kCaptureModeRelaxed;
-      active_ = a.cuThreadExchangeStreamCaptureMode(&mode_) == kSuccess;
-    }
-  }
-  ~RelaxedCaptureMode() {
-    if (active_)
-      api().cuThreadExchangeStreamCaptureMode(&mode_);
-  }
-  RelaxedCaptureMode(const RelaxedCaptureMode &) = delete;
-  RelaxedCaptureMode &operator=(const RelaxedCaptureMode &) = delete;
-
-private:
-  int mode_ = 0;
-  bool active_ = false;
-};
-
-} // namespace
 
 DevicePtr allocate(int ordinal, size_t bytes, StreamHandle stream,
                    bool &streamOrdered) {
@@ -1016,6 +1014,7 @@ FunctionHandle getFunction(int ordinal, ModuleHandle module,
 
 FunctionAttributes functionAttributes(int ordinal, FunctionHandle function) {
   ScopedContext scope(ordinal);
+  RelaxedCaptureMode relaxed(ordinal);
   auto get = [&](int which) {
     int value = 0;
     check(api().cuFuncGetAttribute(&value, which, function),
@@ -1037,6 +1036,7 @@ FunctionAttributes functionAttributes(int ordinal, FunctionHandle function) {
 std::vector<ParamInfo> parameterLayout(int ordinal, FunctionHandle function,
                                        bool &known) {
   ScopedContext scope(ordinal);
+  RelaxedCaptureMode relaxed(ordinal);
   std::vector<ParamInfo> layout;
   known = api().cuFuncGetParamInfo != nullptr;
   if (!known)
