@@ -64,6 +64,17 @@ from ..errors import AdjitError
 native_cuda_graphs = True
 
 
+class _CudaRuntime:
+    """What a CUDA graph capture needs of runtime/cuda.py, which registers
+    it when imported (``import adjit`` does; it imports this module, not
+    the reverse): ``GraphRecords``, ``replayed``, ``check_pending_failures``."""
+
+    GraphRecords = replayed = check_pending_failures = None
+
+
+_cuda_runtime = _CudaRuntime()
+
+
 class CaptureError(AdjitError, RuntimeError):
     """An operation that cannot be recorded in a graph, or a capture used wrongly."""
 
@@ -124,10 +135,9 @@ class _NativeCapture:
     the graph's launches and the device memory its replays read."""
 
     def __init__(self, device, stream, mode: CaptureMode):
-        from . import cuda
         self.device, self.ordinal, self.mode = device, device.ordinal, mode
         self.stream = stream
-        self.records = cuda.GraphRecords(device.ordinal)
+        self.records = _cuda_runtime.GraphRecords(device.ordinal)
         #: Staged host values (runtime.cuda.stage) the replays read.
         self.keep: list = []
         #: CUDA graphs (``_runtime.cuda.Graph``) and host steps (``f(stream)``), in order.
@@ -171,7 +181,6 @@ class _NativeGraph:
         self.label = f"a CUDA graph of {count} operations" + (f" (kernels {shown})" if shown else "")
 
     def replay(self, stream=None) -> None:
-        from . import cuda
         if stream is None:
             stream = self.device.stream
         elif stream.device != self.device:
@@ -186,7 +195,7 @@ class _NativeGraph:
                 segment.launch(handle, self.label)
                 launched = True
         if launched and self.records.slots:
-            cuda.replayed(self.records)
+            _cuda_runtime.replayed(self.records)
 
     def free(self) -> None:
         """Destroys the CUDA graphs now."""
@@ -277,7 +286,7 @@ def _native_target(device, stream):
     if not target.is_cuda:
         return None
     from .. import _runtime
-    if not _runtime.cuda.graphs_supported():
+    if _cuda_runtime.GraphRecords is None or not _runtime.cuda.graphs_supported():
         return None
     return target
 
@@ -312,10 +321,9 @@ def capture_begin(device=None, stream=None, force_module_load=None, external: bo
 def _begin_native(device, stream, mode: CaptureMode) -> _NativeCapture:
     """Begins the stream capture: the launches before it are checked first
     (their error records are read back: none is pending in the capture)."""
-    from . import cuda
     if stream is not None and stream.device != device:
         raise ValueError(f"capture_begin: the stream is on {stream.device}, not on {device}")
-    cuda.check_pending_failures(device.ordinal)
+    _cuda_runtime.check_pending_failures(device.ordinal)
     saved = None
     if stream is not None and stream != device.stream:
         saved = device.stream

@@ -710,6 +710,10 @@ def check_pending_failures(ordinal: int | None = None) -> None:
 
 
 _device.synchronized = check_pending_failures
+_device.synchronizing = _capture.refuse
+_capture._cuda_runtime.GraphRecords = GraphRecords
+_capture._cuda_runtime.replayed = replayed
+_capture._cuda_runtime.check_pending_failures = check_pending_failures
 
 
 #: A parameter's declaration: ``.param [.align N] .TYPE [.ptr .align M] NAME[[COUNT]]``
