@@ -9,8 +9,10 @@ Without a CUDA device the CPU runs check the tests themselves. Keep every
 kernel at module level: tools/gpu_device_check.py precompiles them for the
 GPU machine, which has no compiler.
 """
+import contextlib
 import gc
 import os
+import signal
 
 import numpy as np
 import pytest
@@ -190,8 +192,23 @@ def test_capture_if_and_while_choose_at_each_replay(device):
     with wp.ScopedCapture(device=device) as loop:
         wp.capture_while(n, lambda: wp.launch(graph_count_down, dim=1, inputs=[n, total]))
     n.assign(np.array([5], np.int32))
-    wp.capture_launch(loop.graph)
+    with _deadline(60):  # (a loop that never ends fails here, not the whole run)
+        wp.capture_launch(loop.graph)
     assert n.numpy()[0] == 0 and total.numpy()[0] == 5.0
+
+
+@contextlib.contextmanager
+def _deadline(seconds: int):
+    """TimeoutError in this (the main) thread after ``seconds``."""
+    def expired(signum, frame):
+        raise TimeoutError(f"still running after {seconds} s")
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def test_what_a_cuda_graph_cannot_hold_is_refused_at_capture(cuda_device):
