@@ -299,6 +299,10 @@ def is_device_available(device) -> bool:
 #: device): runtime/cuda.py sets it to raise the failed checks of the
 #: launches it waited for (none before it is imported: no launch ran).
 synchronized = None
+#: Called before a synchronize with its name: runtime/cuda.py sets it to
+#: raise CaptureError while this thread captures a CUDA graph (a synchronize
+#: would end the capture).
+synchronizing = None
 
 
 def synchronize_device(device=None) -> None:
@@ -309,6 +313,8 @@ def synchronize_device(device=None) -> None:
     ``NonFiniteError``)."""
     device = get_device(device)
     if device.is_cuda:
+        if synchronizing is not None:
+            synchronizing("synchronize_device()")
         _cuda.synchronize_device(device.ordinal)
         if synchronized is not None:
             synchronized(device.ordinal)
@@ -319,6 +325,8 @@ def synchronize() -> None:
     launches are synchronous). A kernel that faulted is reported here, and
     so is a failed check of a kernel launched on one."""
     if _cuda_devices:
+        if synchronizing is not None:
+            synchronizing("synchronize()")
         _cuda.synchronize()
         if synchronized is not None:
             synchronized(None)

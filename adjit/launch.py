@@ -567,7 +567,7 @@ def _capture(launch: PackedLaunch, backend: Backend, tapes, n_inputs, written) -
                 for array in written(launch):
                     array._version += 1
     capture.record("launch", f"{k.__name__} ({launch.spec.kind}, dim={launch.dim})",
-                   lambda: _run_observed(launch, written, backend))
+                   lambda: _run_observed(launch, written, backend), device=launch.device)
 
 
 def _run_observed(launch: PackedLaunch, written, backend: Backend) -> None:

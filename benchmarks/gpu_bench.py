@@ -5,8 +5,10 @@ PyTorch eager and CuPy where installed.
     python benchmarks/gpu_bench.py [--out results.json]
 
 Times are CUDA-event medians over repeats after a warm-up (launch overhead:
-host wall time per launch of 20,000 back-to-back dim=1 launches). On the GPU
-machine the kernels come precompiled (tools/gpu_device_check.py).
+host wall time per launch of 20,000 back-to-back dim=1 launches; graph
+replay: host time per launch of 100 dim=1 launches issued eagerly vs replayed
+from a CUDA graph). On the GPU machine the kernels come precompiled
+(tools/gpu_device_check.py).
 """
 from __future__ import annotations
 
@@ -201,6 +203,44 @@ def bench_launch(device: str, out: dict, count: int = 20_000) -> None:
     out["launch"] = result
 
 
+def bench_graph_replay(device: str, out: dict, launches: int = 100, repeat: int = 200) -> None:
+    """100 small launches (dim=1) issued eagerly vs replayed from the CUDA
+    graph a capture of them made (one cuGraphLaunch): host microseconds per
+    launch to issue them (``issue``), and until the device finished them
+    (``total``, synchronized once after ``repeat`` rounds)."""
+    x = wp.zeros(1, dtype=float, device=device)
+
+    def eager():
+        for _ in range(launches):
+            wp.launch(noop, dim=1, inputs=[x])
+    eager()
+    wp.synchronize()
+    with wp.ScopedCapture(device=device) as capture:
+        eager()
+    graph = capture.graph
+    wp.capture_launch(graph)
+    wp.synchronize()
+
+    def per_launch_us(run) -> tuple[float, float]:
+        best_issue = best_total = float("inf")
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(repeat):
+                run()
+            issued = time.perf_counter()
+            wp.synchronize()
+            done = time.perf_counter()
+            best_issue = min(best_issue, (issued - start) / (repeat * launches) * 1e6)
+            best_total = min(best_total, (done - start) / (repeat * launches) * 1e6)
+        return best_issue, best_total
+    eager_issue, eager_total = per_launch_us(eager)
+    graph_issue, graph_total = per_launch_us(lambda: wp.capture_launch(graph))
+    out["graph_replay"] = {"launches": launches, "cuda_graph": graph.is_cuda_graph,
+                           "eager_issue_us": eager_issue, "graph_issue_us": graph_issue,
+                           "eager_total_us": eager_total, "graph_total_us": graph_total,
+                           "issue_ratio": eager_issue / graph_issue, "total_ratio": eager_total / graph_total}
+
+
 def bench_scatter_add(device: str, out: dict, n: int = 1_000_000, bins: int = 1000) -> None:
     rng = np.random.default_rng(1)
     values = wp.array(rng.standard_normal(n).astype(np.float32), device=device)
@@ -218,7 +258,8 @@ def main() -> None:
     args = parser.parse_args()
     d = wp.get_device(args.device)
     out = {"device": d.name, "arch": d.arch}
-    for bench in (bench_saxpy, bench_length_cross, bench_springs, bench_launch, bench_scatter_add):
+    for bench in (bench_saxpy, bench_length_cross, bench_springs, bench_launch, bench_graph_replay,
+                  bench_scatter_add):
         try:
             bench(args.device, out)
         except Exception as e:  # noqa: BLE001  (one failing benchmark does not hide the others)

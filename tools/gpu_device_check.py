@@ -12,8 +12,9 @@ Two halves (the MLIR wheels do not travel to the GPU machine):
 adjit package, and runs the device tests (tests/python/test_gpu_device.py,
 test_gpu_autograd.py (Jacobians and gradient checks on the device),
 test_gpu_interop.py (adjit.torch.op / adjit.jax.op with PyTorch's and JAX's
-GPU arrays, the distributed example with NCCL) and the GPU tests of
-test_cuda_driver.py, on the GPU only: ADJIT_DEVICE_TESTS=cuda)
+GPU arrays, the distributed example with NCCL), test_gpu_graphs.py (CUDA
+graphs) and the GPU tests of test_cuda_driver.py, on the GPU only:
+ADJIT_DEVICE_TESTS=cuda)
 and the GPU benchmarks (benchmarks/gpu_bench.py) with the cache the prepare
 step filled; it writes OUT_DIR/device_tests.xml, device_tests.log,
 gpu_bench.json and summary.json. docs/gpu.md records what ran.
@@ -32,9 +33,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_MODULES = ["tests/python/test_gpu_device.py", "tests/python/test_gpu_autograd.py",
-                "tests/python/test_gpu_interop.py"]
-TEST_ARGS = ["tests/python/test_gpu_device.py", "tests/python/test_gpu_autograd.py",
-             "tests/python/test_gpu_interop.py", "tests/python/test_cuda_driver.py"]
+                "tests/python/test_gpu_interop.py", "tests/python/test_gpu_graphs.py"]
+TEST_ARGS = TEST_MODULES + ["tests/python/test_cuda_driver.py"]
 #: Modules whose kernels also get, beside what ``adjit.export`` writes, the
 #: batched adjoints and tangent kernels of this many lanes and the adjoints'
 #: tangent kernels (forward over reverse): what their Jacobians with

@@ -646,7 +646,7 @@ class Array:
                 raise ValueError(f"assign: src of shape {values.shape} does not match the array's shape "
                                  f"{self._buffer.shape} (shape {self.shape} of {self.dtype}) and does not "
                                  "broadcast to it; reshape it yourself if that is what you mean") from None
-            if _captured(f"assign to {self!r}", lambda: _set(self, values)):
+            if _captured(f"assign to {self!r}", lambda: _set(self, values), self.device):
                 return self
             with recording.locked(active_tapes()):
                 _before_write(self)
@@ -656,7 +656,7 @@ class Array:
 
     def zero_(self) -> "Array":
         """Sets every element to zero (recorded: the old values get no gradient)."""
-        if _captured(f"zero_ of {self!r}", lambda: _set(self, 0)):
+        if _captured(f"zero_ of {self!r}", lambda: _set(self, 0), self.device):
             return self
         with recording.locked(active_tapes()):
             _before_write(self)
@@ -667,7 +667,7 @@ class Array:
     def fill_(self, value) -> "Array":
         """Sets every element to ``value`` (recorded: the old values get no gradient)."""
         values = numbers_for(self, value)
-        if _captured(f"fill_ of {self!r}", lambda: _set(self, values)):
+        if _captured(f"fill_ of {self!r}", lambda: _set(self, values), self.device):
             return self
         with recording.locked(active_tapes()):
             _before_write(self)
@@ -1055,7 +1055,8 @@ def full(shape=None, value=0, dtype=float, device=None, requires_grad: bool = Fa
     values = _host_values(scalar, value)
     buffer[...] = values
     out = Array(buffer, t, requires_grad, _device(device), _owned=True)
-    _captured(f"fill of a new {out!r}", lambda: _set(out, values))  # (made in a capture: made again at replays)
+    # (made in a capture: made again at replays)
+    _captured(f"fill of a new {out!r}", lambda: _set(out, values), out.device, ran=True)
     return out
 
 
@@ -1201,13 +1202,14 @@ array3d = _ArrayName(_array_nd(3), 3)
 array4d = _ArrayName(_array_nd(4), 4)
 
 
-def _captured(what: str, run) -> bool:
+def _captured(what: str, run, *devices, ran: bool = False) -> bool:
     """In a capture on this thread (runtime/capture.py): records ``run`` for
     the graph's replays and returns True (the caller does not run it now,
-    except to make a new array's first values); a tape recording now is a
-    CaptureError. False otherwise."""
+    except to make a new array's first values: ``ran``); a tape recording
+    now is a CaptureError. ``devices``: those of the arrays it touches (a
+    CUDA graph holds one device's work). False otherwise."""
     if _capture._open and _capture.capturing() is not None:
-        _capture.record("memory", what, run, active_tapes())
+        _capture.record("memory", what, run, active_tapes(), devices, ran)
         return True
     return False
 
@@ -1355,7 +1357,7 @@ def _copy_elements(dest: Array, src: Array, dest_offset: int, src_offset: int, c
     def run():
         dest._version += 1
         _write_elements(dest, dest_offset, count, _read_elements(src, src_offset, count))
-    if _captured(f"copy of {count} elements into {dest!r}", run):
+    if _captured(f"copy of {count} elements into {dest!r}", run, dest.device, src.device):
         return
     tapes = active_tapes()
     with recording.locked(tapes):
@@ -1399,7 +1401,7 @@ def clone(src: Array, device=None, requires_grad: bool | None = None, pinned: bo
         buffer = _on_device(_host_copy(src._buffer), alias)
     out = Array(_memory.adopt(buffer, src.dtype, alias, src.shape), src.dtype, requires_grad, alias, _owned=True)
     if _captured(f"clone of {src!r}", lambda: _set(out, src._buffer if alias == src.device
-                                                  else _host_copy(src._buffer))):
+                                                  else _host_copy(src._buffer)), alias, src.device, ran=True):
         return out
     tapes = active_tapes()
     if tapes and out.grad is not None:

@@ -28,6 +28,7 @@ import numpy as np
 from .. import _runtime
 from .. import device as _device
 from ..device import Device, get_device
+from . import capture as _capture
 
 _cuda = _runtime.cuda
 
@@ -152,6 +153,9 @@ class Stream:
 
     def synchronize(self) -> None:
         """Waits (on the host) for the work queued on this stream."""
+        native = _capture.native_capture(self.device.ordinal)
+        if native is not None and native.stream == self:
+            _capture.refuse("synchronizing the stream being captured", self.device.ordinal)
         self._stream.synchronize()
 
     @property
@@ -160,8 +164,10 @@ class Stream:
 
     @property
     def is_capturing(self) -> bool:
-        """False: adjit does not capture CUDA graphs yet."""
-        return False
+        """Whether a CUDA graph capture of this stream is open (cuStreamIsCapturing)."""
+        if not _cuda.graphs_supported():
+            return False
+        return _cuda.capture_status(self.device.ordinal, self.cuda_stream) != 0
 
     @property
     def is_blocking(self) -> bool:
@@ -581,13 +587,94 @@ class _RecordPool:
                 raise pending[slot][1](failure)
 
 
+class GraphRecords:
+    """The error records of the launches in a CUDA graph (runtime/capture.py):
+    a slot each, in device memory the graph owns, taken at capture time. A
+    launch's index ranges (its launch condition) are set before it at each
+    replay by a copy the graph holds (from its words, staged at capture
+    time). After each replay (``replayed``) the slots are read back at the
+    next check, and zeroed, as ``_RecordPool``'s are."""
+
+    SLOTS = 256  # per chunk of device memory
+
+    def __init__(self, ordinal: int):
+        self.ordinal = ordinal
+        self.nbytes = _RECORD["words"] * 8
+        self.chunks: list = []
+        self.slots: list = []  # (chunk, slot, report)
+        self.templates: list = []  # the staged range words
+        self.lock = threading.RLock()
+
+    def take(self, ranges, report, stream: int) -> int:
+        """A slot for a launch being captured on ``stream``; its address."""
+        chunk, slot = divmod(len(self.slots), self.SLOTS)
+        if chunk == len(self.chunks):
+            self.chunks.append(stage(self.ordinal, np.zeros(self.SLOTS * _RECORD["words"], np.int64), keep=False))
+        memory = self.chunks[chunk]
+        self.slots.append((chunk, slot, report))
+        if ranges:
+            # (only the range words: a failure a replay left stays until it is read)
+            words = _record_words(ranges)[_RECORD["ranges"]:_RECORD["ranges"] + 2 * len(ranges)]
+            template = stage(self.ordinal, words, keep=False)
+            self.templates.append(template)
+            memory.copy_from(template, words.nbytes, slot * self.nbytes + 8 * _RECORD["ranges"], 0, stream, True)
+        return memory.ptr + slot * self.nbytes
+
+    def check(self) -> None:
+        """Reads the slots back (the device was synchronized) and zeroes them;
+        raises the first failure."""
+        failure = None
+        with self.lock:
+            for chunk, memory in enumerate(self.chunks):
+                words = np.empty((self.SLOTS, _RECORD["words"]), np.int64)
+                memory.copy_to_host(words, 0, 0, False)
+                memory.fill(0, 0, False)
+                for c, slot, report in self.slots:
+                    if c == chunk and failure is None:
+                        found = _decode_record(words[slot])
+                        if found is not None:
+                            failure = report(found)
+        if failure is not None:
+            raise failure
+
+
+#: The graphs replayed on each device since its last check: {ordinal: {id: GraphRecords}}.
+_replayed: dict[int, dict] = {}
+_replayed_lock = threading.Lock()
+
+
+def replayed(records: GraphRecords) -> None:
+    """A CUDA graph with these records was launched: they are read at the next check."""
+    with _replayed_lock:
+        _replayed.setdefault(records.ordinal, {})[id(records)] = records
+
+
+def stage(ordinal: int, host: np.ndarray, keep: bool = True):
+    """Device memory holding a copy of the host array's bytes, made now
+    (``_runtime.cuda.stage_to_device``: allowed during a capture). ``keep``:
+    the CUDA graph being captured on this thread keeps it alive."""
+    host = np.ascontiguousarray(host)
+    memory = _cuda.DeviceAllocation(ordinal, max(host.nbytes, 1))
+    _cuda.stage_to_device(ordinal, memory.ptr, host)
+    if keep:
+        native = _capture.native_capture(ordinal)
+        if native is not None:
+            native.keep.append(memory)
+    return memory
+
+
 _pools: dict[int, _RecordPool] = {}
 _pools_lock = threading.Lock()
 
 
 def record_pool(ordinal: int) -> _RecordPool:
     """The error records of the launches on device ``ordinal``: a launch
-    holds ``pool.lock`` while it takes a slot (``pool.take``) and is queued."""
+    holds ``pool.lock`` while it takes a slot (``pool.take``) and is queued.
+    In a CUDA graph capture on this thread, the graph's records."""
+    if _capture._open:
+        native = _capture.native_capture(ordinal)
+        if native is not None:
+            return native.records
     pool = _pools.get(ordinal)
     if pool is None:
         with _pools_lock:
@@ -597,13 +684,37 @@ def record_pool(ordinal: int) -> _RecordPool:
 
 def check_pending_failures(ordinal: int | None = None) -> None:
     """Raises the first failed check of the launches on device ``ordinal``
-    (None: every device) since the last check, waiting for them."""
+    (None: every device) since the last check, waiting for them (and of the
+    CUDA graphs replayed there). Nothing while this thread is capturing a
+    CUDA graph (nothing can be waited for then: debug mode's check after
+    each launch)."""
+    if _capture._open and _capture.native_capture() is not None:
+        return
     for o, pool in list(_pools.items()):
         if ordinal is None or o == ordinal:
             pool.check()
+    if _replayed:
+        for o in list(_replayed):
+            if ordinal is None or o == ordinal:
+                with _replayed_lock:
+                    graphs = list(_replayed.pop(o, {}).values())
+                if graphs:
+                    _cuda.synchronize_device(o)
+                failure = None
+                for records in graphs:
+                    try:
+                        records.check()
+                    except Exception as e:  # (every graph's slots are read and zeroed)
+                        failure = failure or e
+                if failure is not None:
+                    raise failure
 
 
 _device.synchronized = check_pending_failures
+_device.synchronizing = _capture.refuse
+_capture._cuda_runtime.GraphRecords = GraphRecords
+_capture._cuda_runtime.replayed = replayed
+_capture._cuda_runtime.check_pending_failures = check_pending_failures
 
 
 #: A parameter's declaration: ``.param [.align N] .TYPE [.ptr .align M] NAME[[COUNT]]``

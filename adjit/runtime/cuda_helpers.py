@@ -199,11 +199,16 @@ def fill(dst, element: bytes, stream: int) -> bool:
     if not dst.is_c_contiguous or not 0 < len(element) <= 256 or dst.nbytes % len(element):
         return False
     if dst.nbytes:
-        from .cuda import has_memory_pools
-        # (freed in stream order after the fill where the device has pools;
-        # else cuMemFree waits for the device)
-        pattern = _cuda.DeviceAllocation(dst.ordinal, len(element), stream, has_memory_pools(dst.ordinal))
-        pattern.copy_from_host(np.frombuffer(element, np.uint8).copy(), 0, stream, True)
+        from . import capture
+        from .cuda import has_memory_pools, stage
+        if capture._open and capture.native_capture(dst.ordinal) is not None:
+            # (in a CUDA graph capture: staged now, kept by the graph)
+            pattern = stage(dst.ordinal, np.frombuffer(element, np.uint8).copy())
+        else:
+            # (freed in stream order after the fill where the device has
+            # pools; else cuMemFree waits for the device)
+            pattern = _cuda.DeviceAllocation(dst.ordinal, len(element), stream, has_memory_pools(dst.ordinal))
+            pattern.copy_from_host(np.frombuffer(element, np.uint8).copy(), 0, stream, True)
         _launch(dst.ordinal, "adjit_fill_pattern", (dst.ptr, pattern.ptr, len(element), dst.nbytes), dst.nbytes,
                 stream)
     return True

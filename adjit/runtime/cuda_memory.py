@@ -339,14 +339,24 @@ class CudaMemory:
     # --- transfers ----------------------------------------------------------------------------
 
     def _upload(self, host: np.ndarray, offset: int | None = None) -> None:
-        from . import cuda
+        from . import capture, cuda
         offset = self.offset if offset is None else offset
         if not host.flags.writeable or not host.flags.c_contiguous:  # (the binding takes writable C arrays)
             host = np.array(host, order="C")
-        self.allocation.memory.copy_from_host(host, offset, cuda.current_stream_handle(self.ordinal), True)
+        stream = cuda.current_stream_handle(self.ordinal)
+        if capture._open and capture.native_capture(self.ordinal) is not None:
+            # In a CUDA graph capture: the values are staged in device memory
+            # the graph keeps, and the graph copies them from there.
+            staged = cuda.stage(self.ordinal, host)
+            self.allocation.memory.copy_from(staged, host.nbytes, offset, 0, stream, True)
+            return
+        self.allocation.memory.copy_from_host(host, offset, stream, True)
 
     def _download(self, host: np.ndarray, offset: int) -> None:
-        from . import cuda
+        from . import capture, cuda
+        if capture._open:
+            capture.refuse("Reading device memory on the host (numpy(), printing, a strided view's copy)",
+                           self.ordinal)
         stream = cuda.current_stream_handle(self.ordinal)
         self.allocation.memory.copy_to_host(host, offset, stream, True)
         _cuda.Stream.wrap(self.ordinal, stream).synchronize()

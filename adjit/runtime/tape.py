@@ -429,7 +429,8 @@ def _snapshot(array: Array) -> Array:
     in a capture, taken again at each replay of the graph."""
     snapshot = Array(array._buffer.copy(), array.dtype, False, array.device, _owned=True)
     if capture._open and capture.capturing() is not None:
-        capture.record("memory", f"snapshot of {array!r}", lambda: _set(snapshot, array._buffer))
+        capture.record("memory", f"snapshot of {array!r}", lambda: _set(snapshot, array._buffer), (),
+                       array.device, ran=True)
     return snapshot
 
 
@@ -437,7 +438,7 @@ def _write(dest: Array, values) -> None:
     """``dest``'s values set to ``values`` (seeding and zeroing gradients);
     in a capture, recorded for the graph's replays instead."""
     if capture._open and capture.capturing() is not None:
-        capture.record("memory", f"gradient values of {dest!r}", lambda: _set(dest, values))
+        capture.record("memory", f"gradient values of {dest!r}", lambda: _set(dest, values), (), dest.device)
         return
     dest._buffer[...] = values
 

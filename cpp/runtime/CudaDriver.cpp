@@ -16,6 +16,8 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -36,6 +38,10 @@ using CUmodule = ModuleHandle;
 using CUfunction = FunctionHandle;
 using CUstream = StreamHandle;
 using CUevent = EventHandle;
+using CUgraph = GraphHandle;
+using CUgraphExec = GraphExecHandle;
+struct OpaqueGraphNode;
+using CUgraphNode = OpaqueGraphNode *;
 
 constexpr CUresult kSuccess = 0;
 constexpr CUresult kErrorInvalidValue = 1;
@@ -94,6 +100,12 @@ constexpr int kJitErrorLogBufferSizeBytes = 6;
 void *const kLaunchParamEnd = nullptr;
 void *const kLaunchParamBufferPointer = reinterpret_cast<void *>(uintptr_t(1));
 void *const kLaunchParamBufferSize = reinterpret_cast<void *>(uintptr_t(2));
+
+// CUstream_flags
+constexpr unsigned kStreamNonBlocking = 0x1;
+
+// CUstreamCaptureMode
+constexpr int kCaptureModeRelaxed = 2;
 
 // CUevent_flags
 constexpr unsigned kEventBlockingSync = 0x1;
@@ -169,7 +181,21 @@ constexpr unsigned kEventDisableTiming = 0x2;
     CUresult(CUdeviceptr *, size_t, CUstream))                             \
   X(cuMemFreeAsync, "cuMemFreeAsync", CUresult(CUdeviceptr, CUstream))     \
   X(cuFuncGetParamInfo, "cuFuncGetParamInfo",                                  \
-    CUresult(CUfunction, size_t, size_t *, size_t *))
+    CUresult(CUfunction, size_t, size_t *, size_t *))                      \
+  X(cuStreamBeginCapture, "cuStreamBeginCapture_v2",                           \
+    CUresult(CUstream, int))                                               \
+  X(cuStreamEndCapture, "cuStreamEndCapture",                                  \
+    CUresult(CUstream, CUgraph *))                                         \
+  X(cuStreamIsCapturing, "cuStreamIsCapturing", CUresult(CUstream, int *)) \
+  X(cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode",    \
+    CUresult(int *))                                                       \
+  X(cuGraphGetNodes, "cuGraphGetNodes",                                        \
+    CUresult(CUgraph, CUgraphNode *, size_t *))                            \
+  X(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags",                \
+    CUresult(CUgraphExec *, CUgraph, unsigned long long))                  \
+  X(cuGraphLaunch, "cuGraphLaunch", CUresult(CUgraphExec, CUstream))       \
+  X(cuGraphExecDestroy, "cuGraphExecDestroy", CUresult(CUgraphExec))       \
+  X(cuGraphDestroy, "cuGraphDestroy", CUresult(CUgraph))
 
 template <typename Signature> using Entry = Signature *;
 
@@ -191,6 +217,13 @@ struct DeviceState {
   CUstream stream = nullptr; ///< the default stream, with the context
   std::mutex launchMutex;    ///< guards lastLaunch
   std::string lastLaunch;
+  /// Captures begun by beginCapture and not ended yet.
+  std::atomic<int> openCaptures{0};
+  std::mutex deferredMutex; ///< guards openCaptures' changes and deferred
+  /// Frees asked for while a capture was open: (pointer, stream-ordered).
+  std::vector<std::pair<CUdeviceptr, bool>> deferred;
+  std::mutex stagingMutex; ///< guards stagingStream
+  CUstream stagingStream = nullptr; ///< stageToDevice's, made on first use
 };
 
 struct Driver {
@@ -378,6 +411,33 @@ CUcontext retain(int ordinal) {
   return context;
 }
 
+/// While a capture is open on the device, makes the calling thread's
+/// capture mode relaxed for its lifetime: cuMemAlloc, module loads, limits
+/// and the staging copy are calls the driver may refuse on a capturing
+/// thread otherwise ("potentially unsafe": they could wait for the device),
+/// and none of them touches the capturing stream.
+class RelaxedCaptureMode {
+public:
+  explicit RelaxedCaptureMode(int ordinal) {
+    const Api &a = api();
+    if (a.cuThreadExchangeStreamCaptureMode &&
+        stateOf(ordinal).openCaptures.load(std::memory_order_acquire) > 0) {
+      mode_ = kCaptureModeRelaxed;
+      active_ = a.cuThreadExchangeStreamCaptureMode(&mode_) == kSuccess;
+    }
+  }
+  ~RelaxedCaptureMode() {
+    if (active_)
+      api().cuThreadExchangeStreamCaptureMode(&mode_);
+  }
+  RelaxedCaptureMode(const RelaxedCaptureMode &) = delete;
+  RelaxedCaptureMode &operator=(const RelaxedCaptureMode &) = delete;
+
+private:
+  int mode_ = 0;
+  bool active_ = false;
+};
+
 } // namespace
 
 //===-- the driver and its devices ------------------------------------===//
@@ -485,12 +545,14 @@ void synchronizeAll() {
 
 void setLimit(int ordinal, int limit, size_t value) {
   ScopedContext scope(ordinal);
+  RelaxedCaptureMode relaxed(ordinal);
   check(api().cuCtxSetLimit(limit, value), "cuCtxSetLimit", ordinal,
         "limit " + std::to_string(limit) + " to " + std::to_string(value));
 }
 
 size_t getLimit(int ordinal, int limit) {
   ScopedContext scope(ordinal);
+  RelaxedCaptureMode relaxed(ordinal);
   size_t value = 0;
   check(api().cuCtxGetLimit(&value, limit), "cuCtxGetLimit", ordinal,
         "limit " + std::to_string(limit));
@@ -500,11 +562,13 @@ size_t getLimit(int ordinal, int limit) {
 //===-- memory --------------------------------------------------------===//
 
 DevicePtr allocate(int ordinal, size_t bytes, StreamHandle stream,
-                   bool streamOrdered) {
+                   bool &streamOrdered) {
   ScopedContext scope(ordinal);
   if (bytes == 0)
     return 0;
   const Api &a = api();
+  if (stateOf(ordinal).openCaptures.load(std::memory_order_acquire) > 0)
+    streamOrdered = false;
   CUdeviceptr ptr = 0;
   if (streamOrdered) {
     if (!a.cuMemAllocAsync)
@@ -513,17 +577,22 @@ DevicePtr allocate(int ordinal, size_t bytes, StreamHandle stream,
     check(a.cuMemAllocAsync(&ptr, bytes, stream), "cuMemAllocAsync", ordinal,
           "allocating " + bytesText(bytes));
   } else {
+    RelaxedCaptureMode relaxed(ordinal);
     check(a.cuMemAlloc(&ptr, bytes), "cuMemAlloc_v2", ordinal,
           "allocating " + bytesText(bytes));
   }
   return ptr;
 }
 
-void release(int ordinal, DevicePtr ptr, StreamHandle stream,
+DevicePtr allocate(int ordinal, size_t bytes) {
+  bool streamOrdered = false;
+  return allocate(ordinal, bytes, nullptr, streamOrdered);
+}
+
+namespace {
+
+void freeNow(int ordinal, DevicePtr ptr, StreamHandle stream,
              bool streamOrdered) {
-  if (ptr == 0)
-    return;
-  ScopedContext scope(ordinal);
   const Api &a = api();
   if (streamOrdered) {
     if (!a.cuMemFreeAsync)
@@ -532,6 +601,42 @@ void release(int ordinal, DevicePtr ptr, StreamHandle stream,
   } else {
     check(a.cuMemFree(ptr), "cuMemFree_v2", ordinal);
   }
+}
+
+} // namespace
+
+void release(int ordinal, DevicePtr ptr, StreamHandle stream,
+             bool streamOrdered) {
+  if (ptr == 0)
+    return;
+  ScopedContext scope(ordinal);
+  DeviceState &state = stateOf(ordinal);
+  {
+    std::lock_guard<std::mutex> lock(state.deferredMutex);
+    if (state.openCaptures.load(std::memory_order_acquire) > 0) {
+      state.deferred.emplace_back(ptr, streamOrdered);
+      return;
+    }
+  }
+  freeNow(ordinal, ptr, stream, streamOrdered);
+}
+
+void stageToDevice(int ordinal, DevicePtr dst, const void *src, size_t bytes) {
+  ScopedContext scope(ordinal);
+  if (bytes == 0)
+    return;
+  DeviceState &state = stateOf(ordinal);
+  const Api &a = api();
+  RelaxedCaptureMode relaxed(ordinal);
+  std::lock_guard<std::mutex> lock(state.stagingMutex);
+  if (!state.stagingStream)
+    check(a.cuStreamCreateWithPriority(&state.stagingStream,
+                                       kStreamNonBlocking, 0),
+          "cuStreamCreateWithPriority", ordinal, "creating the staging stream");
+  check(a.cuMemcpyHtoDAsync(dst, src, bytes, state.stagingStream),
+        "cuMemcpyHtoDAsync_v2", ordinal, "staging " + bytesText(bytes));
+  check(a.cuStreamSynchronize(state.stagingStream), "cuStreamSynchronize",
+        ordinal, "staging " + bytesText(bytes));
 }
 
 void copyToDevice(int ordinal, DevicePtr dst, const void *src, size_t bytes,
@@ -686,11 +791,175 @@ float elapsedMs(int ordinal, EventHandle start, EventHandle end) {
   return ms;
 }
 
+//===-- stream capture and graphs -------------------------------------===//
+
+namespace {
+
+/// The capture and graph entry points, or CudaUnavailable naming the one
+/// the driver lacks.
+const Api &graphApi() {
+  ready();
+  const Api &a = api();
+  const char *missing = !a.cuStreamBeginCapture ? "cuStreamBeginCapture_v2"
+                        : !a.cuStreamEndCapture ? "cuStreamEndCapture"
+                        : !a.cuStreamIsCapturing ? "cuStreamIsCapturing"
+                        : !a.cuGraphInstantiateWithFlags
+                            ? "cuGraphInstantiateWithFlags"
+                        : !a.cuGraphLaunch      ? "cuGraphLaunch"
+                        : !a.cuGraphExecDestroy ? "cuGraphExecDestroy"
+                        : !a.cuGraphDestroy     ? "cuGraphDestroy"
+                                                : nullptr;
+  if (missing)
+    throw CudaUnavailable("CUDA graphs need the driver's " +
+                          std::string(missing) + " (CUDA 11.4 and later); " +
+                          driverLibraryName() + " has none");
+  return a;
+}
+
+/// One capture on the device ended: the frees deferred while captures
+/// were open happen once the last one ends (on the device's default
+/// stream where stream-ordered: the stream they were allocated on may be
+/// gone). Errors are ignored, as a destructor's are.
+void captureEnded(int ordinal) {
+  DeviceState &state = stateOf(ordinal);
+  std::vector<std::pair<CUdeviceptr, bool>> deferred;
+  {
+    std::lock_guard<std::mutex> lock(state.deferredMutex);
+    if (state.openCaptures.load(std::memory_order_acquire) > 0)
+      state.openCaptures.fetch_sub(1, std::memory_order_acq_rel);
+    if (state.openCaptures.load(std::memory_order_acquire) == 0)
+      deferred.swap(state.deferred);
+  }
+  for (auto &[ptr, streamOrdered] : deferred) {
+    try {
+      freeNow(ordinal, ptr, state.stream, streamOrdered);
+    } catch (...) {
+    }
+  }
+}
+
+} // namespace
+
+bool graphsSupported() {
+  if (!unavailableReason().empty())
+    return false;
+  try {
+    graphApi();
+    return true;
+  } catch (const CudaUnavailable &) {
+    return false;
+  }
+}
+
+void beginCapture(int ordinal, StreamHandle stream, int mode) {
+  const Api &a = graphApi();
+  if (mode < 0 || mode > 2)
+    throw std::invalid_argument("capture mode must be 0 (global), 1 "
+                                "(thread-local) or 2 (relaxed), not " +
+                                std::to_string(mode));
+  if (!stream)
+    throw std::invalid_argument("the legacy default stream (0) cannot be "
+                                "captured: capture a stream of its own");
+  ScopedContext scope(ordinal);
+  DeviceState &state = stateOf(ordinal);
+  {
+    std::lock_guard<std::mutex> lock(state.deferredMutex);
+    state.openCaptures.fetch_add(1, std::memory_order_acq_rel);
+  }
+  CUresult r = a.cuStreamBeginCapture(stream, mode);
+  if (r != kSuccess) {
+    captureEnded(ordinal);
+    fail("cuStreamBeginCapture_v2", r, ordinal, "beginning a capture");
+  }
+}
+
+GraphHandle endCapture(int ordinal, StreamHandle stream) {
+  const Api &a = graphApi();
+  ScopedContext scope(ordinal);
+  CUgraph graph = nullptr;
+  CUresult r = a.cuStreamEndCapture(stream, &graph);
+  captureEnded(ordinal);
+  if (r != kSuccess) {
+    if (graph)
+      a.cuGraphDestroy(graph);
+    fail("cuStreamEndCapture", r, ordinal,
+         "ending a capture; an operation the driver cannot capture (one "
+         "that synchronizes, or uses the legacy default stream, during the "
+         "capture) invalidates it");
+  }
+  return graph;
+}
+
+int captureStatus(int ordinal, StreamHandle stream) {
+  const Api &a = graphApi();
+  ScopedContext scope(ordinal);
+  int status = 0;
+  check(a.cuStreamIsCapturing(stream, &status), "cuStreamIsCapturing",
+        ordinal);
+  return status;
+}
+
+bool captureOpen(int ordinal) {
+  return stateOf(ordinal).openCaptures.load(std::memory_order_acquire) > 0;
+}
+
+size_t graphNodeCount(int ordinal, GraphHandle graph) {
+  const Api &a = graphApi();
+  if (!a.cuGraphGetNodes)
+    return 0;
+  ScopedContext scope(ordinal);
+  size_t count = 0;
+  check(a.cuGraphGetNodes(graph, nullptr, &count), "cuGraphGetNodes", ordinal);
+  return count;
+}
+
+GraphExecHandle instantiateGraph(int ordinal, GraphHandle graph) {
+  const Api &a = graphApi();
+  ScopedContext scope(ordinal);
+  CUgraphExec exec = nullptr;
+  check(a.cuGraphInstantiateWithFlags(&exec, graph, 0),
+        "cuGraphInstantiateWithFlags", ordinal, "instantiating a graph");
+  return exec;
+}
+
+void launchGraph(int ordinal, GraphExecHandle exec, StreamHandle stream,
+                 const std::string &label) {
+  const Api &a = graphApi();
+  ScopedContext scope(ordinal);
+  CUresult r = a.cuGraphLaunch(exec, stream);
+  if (r != kSuccess)
+    fail("cuGraphLaunch", r, ordinal, "launching " + label, &label);
+  DeviceState &state = stateOf(ordinal);
+  std::lock_guard<std::mutex> lock(state.launchMutex);
+  state.lastLaunch = label;
+}
+
+void destroyGraphExec(int ordinal, GraphExecHandle exec) noexcept {
+  if (!exec || forkedChild)
+    return;
+  try {
+    ScopedContext scope(ordinal);
+    graphApi().cuGraphExecDestroy(exec);
+  } catch (...) {
+  }
+}
+
+void destroyGraph(int ordinal, GraphHandle graph) noexcept {
+  if (!graph || forkedChild)
+    return;
+  try {
+    ScopedContext scope(ordinal);
+    graphApi().cuGraphDestroy(graph);
+  } catch (...) {
+  }
+}
+
 //===-- modules and launches ------------------------------------------===//
 
 ModuleHandle loadModule(int ordinal, const void *image, size_t bytes,
                         const std::string &label) {
   ScopedContext scope(ordinal);
+  RelaxedCaptureMode relaxed(ordinal); // (may be called in a capture)
   // A PTX text must end with a NUL; a cubin (ELF) or fatbin is binary.
   const auto *data = static_cast<const unsigned char *>(image);
   bool binary = bytes >= 4 && ((data[0] == 0x7f && data[1] == 'E' &&
@@ -733,6 +1002,7 @@ void unloadModule(int ordinal, ModuleHandle module) noexcept {
 FunctionHandle getFunction(int ordinal, ModuleHandle module,
                            const std::string &name) {
   ScopedContext scope(ordinal);
+  RelaxedCaptureMode relaxed(ordinal); // (may be called in a capture)
   CUfunction function = nullptr;
   CUresult r = api().cuModuleGetFunction(&function, module, name.c_str());
   if (r == kErrorNotFound)
@@ -744,6 +1014,7 @@ FunctionHandle getFunction(int ordinal, ModuleHandle module,
 
 FunctionAttributes functionAttributes(int ordinal, FunctionHandle function) {
   ScopedContext scope(ordinal);
+  RelaxedCaptureMode relaxed(ordinal);
   auto get = [&](int which) {
     int value = 0;
     check(api().cuFuncGetAttribute(&value, which, function),
@@ -765,6 +1036,7 @@ FunctionAttributes functionAttributes(int ordinal, FunctionHandle function) {
 std::vector<ParamInfo> parameterLayout(int ordinal, FunctionHandle function,
                                        bool &known) {
   ScopedContext scope(ordinal);
+  RelaxedCaptureMode relaxed(ordinal);
   std::vector<ParamInfo> layout;
   known = api().cuFuncGetParamInfo != nullptr;
   if (!known)

@@ -11,7 +11,8 @@
 // each call (the thread's previous context is restored after); memory,
 // copies and memset; streams (a default one per device) and events; modules
 // loaded from PTX (with the JIT's error log on failure) or a cubin; kernel
-// launches with packed parameters.
+// launches with packed parameters; stream capture into CUDA graphs, and
+// their launch.
 //
 // Every driver call is checked. A failure throws CudaError naming the call,
 // the driver's error name and message, and what it was doing; a launch's
@@ -45,10 +46,14 @@ struct OpaqueModule;
 struct OpaqueFunction;
 struct OpaqueStream;
 struct OpaqueEvent;
+struct OpaqueGraph;
+struct OpaqueGraphExec;
 using ModuleHandle = OpaqueModule *;
 using FunctionHandle = OpaqueFunction *;
 using StreamHandle = OpaqueStream *; ///< nullptr: the legacy default stream
 using EventHandle = OpaqueEvent *;
+using GraphHandle = OpaqueGraph *;         ///< CUgraph
+using GraphExecHandle = OpaqueGraphExec *; ///< CUgraphExec
 using DevicePtr = uint64_t; ///< CUdeviceptr
 
 /// A driver call that failed: what() says which call, the driver's error
@@ -132,13 +137,25 @@ size_t getLimit(int ordinal, int limit);
 //===-- memory --------------------------------------------------------===//
 
 /// `bytes` of device memory (0 bytes: 0, no allocation). With a stream and
-/// a device that has memory pools, stream-ordered (cuMemAllocAsync).
-DevicePtr allocate(int ordinal, size_t bytes, StreamHandle stream = nullptr,
-                   bool streamOrdered = false);
+/// a device that has memory pools, stream-ordered (cuMemAllocAsync), except
+/// while a capture is open on the device (see captureOpen): then
+/// `streamOrdered` is set to false and the memory is cuMemAlloc's (a
+/// stream-ordered allocation in a capture would be a node of the graph).
+DevicePtr allocate(int ordinal, size_t bytes, StreamHandle stream,
+                   bool &streamOrdered);
+DevicePtr allocate(int ordinal, size_t bytes);
 /// Frees what allocate returned (0: nothing), on `stream` where it was
-/// stream-ordered.
+/// stream-ordered. While a capture is open on the device the free waits
+/// until the last one ends (freeing would end the capture: cuMemFree
+/// synchronizes, and a stream-ordered free would be a node of the graph).
 void release(int ordinal, DevicePtr ptr, StreamHandle stream = nullptr,
              bool streamOrdered = false);
+
+/// Copies host memory into device memory now, on a private non-blocking
+/// stream, so that it may be called while another stream of the device is
+/// being captured (the copy is not part of the capture): how values known
+/// on the host at capture time reach the device memory a graph reads.
+void stageToDevice(int ordinal, DevicePtr dst, const void *src, size_t bytes);
 
 /// Copies. `async`: queued on `stream` (from pageable host memory the
 /// driver stages the bytes before it returns; to pageable host memory it
@@ -174,6 +191,35 @@ void synchronizeEvent(int ordinal, EventHandle event);
 bool eventIsComplete(int ordinal, EventHandle event);
 /// Milliseconds between two recorded events created with timing.
 float elapsedMs(int ordinal, EventHandle start, EventHandle end);
+
+//===-- stream capture and graphs -------------------------------------===//
+//
+// Capture (cuStreamBeginCapture_v2 ... cuStreamEndCapture) records the
+// launches, copies and memsets queued on a stream into a graph instead of
+// running them; the graph is instantiated once and launched as one call.
+// The entry points are looked up where the driver has them (CUDA 11.4 and
+// later); without them these functions throw CudaUnavailable.
+
+/// Whether the driver has the capture and graph entry points.
+bool graphsSupported();
+/// CUstreamCaptureMode: 0 global, 1 thread-local, 2 relaxed.
+void beginCapture(int ordinal, StreamHandle stream, int mode);
+/// Ends the capture on `stream`; its graph (CudaError where the capture
+/// was invalidated, e.g. by a synchronizing call on the capturing thread).
+GraphHandle endCapture(int ordinal, StreamHandle stream);
+/// CUstreamCaptureStatus: 0 not capturing, 1 capturing, 2 invalidated.
+int captureStatus(int ordinal, StreamHandle stream);
+/// Whether a capture begun by beginCapture is open on the device.
+bool captureOpen(int ordinal);
+/// How many nodes the graph has.
+size_t graphNodeCount(int ordinal, GraphHandle graph);
+GraphExecHandle instantiateGraph(int ordinal, GraphHandle graph);
+/// Launches the instantiated graph on `stream`; `label` names it in errors,
+/// now and in a later fault's (as a kernel launch's label does).
+void launchGraph(int ordinal, GraphExecHandle exec, StreamHandle stream,
+                 const std::string &label);
+void destroyGraphExec(int ordinal, GraphExecHandle exec) noexcept;
+void destroyGraph(int ordinal, GraphHandle graph) noexcept;
 
 //===-- modules and launches ------------------------------------------===//
 

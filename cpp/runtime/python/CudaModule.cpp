@@ -107,8 +107,9 @@ public:
                    bool streamOrdered)
       : ordinal_(ordinal), bytes_(bytes), stream_(streamOf(stream)),
         streamOrdered_(streamOrdered) {
+    // (not stream-ordered after all while a capture is open: see allocate)
     ptr_ = unlocked(
-        [&] { return cu::allocate(ordinal, bytes, stream_, streamOrdered); });
+        [&] { return cu::allocate(ordinal, bytes, stream_, streamOrdered_); });
   }
   /// Memory adjit did not allocate, at `ptr` (never freed by this object).
   static DeviceAllocation *borrow(int ordinal, cu::DevicePtr ptr,
@@ -135,6 +136,7 @@ public:
   int ordinal() const { return ordinal_; }
   cu::DevicePtr ptr() const { return ptr_; }
   size_t bytes() const { return bytes_; }
+  bool streamOrdered() const { return streamOrdered_; }
 
   /// The range [offset, offset + bytes) of this allocation, checked.
   cu::DevicePtr at(size_t offset, size_t bytes, const char *what) const {
@@ -287,6 +289,55 @@ private:
   cu::FunctionHandle handle_ = nullptr;
   std::vector<cu::ParamInfo> layout_;
   bool layoutKnown_ = false;
+};
+
+/// A captured CUDA graph and its instantiation (made here, once), both
+/// destroyed with this object.
+class Graph {
+public:
+  Graph(int ordinal, cu::GraphHandle graph) : ordinal_(ordinal), graph_(graph) {
+    try {
+      unlocked([&] {
+        nodes_ = cu::graphNodeCount(ordinal_, graph_);
+        exec_ = cu::instantiateGraph(ordinal_, graph_);
+      });
+    } catch (...) {
+      cu::destroyGraph(ordinal_, graph_);
+      throw;
+    }
+  }
+  ~Graph() { free(); }
+  Graph(const Graph &) = delete;
+  Graph &operator=(const Graph &) = delete;
+
+  /// Destroys the graph now (later calls and the destructor do nothing).
+  void free() {
+    cu::GraphExecHandle exec = exec_;
+    cu::GraphHandle graph = graph_;
+    exec_ = nullptr;
+    graph_ = nullptr;
+    freeQuietly([&] {
+      cu::destroyGraphExec(ordinal_, exec);
+      cu::destroyGraph(ordinal_, graph);
+    });
+  }
+
+  void launch(uintptr_t stream, const std::string &label) const {
+    if (!exec_)
+      throw nb::value_error("the CUDA graph was freed");
+    unlocked(
+        [&] { cu::launchGraph(ordinal_, exec_, streamOf(stream), label); });
+  }
+
+  int ordinal() const { return ordinal_; }
+  size_t nodes() const { return nodes_; }
+  bool alive() const { return exec_ != nullptr; }
+
+private:
+  int ordinal_;
+  cu::GraphHandle graph_;
+  cu::GraphExecHandle exec_ = nullptr;
+  size_t nodes_ = 0;
 };
 
 nb::dict deviceProperties(int ordinal) {
@@ -546,6 +597,7 @@ void defCuda(nb::module_ &parent) {
       .def_prop_ro("ordinal", &DeviceAllocation::ordinal)
       .def_prop_ro("ptr", &DeviceAllocation::ptr)
       .def_prop_ro("nbytes", &DeviceAllocation::bytes)
+      .def_prop_ro("stream_ordered", &DeviceAllocation::streamOrdered)
       .def("free", &DeviceAllocation::free, "Frees the memory now.")
       .def(
           "copy_from_host",
@@ -609,6 +661,57 @@ void defCuda(nb::module_ &parent) {
           nb::arg("offset") = 0, nb::arg("nbytes") = nb::none(),
           "Sets `nbytes` bytes from byte `offset` (all of them by default) "
           "to `value`.");
+
+  m.def(
+      "graphs_supported",
+      [] { return unlocked([] { return cu::graphsSupported(); }); },
+      "Whether the driver has the stream capture and graph entry points.");
+  m.def(
+      "begin_capture",
+      [](int ordinal, uintptr_t stream, int mode) {
+        unlocked([&] { cu::beginCapture(ordinal, streamOf(stream), mode); });
+      },
+      nb::arg("ordinal"), nb::arg("stream"), nb::arg("mode") = 1,
+      "cuStreamBeginCapture_v2: work queued on `stream` from now on is "
+      "recorded, not run (mode 0 global, 1 thread-local, 2 relaxed).");
+  m.def(
+      "end_capture",
+      [](int ordinal, uintptr_t stream) {
+        cu::GraphHandle graph =
+            unlocked([&] { return cu::endCapture(ordinal, streamOf(stream)); });
+        return new Graph(ordinal, graph);
+      },
+      nb::arg("ordinal"), nb::arg("stream"), nb::rv_policy::take_ownership,
+      "cuStreamEndCapture, then cuGraphInstantiateWithFlags: the Graph.");
+  m.def(
+      "capture_status",
+      [](int ordinal, uintptr_t stream) {
+        return unlocked(
+            [&] { return cu::captureStatus(ordinal, streamOf(stream)); });
+      },
+      nb::arg("ordinal"), nb::arg("stream"),
+      "cuStreamIsCapturing: 0 not capturing, 1 capturing, 2 invalidated.");
+  m.def("capture_open", &cu::captureOpen, nb::arg("ordinal"),
+        "Whether a capture begun by begin_capture is open on the device.");
+  m.def(
+      "stage_to_device",
+      [](int ordinal, uint64_t dst, HostArray src) {
+        const void *data = src.data();
+        size_t bytes = src.nbytes();
+        unlocked([&] { cu::stageToDevice(ordinal, dst, data, bytes); });
+      },
+      nb::arg("ordinal"), nb::arg("dst"), nb::arg("src"),
+      "Copies a host array to device address dst now, on a private stream "
+      "(allowed while another stream of the device is being captured).");
+
+  nb::class_<Graph>(m, "Graph", "An instantiated CUDA graph, freed with "
+                                "this object")
+      .def_prop_ro("ordinal", &Graph::ordinal)
+      .def_prop_ro("node_count", &Graph::nodes)
+      .def_prop_ro("alive", &Graph::alive)
+      .def("launch", &Graph::launch, nb::arg("stream"), nb::arg("label") = "",
+           "cuGraphLaunch on `stream`; `label` names the graph in errors.")
+      .def("free", &Graph::free, "Destroys the graph now.");
 
   nb::class_<Module>(m, "Module", "A loaded CUDA module (PTX or cubin)")
       .def(nb::init<int, nb::bytes, std::string>(), nb::arg("ordinal"),

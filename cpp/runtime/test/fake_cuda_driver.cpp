@@ -15,7 +15,20 @@
 //   runtime's helper kernels (adjit/runtime/cuda_helpers.py) compute them
 // anything else does nothing. A module whose text has FAKE_BAD_PTX fails to
 // load with a JIT log. FAKE_CUDA_DEVICES sets the device count (0: cuInit
-// fails with CUDA_ERROR_NO_DEVICE). fake_cuda_stats() reports what is live.
+// fails with CUDA_ERROR_NO_DEVICE). fake_cuda_stats() reports what is live,
+// fake_cuda_graph_stats() the graphs.
+//
+// Stream capture: launches, device-to-device copies and memsets queued on a
+// capturing stream are recorded into its graph instead of run, and
+// cuGraphLaunch runs them (in order). What the real driver refuses during a
+// capture is refused here and invalidates the capture (cuStreamEndCapture
+// then fails): a synchronizing call (cuCtxSynchronize, cuStreamSynchronize
+// of the capturing stream, cuMemAlloc, cuMemFree) on the capturing thread
+// unless its mode was exchanged for relaxed; any use of the legacy default
+// stream while a blocking stream is capturing; and, stricter than the real
+// driver, copies between the host and a capturing stream (adjit never
+// captures those: pageable host memory) and stream-ordered allocations on
+// one (adjit allocates outside captures).
 //
 // Build: c++ -std=c++17 -shared -fPIC fake_cuda_driver.cpp -o libfakecuda.so
 //
@@ -26,7 +39,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -38,8 +53,10 @@ using CUresult = int;
 constexpr CUresult kOk = 0, kInvalidValue = 1, kOutOfMemory = 2,
                    kNotInitialized = 3, kNoDevice = 100, kInvalidDevice = 101,
                    kInvalidContext = 201, kInvalidPtx = 218,
-                   kInvalidHandle = 400, kNotFound = 500,
-                   kIllegalAddress = 700;
+                   kInvalidHandle = 400, kIllegalState = 401,
+                   kNotFound = 500, kIllegalAddress = 700,
+                   kCaptureUnsupported = 900, kCaptureInvalidated = 901,
+                   kCaptureImplicit = 906;
 
 struct Context {
   int device;
@@ -57,9 +74,26 @@ struct Module {
   std::map<std::string, Function> functions;
 };
 
+using Ops = std::vector<std::function<void()>>;
+
+struct Graph {
+  Context *context;
+  std::shared_ptr<Ops> ops = std::make_shared<Ops>();
+};
+
+struct GraphExec {
+  Context *context;
+  std::shared_ptr<const Ops> ops;
+};
+
 struct Stream {
   Context *context;
   int priority;
+  unsigned flags = 0;
+  Graph *capture = nullptr; ///< the graph being captured, if any
+  int mode = 0;             ///< its CUstreamCaptureMode
+  bool invalidated = false;
+  const void *owner = nullptr; ///< the capturing thread (its threadTag)
 };
 
 struct Event {
@@ -77,8 +111,55 @@ std::set<Stream *> streams;
 std::set<Event *> events;
 std::set<Module *> modules;
 std::set<Function *> functions;
-long launches = 0, retains = 0;
+std::set<Graph *> graphs;
+std::set<GraphExec *> execs;
+long launches = 0, retains = 0, graphLaunches = 0;
 thread_local Context *current = nullptr;
+thread_local int threadMode = 0; ///< cuThreadExchangeStreamCaptureMode's
+thread_local char threadTag;     ///< (its address names the thread)
+
+/// A call the real driver refuses on a thread capturing in global or
+/// thread-local mode (it may synchronize): refused, and the thread's
+/// captures invalidated, unless the thread's mode is relaxed.
+CUresult unsafeCall() {
+  if (threadMode == 2)
+    return kOk;
+  CUresult r = kOk;
+  std::lock_guard<std::mutex> lock(mutex);
+  for (Stream *s : streams)
+    if (s->capture && s->owner == &threadTag && s->mode != 2) {
+      s->invalidated = true;
+      r = kCaptureUnsupported;
+    }
+  return r;
+}
+
+/// The legacy default stream used while a blocking stream of the context is
+/// capturing: refused, and those captures invalidated.
+CUresult legacyStreamUse(Context *context) {
+  CUresult r = kOk;
+  std::lock_guard<std::mutex> lock(mutex);
+  for (Stream *s : streams)
+    if (s->capture && s->context == context && !(s->flags & 1)) {
+      s->invalidated = true;
+      r = kCaptureImplicit;
+    }
+  return r;
+}
+
+bool isLegacy(Stream *stream) {
+  return !stream || stream == reinterpret_cast<Stream *>(uintptr_t(1));
+}
+
+/// The graph `stream` is capturing into (nullptr: none).
+Graph *capturing(Stream *stream) {
+  if (isLegacy(stream) || stream == reinterpret_cast<Stream *>(uintptr_t(2)))
+    return nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!streams.count(stream))
+    return nullptr;
+  return stream->capture;
+}
 
 CUresult needContext() {
   if (!initialized)
@@ -150,6 +231,54 @@ template <typename T> T read(const void *p) {
   return value;
 }
 
+void runKernel(const Function &function, const std::vector<const void *> &args,
+               Context *context) {
+  const Function *f = &function;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++launches;
+  }
+  if (f->name == "fill_u32" && args.size() == 3) {
+    auto *ptr =
+        reinterpret_cast<uint32_t *>(uintptr_t(read<uint64_t>(args[0])));
+    uint32_t value = read<uint32_t>(args[1]);
+    uint64_t n = read<uint64_t>(args[2]);
+    for (uint64_t i = 0; i < n; ++i)
+      ptr[i] = value;
+  } else if (f->name == "fault") {
+    context->sticky = kIllegalAddress;
+  } else if (f->name == "adjit_add_f32" || f->name == "adjit_add_f64") {
+    uint64_t dst = read<uint64_t>(args[0]), src = read<uint64_t>(args[1]);
+    uint64_t n = read<uint64_t>(args[2]);
+    for (uint64_t i = 0; i < n; ++i) {
+      if (f->name == "adjit_add_f32")
+        reinterpret_cast<float *>(uintptr_t(dst))[i] +=
+            reinterpret_cast<const float *>(uintptr_t(src))[i];
+      else
+        reinterpret_cast<double *>(uintptr_t(dst))[i] +=
+            reinterpret_cast<const double *>(uintptr_t(src))[i];
+    }
+  } else if (f->name == "adjit_fill_pattern") {
+    auto *dst = reinterpret_cast<unsigned char *>(
+        uintptr_t(read<uint64_t>(args[0])));
+    auto *pattern = reinterpret_cast<const unsigned char *>(
+        uintptr_t(read<uint64_t>(args[1])));
+    uint64_t k = read<uint64_t>(args[2]), n = read<uint64_t>(args[3]);
+    for (uint64_t i = 0; i < n; ++i)
+      dst[i] = pattern[i % k];
+  } else if (f->name == "adjit_index_range_i32") {
+    auto *idx =
+        reinterpret_cast<const int32_t *>(uintptr_t(read<uint64_t>(args[0])));
+    uint64_t n = read<uint64_t>(args[1]);
+    auto *out = reinterpret_cast<int64_t *>(uintptr_t(read<uint64_t>(args[2])));
+    for (uint64_t i = 0; i < n; ++i) {
+      out[0] = std::min<int64_t>(out[0], idx[i]);
+      out[1] = std::max<int64_t>(out[1], idx[i]);
+    }
+  }
+}
+
+
 } // namespace
 
 extern "C" {
@@ -188,6 +317,16 @@ CUresult cuGetErrorName(CUresult r, const char **name) {
   case kInvalidHandle: *name = "CUDA_ERROR_INVALID_HANDLE"; return kOk;
   case kNotFound: *name = "CUDA_ERROR_NOT_FOUND"; return kOk;
   case 600: *name = "CUDA_ERROR_NOT_READY"; return kOk;
+  case kIllegalState: *name = "CUDA_ERROR_ILLEGAL_STATE"; return kOk;
+  case kCaptureUnsupported:
+    *name = "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
+    return kOk;
+  case kCaptureInvalidated:
+    *name = "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
+    return kOk;
+  case kCaptureImplicit:
+    *name = "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT";
+    return kOk;
   case kIllegalAddress: *name = "CUDA_ERROR_ILLEGAL_ADDRESS"; return kOk;
   default: *name = nullptr; return kInvalidValue;
   }
@@ -204,6 +343,16 @@ CUresult cuGetErrorString(CUresult r, const char **text) {
     return kOk;
   case kInvalidValue: *text = "invalid argument"; return kOk;
   case kInvalidHandle: *text = "invalid resource handle"; return kOk;
+  case kCaptureUnsupported:
+    *text = "operation not permitted when stream is capturing";
+    return kOk;
+  case kCaptureInvalidated:
+    *text = "operation failed due to a previous error during capture";
+    return kOk;
+  case kCaptureImplicit:
+    *text = "operation would make the legacy stream depend on a capturing "
+            "blocking stream";
+    return kOk;
   default: *text = "a fake driver error"; return kOk;
   }
 }
@@ -277,7 +426,11 @@ CUresult cuCtxSetCurrent(Context *context) {
   return initialized ? kOk : kNotInitialized;
 }
 
-CUresult cuCtxSynchronize() { return needContext(); }
+CUresult cuCtxSynchronize() {
+  if (CUresult r = needContext())
+    return r;
+  return unsafeCall();
+}
 
 CUresult cuCtxSetLimit(int limit, size_t value) {
   if (CUresult r = needContext())
@@ -312,6 +465,8 @@ CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
 CUresult cuMemAlloc_v2(uint64_t *ptr, size_t bytes) {
   if (CUresult r = needContext())
     return r;
+  if (CUresult r = unsafeCall())
+    return r;
   if (bytes == 0)
     return kInvalidValue;
   if (bytes > (size_t(16) << 30))
@@ -328,6 +483,8 @@ CUresult cuMemAlloc_v2(uint64_t *ptr, size_t bytes) {
 CUresult cuMemFree_v2(uint64_t ptr) {
   if (CUresult r = needContext())
     return r;
+  if (CUresult r = unsafeCall())
+    return r;
   std::lock_guard<std::mutex> lock(mutex);
   auto it = allocations.find(ptr);
   if (it == allocations.end())
@@ -337,58 +494,93 @@ CUresult cuMemFree_v2(uint64_t ptr) {
   return kOk;
 }
 
-CUresult cuMemAllocAsync(uint64_t *ptr, size_t bytes, Stream *) {
-  return cuMemAlloc_v2(ptr, bytes);
+namespace {
+
+void *at(uint64_t address) {
+  return reinterpret_cast<void *>(uintptr_t(address));
 }
 
-CUresult cuMemFreeAsync(uint64_t ptr, Stream *) { return cuMemFree_v2(ptr); }
-
-CUresult cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t bytes) {
+/// A copy or memset queued on `stream`: recorded where it is capturing
+/// (`capturable`: device memory only), else done now (after the checks of
+/// the legacy stream's use).
+CUresult queue(Stream *stream, bool capturable, std::function<void()> op) {
   if (CUresult r = needContext())
     return r;
-  std::memcpy(reinterpret_cast<void *>(uintptr_t(dst)), src, bytes);
+  if (Graph *graph = capturing(stream)) {
+    if (!capturable) {
+      std::lock_guard<std::mutex> lock(mutex);
+      stream->invalidated = true;
+      return kCaptureUnsupported;
+    }
+    graph->ops->push_back(std::move(op));
+    return kOk;
+  }
+  if (isLegacy(stream))
+    if (CUresult r = legacyStreamUse(current))
+      return r;
+  op();
   return kOk;
 }
 
-CUresult cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t bytes) {
-  if (CUresult r = needContext())
-    return r;
-  std::memcpy(dst, reinterpret_cast<const void *>(uintptr_t(src)), bytes);
-  return kOk;
+/// cuMemAllocAsync, cuMemFreeAsync: `call` without the checks of a
+/// synchronizing call.
+CUresult streamOrdered(Stream *stream, const std::function<CUresult()> &call) {
+  if (capturing(stream))
+    return queue(stream, false, nullptr);
+  if (isLegacy(stream) && needContext() == kOk)
+    if (CUresult r = legacyStreamUse(current))
+      return r;
+  int saved = threadMode;
+  threadMode = 2;
+  CUresult r = call();
+  threadMode = saved;
+  return r;
 }
 
-CUresult cuMemcpyDtoD_v2(uint64_t dst, uint64_t src, size_t bytes) {
-  if (CUresult r = needContext())
-    return r;
-  std::memmove(reinterpret_cast<void *>(uintptr_t(dst)),
-               reinterpret_cast<const void *>(uintptr_t(src)), bytes);
-  return kOk;
+} // namespace
+
+CUresult cuMemAllocAsync(uint64_t *ptr, size_t bytes, Stream *stream) {
+  return streamOrdered(stream, [&] { return cuMemAlloc_v2(ptr, bytes); });
+}
+
+CUresult cuMemFreeAsync(uint64_t ptr, Stream *stream) {
+  return streamOrdered(stream, [&] { return cuMemFree_v2(ptr); });
 }
 
 CUresult cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t bytes,
-                              Stream *) {
-  return cuMemcpyHtoD_v2(dst, src, bytes);
+                              Stream *stream) {
+  return queue(stream, false, [=] { std::memcpy(at(dst), src, bytes); });
 }
 
-CUresult cuMemcpyDtoHAsync_v2(void *dst, uint64_t src, size_t bytes, Stream *) {
-  return cuMemcpyDtoH_v2(dst, src, bytes);
+CUresult cuMemcpyDtoHAsync_v2(void *dst, uint64_t src, size_t bytes,
+                              Stream *stream) {
+  return queue(stream, false, [=] { std::memcpy(dst, at(src), bytes); });
 }
 
 CUresult cuMemcpyDtoDAsync_v2(uint64_t dst, uint64_t src, size_t bytes,
-                              Stream *) {
-  return cuMemcpyDtoD_v2(dst, src, bytes);
+                              Stream *stream) {
+  return queue(stream, true, [=] { std::memmove(at(dst), at(src), bytes); });
 }
 
-CUresult cuMemsetD8_v2(uint64_t dst, unsigned char value, size_t bytes) {
-  if (CUresult r = needContext())
-    return r;
-  std::memset(reinterpret_cast<void *>(uintptr_t(dst)), value, bytes);
-  return kOk;
+CUresult cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t bytes) {
+  return cuMemcpyHtoDAsync_v2(dst, src, bytes, nullptr);
+}
+
+CUresult cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t bytes) {
+  return cuMemcpyDtoHAsync_v2(dst, src, bytes, nullptr);
+}
+
+CUresult cuMemcpyDtoD_v2(uint64_t dst, uint64_t src, size_t bytes) {
+  return cuMemcpyDtoDAsync_v2(dst, src, bytes, nullptr);
 }
 
 CUresult cuMemsetD8Async(uint64_t dst, unsigned char value, size_t bytes,
-                         Stream *) {
-  return cuMemsetD8_v2(dst, value, bytes);
+                         Stream *stream) {
+  return queue(stream, true, [=] { std::memset(at(dst), value, bytes); });
+}
+
+CUresult cuMemsetD8_v2(uint64_t dst, unsigned char value, size_t bytes) {
+  return cuMemsetD8Async(dst, value, bytes, nullptr);
 }
 
 CUresult cuStreamCreateWithPriority(Stream **stream, unsigned flags,
@@ -400,14 +592,18 @@ CUresult cuStreamCreateWithPriority(Stream **stream, unsigned flags,
   std::lock_guard<std::mutex> lock(mutex);
   int clamped = priority < -5 ? -5 : priority > 0 ? 0 : priority;
   *stream = new Stream{current, clamped};
+  (*stream)->flags = flags;
   streams.insert(*stream);
   return kOk;
 }
 
 CUresult cuStreamDestroy_v2(Stream *stream) {
   std::lock_guard<std::mutex> lock(mutex);
-  if (!streams.erase(stream))
+  if (!streams.count(stream))
     return kInvalidHandle;
+  if (stream->capture)
+    return kIllegalState; // (the real driver ends the capture; adjit never)
+  streams.erase(stream);
   delete stream;
   return kOk;
 }
@@ -423,8 +619,23 @@ static CUresult knownStream(Stream *stream) {
   return stream->context->sticky;
 }
 
-CUresult cuStreamSynchronize(Stream *stream) { return knownStream(stream); }
-CUresult cuStreamQuery(Stream *stream) { return knownStream(stream); }
+/// cuStreamSynchronize and cuStreamQuery: refused (and the capture
+/// invalidated) on a capturing stream.
+static CUresult waitFor(Stream *stream) {
+  if (CUresult r = knownStream(stream))
+    return r;
+  if (capturing(stream)) {
+    std::lock_guard<std::mutex> lock(mutex);
+    stream->invalidated = true;
+    return kCaptureUnsupported;
+  }
+  if (isLegacy(stream))
+    return legacyStreamUse(current);
+  return kOk;
+}
+
+CUresult cuStreamSynchronize(Stream *stream) { return waitFor(stream); }
+CUresult cuStreamQuery(Stream *stream) { return waitFor(stream); }
 
 CUresult cuStreamGetPriority(Stream *stream, int *priority) {
   if (CUresult r = knownStream(stream))
@@ -591,48 +802,158 @@ CUresult cuLaunchKernel(Function *f, unsigned gx, unsigned gy, unsigned gz,
   } else if (!args.empty()) {
     return kInvalidValue;
   }
+  if (Graph *graph = capturing(stream)) {
+    // The parameters are read now (the caller's buffers do not outlive the
+    // call), the kernel runs at each launch of the graph.
+    std::vector<std::vector<char>> values;
+    for (size_t i = 0; i < args.size(); ++i) {
+      const char *p = static_cast<const char *>(args[i]);
+      values.emplace_back(p, p + f->sizes[i]);
+    }
+    Function copy = *f;
+    Context *context = current;
+    graph->ops->push_back([copy, values, context] {
+      std::vector<const void *> pointers;
+      for (const auto &v : values)
+        pointers.push_back(v.data());
+      runKernel(copy, pointers, context);
+    });
+    return kOk;
+  }
+  if (isLegacy(stream))
+    if (CUresult r = legacyStreamUse(current))
+      return r;
+  runKernel(*f, args, current);
+  return kOk;
+}
+
+//===-- stream capture and graphs -------------------------------------===//
+
+CUresult cuStreamBeginCapture_v2(Stream *stream, int mode) {
+  if (CUresult r = needContext())
+    return r;
+  if (isLegacy(stream))
+    return kCaptureUnsupported;
+  if (CUresult r = knownStream(stream))
+    return r;
+  if (mode < 0 || mode > 2)
+    return kInvalidValue;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (stream->capture)
+    return kIllegalState;
+  stream->capture = new Graph{stream->context};
+  stream->mode = mode;
+  stream->invalidated = false;
+  stream->owner = &threadTag;
+  return kOk;
+}
+
+CUresult cuStreamEndCapture(Stream *stream, Graph **graph) {
+  if (CUresult r = knownStream(stream))
+    return r;
+  std::lock_guard<std::mutex> lock(mutex);
+  Graph *captured = stream->capture;
+  if (!captured)
+    return kIllegalState;
+  stream->capture = nullptr;
+  if (stream->invalidated) {
+    delete captured;
+    *graph = nullptr;
+    return kCaptureInvalidated;
+  }
+  graphs.insert(captured);
+  *graph = captured;
+  return kOk;
+}
+
+CUresult cuStreamIsCapturing(Stream *stream, int *status) {
+  if (isLegacy(stream)) {
+    if (CUresult r = needContext())
+      return r;
+    *status = 0;
+    return kOk;
+  }
+  if (CUresult r = knownStream(stream))
+    return r;
+  std::lock_guard<std::mutex> lock(mutex);
+  *status = !stream->capture ? 0 : stream->invalidated ? 2 : 1;
+  return kOk;
+}
+
+CUresult cuThreadExchangeStreamCaptureMode(int *mode) {
+  if (*mode < 0 || *mode > 2)
+    return kInvalidValue;
+  std::swap(threadMode, *mode);
+  return kOk;
+}
+
+CUresult cuGraphGetNodes(Graph *graph, void **nodes, size_t *count) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!graphs.count(graph))
+    return kInvalidHandle;
+  if (nodes)
+    return kInvalidValue; // (adjit only counts them)
+  *count = graph->ops->size();
+  return kOk;
+}
+
+CUresult cuGraphInstantiateWithFlags(GraphExec **exec, Graph *graph,
+                                     unsigned long long flags) {
+  if (CUresult r = needContext())
+    return r;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!graphs.count(graph))
+    return kInvalidHandle;
+  if (flags != 0)
+    return kInvalidValue;
+  // (a copy: the graph may be destroyed before its instantiation)
+  *exec = new GraphExec{graph->context, std::make_shared<Ops>(*graph->ops)};
+  execs.insert(*exec);
+  return kOk;
+}
+
+CUresult cuGraphLaunch(GraphExec *exec, Stream *stream) {
+  if (CUresult r = knownStream(stream))
+    return r;
+  std::shared_ptr<const Ops> ops;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    ++launches;
+    if (!execs.count(exec))
+      return kInvalidHandle;
+    ops = exec->ops;
   }
-  if (f->name == "fill_u32" && args.size() == 3) {
-    auto *ptr =
-        reinterpret_cast<uint32_t *>(uintptr_t(read<uint64_t>(args[0])));
-    uint32_t value = read<uint32_t>(args[1]);
-    uint64_t n = read<uint64_t>(args[2]);
-    for (uint64_t i = 0; i < n; ++i)
-      ptr[i] = value;
-  } else if (f->name == "fault") {
-    current->sticky = kIllegalAddress;
-  } else if (f->name == "adjit_add_f32" || f->name == "adjit_add_f64") {
-    uint64_t dst = read<uint64_t>(args[0]), src = read<uint64_t>(args[1]);
-    uint64_t n = read<uint64_t>(args[2]);
-    for (uint64_t i = 0; i < n; ++i) {
-      if (f->name == "adjit_add_f32")
-        reinterpret_cast<float *>(uintptr_t(dst))[i] +=
-            reinterpret_cast<const float *>(uintptr_t(src))[i];
-      else
-        reinterpret_cast<double *>(uintptr_t(dst))[i] +=
-            reinterpret_cast<const double *>(uintptr_t(src))[i];
-    }
-  } else if (f->name == "adjit_fill_pattern") {
-    auto *dst = reinterpret_cast<unsigned char *>(
-        uintptr_t(read<uint64_t>(args[0])));
-    auto *pattern = reinterpret_cast<const unsigned char *>(
-        uintptr_t(read<uint64_t>(args[1])));
-    uint64_t k = read<uint64_t>(args[2]), n = read<uint64_t>(args[3]);
-    for (uint64_t i = 0; i < n; ++i)
-      dst[i] = pattern[i % k];
-  } else if (f->name == "adjit_index_range_i32") {
-    auto *idx =
-        reinterpret_cast<const int32_t *>(uintptr_t(read<uint64_t>(args[0])));
-    uint64_t n = read<uint64_t>(args[1]);
-    auto *out = reinterpret_cast<int64_t *>(uintptr_t(read<uint64_t>(args[2])));
-    for (uint64_t i = 0; i < n; ++i) {
-      out[0] = std::min<int64_t>(out[0], idx[i]);
-      out[1] = std::max<int64_t>(out[1], idx[i]);
-    }
+  if (Graph *graph = capturing(stream)) {
+    graph->ops->push_back([ops] {
+      for (const auto &op : *ops)
+        op();
+    });
+    return kOk;
   }
+  if (isLegacy(stream))
+    if (CUresult r = legacyStreamUse(current))
+      return r;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++graphLaunches;
+  }
+  for (const auto &op : *ops)
+    op();
+  return kOk;
+}
+
+CUresult cuGraphExecDestroy(GraphExec *exec) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!execs.erase(exec))
+    return kInvalidHandle;
+  delete exec;
+  return kOk;
+}
+
+CUresult cuGraphDestroy(Graph *graph) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!graphs.erase(graph))
+    return kInvalidHandle;
+  delete graph;
   return kOk;
 }
 
@@ -646,6 +967,14 @@ void fake_cuda_stats(long *out) {
   out[3] = long(modules.size());
   out[4] = launches;
   out[5] = retains;
+}
+
+/// For the tests: live graphs, live instantiated graphs, graph launches.
+void fake_cuda_graph_stats(long *out) {
+  std::lock_guard<std::mutex> lock(mutex);
+  out[0] = long(graphs.size());
+  out[1] = long(execs.size());
+  out[2] = graphLaunches;
 }
 
 /// For the tests: whether this thread has a current context.
