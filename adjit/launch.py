@@ -663,9 +663,17 @@ def _keep_unchanged_elements(args: list, grads_by_position: dict, positions: lis
     passes its gradient on only where no thread changed the element (a
     winner took it), so the gradient is zeroed where the launch changed it."""
     for i, final in zip(positions, finals):
-        changed = args[i]._buffer != final._buffer
+        if args[i].device == "cpu":
+            changed = args[i]._buffer != final._buffer
+            for grad in grads_by_position.get(i, ()):
+                grad._buffer[changed] = 0
+            continue
+        # a CUDA array has no masked assignment: compared and zeroed on the host for now
+        changed = args[i].numpy() != final.numpy()
         for grad in grads_by_position.get(i, ()):
-            grad._buffer[changed] = 0
+            values = grad.numpy().copy()
+            values[changed] = 0
+            grad._buffer[...] = values
 
 
 def _check_linear_tid(k: Kernel, dim, total: int) -> None:

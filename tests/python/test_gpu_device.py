@@ -110,6 +110,12 @@ def square(x: wp.array(dtype=wp.float64), y: wp.array(dtype=wp.float64)):
     y[i] = x[i] * x[i]
 
 
+@wp.kernel
+def smallest(x: wp.array(dtype=float), at: wp.array(dtype=int), m: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.atomic_min(m, at[i], x[i])
+
+
 def _rng():
     return np.random.default_rng(7)
 
@@ -307,6 +313,19 @@ def test_running_out_of_device_heap_is_an_error_not_a_fault(cuda_device):
     assert "raised:" in run.stdout and "kernel 'relax'" in run.stdout and "no device heap left" in run.stdout, \
         run.stdout[-3000:]
     assert "after: [0.0, 2.0, 4.0, 6.0]" in run.stdout, run.stdout[-3000:]
+
+
+def test_atomic_min_gradient_goes_to_the_winners(device):
+    # m's old value passes its gradient on only where no thread changed the element
+    x = wp.array(np.array([3.0, 1.0, 4.0, 2.0], np.float32), device=device, requires_grad=True)
+    m = wp.array(np.array([5.0, 5.0, -100.0], np.float32), device=device, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(smallest, dim=4, inputs=[x, wp.array(np.array([0, 0, 1, 1], np.int32), device=device), m])
+    np.testing.assert_array_equal(m.numpy(), [1.0, 2.0, -100.0])
+    tape.backward(grads={m: wp.array(np.array([1.0, 2.0, 3.0], np.float32), device=device)})
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 1.0, 0.0, 2.0])
+    np.testing.assert_array_equal(m.grad.numpy(), [0.0, 0.0, 3.0])
 
 
 def test_atomics(device):
