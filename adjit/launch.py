@@ -216,7 +216,8 @@ def launch(kernel: Kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_output
             and not capture._open and not timing._sessions and not config.print_launches
             and not getattr(_tapes_local, "stack", None)):
         plan = getattr(kernel, "_launch_plan", None)
-        if plan is not None and plan.definitions == language.definitions and plan.settings == config.epoch:
+        if (plan is not None and plan.definitions == language.definitions
+                and plan.settings == (config.epoch, loader.forgotten, kernel.bounds_check)):
             failure = plan.runtime_plan.run(dim, inputs, outputs)
             if failure is None:
                 return None
@@ -407,7 +408,7 @@ def _launch(k: Kernel, dim, inputs, outputs, where=None, fast: bool = False) -> 
         _place(launch, *where)
     _execute(launch, tapes=active_tapes(), n_inputs=n_inputs, written=_written_arguments)
     if fast and launch.device is CPU:
-        definitions, settings = language.definitions, config.epoch
+        definitions, settings = language.definitions, (config.epoch, loader.forgotten, k.bounds_check)
         made = cpu.launch_plan(launch)
         k._launch_plan = None if made is None else _LaunchPlan(*made, launch.variant, definitions, settings)
 
@@ -415,14 +416,16 @@ def _launch(k: Kernel, dim, inputs, outputs, where=None, fast: bool = False) -> 
 class _LaunchPlan(NamedTuple):
     """A kernel's fast path: its runtime plan (``_runtime.LaunchPlan``, made
     by the CPU backend) for launches like the last one that ran through the
-    general path, valid while no definition and no setting changed."""
+    general path, valid while no definition, no setting (config's, the
+    kernel's ``bounds_check``) and none of the loader's code changed."""
     runtime_plan: object
     #: What the runtime plan compares arguments with (their dtypes), and the
     #: code it runs: kept alive here.
     params: list
     variant: object
     definitions: int
-    settings: int
+    #: (config.epoch, loader.forgotten, the kernel's bounds_check) when it was made
+    settings: tuple
 
 
 def _place(launch: PackedLaunch, device, stream, block_dim: int) -> None:

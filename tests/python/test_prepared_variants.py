@@ -142,3 +142,23 @@ def test_tapes_and_observers_see_every_launch():
     # (each launch overwrites y: only the last one's s reaches x)
     np.testing.assert_array_equal(x.grad.numpy(), 3.0)
     np.testing.assert_array_equal(y.numpy(), np.arange(4) * 3)
+
+
+def test_the_fast_path_follows_the_kernels_own_bounds_check():
+    @wp.kernel
+    def add_one(x: wp.array(dtype=float)):
+        i = wp.tid()
+        x[i] = x[i] + 1.0
+
+    x = wp.zeros(3, dtype=float)
+    wp.launch(add_one, 3, inputs=[x])  # through the general path, which makes the plan
+    plan = add_one._launch_plan
+    assert plan is not None
+    wp.launch(add_one, 3, inputs=[x])  # on the plan
+    add_one.bounds_check = not config.bounds_check
+    try:
+        wp.launch(add_one, 3, inputs=[x])  # the plan's variant has the other checks: not used
+        assert add_one._launch_plan is not plan and add_one._launch_plan.variant is not plan.variant
+    finally:
+        add_one.bounds_check = None
+    np.testing.assert_array_equal(x.numpy(), 3.0)
