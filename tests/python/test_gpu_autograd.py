@@ -16,7 +16,6 @@ kernels (forward over reverse), which ``jacobian(batch=4)``, ``gradcheck``
 ``check_hessian_symmetry`` run. Keep every kernel at module level, and keep
 the outputs ``gradcheck`` differentiates at 4 numbers.
 """
-import os
 
 import numpy as np
 import pytest
@@ -25,13 +24,7 @@ import adjit as wp
 from adjit.testing import GradientMismatch, check_dot_product, check_gradients, check_hessian_symmetry, \
     check_tape_gradients
 
-CUDA_DEVICES = [d.alias for d in wp.get_cuda_devices()] if wp.is_cuda_available() else []
-DEVICES = ([] if os.environ.get("ADJIT_DEVICE_TESTS") == "cuda" else ["cpu"]) + CUDA_DEVICES
-
-
-@pytest.fixture(params=DEVICES)
-def device(request):
-    return request.param
+from device_fixtures import CUDA_DEVICES, DEVICES, cuda_device, device  # noqa: F401 (fixtures)
 
 
 @wp.kernel

@@ -20,20 +20,7 @@ import pytest
 
 import adjit as wp
 
-CUDA_DEVICES = [d.alias for d in wp.get_cuda_devices()] if wp.is_cuda_available() else []
-DEVICES = ([] if os.environ.get("ADJIT_DEVICE_TESTS") == "cuda" else ["cpu"]) + CUDA_DEVICES
-
-
-@pytest.fixture(params=DEVICES)
-def device(request):
-    return request.param
-
-
-@pytest.fixture
-def cuda_device(device):
-    if device == "cpu":
-        pytest.skip("CUDA only")
-    return device
+from device_fixtures import CUDA_DEVICES, DEVICES, cuda_device, device  # noqa: F401 (fixtures)
 
 
 @wp.kernel
