@@ -103,9 +103,9 @@ def cuda_stages(spec: VariantSpec, chip: str = "sm_80") -> list[Stage]:
         raise ValueError(f"cuda_stages: a variant for target {spec.target!r}")
     if spec.all_checked:
         raise ValueError("cuda_stages: a GPU kernel has its all-checked version inside (no variant of its own)")
-    options = [f"noalias={'true' if spec.noalias else 'false'}"] + (["strided-arrays=true"] if spec.strided else [])
+    options = " ".join((["noalias=true"] if spec.noalias else []) + (["strided-arrays=true"] if spec.strided else []))
     return _front(spec.adjoint, tangent=spec.tangent) + _checked(*spec.checks) + [
-        Stage("gpu", f"adjit-lower-gpu{{{' '.join(options)}}}"),
+        Stage("gpu", f"adjit-lower-gpu{{{options}}}" if options else "adjit-lower-gpu"),
         Stage("ptx", f"adjit-gpu-to-ptx{{chip={chip}}}")]
 
 
