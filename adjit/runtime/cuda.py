@@ -509,7 +509,8 @@ def _decode_record(w: np.ndarray):
     index, size = _RECORD["index"], _RECORD["size"]
     rank = _RECORD["max_rank"]
     site = int(w[_RECORD["site"]])
-    return (site if site == HEAP_EXHAUSTED else site - 1, int(w[_RECORD["thread"]]), tuple(int(x) for x in w[index:index + rank]),
+    return (site if site == HEAP_EXHAUSTED else site - 1, int(w[_RECORD["thread"]]),
+            tuple(int(x) for x in w[index:index + rank]),
             tuple(int(x) for x in w[size:size + rank]))
 
 
