@@ -81,11 +81,17 @@ class Backend(abc.ABC):
         every check kept) and then updates ``launch.spec`` and ``.variant``."""
 
 
+def thread_coords(launch: PackedLaunch, thread: int) -> tuple:
+    """The launch coordinates of linear thread index ``thread``."""
+    extents = (launch.dim,) if np.ndim(launch.dim) == 0 else tuple(launch.dim)
+    return tuple(int(c) for c in np.unravel_index(thread, [int(e) for e in extents]))
+
+
 def check_failed(launch: PackedLaunch, variant, failure) -> AdjitError:
     """The error for a launch's first failed check (``failure`` as
     ``_runtime.launch_cpu`` returns it): an index out of range, or a
     non-finite value stored, or an assert that did not hold."""
-    k, dim = launch.kernel, launch.dim
+    k = launch.kernel
     site_number, thread, indices, sizes = failure
     site = variant.sites[site_number]
     rank = site["rank"]
@@ -98,8 +104,7 @@ def check_failed(launch: PackedLaunch, variant, failure) -> AdjitError:
         array = f"'{array[seed.end():]}' (its gradient, in the adjoint)"
     elif array in k.arg_names:
         array = f"'{array}'"
-    extents = (dim,) if np.ndim(dim) == 0 else tuple(dim)
-    coords = tuple(int(c) for c in np.unravel_index(thread, [int(e) for e in extents]))
+    coords = thread_coords(launch, thread)
     where = site["file"], site["line"]
     if site["access"] == "component index" and site["array"].startswith("assert "):
         # An assert (frontend.stmt_Assert): its check is a component index 1 of 1.

@@ -34,7 +34,7 @@ from ..errors import DeviceHeapError, LaunchError
 from ..runtime import cuda, cuda_helpers
 from ..runtime.cuda_memory import CudaMemory
 from ..variant import VariantSpec
-from .base import Backend, PackedLaunch, check_failed
+from .base import Backend, PackedLaunch, check_failed, thread_coords
 
 #: Variants whose non-deterministic float atomics were warned about.
 _warned: set = set()
@@ -105,10 +105,8 @@ def _failure_error(launch: PackedLaunch, variant, failure) -> Exception:
     if failure[0] != cuda.HEAP_EXHAUSTED:
         return check_failed(launch, variant, failure)
     k, thread, asked = launch.kernel, failure[1], failure[2][0]
-    extents = (launch.dim,) if np.ndim(launch.dim) == 0 else tuple(launch.dim)
-    coords = tuple(int(c) for c in np.unravel_index(thread, [int(e) for e in extents]))
-    return DeviceHeapError(k.__name__, k.source.filename, k.source.first_line, coords, asked,
-                           cuda.heap_bytes(launch.device))
+    return DeviceHeapError(k.__name__, k.source.filename, k.source.first_line, thread_coords(launch, thread),
+                           asked, cuda.heap_bytes(launch.device))
 
 
 class _Plan:
