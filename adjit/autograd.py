@@ -541,6 +541,30 @@ def _jacobian_forward(kernel: Kernel, dim, inputs: list, outputs: list, pairs, n
     return result
 
 
+def _input_tangents(mode, fn, inputs, tangents):
+    """Check ``jvp``/``hvp``'s arguments; return fn's name, the inputs as a
+    list, and id(input) -> (input, a copy of its tangent) for the inputs
+    given a tangent."""
+    if not callable(fn):
+        raise TypeError(f"autograd.{mode}: fn must be callable, got {type(fn).__name__}")
+    fn_name = getattr(fn, "__name__", repr(fn))
+    inputs, tangents = list(inputs), list(tangents)
+    if len(tangents) != len(inputs):
+        raise ValueError(f"autograd.{mode} of {fn_name}: {len(tangents)} tangents for {len(inputs)} inputs "
+                         "(pass None for the inputs without one)")
+    tangent_of: dict[int, tuple[Array, Array]] = {}
+    for position, (value, tangent) in enumerate(zip(inputs, tangents)):
+        if tangent is None:
+            continue
+        what = f"autograd.{mode} of {fn_name}: the tangent of input {position}"
+        if not (isinstance(value, Array) and is_differentiable(value.dtype)):
+            raise TypeError(f"{what}: the input is {_describe(value)}, which has no tangent; pass None for it")
+        given = array_tangent(what, value, tangent)
+        copied = array(given.numpy().copy(), dtype=value.dtype, device=value.device)
+        _track(tangent_of, value, copied, fn_name)
+    return fn_name, inputs, tangent_of
+
+
 def jvp(fn, inputs, tangents):
     """Forward mode through a Python function of launches: runs
     ``fn(*inputs)`` and returns ``(result, result_tangents)``, what ``fn``
@@ -564,24 +588,7 @@ def jvp(fn, inputs, tangents):
     with a kernel inside ``fn``. Cost: the launches run twice, once as they
     are and once as tangent kernels.
     """
-    if not callable(fn):
-        raise TypeError(f"autograd.jvp: fn must be callable, got {type(fn).__name__}")
-    fn_name = getattr(fn, "__name__", repr(fn))
-    inputs, tangents = list(inputs), list(tangents)
-    if len(tangents) != len(inputs):
-        raise ValueError(f"autograd.jvp of {fn_name}: {len(tangents)} tangents for {len(inputs)} inputs "
-                         "(pass None for the inputs without one)")
-    # id(array) -> (array, its tangent array): the arrays seen so far.
-    tangent_of: dict[int, tuple[Array, Array]] = {}
-    for position, (value, tangent) in enumerate(zip(inputs, tangents)):
-        if tangent is None:
-            continue
-        what = f"autograd.jvp of {fn_name}: the tangent of input {position}"
-        if not (isinstance(value, Array) and is_differentiable(value.dtype)):
-            raise TypeError(f"{what}: the input is {_describe(value)}, which has no tangent; pass None for it")
-        given = array_tangent(what, value, tangent)
-        copied = array(given.numpy().copy(), dtype=value.dtype, device=value.device)
-        _track(tangent_of, value, copied, fn_name)
+    fn_name, inputs, tangent_of = _input_tangents("jvp", fn, inputs, tangents)
 
     tape = Tape()
     tape._warned_gradient_stops = True  # (no gradients here: the tape only replays)
@@ -644,22 +651,7 @@ def hvp(fn, inputs, tangents, output_grads=None):
     their tangents. Exact through loops, checkpoints and in-place updates,
     like the adjoint. The inputs' ``.grad`` are not changed. Steps other than
     launches raise GradientError, as in ``jvp``."""
-    if not callable(fn):
-        raise TypeError(f"autograd.hvp: fn must be callable, got {type(fn).__name__}")
-    fn_name = getattr(fn, "__name__", repr(fn))
-    inputs, tangents = list(inputs), list(tangents)
-    if len(tangents) != len(inputs):
-        raise ValueError(f"autograd.hvp of {fn_name}: {len(tangents)} tangents for {len(inputs)} inputs "
-                         "(pass None for the inputs without one)")
-    tangent_of: dict[int, tuple[Array, Array]] = {}
-    for position, (value, tangent) in enumerate(zip(inputs, tangents)):
-        if tangent is None:
-            continue
-        what = f"autograd.hvp of {fn_name}: the tangent of input {position}"
-        if not (isinstance(value, Array) and is_differentiable(value.dtype)):
-            raise TypeError(f"{what}: the input is {_describe(value)}, which has no tangent; pass None for it")
-        given = array_tangent(what, value, tangent)
-        _track(tangent_of, value, array(given.numpy().copy(), dtype=value.dtype, device=value.device), fn_name)
+    fn_name, inputs, tangent_of = _input_tangents("hvp", fn, inputs, tangents)
 
     # The inputs' gradients are set aside: the reverse pass accumulates into
     # fresh ones, which are returned.

@@ -129,6 +129,19 @@ class GradientError(AdjitError):
     """
 
 
+def _keep_access_fields(error, kernel, filename, lineno, array, access, index, shape, thread,
+                        source_line):
+    """Store an array-access failure's attributes on ``error``; return its
+    message's "file:line: " prefix and the index and thread as shown."""
+    error.kernel, error.filename, error.lineno = kernel, filename, lineno
+    error.array, error.access, error.index, error.shape = array, access, index, shape
+    error.thread, error.source_line = thread, source_line
+    where = f"{filename}:{lineno}: " if filename else ""
+    shown = index[0] if len(index) == 1 else index
+    who = thread[0] if len(thread) == 1 else thread
+    return where, shown, who
+
+
 class OutOfBoundsError(AdjitError, IndexError):
     """A kernel accessed an array element outside the array (checked accesses,
     ``adjit.config.bounds_check``). The access was skipped (a read gave zero)
@@ -142,18 +155,8 @@ class OutOfBoundsError(AdjitError, IndexError):
 
     def __init__(self, kernel: str, filename: str, lineno: int, array: str, access: str,
                  index: tuple, shape: tuple, thread: tuple, source_line: str | None = None):
-        self.kernel = kernel
-        self.filename = filename
-        self.lineno = lineno
-        self.array = array
-        self.access = access
-        self.index = index
-        self.shape = shape
-        self.thread = thread
-        self.source_line = source_line
-        where = f"{filename}:{lineno}: " if filename else ""
-        shown = index[0] if len(index) == 1 else index
-        who = thread[0] if len(thread) == 1 else thread
+        where, shown, who = _keep_access_fields(self, kernel, filename, lineno, array, access,
+                                                index, shape, thread, source_line)
         if access == "component index":  # a runtime index into a vector or matrix value
             text = (f"{where}kernel '{kernel}': component index {shown} is out of range for {array} "
                     f"(0 to {shape[0] - 1}; thread {who}); the kernel went on (a read there gives a vector's "
@@ -178,19 +181,9 @@ class NonFiniteError(AdjitError, FloatingPointError):
 
     def __init__(self, kernel: str, filename: str, lineno: int, array: str, access: str,
                  index: tuple, shape: tuple, thread: tuple, source_line: str | None = None):
-        self.kernel = kernel
-        self.filename = filename
-        self.lineno = lineno
-        self.array = array
-        self.access = access
-        self.index = index
-        self.shape = shape
-        self.thread = thread
-        self.source_line = source_line
-        where = f"{filename}:{lineno}: " if filename else ""
-        shown = index[0] if len(index) == 1 else index
-        text = (f"{where}kernel '{kernel}': {access} in array {array} at index {shown} "
-                f"(thread {thread[0] if len(thread) == 1 else thread})")
+        where, shown, who = _keep_access_fields(self, kernel, filename, lineno, array, access,
+                                                index, shape, thread, source_line)
+        text = f"{where}kernel '{kernel}': {access} in array {array} at index {shown} (thread {who})"
         if source_line:
             text += f"\n    {source_line.strip()}"
         super().__init__(text)

@@ -33,7 +33,11 @@ def make_address_array(fb, node: ast.Call) -> Val:
     if not fb.is_static(dtype_node):
         raise fb.error("address_array() dtype must be a type", node, KernelTypeError)
     dtype = T.value_type_of(fb.resolve_static(dtype_node))
-    if not (isinstance(name_node, ast.Constant) and isinstance(name_node.value, str)):
+    if isinstance(name_node, ast.Constant):
+        name = name_node.value
+    else:  # a name bound to a string outside the function (a closure or a global)
+        name = fb.resolve_static(name_node) if fb.is_static(name_node) else None
+    if not isinstance(name, str):
         raise fb.error("address_array() name must be a string constant", node, KernelTypeError)
     address_type = T.uint64 if address.is_literal else address.type
     if address_type.bits != 64:
@@ -43,5 +47,5 @@ def make_address_array(fb, node: ast.Call) -> Val:
     extent_type = T.int64 if extent.is_literal else extent.type
     extent = to_index(fb.materialize(fb.coerce(extent, extent_type, node), extent_type), extent_type)
     array_type = T.ArrayType(dtype, 1)
-    op = adjit_d.ArrayAtAddressOp(array_type.mlir(), address, [extent], name_node.value)
+    op = adjit_d.ArrayAtAddressOp(array_type.mlir(), address, [extent], name)
     return Val(array_type, op.result)

@@ -13,10 +13,8 @@ from __future__ import annotations
 from ..language import address_array
 from . import handles as H
 from .kernel_lang import wp
-from .walks import _boxes_overlap, _next, _ray_box
+from .walks import _boxes_overlap, _next, _ray_box, descriptor_reader
 
-_KIND = wp.constant(wp.uint64(H.BVH_KIND))
-_WORDS = wp.constant(H.DESCRIPTOR_WORDS)
 _ITEM_COUNT = wp.constant(H.BVH_ITEM_COUNT)
 _LOWERS = wp.constant(H.BVH_LOWERS)
 _UPPERS = wp.constant(H.BVH_UPPERS)
@@ -41,21 +39,7 @@ class BvhQuery:
     item: int
 
 
-@wp.func
-def _descriptor(id: wp.uint64, word: int) -> wp.uint64:
-    """Word ``word`` of the descriptor at ``id``; 0 for every word of a stale
-    id (its Bvh collected) or of another object's, after reporting it: a
-    read out of an empty range fails its bounds check naming the cause (and
-    the zero counts then make every later read of the query an empty one)."""
-    d = address_array(id, _WORDS, wp.uint64, "Bvh descriptor")
-    value = wp.uint64(0)
-    if d[0] == _KIND:
-        value = d[word]
-    else:
-        wrong = address_array(id, 0, wp.uint64, "Bvh id: not the id of a live adjit.Bvh (deleted, or "
-                              "another object's id)")
-        value = wrong[0]  # (skipped: 0)
-    return value
+_descriptor = descriptor_reader(H.BVH_KIND, "Bvh")
 
 
 @wp.func

@@ -14,9 +14,8 @@ from ..language import address_array
 from . import handles as H
 from .hash_grid import COORD_MAX, COORD_MIN, ORIGIN
 from .kernel_lang import wp
+from .walks import descriptor_reader
 
-_KIND = wp.constant(wp.uint64(H.HASH_GRID_KIND))
-_WORDS = wp.constant(H.DESCRIPTOR_WORDS)
 _DIM_X = wp.constant(H.GRID_DIM_X)
 _DIM_Y = wp.constant(H.GRID_DIM_Y)
 _DIM_Z = wp.constant(H.GRID_DIM_Z)
@@ -49,21 +48,7 @@ class HashGridQuery:
     cell_end: int
 
 
-@wp.func
-def _descriptor(id: wp.uint64, word: int) -> wp.uint64:
-    """Word ``word`` of the descriptor at ``id``; 0 for every word of a stale
-    id (its HashGrid collected) or of another object's, after reporting it: a
-    read out of an empty range fails its bounds check naming the cause (and
-    the zero counts then make every later read of the query an empty one)."""
-    d = address_array(id, _WORDS, wp.uint64, "HashGrid descriptor")
-    value = wp.uint64(0)
-    if d[0] == _KIND:
-        value = d[word]
-    else:
-        wrong = address_array(id, 0, wp.uint64, "HashGrid id: not the id of a live adjit.HashGrid (deleted, or "
-                              "another object's id)")
-        value = wrong[0]  # (skipped: 0)
-    return value
+_descriptor = descriptor_reader(H.HASH_GRID_KIND, "HashGrid")
 
 
 @wp.func

@@ -10,6 +10,8 @@ of reach in another (``lone``), and leaves with ``_climb_closest`` or
 """
 from __future__ import annotations
 
+from ..language import address_array
+from . import handles as H
 from .kernel_lang import wp
 
 
@@ -151,3 +153,29 @@ def _climb_furthest(lower: wp.array(dtype=wp.vec3), upper: wp.array(dtype=wp.vec
         n = parent
         d = d - 1
     return wp.vec2i(-1, 0)
+
+
+def descriptor_reader(kind: int, name: str):
+    """A device function ``(id, word) -> uint64`` reading word ``word`` of the
+    descriptor of the ``name`` object (handles.py) at ``id``: 0 for every word
+    of a stale id (its object collected) or of another object's, after
+    reporting it: a read out of an empty range fails its bounds check naming
+    the cause (and the zero counts then make every later read of the query an
+    empty one)."""
+    expected_kind = wp.constant(wp.uint64(kind))
+    words = wp.constant(H.DESCRIPTOR_WORDS)
+    what = f"{name} descriptor"
+    wrong_id = f"{name} id: not the id of a live adjit.{name} (deleted, or another object's id)"
+
+    @wp.func
+    def _descriptor(id: wp.uint64, word: int) -> wp.uint64:
+        d = address_array(id, words, wp.uint64, what)
+        value = wp.uint64(0)
+        if d[0] == expected_kind:
+            value = d[word]
+        else:
+            wrong = address_array(id, 0, wp.uint64, wrong_id)
+            value = wrong[0]  # (skipped: 0)
+        return value
+
+    return _descriptor
