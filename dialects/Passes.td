@@ -132,7 +132,7 @@ def AdjitApproximateMath : Pass<"adjit-approximate-math", "::mlir::ModuleOp"> {
     calling libm once per lane) and gives the same bits on every machine,
     whatever its libm. The error bounds of each function, measured against
     correctly rounded float64 references, are in docs/simd.md and checked
-    by tests/python/test_fast_math.py. Run before the math-to-LLVM and
+    by tests/python/builtin_functions/test_fast_math.py. Run before the math-to-LLVM and
     math-to-libm conversions; f16 and bf16 math, already extended to f32,
     is rewritten too. f64 math is left to libm.
   }];

@@ -22,7 +22,7 @@ stream) and NCCL all-reduces the gradients where they are; with NCCL and
 ``--device cpu`` they are copied to the GPU for the all-reduce and back.
 ``--nprocs 1`` runs one process without torch.distributed, except with
 NCCL, which then runs a group of one. ``--out params.json`` writes the final
-parameters and the loss curve (``tests/python/test_distributed.py``
+parameters and the loss curve (``tests/python/interop/test_distributed.py``
 compares them with one process on the whole batch).
 """
 from __future__ import annotations

@@ -9,7 +9,7 @@ Two halves (the MLIR wheels do not travel to the GPU machine):
     python tools/gpu_device_check.py run build/gpu_device OUT_DIR
 
 ``run`` builds the runtime-only extension (cpp/runtime, CMake), puts it in the
-adjit package, and runs the device tests (tests/python/test_gpu_device.py,
+adjit package, and runs the device tests (tests/python/gpu/test_gpu_device.py,
 test_gpu_autograd.py (Jacobians and gradient checks on the device),
 test_gpu_interop.py (adjit.torch.op / adjit.jax.op with PyTorch's and JAX's
 GPU arrays, the distributed example with NCCL), test_gpu_graphs.py (CUDA
@@ -32,14 +32,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TEST_MODULES = ["tests/python/test_gpu_device.py", "tests/python/test_gpu_autograd.py",
-                "tests/python/test_gpu_interop.py", "tests/python/test_gpu_graphs.py"]
-TEST_ARGS = TEST_MODULES + ["tests/python/test_cuda_driver.py"]
+TEST_MODULES = ["tests/python/gpu/test_gpu_device.py", "tests/python/gpu/test_gpu_autograd.py",
+                "tests/python/gpu/test_gpu_interop.py", "tests/python/gpu/test_gpu_graphs.py"]
+TEST_ARGS = TEST_MODULES + ["tests/python/gpu/test_cuda_driver.py"]
 #: Modules whose kernels also get, beside what ``adjit.export`` writes, the
 #: batched adjoints and tangent kernels of this many lanes and the adjoints'
 #: tangent kernels (forward over reverse): what their Jacobians with
 #: ``batch=`` and Hessian checks launch.
-BATCHED_LANES = {"tests/python/test_gpu_autograd.py": 4}
+BATCHED_LANES = {"tests/python/gpu/test_gpu_autograd.py": 4}
 
 
 def _kernels_of(path: Path) -> list:
@@ -55,7 +55,7 @@ def _kernels_of(path: Path) -> list:
 
 def prepare(bundle: Path, arch: str) -> None:
     import adjit
-    sys.path[:0] = [str(ROOT / "tests" / "python"), str(ROOT / "benchmarks")]
+    sys.path[:0] = [str(ROOT / "tests" / "python" / "gpu"), str(ROOT / "benchmarks")]
     kernels, batched = [], []
     for module in TEST_MODULES + ["benchmarks/gpu_bench.py"]:
         if (ROOT / module).exists():

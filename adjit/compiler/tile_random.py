@@ -9,7 +9,7 @@ block is one thread, thread 0, which holds every element: the stream is
 ``pcg(rng)`` and the elements draw from it in row-major order. Each draw is
 the scalar randi / randf emitter of adjit/builtins/random.py, so the tile is
 bit for bit Warp's CPU tile (Warp's own CPU test values are checked in
-tests/python/test_tile_random_scatter.py). ``rng`` itself is read, not
+tests/python/tiles/test_tile_random_scatter.py). ``rng`` itself is read, not
 advanced (Warp takes it by value).
 
 Neither builtin is differentiable (as in Warp): the tile is wrapped in

@@ -63,7 +63,7 @@ class GenConfig:
     #: input reads, so its derivative rule is always on a differentiated path
     focus: str | None = None
     # Switches that keep the fuzzer away from a bug while it is open (turn one
-    # off, with an xfail reproducer in tests/python/test_fuzz_regressions.py,
+    # off, with an xfail reproducer in tests/python/autodiff/test_fuzz_regressions.py,
     # and back on when the bug is fixed). All the bugs below are fixed:
     #: loops reversed by recomputation (``range(n)``, or any loop with
     #: break/continue: a while loop) nested in an if/else branch or in

@@ -7,7 +7,7 @@
 // reduction and polynomials built from arith ops (MLIR's math
 // approximations), which vectorize and do not depend on the host's libm.
 // Which functions are rewritten is decided by their measured error bounds
-// (docs/simd.md, tests/python/test_fast_math.py).
+// (docs/simd.md, tests/python/builtin_functions/test_fast_math.py).
 //
 //===----------------------------------------------------------------------===//
 

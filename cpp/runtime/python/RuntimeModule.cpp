@@ -165,7 +165,7 @@ NB_MODULE(_runtime, m) {
   // Kernels held by module globals keep their loaded code (ObjectImage) and
   // launch plans until Python's last garbage collection, which can come after
   // nanobind's count of live instances at exit: its "leaked" report there
-  // would be noise. (Kernel memory is checked by tests/python/test_lifetime.py.)
+  // would be noise. (Kernel memory is checked by tests/python/runtime/test_lifetime.py.)
   nb::set_leak_warnings(false);
   // The exit handshake of withoutGil (runtime/python/WithoutGil.h), called
   // by adjit/_interrupts.py's atexit handler.

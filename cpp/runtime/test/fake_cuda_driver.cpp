@@ -3,7 +3,7 @@
 // Exports the CUDA driver entry points the runtime's CUDA layer looks up
 // (CudaDriver.cpp), with "device memory" in host memory, so that the layer,
 // its bindings and adjit's Python API over them run through dlopen on a
-// machine without a GPU (tests/python/test_cuda_driver.py builds this file
+// machine without a GPU (tests/python/gpu/test_cuda_driver.py builds this file
 // and points ADJIT_CUDA_DRIVER at it). It checks what the real driver
 // checks where a mistake of the layer would show: a call that needs a
 // context fails without a current one, freed handles are unknown.

@@ -164,7 +164,7 @@ def test_the_error_record_words_are_the_headers():
     for the runtime and the passes; Python reads them from the runtime."""
     import re
     from adjit import _runtime
-    header = (Path(__file__).resolve().parents[2] / "cpp" / "runtime" / "ErrorRecord.h").read_text()
+    header = (Path(__file__).resolve().parents[3] / "cpp" / "runtime" / "ErrorRecord.h").read_text()
     words = dict(re.findall(r"\b(Adjit\w+)\s*=\s*(-?\d+)", header))
     assert {k: int(v) for k, v in words.items() if k.startswith("AdjitRecord")} == {
         "AdjitRecord" + "".join(part.title() for part in name.split("_")): value

@@ -5,7 +5,7 @@ import importlib.util
 import textwrap
 from pathlib import Path
 
-TOOL = Path(__file__).resolve().parents[2] / "tools" / "newton.py"
+TOOL = Path(__file__).resolve().parents[3] / "tools" / "newton.py"
 # (loaded by path under another name: the file's own name is Newton's package's)
 _spec = importlib.util.spec_from_file_location("adjit_newton_tool", TOOL)
 tool = importlib.util.module_from_spec(_spec)

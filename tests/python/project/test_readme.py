@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[3] / "README.md"
 SAFETY = README.parent / "docs" / "safety.md"
 DETERMINISM = README.parent / "docs" / "determinism.md"
 

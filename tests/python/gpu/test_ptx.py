@@ -1,7 +1,10 @@
 """adjit.compile(..., target="cuda") emits PTX that ptxas accepts."""
+import importlib
 import re
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -98,15 +101,19 @@ def test_atomic_add_is_an_atomic_in_ptx():
     assert re.search(r"\b(atom|red)\.[\w.]*add\.f32", ptx), "total[0] += ... must be an atomic add"
 
 
-def _kernels_of(module_name):
-    module = __import__(module_name)
+def _kernels_of(module_name, area):
+    """The kernels of the test module ``area/module_name.py`` (tests/python/)."""
+    folder = str(Path(__file__).resolve().parents[1] / area)
+    if folder not in sys.path:
+        sys.path.append(folder)
+    module = importlib.import_module(module_name)
     return [(f"{module_name}.{name}", obj) for name, obj in sorted(vars(module).items())
             if isinstance(obj, adjit.Kernel)]
 
 
 # Every kernel of the control-flow and array suites (loops with break and
 # continue, early returns, atomics, N-D launches) also lowers to valid PTX.
-_SUITE_KERNELS = _kernels_of("test_control_flow") + _kernels_of("test_arrays")
+_SUITE_KERNELS = _kernels_of("test_control_flow", "language") + _kernels_of("test_arrays", "runtime")
 
 
 @requires_ptxas

@@ -164,7 +164,7 @@ def test_launch_errors_name_the_struct():
 
 
 def test_arrays_of_structs_holding_arrays_are_a_clear_error():
-    # (arrays of structs of values: tests/python/test_struct_arrays.py)
+    # (arrays of structs of values: tests/python/language/test_struct_arrays.py)
     with pytest.raises(TypeError, match=r"arrays of structs \(Params\) whose struct holds an array \(Params.pos\)"):
         wp.array(dtype=Params)
 

@@ -46,7 +46,7 @@ def test_tracker_reports_allocations_in_the_scope(fresh_tracking):
     (report,) = reports
     assert "Total allocations:\n    cpu              3 (4.30 KB)" in report  # 4000 + 360 + 40 bytes
     live = _live(report)
-    assert live[0].startswith("3.91 KB : cpu : array[float32, 1000] : ") and "test_warp_host_names_3.py" in live[0]
+    assert live[0].startswith("3.91 KB : cpu : array[float32, 1000] : ") and "test_warp_names_memory_allocators_aot.py" in live[0]
     assert live[1].startswith("360 B : cpu : array[vec3, (10, 3)] : ")
     assert live[2].startswith("40 B : cpu : array[float64, 5] : ")
     assert "test_tracker_reports_allocations_in_the_scope()" in live[0]  # the allocating line's function

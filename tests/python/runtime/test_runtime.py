@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 RUNTIME = ROOT / "cpp" / "runtime"
 CXX = shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++")
 

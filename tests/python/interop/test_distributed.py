@@ -13,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 dist = pytest.importorskip("torch.distributed")
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "distributed_torch.py"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "distributed_torch.py"
 STEPS, N = 40, 1000  # 1000 samples: shards of 500 (uneven splits are covered by shard())
 
 

@@ -1,4 +1,4 @@
-"""Bugs the gradient fuzzer (adjit.testing, tests/python/test_fuzz_gradients.py)
+"""Bugs the gradient fuzzer (adjit.testing, tests/python/autodiff/test_fuzz_gradients.py)
 found, as minimal reproducers.
 
 Each test asserts the correct behaviour and is marked xfail(strict=True)

@@ -3,7 +3,7 @@ every pass of dialects/Passes.td is named there."""
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DOC = (ROOT / "docs" / "architecture.md").read_text()
 
 

@@ -49,7 +49,7 @@ def calls_native(x: wp.array(dtype=float)):
 
 
 def test_func_native_is_refused_where_used():
-    where = f"test_warp_host_names_4.py:{add_native_line()}"
+    where = f"test_warp_names_constructor_keywords.py:{add_native_line()}"
     with pytest.raises(wp.NotInAdjitError) as info:
         add_native(1.0, 2.0)
     text = str(info.value)

@@ -113,7 +113,7 @@ def test_version_is_pyprojects():
     import pathlib
     import re
     # (the repository's, next to the tests: the package may be installed elsewhere)
-    pyproject = (pathlib.Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    pyproject = (pathlib.Path(__file__).resolve().parents[3] / "pyproject.toml").read_text()
     assert adjit.__version__ == re.search(r'^version = "([^"]+)"', pyproject, re.M).group(1)
     assert tuple(int(v) for v in adjit.__version__.split(".")[:2]) >= (0, 1)  # as Newton parses wp.__version__
 

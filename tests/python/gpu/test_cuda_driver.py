@@ -7,14 +7,14 @@ Three kinds of test:
 - through a stand-in driver (cpp/runtime/test/fake_cuda_driver.cpp, built
   here and loaded through $ADJIT_CUDA_DRIVER in a child process): the
   layer's calls, contexts, errors and the Python API, without a GPU
-  (tests/python/cuda_fake_driver_checks.py);
+  (tests/python/gpu/cuda_fake_driver_checks.py);
 - on a GPU (skipped elsewhere): properties, memory, PTX launches compared
   with the CPU, streams and events, the error record, an illegal address
   reported at synchronize. docs/gpu.md has the command that runs them.
 
 The GPU tests take their PTX from adjit.compile where the compiler is
-installed, else from tests/python/data/cuda_driver/ (the GPU machine has no
-compiler; ``python tests/python/test_cuda_driver.py --write-ptx``
+installed, else from tests/python/gpu/data/cuda_driver/ (the GPU machine has no
+compiler; ``python tests/python/gpu/test_cuda_driver.py --write-ptx``
 regenerates those, and test_ptx_fixtures_match_the_compiler checks them).
 """
 import importlib.util
@@ -36,7 +36,7 @@ from adjit import _runtime
 from adjit.runtime import cuda
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+ROOT = HERE.parents[2]
 FIXTURES = HERE / "data" / "cuda_driver"
 FIXTURE_ARCH = "sm_80"
 CXX = shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++")

@@ -29,7 +29,7 @@ import adjit
 import adjit as wp
 
 from device_fixtures import CUDA_DEVICES, DEVICES, cuda_device, device  # noqa: F401 (fixtures)
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "distributed_torch.py"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "distributed_torch.py"
 
 
 def _torch(device):
