@@ -208,22 +208,28 @@ def launch(kernel: Kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_output
     later instead of launching. ``stream`` (CUDA only) must be None on the
     CPU; ``max_blocks`` and ``block_dim`` are checked and do not change a CPU
     launch (``block_dim()`` is 1 there)."""
-    # The fast path: a plain CPU launch that nothing observes, records or
+    # The fast path: a plain launch that nothing observes, records or
     # captures runs on the kernel's plan (made by the last such launch that
     # went through the general path below) if the plan fits its arguments.
-    if ((device is None or device is CPU or device == "cpu") and stream is None and not adjoint
-            and not record_cmd and max_blocks == 0 and block_dim == 256 and not _observers
+    if (stream is None and not adjoint and not record_cmd and max_blocks == 0 and not _observers
             and not capture._open and not timing._sessions and not config.print_launches
             and not getattr(_tapes_local, "stack", None)):
         plan = getattr(kernel, "_launch_plan", None)
         if (plan is not None and plan.definitions == language.definitions
                 and plan.settings == (config.epoch, loader.forgotten, kernel.bounds_check)):
-            failure = plan.runtime_plan.run(dim, inputs, outputs)
-            if failure is None:
+            if plan.device is CPU:
+                if (device is None or device is CPU or device == "cpu") and block_dim == 256:
+                    failure = plan.runtime_plan.run(dim, inputs, outputs)
+                    if failure is None:
+                        return None
+                    if failure is not False:
+                        launched = PackedLaunch(kernel, dim, 0, (), [], list(inputs) + list(outputs))
+                        raise cpu.check_failed(launched, plan.variant, failure)
+            elif ((device is None or device is plan.device or device == plan.device.alias)
+                  and dim.__class__ is int and 0 <= dim <= MAX_EXTENT and block_dim.__class__ is int
+                  and block_dim > 0 and inputs.__class__ in _SEQUENCES and outputs.__class__ in _SEQUENCES
+                  and plan.runtime_plan.run(dim, [*inputs, *outputs], block_dim)):
                 return None
-            if failure is not False:
-                launched = PackedLaunch(kernel, dim, 0, (), [], list(inputs) + list(outputs))
-                raise cpu.check_failed(launched, plan.variant, failure)
         fast = True  # (the plan to make, if the launch fits one)
     else:
         fast = False
@@ -407,10 +413,17 @@ def _launch(k: Kernel, dim, inputs, outputs, where=None, fast: bool = False) -> 
     if where is not None:
         _place(launch, *where)
     _execute(launch, tapes=active_tapes(), n_inputs=n_inputs, written=_written_arguments)
-    if fast and launch.device is CPU:
+    if fast:
         definitions, settings = language.definitions, (config.epoch, loader.forgotten, k.bounds_check)
-        made = cpu.launch_plan(launch)
-        k._launch_plan = None if made is None else _LaunchPlan(*made, launch.variant, definitions, settings)
+        if launch.device is CPU:
+            if launch.block_dim in (0, 256):
+                made = cpu.launch_plan(launch)
+                k._launch_plan = None if made is None else _LaunchPlan(*made, launch.variant, definitions,
+                                                                       settings, CPU)
+        elif config.mode != "debug":
+            made = _cuda_backend_module().launch_plan(launch)
+            k._launch_plan = None if made is None else _LaunchPlan(made, None, launch.variant, definitions,
+                                                                   settings, launch.device)
 
 
 class _LaunchPlan(NamedTuple):
@@ -426,6 +439,18 @@ class _LaunchPlan(NamedTuple):
     definitions: int
     #: (config.epoch, loader.forgotten, the kernel's bounds_check) when it was made
     settings: tuple
+    #: The device it launches on: the CPU, or a CUDA device (then
+    #: ``runtime_plan`` is ``backends.cuda.LaunchPlan``).
+    device: object
+
+
+#: The argument lists the fast path takes as they are.
+_SEQUENCES = (list, tuple)
+
+
+def _cuda_backend_module():
+    from .backends import cuda
+    return cuda
 
 
 def _place(launch: PackedLaunch, device, stream, block_dim: int) -> None:

@@ -32,6 +32,7 @@ from .. import config, loader
 from .. import types as T
 from ..errors import DeviceHeapError, LaunchError
 from ..runtime import cuda, cuda_helpers
+from ..runtime.array import Array
 from ..runtime.cuda_memory import CudaMemory
 from ..variant import VariantSpec
 from .base import Backend, PackedLaunch, check_failed, thread_coords
@@ -163,6 +164,120 @@ class _Plan:
 
 #: The backend of CUDA launches.
 BACKEND = CudaBackend()
+
+#: struct formats and Python types of the value parameters a launch plan packs.
+_PLAN_VALUES = {"float32": (struct.Struct("<f"), float), "float64": (struct.Struct("<d"), float),
+                "int32": (struct.Struct("<i"), int), "int64": (struct.Struct("<q"), int),
+                "bool": (struct.Struct("<?"), bool)}
+
+
+class LaunchPlan:
+    """The fast path of a kernel's forward launches on one CUDA device
+    (``adjit.launch``): a launch like the one it was made from (the same
+    variant; C-contiguous arrays of the same dtypes and ranks on that
+    device, not overlapping; float, int and bool values given as Python
+    numbers of those types) is checked, packed and queued in one pass.
+    ``run`` returns False, having done nothing, for a launch that does not
+    fit: the general path takes it."""
+
+    __slots__ = ("kernel", "device", "spec", "variant", "kinds", "written", "arrays")
+
+    def __init__(self, launch: PackedLaunch, kinds: list, written: list):
+        self.kernel, self.device, self.spec, self.variant = launch.kernel, launch.device, launch.spec, launch.variant
+        #: Per argument: (True, dtype, ndim) for an array, (False, struct, Python type) for a value.
+        self.kinds = kinds
+        #: The positions of the arrays the kernel writes (their versions move at each launch).
+        self.written = written
+        self.arrays = sum(1 for kind in kinds if kind[0])
+
+    def run(self, dim: int, args: list, block_dim: int) -> bool:
+        """Queues the launch of ``dim`` threads (an int) on ``args``."""
+        kinds = self.kinds
+        if len(args) != len(kinds):
+            return False
+        ordinal = self.device.ordinal
+        packed = []
+        for a, (is_array, x, y) in zip(args, kinds):
+            if is_array:
+                if a.__class__ is not Array:
+                    return False
+                b = a._buffer
+                if b.__class__ is not CudaMemory or (a.dtype is not x and a.dtype != x) or len(b.shape) != y \
+                        or b.allocation.ordinal != ordinal or not b.is_c_contiguous:
+                    return False
+                packed.append(b)
+            else:
+                if a.__class__ is not y:
+                    return False
+                try:
+                    packed.append(x.pack(a))
+                except (struct.error, OverflowError):
+                    return False  # out of the parameter's range: the general path reports it
+        if self.arrays > 1 and _contiguous_overlap(packed):
+            return False
+        grid = -(-dim // block_dim) or 1
+        if grid > 0x7FFFFFFF:
+            return False
+        for position in self.written:
+            args[position]._version += 1
+        variant, device = self.variant, self.device
+        packing = variant.plan
+        stream = device.stream.cuda_stream
+        shape = (dim, 1, 1, 1)
+        pool = cuda.record_pool(ordinal)
+        with pool.lock:
+            record = pool.take((), lambda failure: self._failure(dim, packed, args, failure), stream)
+            data = packing.pack(packed, dim, shape, record)
+            variant.function.launch((grid, 1, 1), (block_dim, 1, 1), data, packing.offsets, stream, 0,
+                                    packing.label)
+        if config.mode == "debug":
+            cuda.check_pending_failures(ordinal)
+        return True
+
+    def _failure(self, dim: int, packed: list, args: list, failure) -> Exception:
+        launch = PackedLaunch(self.kernel, dim, dim, (dim, 1, 1, 1), packed, args, device=self.device)
+        launch.spec, launch.variant = self.spec, self.variant
+        return _failure_error(launch, self.variant, failure)
+
+
+def launch_plan(launch: PackedLaunch) -> LaunchPlan | None:
+    """A ``LaunchPlan`` for later launches like ``launch`` (a forward launch
+    that just ran here), or None where it would not be the general path's
+    choice: adjoint and tangent launches, overlapping or strided arrays, a
+    variant with index ranges to measure, other argument types."""
+    k, spec, variant = launch.kernel, launch.spec, launch.variant
+    if launch.adjoint or launch.tangent or not spec.noalias or spec.strided or spec.all_checked \
+            or variant.ranged or variant.plan is None or len(k.arg_types) != len(launch.primal):
+        return None
+    kinds = []
+    for t, value, packed in zip(k.arg_types, launch.primal, launch.args):
+        if type(t) is T.ArrayType:
+            if type(value) is not Array or packed is not value._buffer or packed.dtype.kind == "V":
+                return None
+            kinds.append((True, value.dtype, t.ndim))
+        elif type(t) is T.ScalarType and t.name in _PLAN_VALUES:
+            kinds.append((False, *_PLAN_VALUES[t.name]))
+        else:
+            return None
+    if not any(kind[0] for kind in kinds):
+        return None  # (the launch's device= chose the device, not its arrays)
+    return LaunchPlan(launch, kinds, list(loader.written_arguments(k)))
+
+
+def _contiguous_overlap(packed: list) -> bool:
+    """Whether two of the C-contiguous device arrays among ``packed`` overlap."""
+    spans = []
+    for b in packed:
+        if b.__class__ is CudaMemory:
+            start = b.allocation.ptr + b.offset
+            end = start + math.prod(b.shape) * b.dtype.itemsize
+            if end > start:
+                spans.append((start, end))
+    spans.sort()
+    for i in range(len(spans) - 1):
+        if spans[i + 1][0] < spans[i][1]:
+            return True
+    return False
 
 #: A range slot's words before ``cuda_helpers.index_range`` reduces into it.
 _REDUCE = (2**63 - 1, -2**63)

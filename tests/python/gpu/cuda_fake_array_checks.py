@@ -153,6 +153,73 @@ def test_launch_loads_ptx_and_packs_its_parameters():
     assert variant.arch == "sm_90" and variant.spec.target == "cuda"
 
 
+@wp.kernel
+def scale_again(x: wp.array(dtype=float), y: wp.array(dtype=float), s: float):
+    i = wp.tid()
+    y[i] = x[i] * s
+
+
+def test_plain_launches_take_the_fast_path_with_their_own_arguments(monkeypatch):
+    """After one launch through the general path, a plain launch like it
+    (nothing observes or records it) runs on the kernel's CUDA launch plan:
+    each still packs its own pointers, sizes and values and moves the written
+    array's version; what the plan does not fit (another device, arrays that
+    overlap, an int for a float) goes the general way and is packed alike."""
+    from adjit.backends import cuda as cuda_backend
+    packed, planned = [], []
+    pack, run = cuda_backend._Plan.pack, cuda_backend.LaunchPlan.run
+
+    def recording(plan, args, total, shape, record):
+        data = pack(plan, args, total, shape, record)
+        packed.append(np.frombuffer(data, np.uint8))
+        return data
+
+    def counting(plan, dim, args, block_dim):
+        ran = run(plan, dim, args, block_dim)
+        planned.append(ran)
+        return ran
+
+    monkeypatch.setattr(cuda_backend._Plan, "pack", recording)
+    monkeypatch.setattr(cuda_backend.LaunchPlan, "run", counting)
+    x, y = wp.zeros(8, dtype=float, device="cuda:0"), wp.zeros(8, dtype=float, device="cuda:0")
+    a, b = wp.zeros(4, dtype=float, device="cuda:0"), wp.zeros(4, dtype=float, device="cuda:0")
+    halves = wp.zeros(8, dtype=float, device="cuda:0")
+    c, d = wp.zeros(3, dtype=float, device="cuda:1"), wp.zeros(3, dtype=float, device="cuda:1")
+    launches = stats()["launches"]
+    wp.launch(scale_again, dim=8, inputs=[x, y, 2.0])  # the general path, which makes the plan
+    assert scale_again._launch_plan.device.alias == "cuda:0" and planned == []
+    version = b._version
+    wp.launch(scale_again, dim=4, inputs=[a, b, -1.5])
+    wp.launch(scale_again, dim=4, inputs=[halves[:4], halves[4:], 0.5], device="cuda:0", block_dim=64)
+    assert planned == [True, True] and b._version == version + 1
+    wp.launch(scale_again, dim=4, inputs=[a, b, 3])  # an int for the float: the general path
+    wp.launch(scale_again, dim=3, inputs=[c, d, 0.25])  # another device: the general path, a plan there
+    assert planned == [True, True, False, False] and scale_again._launch_plan.device.alias == "cuda:1"
+    wp.launch(scale_again, dim=8, inputs=[y, y, 1.0])  # overlapping: the general path, and no plan
+    assert scale_again._launch_plan is None
+    wp.synchronize()
+    assert stats()["launches"] == launches + 6
+    expected = [(x, y, 2.0, 8), (a, b, -1.5, 4), (halves[:4], halves[4:], 0.5, 4), (a, b, 3.0, 4),
+                (c, d, 0.25, 3), (y, y, 1.0, 8)]
+    assert len(packed) == len(expected)
+    for data, (first, second, value, n) in zip(packed, expected):
+        words = data[:80].view(np.int64)  # two 1-d memrefs: (ptr, ptr, 0, size, stride) each
+        assert list(words) == [first.ptr, first.ptr, 0, n, 1, second.ptr, second.ptr, 0, n, 1]
+        assert data[80:84].view(np.float32)[0] == value
+        assert data[88:96].view(np.int64)[0] == n  # the thread count
+
+
+def test_a_failure_in_a_planned_launch_names_the_kernel_and_thread():
+    x, y = wp.zeros(8, dtype=float, device="cuda:0"), wp.zeros(8, dtype=float, device="cuda:0")
+    wp.launch(scale_again, dim=8, inputs=[x, y, 2.0])
+    plan = scale_again._launch_plan.runtime_plan
+    site = next(n for n, s in enumerate(plan.variant.sites) if s["array"] == "y")
+    error = plan._failure(8, [x._buffer, y._buffer, b"\0" * 4], [x, y, 2.0], (site, 5, (9,), (8,)))
+    assert isinstance(error, wp.OutOfBoundsError)
+    assert (error.kernel, error.array, error.index, error.thread) == ("scale_again", "'y'", (9,), (5,))
+    assert error.filename == __file__
+
+
 def test_repeated_launches_pack_each_launchs_own_arguments(monkeypatch):
     """The variant a launch chose is kept for the next ones
     (loader.prepared_variant) and its parameter layout too: each launch still packs
