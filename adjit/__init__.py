@@ -149,7 +149,8 @@ from .geometry import (Bvh, BvhQuery, HashGrid, HashGridQuery, bvh_query_aabb, b
 from .geometry import (Mesh, MeshQueryAABB, MeshQueryPoint, MeshQueryRay, mesh_eval_face_normal,  # noqa: E402,F401
                        mesh_eval_position, mesh_eval_velocity, mesh_get_index, mesh_get_point, mesh_get_velocity,
                        mesh_query_aabb, mesh_query_aabb_next, mesh_query_furthest_point_no_sign, mesh_query_point,
-                       mesh_query_point_no_sign, mesh_query_point_sign_normal, mesh_query_point_sign_winding_number,
+                       mesh_query_point_no_sign, mesh_query_point_sign_normal, mesh_query_point_sign_parity,
+                       mesh_query_point_sign_winding_number,
                        mesh_query_ray, mesh_query_ray_anyhit, mesh_query_ray_count_intersections)
 from .geometry import closest_point_edge_edge, intersect_tri_tri  # noqa: E402,F401
 from .geometry import MarchingCubes  # noqa: E402,F401

@@ -27,7 +27,8 @@ from .mesh_queries import (MeshQueryAABB, MeshQueryPoint, MeshQueryRay, mesh_eva
                            mesh_eval_position, mesh_eval_velocity, mesh_get_index, mesh_get_point,
                            mesh_get_velocity, mesh_query_aabb, mesh_query_aabb_next,
                            mesh_query_furthest_point_no_sign, mesh_query_point, mesh_query_point_no_sign,
-                           mesh_query_point_sign_normal, mesh_query_point_sign_winding_number, mesh_query_ray,
+                           mesh_query_point_sign_normal, mesh_query_point_sign_parity,
+                           mesh_query_point_sign_winding_number, mesh_query_ray,
                            mesh_query_ray_anyhit, mesh_query_ray_count_intersections)
 from .primitives import closest_point_edge_edge, intersect_tri_tri  # noqa: F401
 

@@ -392,6 +392,47 @@ def mesh_query_point(id: wp.uint64, point: wp.vec3, max_dist: float) -> MeshQuer
 
 
 @wp.func
+def _parity_vote_sign(id: wp.uint64, p: wp.vec3, n_sample: int, perturbation_scale: float) -> float:
+    """mesh_query_point_sign_parity's sign: -1 when at least half of ``n_sample``
+    rays cross the mesh an odd number of times (so -1 for n_sample <= 0, as
+    Warp). Ray i goes along (1, 1, 1) plus three draws of randf(state, -scale,
+    scale) from rand_init(42), redrawn while the direction is nearly zero:
+    Warp's directions, draw for draw."""
+    state = wp.rand_init(42)
+    vote = int(0)
+    for i in range(n_sample):
+        dir = wp.vec3(0.0)
+        searching = True
+        while searching:
+            x = wp.randf(state, -perturbation_scale, perturbation_scale)
+            y = wp.randf(state, -perturbation_scale, perturbation_scale)
+            z = wp.randf(state, -perturbation_scale, perturbation_scale)
+            dir = wp.vec3(1.0 + x, 1.0 + y, 1.0 + z)
+            searching = wp.length_sq(dir) < 1.0e-8
+        vote = vote + _crossings(id, p, dir) % 2
+    if vote * 2 >= n_sample:
+        return -1.0
+    return 1.0
+
+
+@wp.func
+def mesh_query_point_sign_parity(id: wp.uint64, point: wp.vec3, max_dist: float, n_sample: int = 1,
+                                 perturbation_scale: float = 0.1) -> MeshQueryPoint:
+    """As mesh_query_point_no_sign, with ``sign`` -1 (inside) when at least half
+    of ``n_sample`` rays from ``point`` cross the mesh an odd number of times,
+    else +1 (Warp's mesh_query_point_sign_parity). The rays go along (1, 1, 1)
+    perturbed per axis by uniform draws in [-perturbation_scale,
+    perturbation_scale) from a fixed seed, as Warp's (the same directions).
+    The sign does not depend on ``max_dist``; prefer an odd ``n_sample``."""
+    p = wp.stop_gradient(point)
+    face = _closest_face(id, p, wp.stop_gradient(max_dist))
+    sign = float(1.0)
+    if face >= 0:
+        sign = _parity_vote_sign(id, p, n_sample, wp.stop_gradient(perturbation_scale))
+    return _point_result(id, point, face, sign)
+
+
+@wp.func
 def mesh_query_ray(id: wp.uint64, start: wp.vec3, dir: wp.vec3, max_t: float) -> MeshQueryRay:
     """The first face the ray ``start + t * dir`` (0 <= t < max_t) hits:
     ``t``, weights ``u``, ``v``, ``sign`` (+1 on the face's front) and the

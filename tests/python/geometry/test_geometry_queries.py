@@ -1,0 +1,200 @@
+"""Warp 1.19's mesh_query_point_sign_parity, mesh_query_sphere +
+mesh_query_next, bvh_query_sphere and bvh_query_capsule (adjit/geometry,
+docs/geometry.md) against float64 brute force over every face or box, and
+the closest point's gradient against float64 central differences. Warp's
+ray directions are embedded (never imported here)."""
+import numpy as np
+import pytest
+
+import adjit as wp
+from test_geometry import closest_on_triangles, corners, make_mesh, ray_hits, triangle_soup, uv_sphere
+from test_geometry_more import open_sphere
+
+# Warp 1.19's first five sign_parity ray directions for perturbation_scale 0.1:
+# (1, 1, 1) + three randf(rand_init(42), -0.1, 0.1) draws each (float32, from
+# warp's CPU kernel, printed with float.hex).
+WARP_DIRECTIONS = np.array([[float.fromhex(x) for x in row] for row in [
+    ["0x1.079a7cp+0", "0x1.16230cp+0", "0x1.08e1c4p+0"],
+    ["0x1.1223dep+0", "0x1.00fe32p+0", "0x1.d1d63p-1"],
+    ["0x1.f9616ap-1", "0x1.eb7312p-1", "0x1.cf53a2p-1"],
+    ["0x1.eb394p-1", "0x1.ffc0fcp-1", "0x1.deae34p-1"],
+    ["0x1.ed2deep-1", "0x1.08694p+0", "0x1.08b768p+0"]]], np.float32)
+
+
+# --- mesh_query_point_sign_parity -----------------------------------------------------------
+
+@wp.kernel
+def parity_kernel(mesh: wp.uint64, qs: wp.array(dtype=wp.vec3), max_dist: float, n_sample: int, scale: float,
+                  found: wp.array(dtype=int), sign: wp.array(dtype=float), face: wp.array(dtype=int),
+                  at: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    q = wp.mesh_query_point_sign_parity(mesh, qs[i], max_dist, n_sample, scale)
+    found[i] = int(q.result)
+    sign[i] = q.sign
+    face[i] = q.face
+    if q.result:
+        at[i] = wp.mesh_eval_position(mesh, q.face, q.u, q.v)
+
+
+@wp.kernel
+def parity_default_kernel(mesh: wp.uint64, qs: wp.array(dtype=wp.vec3), sign: wp.array(dtype=float)):
+    i = wp.tid()
+    sign[i] = wp.mesh_query_point_sign_parity(mesh, qs[i], 10.0).sign
+
+
+def parity(mesh, qs, n_sample=1, scale=0.1, max_dist=10.0):
+    n = len(qs)
+    outs = [wp.zeros(n, dtype=int), wp.zeros(n, dtype=float), wp.zeros(n, dtype=int), wp.zeros(n, dtype=wp.vec3)]
+    wp.launch(parity_kernel, dim=n, inputs=[mesh.id, wp.array(qs, dtype=wp.vec3), max_dist, n_sample, scale, *outs])
+    return [o.numpy() for o in outs]
+
+
+@wp.kernel
+def directions_kernel(n: int, scale: float, out: wp.array(dtype=wp.vec3)):
+    state = wp.rand_init(42)
+    for i in range(n):
+        x = wp.randf(state, -scale, scale)
+        y = wp.randf(state, -scale, scale)
+        z = wp.randf(state, -scale, scale)
+        out[i] = wp.vec3(1.0 + x, 1.0 + y, 1.0 + z)
+
+
+def test_parity_ray_directions_are_warps():
+    out = wp.zeros(5, dtype=wp.vec3)
+    wp.launch(directions_kernel, dim=1, inputs=[5, 0.1, out])
+    np.testing.assert_array_equal(out.numpy(), WARP_DIRECTIONS)
+
+
+def reference_parity(pts, tris, qs, dirs, margin=1e-4):
+    """float64: the parity vote of the rays from each point along ``dirs``
+    (-1 when at least half cross an odd number of faces), and whether every
+    ray stays ``margin`` (in barycentric weight) away from every face's edges."""
+    a, b, c = corners(pts, tris)
+    signs, clear = [], []
+    for p in qs.astype(np.float64):
+        vote, ok = 0, True
+        for d in dirs.astype(np.float64):
+            t, wa, wb = ray_hits(p, d, a, b, c)
+            vote += int(np.isfinite(t).sum() % 2)
+            w = np.stack([wa, wb, 1 - wa - wb], -1)
+            near = np.all(w > -margin, axis=1) & (np.abs(w).min(axis=1) < margin) & ~np.isnan(w).any(axis=1)
+            ok &= not near.any()
+        signs.append(-1.0 if 2 * vote >= len(dirs) else 1.0)
+        clear.append(ok)
+    return np.array(signs), np.array(clear)
+
+
+@pytest.mark.parametrize("n_sample", [1, 3, 4, 5])
+def test_parity_sign_matches_brute_force_on_an_open_mesh(n_sample):
+    # with holes the crossing parity depends on the ray: the votes of Warp's
+    # directions (embedded), counted in float64 over every face
+    pts, tris = open_sphere()
+    mesh = make_mesh(pts, tris)
+    rng = np.random.default_rng(21)
+    qs = rng.uniform(-1.3, 1.3, (300, 3)).astype(np.float32)
+    found, sign, _, _ = parity(mesh, qs, n_sample=n_sample)
+    assert found.all()
+    expected, clear = reference_parity(pts, tris, qs, WARP_DIRECTIONS[:n_sample])
+    assert clear.sum() >= 280
+    np.testing.assert_array_equal(sign[clear], expected[clear])
+    assert 20 < (sign < 0).sum() < 280
+
+
+def test_parity_sign_inside_and_outside_a_closed_mesh():
+    pts, tris = uv_sphere(rings=16, segments=32)
+    mesh = make_mesh(pts, tris)
+    rng = np.random.default_rng(22)
+    d = rng.normal(size=(200, 3))
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    r = np.concatenate([rng.uniform(0.05, 0.9, 100), rng.uniform(1.05, 2.0, 100)])
+    qs = (d * r[:, None]).astype(np.float32)
+    for n_sample, scale in [(1, 0.1), (3, 0.1), (5, 0.5)]:
+        found, sign, _, _ = parity(mesh, qs, n_sample, scale)
+        assert found.all()
+        np.testing.assert_array_equal(sign, np.where(r < 1, -1.0, 1.0))
+    # the defaults are (1, 0.1)
+    sign = wp.zeros(200, dtype=float)
+    wp.launch(parity_default_kernel, dim=200, inputs=[mesh.id, wp.array(qs, dtype=wp.vec3), sign])
+    np.testing.assert_array_equal(sign.numpy(), parity(mesh, qs, 1, 0.1)[1])
+
+
+def test_parity_without_rays_is_inside_and_max_dist_limits_only_the_point():
+    pts, tris = uv_sphere()
+    mesh = make_mesh(pts, tris)
+    qs = np.array([[0, 0, 1.6], [0, 0, 1.2], [0, 0, 0.5], [3, 0, 0]], np.float32)
+    found, sign, face, _ = parity(mesh, qs, n_sample=0)
+    assert found.all() and (sign == -1).all()  # as Warp: no rays, no votes, 0 >= 0
+    found, sign, face, _ = parity(mesh, qs, max_dist=0.45)
+    assert found.tolist() == [0, 1, 0, 0] and face[0] == -1 and face[3] == -1
+    assert sign[1] == 1.0
+
+
+def test_parity_closest_point_matches_brute_force():
+    pts, tris = triangle_soup(200, seed=23)
+    mesh = make_mesh(pts, tris)
+    rng = np.random.default_rng(24)
+    qs = rng.uniform(-1.5, 1.5, (300, 3)).astype(np.float32)
+    found, _, face, at = parity(mesh, qs, n_sample=3)
+    assert found.all()
+    a, b, c = corners(pts, tris)
+    for i, p in enumerate(qs.astype(np.float64)):
+        _, dist = closest_on_triangles(p, a, b, c)
+        best = np.sqrt(dist.min())
+        assert abs(np.linalg.norm(p - at[i]) - best) <= 2e-6 * (1 + best), i
+        assert np.sqrt(dist[face[i]]) <= best + 2e-6 * (1 + best)
+
+
+@wp.kernel
+def parity_closest_point(mesh: wp.uint64, qs: wp.array(dtype=wp.vec3), out: wp.array(dtype=wp.vec3),
+                         faces: wp.array(dtype=int)):
+    i = wp.tid()
+    q = wp.mesh_query_point_sign_parity(mesh, qs[i], 10.0, 3)
+    out[i] = wp.mesh_eval_position(mesh, q.face, q.u, q.v)
+    faces[i] = q.face
+
+
+def closest_point_jacobians(kernel, pts, tris, qs_np):
+    """Rows d out[i][k] / d qs[i] from the tape, and float64 central
+    differences of the closest point on each found face, at the points whose
+    neighbourhood stays in one region (interior, edge or corner) of the face."""
+    n = len(qs_np)
+    mesh = make_mesh(pts, tris)
+    qs = wp.array(qs_np, dtype=wp.vec3, requires_grad=True)
+    out, faces = wp.zeros(n, dtype=wp.vec3, requires_grad=True), wp.zeros(n, dtype=int)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(kernel, dim=n, inputs=[mesh.id, qs, out, faces])
+    a, b, c = corners(pts, tris)
+    got, want = [], []
+    for k in range(3):
+        tape.zero()
+        seed = np.zeros((n, 3), np.float32)
+        seed[:, k] = 1
+        out.grad = wp.array(seed, dtype=wp.vec3)
+        tape.backward()
+        rows = qs.grad.numpy().copy()
+        for i in range(n):
+            f = faces.numpy()[i]
+            fa, fb, fc = a[f:f + 1], b[f:f + 1], c[f:f + 1]
+
+            def point(p):
+                w, _ = closest_on_triangles(p, fa, fb, fc)
+                return (fa * w[:, :1] + fb * w[:, 1:] + fc * (1 - w.sum(1, keepdims=True)))[0]
+
+            def region(p):
+                w, _ = closest_on_triangles(p, fa, fb, fc)
+                return tuple(np.abs([w[0, 0], w[0, 1], 1 - w[0].sum()]) < 1e-12)
+            p0, h = qs_np[i].astype(np.float64), 1e-6
+            if any(region(p0 + s * 1e-3 * e) != region(p0) for e in np.eye(3) for s in (-1, 1)):
+                continue
+            got.append(rows[i])
+            want.append([(point(p0 + h * e)[k] - point(p0 - h * e)[k]) / (2 * h) for e in np.eye(3)])
+    return np.array(got), np.array(want)
+
+
+def test_parity_closest_point_jacobian_matches_central_differences():
+    pts, tris = triangle_soup(60, seed=25)
+    qs = np.random.default_rng(26).uniform(-1, 1, (40, 3)).astype(np.float32)
+    got, want = closest_point_jacobians(parity_closest_point, pts, tris, qs)
+    assert len(got) >= 100
+    np.testing.assert_allclose(got, want, atol=2e-4)
