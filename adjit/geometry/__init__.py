@@ -25,13 +25,15 @@ from .marching_cubes import MarchingCubes  # noqa: F401
 from .mesh import Mesh  # noqa: F401
 from .mesh_queries import (MeshQueryAABB, MeshQueryPoint, MeshQueryRay, mesh_eval_face_normal,  # noqa: F401
                            mesh_eval_position, mesh_eval_velocity, mesh_get_index, mesh_get_point,
-                           mesh_get_velocity, mesh_query_aabb, mesh_query_aabb_next,
+                           mesh_get_velocity, mesh_query_aabb, mesh_query_aabb_next, mesh_query_next,
                            mesh_query_furthest_point_no_sign, mesh_query_point, mesh_query_point_no_sign,
                            mesh_query_point_sign_normal, mesh_query_point_sign_parity,
                            mesh_query_point_sign_winding_number, mesh_query_ray,
-                           mesh_query_ray_anyhit, mesh_query_ray_count_intersections)
+                           mesh_query_ray_anyhit, mesh_query_ray_count_intersections, mesh_query_sphere)
 from .primitives import closest_point_edge_edge, intersect_tri_tri  # noqa: F401
 
+#: Warp 1.19's name of the type mesh_query_aabb and mesh_query_sphere return (one struct in adjit).
+MeshQuery = MeshQueryAABB
 
 #: Warp 1.19's name (``warp.geometry.IsoSurfaceMarchingCubes``; ``warp.MarchingCubes`` is its deprecated alias).
 IsoSurfaceMarchingCubes = MarchingCubes

@@ -198,3 +198,106 @@ def test_parity_closest_point_jacobian_matches_central_differences():
     got, want = closest_point_jacobians(parity_closest_point, pts, tris, qs)
     assert len(got) >= 100
     np.testing.assert_allclose(got, want, atol=2e-4)
+
+
+# --- mesh_query_sphere, mesh_query_next ------------------------------------------------------
+
+def segment_distance_sq(p, s, e):
+    """float64: squared distances from p to the segments s-e (arrays)."""
+    d = e - s
+    ll = np.einsum("ij,ij->i", d, d)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.where(ll > 0, np.clip(np.einsum("ij,ij->i", p - s, d) / ll, 0, 1), 0)
+    x = s + t[:, None] * d - p
+    return np.einsum("ij,ij->i", x, x)
+
+
+def triangle_distance_sq(p, a, b, c):
+    """float64: squared distances from p to triangles abc, degenerate ones
+    (zero area: their longest edge) included."""
+    best = np.minimum(np.minimum(segment_distance_sq(p, a, b), segment_distance_sq(p, b, c)),
+                      segment_distance_sq(p, c, a))
+    n = np.cross(b - a, c - a)
+    nn = np.einsum("ij,ij->i", n, n)
+    ok = nn > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        h = np.einsum("ij,ij->i", p - a, n) / nn  # p = proj + h n
+        proj = p - h[:, None] * n
+        # the projection is inside when it is on the inner side of all three edges
+        inside = ok.copy()
+        for s, e in ((a, b), (b, c), (c, a)):
+            inside &= np.einsum("ij,ij->i", np.cross(e - s, proj - s), n) >= 0
+    return np.where(inside, h * h * nn, best)
+
+
+def soup_with_degenerate_faces(n, seed):
+    pts, tris = triangle_soup(n, seed)
+    pts[3 * 5 + 2] = 0.3 * pts[3 * 5] + 0.7 * pts[3 * 5 + 1]  # collinear corners
+    pts[3 * 7 + 1] = pts[3 * 7 + 2] = pts[3 * 7]  # one point
+    return pts, tris
+
+
+@wp.kernel
+def mesh_sphere_kernel(mesh: wp.uint64, centres: wp.array(dtype=wp.vec3), radii: wp.array(dtype=float),
+                       old_name: int, hits: wp.array2d(dtype=int)):
+    i = wp.tid()
+    query = wp.mesh_query_sphere(mesh, centres[i], radii[i])
+    face = int(-1)
+    if old_name == 1:
+        while wp.mesh_query_aabb_next(query, face):
+            hits[i, face] += 1
+    else:
+        while wp.mesh_query_next(query, face):
+            hits[i, face] += 1
+
+
+def mesh_sphere_hits(mesh, faces, centres, radii, old_name=0):
+    hits = wp.zeros((len(centres), faces), dtype=int)
+    wp.launch(mesh_sphere_kernel, dim=len(centres),
+              inputs=[mesh.id, wp.array(centres, dtype=wp.vec3), wp.array(radii, dtype=float), old_name, hits])
+    return hits.numpy()
+
+
+def test_mesh_sphere_finds_each_face_within_the_radius_once():
+    pts, tris = soup_with_degenerate_faces(300, seed=31)
+    mesh = make_mesh(pts, tris)
+    rng = np.random.default_rng(32)
+    centres = rng.uniform(-1.2, 1.2, (200, 3)).astype(np.float32)
+    radii = rng.uniform(0.0, 0.5, 200).astype(np.float32)
+    radii[:5] = [0.0, -0.3, 0.5, 0.5, 0.5]
+    centres[2] = pts[3 * 7]  # at the degenerate point face
+    centres[3] = pts[3 * 5 + 2] + np.float32([0, 0, 0.4])  # above the collinear face
+    hits = mesh_sphere_hits(mesh, len(tris), centres, radii)
+    assert hits.max() == 1  # no face twice
+    a, b, c = corners(pts, tris)
+    checked = 0
+    for i, (p, r) in enumerate(zip(centres.astype(np.float64), radii.astype(np.float64))):
+        d = np.sqrt(triangle_distance_sq(p, a, b, c))
+        r = max(r, 0.0)
+        clear = np.abs(d - r) > 1e-5
+        np.testing.assert_array_equal(hits[i][clear], (d <= r)[clear], err_msg=f"sphere {i}")
+        checked += clear.sum()
+    assert checked > 0.99 * hits.size and hits.sum() > 500
+    assert hits[2, 7] == 1 and hits[1].sum() == 0 and hits[3, 5] == 1
+    # mesh_query_aabb_next advances a sphere query as mesh_query_next does (as Warp's)
+    np.testing.assert_array_equal(mesh_sphere_hits(mesh, len(tris), centres, radii, old_name=1), hits)
+
+
+@wp.kernel
+def mesh_box_next_kernel(mesh: wp.uint64, lower: wp.vec3, upper: wp.vec3, hits: wp.array(dtype=int)):
+    query = wp.mesh_query_aabb(mesh, lower, upper)
+    face = int(-1)
+    while wp.mesh_query_next(query, face):
+        hits[face] += 1
+
+
+def test_mesh_query_next_advances_box_queries():
+    pts, tris = soup_with_degenerate_faces(200, seed=33)
+    mesh = make_mesh(pts, tris)
+    lower, upper = np.float32([-0.4, -0.2, -0.5]), np.float32([0.3, 0.6, 0.2])
+    hits = wp.zeros(len(tris), dtype=int)
+    wp.launch(mesh_box_next_kernel, dim=1, inputs=[mesh.id, wp.vec3(*lower), wp.vec3(*upper), hits])
+    flo, fhi = pts[tris].min(axis=1), pts[tris].max(axis=1)
+    expected = np.all(flo <= upper, axis=1) & np.all(fhi >= lower, axis=1)
+    np.testing.assert_array_equal(hits.numpy(), expected.astype(int))
+    assert 5 < expected.sum() < len(tris)
