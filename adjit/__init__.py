@@ -145,7 +145,8 @@ from .warp import alias_warp, is_warp_aliased  # noqa: E402,F401
 from .warp.placeholders import Texture2D, Texture3D, Volume  # noqa: E402,F401
 # Meshes, Bvhs, hash grids and their queries, in adjit's own kernel language (adjit/geometry/)
 from .geometry import (Bvh, BvhQuery, HashGrid, HashGridQuery, bvh_query_aabb, bvh_query_next,  # noqa: E402,F401
-                       bvh_query_ray, hash_grid_point_id, hash_grid_query, hash_grid_query_next)
+                       bvh_query_capsule, bvh_query_ray, bvh_query_sphere, hash_grid_point_id, hash_grid_query,
+                       hash_grid_query_next)
 from .geometry import (Mesh, MeshQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay, mesh_eval_face_normal,  # noqa: E402,F401
                        mesh_eval_position, mesh_eval_velocity, mesh_get_index, mesh_get_point, mesh_get_velocity,
                        mesh_query_aabb, mesh_query_aabb_next, mesh_query_furthest_point_no_sign, mesh_query_next,

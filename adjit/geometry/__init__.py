@@ -17,7 +17,8 @@ Under ``adjit.alias_warp()`` this package is also ``warp.geometry`` (Warp
 there); a name of Warp's module adjit lacks raises ``NotInAdjitError``.
 """
 from .bvh_object import Bvh  # noqa: F401
-from .bvh_queries import BvhQuery, bvh_query_aabb, bvh_query_next, bvh_query_ray  # noqa: F401
+from .bvh_queries import (BvhQuery, bvh_query_aabb, bvh_query_capsule, bvh_query_next, bvh_query_ray,  # noqa: F401
+                          bvh_query_sphere)
 from .hash_grid import HashGrid  # noqa: F401
 from .hash_grid_queries import (HashGridQuery, hash_grid_point_id, hash_grid_query,  # noqa: F401
                                 hash_grid_query_next)

@@ -301,3 +301,120 @@ def test_mesh_query_next_advances_box_queries():
     expected = np.all(flo <= upper, axis=1) & np.all(fhi >= lower, axis=1)
     np.testing.assert_array_equal(hits.numpy(), expected.astype(int))
     assert 5 < expected.sum() < len(tris)
+
+
+# --- bvh_query_sphere, bvh_query_capsule ----------------------------------------------------
+
+@wp.kernel
+def bvh_sphere_kernel(bvh: wp.uint64, centres: wp.array(dtype=wp.vec3), radii: wp.array(dtype=float),
+                      hits: wp.array2d(dtype=int)):
+    i = wp.tid()
+    query = wp.bvh_query_sphere(bvh, centres[i], radii[i])
+    item = int(-1)
+    while wp.bvh_query_next(query, item):
+        hits[i, item] += 1
+
+
+@wp.kernel
+def bvh_capsule_kernel(bvh: wp.uint64, starts: wp.array(dtype=wp.vec3), dirs: wp.array(dtype=wp.vec3),
+                       radii: wp.array(dtype=float), max_dist: float, hits: wp.array2d(dtype=int)):
+    i = wp.tid()
+    query = wp.bvh_query_capsule(bvh, starts[i], dirs[i], radii[i])
+    item = int(-1)
+    while wp.bvh_query_next(query, item, max_dist):
+        hits[i, item] += 1
+
+
+def random_boxes(n, seed):
+    rng = np.random.default_rng(seed)
+    lo = rng.uniform(-1, 1, (n, 3)).astype(np.float32)
+    return lo, (lo + rng.uniform(0, 0.2, (n, 3))).astype(np.float32)
+
+
+def box_distance(p, lo, hi):
+    d = np.maximum(np.maximum(lo - p, p - hi), 0)
+    return np.sqrt(np.einsum("ij,ij->i", d, d))
+
+
+@pytest.mark.parametrize("leaf_size", [1, 3])
+def test_bvh_sphere_finds_each_box_within_the_radius_once(leaf_size):
+    lo, hi = random_boxes(300, seed=41)
+    bvh = wp.Bvh(wp.array(lo, dtype=wp.vec3), wp.array(hi, dtype=wp.vec3), leaf_size=leaf_size)
+    rng = np.random.default_rng(42)
+    centres = rng.uniform(-1.2, 1.2, (200, 3)).astype(np.float32)
+    radii = rng.uniform(0.0, 0.4, 200).astype(np.float32)
+    radii[:2] = [-0.5, 0.0]
+    centres[1] = hi[17]  # a corner touches: counted
+    hits = wp.zeros((200, 300), dtype=int)
+    wp.launch(bvh_sphere_kernel, dim=200, inputs=[bvh.id, wp.array(centres, dtype=wp.vec3),
+                                                   wp.array(radii, dtype=float), hits])
+    hits = hits.numpy()
+    assert hits.max() == 1 and hits.sum() > 300
+    lo64, hi64 = lo.astype(np.float64), hi.astype(np.float64)
+    for i in range(200):
+        d, r = box_distance(centres[i].astype(np.float64), lo64, hi64), max(float(radii[i]), 0.0)
+        clear = np.abs(d - r) > 1e-6
+        np.testing.assert_array_equal(hits[i][clear], (d <= r)[clear], err_msg=f"sphere {i}")
+    assert hits[1, 17] == 1 and hits[0].sum() == (box_distance(centres[0], lo64, hi64) == 0).sum()
+
+
+def reference_capsule(start, d, r, lo, hi, max_dist):
+    """float64: whether the ray start + t d meets each box grown by r at some
+    t in [0, max_dist] (Warp's slab test, closed at max_dist), and whether the
+    answer is clear of ties by 1e-5."""
+    lo, hi = lo - r, hi + r
+    enter, leave = np.full(len(lo), -np.inf), np.full(len(lo), np.inf)
+    inside, margin = np.ones(len(lo), bool), np.full(len(lo), np.inf)
+    for k in range(3):
+        if d[k] == 0:
+            inside &= (start[k] >= lo[:, k]) & (start[k] <= hi[:, k])
+            margin = np.minimum(margin, np.minimum(np.abs(start[k] - lo[:, k]), np.abs(start[k] - hi[:, k])))
+        else:
+            t0, t1 = (lo[:, k] - start[k]) / d[k], (hi[:, k] - start[k]) / d[k]
+            enter, leave = np.maximum(np.minimum(t0, t1), enter), np.minimum(np.maximum(t0, t1), leave)
+    hit = inside & (leave >= 0) & (leave >= enter) & (enter <= max_dist)
+    for gap in (leave, leave - enter, enter - max_dist):
+        margin = np.minimum(margin, np.abs(np.where(np.isfinite(gap), gap, np.inf)))
+    return hit, margin > 1e-5
+
+
+@pytest.mark.parametrize("max_dist", [1.0, 0.5, np.inf])
+def test_bvh_capsule_matches_the_grown_boxes_slab_test(max_dist):
+    lo, hi = random_boxes(300, seed=43)
+    bvh = wp.Bvh(wp.array(lo, dtype=wp.vec3), wp.array(hi, dtype=wp.vec3))
+    rng = np.random.default_rng(44)
+    starts = rng.uniform(-1.2, 1.2, (200, 3)).astype(np.float32)
+    dirs = rng.normal(0, 0.6, (200, 3)).astype(np.float32)
+    dirs[:20, 0] = 0  # parallel to the x slabs
+    dirs[20:30, 1:] = 0  # along x
+    radii = rng.uniform(-0.05, 0.3, 200).astype(np.float32)
+    hits = wp.zeros((200, 300), dtype=int)
+    wp.launch(bvh_capsule_kernel, dim=200, inputs=[bvh.id, wp.array(starts, dtype=wp.vec3),
+                                                    wp.array(dirs, dtype=wp.vec3), wp.array(radii, dtype=float),
+                                                    float(max_dist), hits])
+    hits = hits.numpy()
+    assert hits.max() == 1 and hits.sum() > 500
+    for i in range(200):
+        hit, clear = reference_capsule(starts[i].astype(np.float64), dirs[i].astype(np.float64),
+                                       max(float(radii[i]), 0.0), lo.astype(np.float64), hi.astype(np.float64),
+                                       max_dist)
+        assert clear.mean() > 0.95
+        np.testing.assert_array_equal(hits[i][clear], hit[clear], err_msg=f"capsule {i}")
+
+
+def test_bvh_sphere_and_capsule_warp_doc_examples():
+    # Warp 1.19's docstring examples and their printed outputs
+    lowers = wp.array([[0, 0, 0], [2, 0, 0]], dtype=wp.vec3)
+    uppers = wp.array([[1, 1, 1], [3, 1, 1]], dtype=wp.vec3)
+    bvh = wp.Bvh(lowers, uppers)
+    hits = wp.zeros((1, 2), dtype=int)
+    wp.launch(bvh_sphere_kernel, dim=1, inputs=[bvh.id, wp.array([[0.5, 0.5, 0.5]], dtype=wp.vec3),
+                                                 wp.array([0.6], dtype=float), hits])
+    assert hits.numpy().tolist() == [[1, 0]]
+    bvh = wp.Bvh(wp.array([[0.75, -1, -1]], dtype=wp.vec3), wp.array([[2.0, 1, 1]], dtype=wp.vec3))
+    for p1, count in (((0.5, 0, 0), 1), ((0.4, 0, 0), 0)):  # the sweep reaches 0.75 - 0.3 = 0.45
+        hits = wp.zeros((1, 1), dtype=int)
+        wp.launch(bvh_capsule_kernel, dim=1, inputs=[bvh.id, wp.array([[0, 0, 0]], dtype=wp.vec3),
+                                                      wp.array([p1], dtype=wp.vec3), wp.array([0.3], dtype=float),
+                                                      1.0, hits])
+        assert hits.numpy()[0, 0] == count
