@@ -3,6 +3,10 @@ mesh_query_next, bvh_query_sphere and bvh_query_capsule (adjit/geometry,
 docs/geometry.md) against float64 brute force over every face or box, and
 the closest point's gradient against float64 central differences. Warp's
 ray directions are embedded (never imported here)."""
+import re
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -418,3 +422,17 @@ def test_bvh_sphere_and_capsule_warp_doc_examples():
                                                       wp.array([p1], dtype=wp.vec3), wp.array([0.3], dtype=float),
                                                       1.0, hits])
         assert hits.numpy()[0, 0] == count
+
+
+@pytest.mark.parametrize("kernel", [parity_kernel, mesh_sphere_kernel, bvh_sphere_kernel, bvh_capsule_kernel],
+                         ids=lambda k: k.__name__)
+def test_kernels_compile_to_ptx_that_ptxas_accepts(kernel, tmp_path):
+    # device functions like any other: they lower to PTX (the objects are host-only so far)
+    ptx = wp.compile(kernel, target="cuda", arch="sm_80")
+    assert re.search(r"\.visible\s+\.entry\s+\w+", ptx)
+    if shutil.which("ptxas") is None:
+        pytest.skip("ptxas is not on PATH")
+    (tmp_path / "k.ptx").write_text(ptx)
+    proc = subprocess.run(["ptxas", "-arch=sm_80", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
