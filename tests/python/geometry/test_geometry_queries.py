@@ -436,3 +436,24 @@ def test_kernels_compile_to_ptx_that_ptxas_accepts(kernel, tmp_path):
     proc = subprocess.run(["ptxas", "-arch=sm_80", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+@wp.kernel
+def mesh_next_on_a_bvh_query(bvh: wp.uint64, hits: wp.array(dtype=int)):
+    query = wp.bvh_query_sphere(bvh, wp.vec3(0.0), 1.0)
+    face = int(0)
+    while wp.mesh_query_next(query, face):
+        hits[face] = 1
+
+
+def test_wrong_query_or_id_is_a_located_error():
+    with pytest.raises(wp.KernelTypeError, match=r"test_geometry_queries.py:\d+: argument 1 \('query'\) of "
+                                                 r"mesh_query_next\(\) must be a MeshQueryAABB"):
+        wp.launch(mesh_next_on_a_bvh_query, dim=1, inputs=[wp.uint64(0), wp.zeros(3, dtype=int)])
+    pts, tris = uv_sphere()
+    mesh = make_mesh(pts, tris)
+    hits = wp.zeros((1, 3), dtype=int)
+    with pytest.raises(wp.OutOfBoundsError, match="not the id of a live adjit.Bvh"):
+        wp.launch(bvh_sphere_kernel, dim=1, inputs=[mesh.id, wp.array([[0, 0, 0]], dtype=wp.vec3),
+                                                     wp.array([2.0], dtype=float), hits])
+    assert hits.numpy().sum() == 0
