@@ -457,3 +457,54 @@ def test_wrong_query_or_id_is_a_located_error():
         wp.launch(bvh_sphere_kernel, dim=1, inputs=[mesh.id, wp.array([[0, 0, 0]], dtype=wp.vec3),
                                                      wp.array([2.0], dtype=float), hits])
     assert hits.numpy().sum() == 0
+
+
+@wp.kernel
+def near_face_energy(mesh: wp.uint64, bvh: wp.uint64, centres: wp.array(dtype=wp.vec3),
+                     centroids: wp.array(dtype=wp.vec3), radius: float, energy: wp.array(dtype=float)):
+    i = wp.tid()
+    c = centres[i]
+    query = wp.mesh_query_sphere(mesh, c, radius)
+    face = int(0)
+    while wp.mesh_query_next(query, face):
+        wp.atomic_add(energy, 0, wp.length_sq(c - centroids[face]))
+    boxes = wp.bvh_query_capsule(bvh, c, wp.vec3(0.5, 0.0, 0.0), radius)
+    item = int(0)
+    while wp.bvh_query_next(boxes, item, 1.0):
+        wp.atomic_add(energy, 1, wp.length_sq(c - centroids[item]))
+
+
+def test_sums_over_query_results_differentiate_in_the_kernels_own_arrays():
+    # the walks are discrete; what the kernel computes at the indices they give is
+    # differentiated: d/dc sum |c - g_f|^2 = 2 sum (c - g_f) (hand-derived)
+    pts, tris = triangle_soup(200, seed=51)
+    mesh = make_mesh(pts, tris)
+    g = pts[tris].mean(axis=1).astype(np.float32)
+    bvh = wp.Bvh(wp.array(pts[tris].min(axis=1), dtype=wp.vec3), wp.array(pts[tris].max(axis=1), dtype=wp.vec3))
+    centres_np = np.random.default_rng(52).uniform(-1, 1, (50, 3)).astype(np.float32)
+    radius = 0.3
+    for slot in (0, 1):
+        centres = wp.array(centres_np, dtype=wp.vec3, requires_grad=True)
+        centroids = wp.array(g, dtype=wp.vec3, requires_grad=True)
+        energy = wp.zeros(2, dtype=float, requires_grad=True)
+        tape = wp.Tape()
+        with tape:
+            wp.launch(near_face_energy, dim=50, inputs=[mesh.id, bvh.id, centres, centroids, radius, energy])
+        seed = np.zeros(2, np.float32)
+        seed[slot] = 1
+        tape.backward(grads={energy: wp.array(seed, dtype=float)})
+        if slot == 0:
+            hits = mesh_sphere_hits(mesh, len(tris), centres_np, np.full(50, radius, np.float32))
+        else:
+            hits = wp.zeros((50, len(tris)), dtype=int)
+            wp.launch(bvh_capsule_kernel, dim=50, inputs=[bvh.id, wp.array(centres_np, dtype=wp.vec3),
+                                                          wp.array(np.tile([[0.5, 0, 0]], (50, 1)), dtype=wp.vec3),
+                                                          wp.array(np.full(50, radius), dtype=float), 1.0, hits])
+            hits = hits.numpy()
+        assert hits.sum() > 20
+        expected = 2 * (hits.sum(1)[:, None] * centres_np - hits @ g)
+        np.testing.assert_allclose(centres.grad.numpy(), expected, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(centroids.grad.numpy(), -2 * (hits.T @ centres_np - hits.sum(0)[:, None] * g),
+                                   rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(energy.numpy()[slot],
+                                   (hits * ((centres_np[:, None] - g[None]) ** 2).sum(-1)).sum(), rtol=1e-4)
