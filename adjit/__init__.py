@@ -145,12 +145,14 @@ from .warp import alias_warp, is_warp_aliased  # noqa: E402,F401
 from .warp.placeholders import Texture2D, Texture3D, Volume  # noqa: E402,F401
 # Meshes, Bvhs, hash grids and their queries, in adjit's own kernel language (adjit/geometry/)
 from .geometry import (Bvh, BvhQuery, HashGrid, HashGridQuery, bvh_query_aabb, bvh_query_next,  # noqa: E402,F401
-                       bvh_query_ray, hash_grid_point_id, hash_grid_query, hash_grid_query_next)
-from .geometry import (Mesh, MeshQueryAABB, MeshQueryPoint, MeshQueryRay, mesh_eval_face_normal,  # noqa: E402,F401
-                       mesh_eval_position, mesh_eval_velocity, mesh_get_index, mesh_get_point, mesh_get_velocity,
-                       mesh_query_aabb, mesh_query_aabb_next, mesh_query_furthest_point_no_sign, mesh_query_point,
-                       mesh_query_point_no_sign, mesh_query_point_sign_normal, mesh_query_point_sign_winding_number,
-                       mesh_query_ray, mesh_query_ray_anyhit, mesh_query_ray_count_intersections)
+                       bvh_query_capsule, bvh_query_ray, bvh_query_sphere, hash_grid_point_id, hash_grid_query,
+                       hash_grid_query_next)
+from .geometry import (Mesh, MeshQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay,  # noqa: E402,F401
+                       mesh_eval_face_normal, mesh_eval_position, mesh_eval_velocity, mesh_get_index, mesh_get_point,
+                       mesh_get_velocity, mesh_query_aabb, mesh_query_aabb_next, mesh_query_furthest_point_no_sign,
+                       mesh_query_next, mesh_query_point, mesh_query_point_no_sign, mesh_query_point_sign_normal,
+                       mesh_query_point_sign_parity, mesh_query_point_sign_winding_number, mesh_query_ray,
+                       mesh_query_ray_anyhit, mesh_query_ray_count_intersections, mesh_query_sphere)
 from .geometry import closest_point_edge_edge, intersect_tri_tri  # noqa: E402,F401
 from .geometry import MarchingCubes  # noqa: E402,F401
 from .errors import NotInAdjitError, NotInAdjitImportError, missing_name as _missing_name  # noqa: E402,F401

@@ -65,7 +65,7 @@ HOST_LEFT_OUT = {
         "cuda_profiler_stop", "get_suggested_block_size", "stream_from_torch", "stream_to_torch",
         "stream_from_paddle", "launch_tiled", "BvhQueryTiled", "MeshQueryAABBTiled"), _CUDA),
     **dict.fromkeys((
-        "MeshQuery", "Volume", "Texture", "Texture1D", "Texture2D", "Texture3D", "TextureAddressMode",
+        "Volume", "Texture", "Texture1D", "Texture2D", "Texture3D", "TextureAddressMode",
         "TextureFilterMode", "TextureResourceFlags", "GLTextureResource", "RegisteredGLBuffer"), _GEOMETRY),
     **dict.fromkeys(("fabricarray", "fabricarrayarray", "indexedfabricarray", "indexedfabricarrayarray"),
                     "Omniverse Fabric arrays: they need the Fabric runtime (USD), not a dependency of adjit"),
@@ -95,6 +95,7 @@ GEOMETRY_GRADIENTS = {
                      "mesh_query_ray"), "yes (the query point or ray; the mesh is constant)"),
     **dict.fromkeys(("mesh_eval_position", "mesh_eval_velocity"), "yes (the weights; the mesh is constant)"),
     "mesh_query_point_sign_winding_number": "yes (the query point or ray; the mesh is constant)",
+    "mesh_query_point_sign_parity": "yes (the query point or ray; the mesh is constant)",
     "mesh_query_furthest_point_no_sign": "constant weights (the furthest point is a corner: distances to it "
                                          "are differentiable in the query point)",
     "closest_point_edge_edge": "yes (the endpoints)",

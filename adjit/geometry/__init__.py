@@ -17,7 +17,8 @@ Under ``adjit.alias_warp()`` this package is also ``warp.geometry`` (Warp
 there); a name of Warp's module adjit lacks raises ``NotInAdjitError``.
 """
 from .bvh_object import Bvh  # noqa: F401
-from .bvh_queries import BvhQuery, bvh_query_aabb, bvh_query_next, bvh_query_ray  # noqa: F401
+from .bvh_queries import (BvhQuery, bvh_query_aabb, bvh_query_capsule, bvh_query_next, bvh_query_ray,  # noqa: F401
+                          bvh_query_sphere)
 from .hash_grid import HashGrid  # noqa: F401
 from .hash_grid_queries import (HashGridQuery, hash_grid_point_id, hash_grid_query,  # noqa: F401
                                 hash_grid_query_next)
@@ -25,12 +26,15 @@ from .marching_cubes import MarchingCubes  # noqa: F401
 from .mesh import Mesh  # noqa: F401
 from .mesh_queries import (MeshQueryAABB, MeshQueryPoint, MeshQueryRay, mesh_eval_face_normal,  # noqa: F401
                            mesh_eval_position, mesh_eval_velocity, mesh_get_index, mesh_get_point,
-                           mesh_get_velocity, mesh_query_aabb, mesh_query_aabb_next,
+                           mesh_get_velocity, mesh_query_aabb, mesh_query_aabb_next, mesh_query_next,
                            mesh_query_furthest_point_no_sign, mesh_query_point, mesh_query_point_no_sign,
-                           mesh_query_point_sign_normal, mesh_query_point_sign_winding_number, mesh_query_ray,
-                           mesh_query_ray_anyhit, mesh_query_ray_count_intersections)
+                           mesh_query_point_sign_normal, mesh_query_point_sign_parity,
+                           mesh_query_point_sign_winding_number, mesh_query_ray,
+                           mesh_query_ray_anyhit, mesh_query_ray_count_intersections, mesh_query_sphere)
 from .primitives import closest_point_edge_edge, intersect_tri_tri  # noqa: F401
 
+#: Warp 1.19's name of the type mesh_query_aabb and mesh_query_sphere return (one struct in adjit).
+MeshQuery = MeshQueryAABB
 
 #: Warp 1.19's name (``warp.geometry.IsoSurfaceMarchingCubes``; ``warp.MarchingCubes`` is its deprecated alias).
 IsoSurfaceMarchingCubes = MarchingCubes

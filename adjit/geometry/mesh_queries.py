@@ -76,10 +76,14 @@ class MeshQueryRay:
 
 @wp.struct
 class MeshQueryAABB:
-    """The state of a mesh_query_aabb walk (advance it with mesh_query_aabb_next)."""
+    """The state of a mesh_query_aabb or mesh_query_sphere walk (advance it
+    with mesh_query_next): the box (``lower``, ``upper``), or the sphere's
+    centre (in both) and squared radius, and where the walk is."""
     id: wp.uint64
     lower: wp.vec3
     upper: wp.vec3
+    sphere: bool
+    radius_sq: float
     node: int
     item: int
 
@@ -392,6 +396,47 @@ def mesh_query_point(id: wp.uint64, point: wp.vec3, max_dist: float) -> MeshQuer
 
 
 @wp.func
+def _parity_vote_sign(id: wp.uint64, p: wp.vec3, n_sample: int, perturbation_scale: float) -> float:
+    """mesh_query_point_sign_parity's sign: -1 when at least half of ``n_sample``
+    rays cross the mesh an odd number of times (so -1 for n_sample <= 0, as
+    Warp). Ray i goes along (1, 1, 1) plus three draws of randf(state, -scale,
+    scale) from rand_init(42), redrawn while the direction is nearly zero:
+    Warp's directions, draw for draw."""
+    state = wp.rand_init(42)
+    vote = int(0)
+    for i in range(n_sample):
+        dir = wp.vec3(0.0)
+        searching = True
+        while searching:
+            x = wp.randf(state, -perturbation_scale, perturbation_scale)
+            y = wp.randf(state, -perturbation_scale, perturbation_scale)
+            z = wp.randf(state, -perturbation_scale, perturbation_scale)
+            dir = wp.vec3(1.0 + x, 1.0 + y, 1.0 + z)
+            searching = wp.length_sq(dir) < 1.0e-8
+        vote = vote + _crossings(id, p, dir) % 2
+    if vote * 2 >= n_sample:
+        return -1.0
+    return 1.0
+
+
+@wp.func
+def mesh_query_point_sign_parity(id: wp.uint64, point: wp.vec3, max_dist: float, n_sample: int = 1,
+                                 perturbation_scale: float = 0.1) -> MeshQueryPoint:
+    """As mesh_query_point_no_sign, with ``sign`` -1 (inside) when at least half
+    of ``n_sample`` rays from ``point`` cross the mesh an odd number of times,
+    else +1 (Warp's mesh_query_point_sign_parity). The rays go along (1, 1, 1)
+    perturbed per axis by uniform draws in [-perturbation_scale,
+    perturbation_scale) from a fixed seed, as Warp's (the same directions).
+    The sign does not depend on ``max_dist``; prefer an odd ``n_sample``."""
+    p = wp.stop_gradient(point)
+    face = _closest_face(id, p, wp.stop_gradient(max_dist))
+    sign = float(1.0)
+    if face >= 0:
+        sign = _parity_vote_sign(id, p, n_sample, wp.stop_gradient(perturbation_scale))
+    return _point_result(id, point, face, sign)
+
+
+@wp.func
 def mesh_query_ray(id: wp.uint64, start: wp.vec3, dir: wp.vec3, max_t: float) -> MeshQueryRay:
     """The first face the ray ``start + t * dir`` (0 <= t < max_t) hits:
     ``t``, weights ``u``, ``v``, ``sign`` (+1 on the face's front) and the
@@ -428,16 +473,82 @@ def mesh_query_aabb(id: wp.uint64, lower: wp.vec3, upper: wp.vec3) -> MeshQueryA
     (advance it with ``mesh_query_aabb_next``)."""
     q = MeshQueryAABB()
     q.id = id
-    q.lower = lower
-    q.upper = upper
+    q.lower = wp.stop_gradient(lower)
+    q.upper = wp.stop_gradient(upper)
+    q.sphere = False
+    q.radius_sq = 0.0
     q.node = 0
     q.item = 0
     return q
 
 
 @wp.func
+def mesh_query_sphere(id: wp.uint64, center: wp.vec3, radius: float) -> MeshQueryAABB:
+    """A walk over the faces that meet the closed ball of ``radius`` about
+    ``center`` (their closest point to it at most ``radius`` away; a negative
+    radius counts as 0), advanced by ``mesh_query_next`` (Warp's
+    mesh_query_sphere: boxes tested exactly against the ball, then each
+    face's closest point)."""
+    c = wp.stop_gradient(center)
+    r = wp.max(wp.stop_gradient(radius), 0.0)
+    q = MeshQueryAABB()
+    q.id = id
+    q.lower = c
+    q.upper = c
+    q.sphere = True
+    q.radius_sq = r * r
+    q.node = 0
+    q.item = 0
+    return q
+
+
+@wp.func
+def _query_meets_box(query: MeshQueryAABB, lo: wp.vec3, hi: wp.vec3) -> bool:
+    if query.sphere:
+        return _box_distance_sq(lo, hi, query.lower) <= query.radius_sq
+    return lo[0] <= query.upper[0] and lo[1] <= query.upper[1] and lo[2] <= query.upper[2] and \
+        hi[0] >= query.lower[0] and hi[1] >= query.lower[1] and hi[2] >= query.lower[2]
+
+
+@wp.func
+def _face_meets_ball(center: wp.vec3, radius_sq: float, a: wp.vec3, b: wp.vec3, c: wp.vec3) -> bool:
+    """Whether triangle abc's closest point to ``center`` is within the
+    radius; a face of zero area is taken as its longest edge (as Warp)."""
+    ab = b - a
+    ac = c - a
+    n = wp.cross(ab, ac)
+    cp = wp.vec3(0.0)
+    if wp.dot(n, n) == 0.0:
+        bc = c - b
+        lab = wp.dot(ab, ab)
+        lac = wp.dot(ac, ac)
+        lbc = wp.dot(bc, bc)
+        s = a
+        e = ab
+        length_sq = lab
+        if lab < lac or lab < lbc:
+            if lac >= lbc:
+                e = ac
+                length_sq = lac
+            else:
+                s = b
+                e = bc
+                length_sq = lbc
+        t = float(0.0)
+        if length_sq > 0.0:
+            t = wp.clamp(wp.dot(center - s, e) / length_sq, 0.0, 1.0)
+        cp = s + t * e
+    else:
+        w = _closest_weights(center, a, b, c)
+        cp = a * w[0] + b * w[1] + c * (1.0 - w[0] - w[1])
+    d = cp - center
+    return wp.dot(d, d) <= radius_sq
+
+
+@wp.func
 def mesh_query_aabb_next(query: wp.ref[MeshQueryAABB], index: wp.ref[int]) -> bool:
-    """The next face of the walk in ``index``; False when there is none."""
+    """The next face of the walk in ``index``; False when there is none (the
+    older name of mesh_query_next: it advances sphere queries too, as Warp's)."""
     id = query.id
     lower = address_array(_address(id, _NODE_LOWER), _count(id, _NODE_COUNT), wp.vec3, "mesh bvh lower")
     upper = address_array(_address(id, _NODE_UPPER), _count(id, _NODE_COUNT), wp.vec3, "mesh bvh upper")
@@ -453,8 +564,7 @@ def mesh_query_aabb_next(query: wp.ref[MeshQueryAABB], index: wp.ref[int]) -> bo
     while node >= 0 and found < 0:
         lo = lower[node]
         hi = upper[node]
-        enter = lo[0] <= query.upper[0] and lo[1] <= query.upper[1] and lo[2] <= query.upper[2] and \
-            hi[0] >= query.lower[0] and hi[1] >= query.lower[1] and hi[2] >= query.lower[2]
+        enter = _query_meets_box(query, lo, hi)
         if enter and node >= first_leaf:
             begin = (node - first_leaf) * leaf_size
             count = wp.min(leaf_size, faces - begin)
@@ -466,9 +576,9 @@ def mesh_query_aabb_next(query: wp.ref[MeshQueryAABB], index: wp.ref[int]) -> bo
                 c = _vertex(points, indices, f, 2)
                 flo = wp.min(wp.min(a, b), c)
                 fhi = wp.max(wp.max(a, b), c)
-                if flo[0] <= query.upper[0] and flo[1] <= query.upper[1] and flo[2] <= query.upper[2] and \
-                        fhi[0] >= query.lower[0] and fhi[1] >= query.lower[1] and fhi[2] >= query.lower[2]:
-                    found = f
+                if _query_meets_box(query, flo, fhi):
+                    if not query.sphere or _face_meets_ball(query.lower, query.radius_sq, a, b, c):
+                        found = f
             if found < 0:
                 item = 0
                 enter = False
@@ -483,6 +593,13 @@ def mesh_query_aabb_next(query: wp.ref[MeshQueryAABB], index: wp.ref[int]) -> bo
         index = found
         return True
     return False
+
+
+@wp.func
+def mesh_query_next(query: wp.ref[MeshQueryAABB], index: wp.ref[int]) -> bool:
+    """The next face of a mesh_query_aabb or mesh_query_sphere walk in
+    ``index`` and True; False (``index`` unchanged) when there is none."""
+    return mesh_query_aabb_next(query, index)
 
 
 # --- furthest points, any hits, crossings, winding numbers ----------------------------------
