@@ -687,6 +687,10 @@ def binop(fb, op, a: Val, b: Val, node) -> Val:
     if type(op) not in _ARITH:
         raise fb.error(f"{name} is not defined on tiles (they take + - * / element-wise)", node, KernelTypeError)
     other = b if tile is a else a
+    if isinstance(op, (ast.Mult, ast.Div)) and any(
+            isinstance(v.type, (T.VectorType, T.MatrixType)) or isinstance(v.type, T.TileType) and v.type.composite
+            for v in (a, b)):
+        _check_scaling(fb, op, a, b, node)
     if t.composite or not isinstance(other.type, (T.ScalarType, T.TileType)) or \
             isinstance(other.type, T.TileType) and other.type.composite:
         same = isinstance(other.type, T.TileType) and other.type == t and isinstance(op, (ast.Add, ast.Sub))
@@ -699,6 +703,24 @@ def binop(fb, op, a: Val, b: Val, node) -> Val:
         raise fb.error(f"{name} on integer tiles is not supported", node, KernelTypeError)
     x, y = (_as_tile(fb, v, t, node) for v in (a, b))
     return Val(t, (f_op if t.scalar.is_float else i_op)(x, y).result)
+
+
+def _tile_name(t) -> str:
+    return f"tile<{t.dtype}>" if isinstance(t, T.TileType) else str(t)
+
+
+def _check_scaling(fb, op, a: Val, b: Val, node):
+    """As Warp's: a product or quotient with a tile of vectors or matrices
+    scales by scalars (tile<vec3> * float, float * tile<vec3>,
+    tile<float> * vec3); between two tiles the elements must be scalars."""
+    verb = "multiply" if isinstance(op, ast.Mult) else "divide"
+    if isinstance(a.type, T.TileType) and isinstance(b.type, T.TileType) and a.type.composite and b.type.composite:
+        raise fb.error(f"Cannot {verb} {_tile_name(a.type)} by {_tile_name(b.type)} element-wise: the element type "
+                       "must be scalar", node, KernelTypeError)
+    elements = [v.type.dtype if isinstance(v.type, T.TileType) else v.type for v in (a, b)]
+    if not any(isinstance(e, T.ScalarType) for e in elements):
+        raise fb.error(f"Cannot {verb} {_tile_name(a.type)} by {_tile_name(b.type)}: at least one operand must be a "
+                       "scalar type", node, KernelTypeError)
 
 
 def _per_element(fb, op, a: Val, b: Val, node) -> Val:
@@ -1245,11 +1267,17 @@ def _tile_sum(fb, a, node):
 
 @_handler("tile_dot")
 def _tile_dot(fb, a, node):
-    x = _tile(fb, a["a"], "tile_dot()'s first tile", node)
-    y = _tile(fb, a["b"], "tile_dot()'s second tile", node)
+    x = _tile(fb, a["a"], "tile_dot()'s first tile", node, composite=True)
+    y = _tile(fb, a["b"], "tile_dot()'s second tile", node, composite=True)
     if x.type != y.type:
         raise fb.error(f"tile_dot() of tiles of different shapes or dtypes: {x.type} and {y.type}", node)
-    return _one(x.type, _sum_scalar(_mul(x.type, x.value, y.value), x.type))
+    t = x.type
+    if t.composite:  # the full contraction, as Warp's: the sum of all the components' products
+        n = t.size * math.prod(t.elem_shape)
+        scalars = T.TileType((n,), t.scalar, t.storage)
+        product = vector_d.ShapeCastOp(scalars.mlir(), _mul(t, x.value, y.value)).result
+        return _one(scalars, _sum_scalar(product, scalars))
+    return _one(t, _sum_scalar(_mul(t, x.value, y.value), t))
 
 
 def _extreme(t: T.TileType, largest: bool):
@@ -1371,8 +1399,10 @@ def _apply(fb, op, args: list[Val], node) -> Val:
 @_handler("tile_reduce")
 def _tile_reduce(fb, a, node):
     op = _callable(fb, a["op"], "tile_reduce()'s op", node)
-    tile = _tile(fb, a["a"], "tile_reduce()'s tile", node)
+    tile = _tile(fb, a["a"], "tile_reduce()'s tile", node, composite=True)
     t = tile.type
+    if t.composite and _given(a["axis"]):
+        refuse_composite(fb, t, "tile_reduce(axis=)'s tile", node)
 
     def fold(scalars):
         acc = Val(t.dtype, scalars[0])
@@ -1530,12 +1560,12 @@ def _tile_diag_add(fb, a, node):
 
 @_handler("tile_axpy")
 def _tile_axpy(fb, a, node):
-    src = _tile(fb, a["src"], "tile_axpy()'s src", node)
-    dest = _tile(fb, a["dest"], "tile_axpy()'s dest", node)
+    src = _tile(fb, a["src"], "tile_axpy()'s src", node, composite=True)
+    dest = _tile(fb, a["dest"], "tile_axpy()'s dest", node, composite=True)
     if src.type != dest.type:
         raise fb.error(f"tile_axpy() of tiles of different shapes or dtypes: {src.type} and {dest.type}", node)
     t = dest.type
-    alpha = _scalar(fb, a["alpha"], t.dtype, "tile_axpy()'s alpha")
+    alpha = _scalar(fb, a["alpha"], t.scalar, "tile_axpy()'s alpha")
     result = _add(t, dest.value, _mul(t, _splat(t, alpha), src.value))
     _rebind(fb, a["dest"], Val(t, result), "tile_axpy()", node)
     return None

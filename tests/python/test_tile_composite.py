@@ -92,21 +92,28 @@ def test_forward_mode_on_vec3_tiles():
 
 @adjit.kernel
 def _mixed(x: adjit.array(dtype=adjit.float64), m: adjit.array(dtype=adjit.mat33d), v: adjit.array(dtype=V3),
-           out: adjit.array(dtype=V3)):
+           out: adjit.array(dtype=V3), dots: adjit.array(dtype=adjit.float64)):
     t = adjit.tile_load(x, shape=4)
     u = adjit.tile_load(v, shape=4)
-    w = t * adjit.vec3d(1.0, 2.0, 3.0) + 2.0 / u + adjit.tile_load(m, shape=4) * u  # Warp's tile<float> * vec3
+    w = t * adjit.vec3d(1.0, 2.0, 3.0) + 2.0 / u + adjit.tile_map(adjit.mul, adjit.tile_load(m, shape=4), u)
+    r = adjit.tile_reduce(adjit.add, u)[0]  # a vec3d
+    w = w * t[1] + t * r + t * u / t  # tile<float64> * tile<vec3d> (as Warp's: one element type scalar)
+    adjit.tile_axpy(0.5, u, w)
     adjit.tile_store(out, w)
+    adjit.tile_store(dots, adjit.tile_dot(u, w))  # the full contraction: a float64 tile of shape (1,)
 
 
 def test_operators_mixing_scalars_vectors_and_matrices():
     rng = np.random.default_rng(3)
     x, m, v = rng.standard_normal(4), rng.standard_normal((4, 3, 3)), rng.uniform(1, 2, (4, 3))
-    a, b, c, out = adjit.array(x), adjit.array(m, dtype=adjit.mat33d), adjit.array(v, dtype=V3), adjit.zeros(4, dtype=V3)
-    adjit.launch(_mixed, dim=1, inputs=[a, b, c, out])
+    a, b, c = adjit.array(x), adjit.array(m, dtype=adjit.mat33d), adjit.array(v, dtype=V3)
+    out, dots = adjit.zeros(4, dtype=V3), adjit.zeros(1, dtype=adjit.float64)
+    adjit.launch(_mixed, dim=1, inputs=[a, b, c, out, dots])
     want = x[:, None] * [1, 2, 3] + 2 / v + np.einsum("nij,nj->ni", m, v)
+    want = want * x[1] + x[:, None] * v.sum(axis=0) + x[:, None] * v / x[:, None] + 0.5 * v
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-12)
-    check_gradients(_mixed, 1, [a, b, c], [out])
+    np.testing.assert_allclose(dots.numpy(), [np.sum(v * want)], rtol=1e-12)
+    check_gradients(_mixed, 1, [a, b, c], [out, dots])
 
 
 @adjit.kernel
@@ -223,6 +230,16 @@ def _bad_product(a: adjit.array(dtype=adjit.vec3)):
 
 
 @adjit.kernel
+def _bad_vec_product(a: adjit.array(dtype=adjit.vec3)):
+    adjit.tile_store(a, adjit.tile_load(a, shape=2) * adjit.vec3(1.0, 2.0, 3.0))
+
+
+@adjit.kernel
+def _bad_reduce_axis(a: adjit.array(dtype=adjit.vec3)):
+    adjit.tile_reduce(adjit.add, adjit.tile_load(a, shape=2), axis=0)
+
+
+@adjit.kernel
 def _bad_axis_sum(a: adjit.array(dtype=adjit.vec3)):
     adjit.tile_sum(adjit.tile_load(a, shape=2), axis=0)
 
@@ -239,7 +256,9 @@ def _bad_full(a: adjit.array(dtype=adjit.vec3)):
 
 @pytest.mark.parametrize("kernel,match", [
     (_bad_max, r"tile_max\(\)'s tile is a tile of vec3: adjit's tiles of vectors and matrices do not"),
-    (_bad_product, r"\* is not defined between two vec3 values"),
+    (_bad_product, r"Cannot multiply tile<vec3> by tile<vec3> element-wise: the element type must be scalar"),
+    (_bad_vec_product, r"Cannot multiply tile<vec3> by vec3: at least one operand must be a scalar type"),
+    (_bad_reduce_axis, r"tile_reduce\(axis=\)'s tile is a tile of vec3"),
     (_bad_axis_sum, r"tile_sum\(axis=\)'s tile is a tile of vec3"),
     (_bad_arange, r"a tile's dtype must be a scalar type"),
     (_bad_full, r"value is a vec2, the tile's dtype vec3"),
