@@ -528,6 +528,54 @@ class TileType(Type):
         return hash(("tile", self.shape, self.dtype))
 
 
+#: The largest count each scalar type holds exactly (a tile stack keeps its
+#: count in its elements' type; see TileStackType).
+_EXACT_COUNT = {"int8": 127, "uint8": 255, "float16": 2048, "bfloat16": 256}
+
+
+class TileStackType(TileType):
+    """Warp's ``tile_stack(capacity=, dtype=)``: a block-wide stack of up to
+    ``capacity`` elements of ``dtype`` (a scalar, vector or matrix type). On
+    the CPU a block is one thread, so a stack is a value of that thread, as
+    a tile is: one ``vector<capacity + 1 x element x scalar>`` whose last
+    element holds the count (in every component, converted to the scalar
+    type: exact for the capacities allowed). The builtins that change it
+    (push, pop, clear) rebind its local, so loops carry it like a tile."""
+
+    def __init__(self, capacity: int, dtype):
+        if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) or capacity <= 0:
+            raise ValueError(f"tile_stack() requires capacity to be a positive integer, got {capacity!r}")
+        capacity = int(capacity)
+        scalar = scalar_of(dtype) if isinstance(dtype, (ScalarType, VectorType, MatrixType)) else None
+        if scalar is not None and capacity > _EXACT_COUNT.get(scalar.name, capacity):
+            raise ValueError(f"a tile_stack of {dtype} holds at most {_EXACT_COUNT[scalar.name]} elements in adjit "
+                             f"(its count is kept in {scalar}), got capacity {capacity}")
+        super().__init__((capacity + 1,), dtype)
+        self.capacity = capacity
+        self.name = f"tile_stack(capacity={capacity}, dtype={dtype})"
+
+    def __eq__(self, other):
+        return isinstance(other, TileStackType) and (other.capacity, other.dtype) == (self.capacity, self.dtype)
+
+    def __hash__(self):
+        return hash(("tile_stack", self.capacity, self.dtype))
+
+
+def tile_stack_type(capacity=None, dtype=None) -> TileStackType:
+    """``adjit.tile_stack(capacity=, dtype=)`` called from Python: the type
+    (a @func parameter's annotation, as Warp's)."""
+    if dtype is None:
+        raise TypeError("tile_stack() missing required keyword argument 'dtype'")
+    if capacity is None:
+        raise TypeError("tile_stack() missing required keyword argument 'capacity'")
+    if not isinstance(dtype, (VectorType, MatrixType)):
+        try:
+            dtype = scalar_type_of(dtype)
+        except TypeError:
+            raise TypeError(f"tile_stack(): dtype must be a scalar, vector or matrix type, got {dtype!r}") from None
+    return TileStackType(capacity, dtype)
+
+
 def tile_annotation(params):
     """Warp's ``wp.tile[dtype, M, N]`` (or ``[dtype, (M, N)]``): the tile
     type, annotating @func parameters; ``wp.tile[dtype]``: a tile of that

@@ -101,9 +101,17 @@ def _tile(fb, x, what: str, node, composite: bool = False) -> Val:
     v = fb.expr(x) if _given(x) else None
     if not (isinstance(v, Val) and isinstance(v.type, T.TileType)):
         raise fb.error(f"{what} must be a tile, got {fb.describe(v)}", x if _given(x) else node)
+    refuse_stack(fb, v, what, x if _given(x) else node)
     if v.type.composite and not composite:
         refuse_composite(fb, v.type, what, x if _given(x) else node)
     return v
+
+
+def refuse_stack(fb, v, what: str, node):
+    """A tile stack is not a tile: only the tile_stack builtins read and write it."""
+    if isinstance(v, Val) and isinstance(v.type, T.TileStackType):
+        raise fb.error(f"{what} is a {v.type.name}, not a tile (the tile_stack_* builtins take it)", node,
+                       KernelTypeError)
 
 
 def refuse_composite(fb, t: T.TileType, what: str, node):
@@ -525,6 +533,7 @@ def subscript(fb, tile: Val, node) -> Val:
     (the sub-tile of the remaining dimensions) and numpy-style slices with
     constant bounds (``t[4:12, :]``, ``t[::2, ::-1]``, ``t[5, :]``); the
     plain indices of a sub-tile may be runtime ints."""
+    refuse_stack(fb, tile, f"'{ast.unparse(node)}' indexes a tile_stack: '{ast.unparse(node.value)}'", node)
     t = tile.type
     given = None
     if _is_element(t, node):
@@ -569,6 +578,7 @@ def assign(fb, target: ast.Subscript, value) -> None:
     name = target.value.id
     check_writable(fb, name, f"'{ast.unparse(target)} = ...'", target)
     tile = fb.env[name]
+    refuse_stack(fb, tile, f"'{ast.unparse(target)} = ...' writes into '{name}', which", target)
     t = tile.type
     if _is_element(t, target):
         fb.env[name] = insert(fb, tile, index_values(fb, tile, target), value, target)
@@ -677,6 +687,8 @@ def binop(fb, op, a: Val, b: Val, node) -> Val:
     name = fb.op_name(op)
     tile = a if isinstance(a.type, T.TileType) else b
     t = tile.type
+    for v in (a, b):
+        refuse_stack(fb, v, f"an operand of {name}", node)
     for v in (a, b):
         if isinstance(v.type, T.TileType):
             if v.type.shape != t.shape or (v.type.dtype != t.dtype and not (t.composite or v.type.composite)):
