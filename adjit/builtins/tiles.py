@@ -189,3 +189,11 @@ _tile_builtin("tile_stack_clear", "tile_stack_clear(s): empties the stack.", ("s
               rebinds=(0,))
 _tile_builtin("tile_stack_count", "tile_stack_count(s): the number of elements in the stack (an int).", ("s",),
               differentiable=False)
+
+# --- FFTs (emitted by adjit/compiler/tile_fft.py) ------------------------------------------------------------------
+
+_FFT = ("along the last dimension of a tile of vec2f or vec2d (complex numbers: component 0 real, 1 imaginary) of at "
+        "least 2 dimensions, each leading position a batch, in place")
+_tile_builtin("tile_fft", f"tile_fft(inout): the forward FFT (numpy's fft) {_FFT}.", ("inout",), rebinds=(0,))
+_tile_builtin("tile_ifft", f"tile_ifft(inout): the inverse FFT, unnormalized (numpy's ifft times N), {_FFT}.",
+              ("inout",), rebinds=(0,))
