@@ -474,29 +474,38 @@ TILE_STORAGES = ("register", "shared")
 
 
 class TileType(Type):
-    """A tile: a block-wide array of ``shape`` scalars (Warp's ``wp.tile``),
-    a value. On the CPU a block is one thread (``block_dim()`` is 1, as in
-    Warp), so the tile is held by that thread as one ``vector<shape x
-    scalar>``. ``storage`` is recorded (Warp's types carry it) and does not
-    change the type's equality or layout."""
+    """A tile: a block-wide array of ``shape`` elements (Warp's ``wp.tile``),
+    a value. Its elements are scalars, vectors or matrices (``dtype``; Warp's
+    tiles of vec3 and mat33 too). On the CPU a block is one thread
+    (``block_dim()`` is 1, as in Warp), so the tile is held by that thread as
+    one ``vector<shape x element shape x scalar>``. ``storage`` is recorded
+    (Warp's types carry it) and does not change the type's equality or
+    layout."""
 
     def __init__(self, shape: tuple[int, ...], dtype, storage: str = "register"):
         shape = tuple(shape)
         if not 1 <= len(shape) <= 4 or any(isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1
                                            for n in shape):
             raise TypeError(f"a tile's shape must be 1 to 4 positive ints, got {shape!r}")
-        if not isinstance(dtype, ScalarType) or dtype.is_bool:
-            raise TypeError(f"tiles of {dtype} are not supported yet (tiles of int and float scalars are)")
+        scalar = scalar_of(dtype) if isinstance(dtype, (ScalarType, VectorType, MatrixType)) else None
+        if scalar is None or scalar.is_bool:
+            raise TypeError(f"tiles of {dtype} are not supported yet (tiles of int and float scalars, vectors and "
+                            "matrices are)")
         if storage not in TILE_STORAGES:
             raise TypeError(f"a tile's storage is 'register' or 'shared', got {storage!r}")
         self.shape = tuple(int(n) for n in shape)
         self.dtype = dtype
         self.storage = storage
         self.size = int(np.prod(self.shape))
-        if self.size > MAX_TILE_SCALARS:
-            raise TypeError(f"a tile of shape {self.shape} holds {self.size} scalars; adjit's tiles hold at most "
-                            f"{MAX_TILE_SCALARS} for now: their operations are unrolled, so bigger ones take minutes "
-                            "to compile (split the work into smaller tiles; see docs/tiles.md)")
+        #: the scalars of one element: () for a scalar tile, (3,) for vec3, (3, 3) for mat33
+        self.elem_shape = () if isinstance(dtype, ScalarType) else tuple(dtype.shape)
+        #: the element's scalar type (the dtype of a scalar tile)
+        self.scalar = scalar
+        scalars = self.size * int(np.prod(self.elem_shape, dtype=np.int64))
+        if scalars > MAX_TILE_SCALARS:
+            raise TypeError(f"a tile of shape {self.shape} of {dtype} holds {scalars} scalars; adjit's tiles hold at "
+                            f"most {MAX_TILE_SCALARS} for now: their operations are unrolled, so bigger ones take "
+                            "minutes to compile (split the work into smaller tiles; see docs/tiles.md)")
         dims = ", ".join(map(str, self.shape)) + ("," if len(self.shape) == 1 else "")
         self.name = f"tile(shape=({dims}), dtype={dtype})"
 
@@ -504,14 +513,67 @@ class TileType(Type):
     def ndim(self) -> int:
         return len(self.shape)
 
+    @property
+    def composite(self) -> bool:
+        """Whether the elements are vectors or matrices."""
+        return bool(self.elem_shape)
+
     def mlir(self) -> ir.Type:
-        return ir.VectorType.get(list(self.shape), self.dtype.mlir())
+        return ir.VectorType.get(list(self.shape) + list(self.elem_shape), self.scalar.mlir())
 
     def __eq__(self, other):
         return isinstance(other, TileType) and (other.shape, other.dtype) == (self.shape, self.dtype)
 
     def __hash__(self):
         return hash(("tile", self.shape, self.dtype))
+
+
+#: The largest count each scalar type holds exactly (a tile stack keeps its
+#: count in its elements' type; see TileStackType).
+_EXACT_COUNT = {"int8": 127, "uint8": 255, "float16": 2048, "bfloat16": 256}
+
+
+class TileStackType(TileType):
+    """Warp's ``tile_stack(capacity=, dtype=)``: a block-wide stack of up to
+    ``capacity`` elements of ``dtype`` (a scalar, vector or matrix type). On
+    the CPU a block is one thread, so a stack is a value of that thread, as
+    a tile is: one ``vector<capacity + 1 x element x scalar>`` whose last
+    element holds the count (in every component, converted to the scalar
+    type: exact for the capacities allowed). The builtins that change it
+    (push, pop, clear) rebind its local, so loops carry it like a tile."""
+
+    def __init__(self, capacity: int, dtype):
+        if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) or capacity <= 0:
+            raise ValueError(f"tile_stack() requires capacity to be a positive integer, got {capacity!r}")
+        capacity = int(capacity)
+        scalar = scalar_of(dtype) if isinstance(dtype, (ScalarType, VectorType, MatrixType)) else None
+        if scalar is not None and capacity > _EXACT_COUNT.get(scalar.name, capacity):
+            raise ValueError(f"a tile_stack of {dtype} holds at most {_EXACT_COUNT[scalar.name]} elements in adjit "
+                             f"(its count is kept in {scalar}), got capacity {capacity}")
+        super().__init__((capacity + 1,), dtype)
+        self.capacity = capacity
+        self.name = f"tile_stack(capacity={capacity}, dtype={dtype})"
+
+    def __eq__(self, other):
+        return isinstance(other, TileStackType) and (other.capacity, other.dtype) == (self.capacity, self.dtype)
+
+    def __hash__(self):
+        return hash(("tile_stack", self.capacity, self.dtype))
+
+
+def tile_stack_type(capacity=None, dtype=None) -> TileStackType:
+    """``adjit.tile_stack(capacity=, dtype=)`` called from Python: the type
+    (a @func parameter's annotation, as Warp's)."""
+    if dtype is None:
+        raise TypeError("tile_stack() missing required keyword argument 'dtype'")
+    if capacity is None:
+        raise TypeError("tile_stack() missing required keyword argument 'capacity'")
+    if not isinstance(dtype, (VectorType, MatrixType)):
+        try:
+            dtype = scalar_type_of(dtype)
+        except TypeError:
+            raise TypeError(f"tile_stack(): dtype must be a scalar, vector or matrix type, got {dtype!r}") from None
+    return TileStackType(capacity, dtype)
 
 
 def tile_annotation(params):
@@ -525,9 +587,7 @@ def tile_annotation(params):
     dtype, rest = params[0], params[1:]
     if len(rest) == 1 and isinstance(rest[0], tuple):
         rest = rest[0]
-    if isinstance(dtype, (VectorType, MatrixType)):
-        raise TypeError(f"tiles of {dtype} are not supported yet (tiles of int and float scalars are)")
-    dtype = scalar_type_of(dtype)
+    dtype = dtype if isinstance(dtype, (VectorType, MatrixType)) else scalar_type_of(dtype)
     if not rest:
         return TypePattern(f"tile[{dtype}]", TileType, dtype=dtype)
     return TileType(rest, dtype)

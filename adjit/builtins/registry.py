@@ -91,9 +91,14 @@ class Builtin:
     #: ``builtin[params]`` as a type annotation (Warp's ``wp.tile[float, M, N]``,
     #: which is both the ``tile`` builtin and the tile type): params -> a type.
     subscript: Callable[[object], object] | None = None
+    #: What a call from Python returns instead of evaluating the builtin
+    #: (``tile_stack(capacity=, dtype=)``: the stack's type, an annotation).
+    host: Callable[..., object] | None = None
 
     def __call__(self, *args, **kwargs):
         """Evaluated on the host, as in a kernel (adjit/host_calls.py sets the hook)."""
+        if self.host is not None:
+            return self.host(*args, **kwargs)
         if host_call is None:
             raise AdjitError(f"adjit.{self.name} can only be called inside an @adjit.kernel or @adjit.func here "
                              "(import adjit to evaluate builtins on the host)")

@@ -23,10 +23,10 @@ def _not_emitted(*args, **kwargs):
     raise AssertionError("tile builtins are emitted by adjit/compiler/tiles.py")
 
 
-def _tile_builtin(name, doc, params, differentiable=True, rebinds=(), subscript=None, **defaults):
+def _tile_builtin(name, doc, params, differentiable=True, rebinds=(), subscript=None, host=None, **defaults):
     """``rebinds``: the tiles the builtin writes (tile_matmul's out), by index in ``params``."""
     add_builtin(name, doc, _kernel_only(name), _not_emitted, differentiable=differentiable, params=params,
-                tile=True, defaults=defaults, rebinds=rebinds, subscript=subscript)
+                tile=True, defaults=defaults, rebinds=rebinds, subscript=subscript, host=host)
 
 
 _CREATE = "shape, dtype=float32, storage='register'"
@@ -171,3 +171,29 @@ _tile_builtin("tile_slice_indexed", "tile_slice_indexed(t, indices): the gather 
               "t[:, indices]): along the axis of the 1-d int index tile, out[.., k, ..] = t[.., indices[k], ..], the "
               "other axes full; negative indices wrap once (numpy's), one still outside is reported as an "
               "out-of-range access and reads zero; duplicate indices sum their gradients.", ("t", "indices"))
+
+# --- tile stacks (emitted by adjit/compiler/tile_stack.py) -------------------------------------------------------
+
+_STACK = ("on the CPU the block is one thread: one call pushes (pops) at most one element, at the top, so a stack is "
+          "last in, first out")
+_tile_builtin("tile_stack", "tile_stack(capacity, dtype): an empty block-wide stack of up to capacity (a constant) "
+              "elements of dtype (a scalar, vector or matrix type); called from Python, the stack's type (a @func "
+              "parameter's annotation). Not differentiable.", ("capacity", "dtype"), differentiable=False,
+              host=T.tile_stack_type, capacity=None, dtype=None)
+_tile_builtin("tile_stack_push", f"tile_stack_push(s, value, has_value): pushes value (of the stack's dtype) where "
+              f"has_value holds and the stack has room; returns its slot, or -1 (nothing pushed; a full stack drops "
+              f"the value); {_STACK}.", ("s", "value", "has_value"), differentiable=False, rebinds=(0,))
+_tile_builtin("tile_stack_pop", f"tile_stack_pop(s): (value, slot): the top element and its slot, or (zero, -1) for "
+              f"an empty stack; {_STACK}.", ("s",), differentiable=False, rebinds=(0,))
+_tile_builtin("tile_stack_clear", "tile_stack_clear(s): empties the stack.", ("s",), differentiable=False,
+              rebinds=(0,))
+_tile_builtin("tile_stack_count", "tile_stack_count(s): the number of elements in the stack (an int).", ("s",),
+              differentiable=False)
+
+# --- FFTs (emitted by adjit/compiler/tile_fft.py) ------------------------------------------------------------------
+
+_FFT = ("along the last dimension of a tile of vec2f or vec2d (complex numbers: component 0 real, 1 imaginary) of at "
+        "least 2 dimensions, each leading position a batch, in place")
+_tile_builtin("tile_fft", f"tile_fft(inout): the forward FFT (numpy's fft) {_FFT}.", ("inout",), rebinds=(0,))
+_tile_builtin("tile_ifft", f"tile_ifft(inout): the inverse FFT, unnormalized (numpy's ifft times N), {_FFT}.",
+              ("inout",), rebinds=(0,))

@@ -95,11 +95,28 @@ def _given(x) -> bool:
     return isinstance(x, ast.AST)
 
 
-def _tile(fb, x, what: str, node) -> Val:
+def _tile(fb, x, what: str, node, composite: bool = False) -> Val:
+    """A tile argument; ``composite``: whether the builtin takes tiles of
+    vectors and matrices too (the others refuse them)."""
     v = fb.expr(x) if _given(x) else None
     if not (isinstance(v, Val) and isinstance(v.type, T.TileType)):
         raise fb.error(f"{what} must be a tile, got {fb.describe(v)}", x if _given(x) else node)
+    refuse_stack(fb, v, what, x if _given(x) else node)
+    if v.type.composite and not composite:
+        refuse_composite(fb, v.type, what, x if _given(x) else node)
     return v
+
+
+def refuse_stack(fb, v, what: str, node):
+    """A tile stack is not a tile: only the tile_stack builtins read and write it."""
+    if isinstance(v, Val) and isinstance(v.type, T.TileStackType):
+        raise fb.error(f"{what} is a {v.type.name}, not a tile (the tile_stack_* builtins take it)", node,
+                       KernelTypeError)
+
+
+def refuse_composite(fb, t: T.TileType, what: str, node):
+    raise fb.error(f"{what} is a tile of {t.dtype}: adjit's tiles of vectors and matrices do not support this yet "
+                   "(see docs/tiles.md)", node, KernelTypeError)
 
 
 class _Target:
@@ -204,23 +221,30 @@ def _shape(fb, x, what: str, node) -> tuple[int, ...]:
     return shape
 
 
-def _dtype(fb, x, node) -> T.ScalarType:
+_ELEMENT_TYPES = (T.ScalarType, T.VectorType, T.MatrixType)
+
+
+def _dtype(fb, x, node, composite: bool = True):
+    """A tile's dtype: a scalar, vector or matrix type (``composite``: or a scalar type only)."""
     if not _given(x):
         return x if x is not None else T.float32
+    kinds = _ELEMENT_TYPES if composite else T.ScalarType
     if isinstance(x, ast.Attribute) and x.attr == "dtype" and not fb.is_static(x.value):
         v = fb.expr(x.value)  # a.dtype of an array or tile in the kernel, as Warp's
-        if isinstance(v, Val) and isinstance(v.type, (T.ArrayType, T.TileType)) and \
-                isinstance(v.type.dtype, T.ScalarType):
+        if isinstance(v, Val) and isinstance(v.type, (T.ArrayType, T.TileType)) and isinstance(v.type.dtype, kinds):
             return v.type.dtype
-        if V.is_view(v) and isinstance(v.type.dtype, T.ScalarType):
+        if V.is_view(v) and isinstance(v.type.dtype, kinds):
             return v.type.dtype
     if fb.is_static(x):
+        resolved = fb.resolve_static(x)
+        if composite and isinstance(resolved, (T.VectorType, T.MatrixType)) and not resolved.dtype.is_bool:
+            return resolved
         try:
-            return T.scalar_type_of(fb.resolve_static(x))
+            return T.scalar_type_of(resolved)
         except TypeError:
             pass
-    raise fb.error(f"a tile's dtype must be a scalar type (float, int, adjit.float64, ...), got "
-                   f"'{ast.unparse(x)}' (tiles of vectors and matrices are not supported yet)", x)
+    raise fb.error(f"a tile's dtype must be a scalar{', vector or matrix' if composite else ''} type (float, int, "
+                   f"adjit.float64{', adjit.vec3, ...' if composite else ''}), got '{ast.unparse(x)}'", x)
 
 
 def _static(fb, x, kind, what: str):
@@ -282,33 +306,57 @@ def _index(n: int) -> ir.Value:
 
 
 def elements(v: ir.Value, t: T.TileType) -> list[ir.Value]:
-    """The tile's scalars, row-major."""
+    """The tile's elements, row-major: scalars, or vector values (a tile of
+    vec3: each a ``vector<3>``, of mat33: a ``vector<3x3>``)."""
+    if t.composite:
+        return [vector_d.ExtractOp(v, [], list(pos)).result for pos in _row_major(t.shape)]
     return list(vector_d.ToElementsOp(v).results) if t.size > 1 else [vector_d.ExtractOp(
         v, [], [0] * t.ndim).result]
 
 
-def from_elements(t: T.TileType, scalars) -> ir.Value:
-    return vector_d.FromElementsOp(t.mlir(), list(scalars)).result
+def from_elements(t: T.TileType, values) -> ir.Value:
+    """The tile of its elements (row-major; vector values for a tile of vectors or matrices)."""
+    values = list(values)
+    if t.composite:  # their components, in order: one from_elements of all the tile's scalars
+        values = [x for v in values for x in vector_d.ToElementsOp(v).results]
+    return vector_d.FromElementsOp(t.mlir(), values).result
+
+
+def vector_type(t: T.TileType, shape) -> ir.VectorType:
+    """The MLIR type of a tile of ``t``'s elements shaped ``shape``."""
+    return ir.VectorType.get(list(shape) + list(t.elem_shape), t.scalar.mlir())
 
 
 def _flat(v: ir.Value, t: T.TileType) -> ir.Value:
     if t.ndim == 1:
         return v
-    return vector_d.ShapeCastOp(ir.VectorType.get([t.size], t.dtype.mlir()), v).result
+    return vector_d.ShapeCastOp(vector_type(t, [t.size]), v).result
 
 
 def _reshaped(v: ir.Value, t: T.TileType, shape) -> ir.Value:
     if tuple(shape) == t.shape:
         return v
-    return vector_d.ShapeCastOp(ir.VectorType.get(list(shape), t.dtype.mlir()), v).result
+    return vector_d.ShapeCastOp(vector_type(t, shape), v).result
 
 
 def _splat(t: T.TileType, scalar: ir.Value) -> ir.Value:
-    return vector_d.BroadcastOp(t.mlir(), scalar).result
+    """A tile of one value: a scalar (in every component of a composite tile's elements) or an element."""
+    return _broadcast(t.mlir(), scalar)
+
+
+def _broadcast(result: ir.Type, x: ir.Value) -> ir.Value:
+    """``vector.broadcast`` of a scalar; a vector value (an element of a tile
+    of vectors or matrices) is repeated by a from_elements of its
+    components instead (the derivative rules take broadcasts of scalars)."""
+    if not isinstance(x.type, ir.VectorType):
+        return vector_d.BroadcastOp(result, x).result
+    parts = list(vector_d.ToElementsOp(x).results)
+    copies = math.prod(ir.VectorType(result).shape) // len(parts)
+    return vector_d.FromElementsOp(result, parts * copies).result
 
 
 def _float_op(t: T.TileType, f_op, i_op):
-    return f_op if t.dtype.is_float else i_op
+    return f_op if t.scalar.is_float else i_op
 
 
 def _add(t, x, y):
@@ -340,10 +388,12 @@ def _flat_index(fb, t: T.TileType, idx_vals, node) -> ir.Value:
 
 
 def _element_mask(t: T.TileType, flat: ir.Value) -> ir.Value:
-    """vector<size x i1>: true at the element ``flat``."""
+    """vector<size x i1> (x the element's shape for a composite tile): true at the element ``flat``."""
     i64 = ir.IntegerType.get_signless(64)
-    iota_t = ir.VectorType.get([t.size], i64)
-    iota = arith.ConstantOp(iota_t, ir.DenseElementsAttr.get(np.arange(t.size, dtype=np.int64), type=iota_t)).result
+    iota_t = ir.VectorType.get([t.size] + list(t.elem_shape), i64)
+    positions = np.broadcast_to(np.arange(t.size, dtype=np.int64).reshape((t.size,) + (1,) * len(t.elem_shape)),
+                                (t.size,) + t.elem_shape)
+    iota = arith.ConstantOp(iota_t, ir.DenseElementsAttr.get(np.ascontiguousarray(positions), type=iota_t)).result
     wanted = vector_d.BroadcastOp(iota_t, arith.IndexCastOp(i64, flat).result).result
     return arith.CmpIOp(arith.CmpIPredicate.eq, iota, wanted).result
 
@@ -483,6 +533,7 @@ def subscript(fb, tile: Val, node) -> Val:
     (the sub-tile of the remaining dimensions) and numpy-style slices with
     constant bounds (``t[4:12, :]``, ``t[::2, ::-1]``, ``t[5, :]``); the
     plain indices of a sub-tile may be runtime ints."""
+    refuse_stack(fb, tile, f"'{ast.unparse(node)}' indexes a tile_stack: '{ast.unparse(node.value)}'", node)
     t = tile.type
     given = None
     if _is_element(t, node):
@@ -527,6 +578,7 @@ def assign(fb, target: ast.Subscript, value) -> None:
     name = target.value.id
     check_writable(fb, name, f"'{ast.unparse(target)} = ...'", target)
     tile = fb.env[name]
+    refuse_stack(fb, tile, f"'{ast.unparse(target)} = ...' writes into '{name}', which", target)
     t = tile.type
     if _is_element(t, target):
         fb.env[name] = insert(fb, tile, index_values(fb, tile, target), value, target)
@@ -597,7 +649,10 @@ def extract(fb, tile: Val, idx: list[Val], node) -> Val:
         return Val(t.dtype, vector_d.ExtractOp(tile.value, [], pos).result)
     mask = _element_mask(t, _flat_index(fb, t, idx, node))
     flat = _flat(tile.value, t)
-    picked = arith.SelectOp(mask, flat, constant(T.TileType((t.size,), t.dtype), 0)).result
+    flat_t = T.TileType((t.size,), t.dtype)
+    picked = arith.SelectOp(mask, flat, constant(flat_t, 0)).result
+    if t.composite:  # the rows' sum: the picked element (the others are zeros)
+        return Val(t.dtype, _halving(picked, t.size, flat_t, lambda x, y: _add(t, x, y)))
     return Val(t.dtype, vector_d.ReductionOp(t.dtype.mlir(), vector_d.CombiningKind.ADD, picked).result)
 
 
@@ -612,8 +667,8 @@ def insert(fb, tile: Val, idx: list[Val], value: Val, node) -> Val:
                            KernelValueError)
         return Val(t, vector_d.InsertOp(x, tile.value, [], pos).result)
     mask = _element_mask(t, _flat_index(fb, t, idx, node))
-    flat_t = ir.VectorType.get([t.size], t.dtype.mlir())
-    written = arith.SelectOp(mask, vector_d.BroadcastOp(flat_t, x).result, _flat(tile.value, t)).result
+    flat_t = vector_type(t, [t.size])
+    written = arith.SelectOp(mask, _broadcast(flat_t, x), _flat(tile.value, t)).result
     return Val(t, _reshaped(written, T.TileType((t.size,), t.dtype), t.shape))
 
 
@@ -625,35 +680,87 @@ _ARITH = {ast.Add: (arith.AddFOp, arith.AddIOp), ast.Sub: (arith.SubFOp, arith.S
 
 def binop(fb, op, a: Val, b: Val, node) -> Val:
     """``a op b`` with a tile operand: element-wise between tiles of one
-    shape and dtype, or with a scalar broadcast over the tile."""
+    shape and dtype, or with a scalar broadcast over the tile. Tiles of
+    vectors or matrices, and a vector or matrix with a tile (Warp's
+    ``tile * vec3``, a tile of vec3), take each element's operator as on
+    the values themselves (an error where those do not combine)."""
     name = fb.op_name(op)
     tile = a if isinstance(a.type, T.TileType) else b
     t = tile.type
     for v in (a, b):
+        refuse_stack(fb, v, f"an operand of {name}", node)
+    for v in (a, b):
         if isinstance(v.type, T.TileType):
-            if v.type != t:
+            if v.type.shape != t.shape or (v.type.dtype != t.dtype and not (t.composite or v.type.composite)):
                 raise fb.error(f"{name} between tiles of different shapes or dtypes: {a.type} and {b.type}", node,
                                KernelTypeError)
-        elif not isinstance(v.type, T.ScalarType):
+        elif not isinstance(v.type, _ELEMENT_TYPES):
             raise fb.error(f"unsupported operand types for {name}: {a.type} and {b.type}", node, KernelTypeError)
     if type(op) not in _ARITH:
         raise fb.error(f"{name} is not defined on tiles (they take + - * / element-wise)", node, KernelTypeError)
+    other = b if tile is a else a
+    if isinstance(op, (ast.Mult, ast.Div)) and any(
+            isinstance(v.type, (T.VectorType, T.MatrixType)) or isinstance(v.type, T.TileType) and v.type.composite
+            for v in (a, b)):
+        _check_scaling(fb, op, a, b, node)
+    if t.composite or not isinstance(other.type, (T.ScalarType, T.TileType)) or \
+            isinstance(other.type, T.TileType) and other.type.composite:
+        same = isinstance(other.type, T.TileType) and other.type == t and isinstance(op, (ast.Add, ast.Sub))
+        scaled = isinstance(other.type, T.ScalarType) and (isinstance(op, ast.Mult) or
+                                                           isinstance(op, ast.Div) and tile is a)
+        if not (same or scaled) or not t.scalar.is_float:
+            return _per_element(fb, op, a, b, node)
     f_op, i_op = _ARITH[type(op)]
-    if not t.dtype.is_float and i_op is None:
+    if not t.scalar.is_float and i_op is None:
         raise fb.error(f"{name} on integer tiles is not supported", node, KernelTypeError)
     x, y = (_as_tile(fb, v, t, node) for v in (a, b))
-    return Val(t, (f_op if t.dtype.is_float else i_op)(x, y).result)
+    return Val(t, (f_op if t.scalar.is_float else i_op)(x, y).result)
+
+
+def _tile_name(t) -> str:
+    return f"tile<{t.dtype}>" if isinstance(t, T.TileType) else str(t)
+
+
+def _check_scaling(fb, op, a: Val, b: Val, node):
+    """As Warp's: a product or quotient with a tile of vectors or matrices
+    scales by scalars (tile<vec3> * float, float * tile<vec3>,
+    tile<float> * vec3); between two tiles the elements must be scalars."""
+    verb = "multiply" if isinstance(op, ast.Mult) else "divide"
+    if isinstance(a.type, T.TileType) and isinstance(b.type, T.TileType) and a.type.composite and b.type.composite:
+        raise fb.error(f"Cannot {verb} {_tile_name(a.type)} by {_tile_name(b.type)} element-wise: the element type "
+                       "must be scalar", node, KernelTypeError)
+    elements = [v.type.dtype if isinstance(v.type, T.TileType) else v.type for v in (a, b)]
+    if not any(isinstance(e, T.ScalarType) for e in elements):
+        raise fb.error(f"Cannot {verb} {_tile_name(a.type)} by {_tile_name(b.type)}: at least one operand must be a "
+                       "scalar type", node, KernelTypeError)
+
+
+def _per_element(fb, op, a: Val, b: Val, node) -> Val:
+    """``a op b`` element by element (one of them a tile), each with the
+    operator's rules for the elements' types (vec3 * float, mat33 * vec3)."""
+    shape = (a if isinstance(a.type, T.TileType) else b).type.shape
+    columns = [elements(v.value, v.type) if isinstance(v.type, T.TileType) else None for v in (a, b)]
+    results, dtype = [], None
+    for k in range(math.prod(shape)):
+        x, y = (Val(v.type.dtype, c[k]) if c is not None else v for v, c in zip((a, b), columns))
+        r = fb.binop(op, x, y, node)
+        if not (isinstance(r, Val) and isinstance(r.type, _ELEMENT_TYPES)) or T.scalar_of(r.type).is_bool:
+            raise fb.error(f"{fb.op_name(op)} of tiles' elements gives {fb.describe(r)}", node, KernelTypeError)
+        dtype = r.type
+        results.append(fb.materialize(fb.concrete(r), r.type))
+    out = _tile_type(fb, shape, dtype, "register", node)
+    return Val(out, from_elements(out, results))
 
 
 def _as_tile(fb, v: Val, t: T.TileType, node) -> ir.Value:
     if isinstance(v.type, T.TileType):
         return v.value
-    return _splat(t, fb.materialize(fb.coerce(v, t.dtype, node), t.dtype))
+    return _splat(t, fb.materialize(fb.coerce(v, t.scalar, node), t.scalar))
 
 
 def negate(fb, v: Val) -> Val:
     t = v.type
-    if t.dtype.is_float:
+    if t.scalar.is_float:
         return Val(t, arith.NegFOp(v.value).result)
     return Val(t, arith.SubIOp(constant(t, 0), v.value).result)
 
@@ -687,16 +794,21 @@ _HANDLERS["tile_empty"] = _filled(0)  # (Warp's is uninitialized; zeros here: ne
 def _tile_full(fb, a, node):
     """Without a dtype, the tile's is the value's, as in Warp (a float literal: float32, an int one: int32)."""
     v = fb.expr(a["value"])  # (once: it may have effects)
-    if not (isinstance(v, Val) and isinstance(v.type, T.ScalarType)):
-        raise fb.error(f"tile_full()'s value must be a scalar, got {fb.describe(v)} (tiles of vectors and "
-                       "matrices are not supported yet)", a["value"])
+    if not (isinstance(v, Val) and isinstance(v.type, _ELEMENT_TYPES)):
+        raise fb.error(f"tile_full()'s value must be a scalar, vector or matrix, got {fb.describe(v)}", a["value"])
     if _given(a["dtype"]) and not (isinstance(a["dtype"], ast.Constant) and a["dtype"].value is None):
         dtype = _dtype(fb, a["dtype"], node)
     else:
         dtype = v.type
-        if v.is_literal:
+        if v.is_literal and isinstance(v.type, T.ScalarType):
             dtype = T.int32 if type(v.literal) is int else T.float32 if type(v.literal) is float else v.type
     t = _tile_type(fb, _shape(fb, a["shape"], "shape", node), dtype, _storage(fb, a["storage"]), node)
+    if t.composite and isinstance(v.type, T.ScalarType):  # every component (as the element type's constructor)
+        return Val(t, _splat(t, _scalar_value(fb, v, t.scalar, "tile_full()'s value", a["value"])))
+    if not isinstance(t.dtype, T.ScalarType) and v.type != t.dtype:
+        raise fb.error(f"tile_full()'s value is a {v.type}, the tile's dtype {t.dtype}", a["value"], KernelTypeError)
+    if t.composite:
+        return Val(t, _splat(t, fb.materialize(fb.concrete(v), v.type)))
     return Val(t, _splat(t, _scalar_value(fb, v, t.dtype, "tile_full()'s value", a["value"])))
 
 
@@ -718,7 +830,7 @@ def _tile_arange(fb, a, node):
     if step == 0:
         raise fb.error("tile_arange()'s step must not be zero", node)
     default = T.float32 if any(isinstance(n, float) for n in nums) else T.int32
-    dtype = _dtype(fb, a["dtype"], node) if _given(a["dtype"]) else default
+    dtype = _dtype(fb, a["dtype"], node, composite=False) if _given(a["dtype"]) else default
     values = np.arange(start, stop, step)
     if values.size == 0:
         raise fb.error(f"tile_arange({', '.join(map(str, nums))}) is empty (a tile has at least one element)", node)
@@ -808,7 +920,7 @@ def _guarded(inside, emit):
 @_handler("tile_store")
 def _tile_store(fb, a, node):
     array = _array(fb, a["a"], "tile_store()'s array", node)
-    tile = _tile(fb, a["t"], "tile_store()'s tile", node)
+    tile = _tile(fb, a["t"], "tile_store()'s tile", node, composite=True)
     _array_tile_check(fb, array, tile.type, "tile_store()", node)
     offsets = _offsets(fb, a["offset"], tile.type.ndim, "tile_store()", node)
     bounds_check = _static(fb, a["bounds_check"], bool, "bounds_check")
@@ -822,7 +934,7 @@ def _tile_store(fb, a, node):
 @_handler("tile_atomic_add")
 def _tile_atomic_add(fb, a, node):
     array = _array(fb, a["a"], "tile_atomic_add()'s array", node)
-    tile = _tile(fb, a["t"], "tile_atomic_add()'s tile", node)
+    tile = _tile(fb, a["t"], "tile_atomic_add()'s tile", node, composite=True)
     t = tile.type
     _array_tile_check(fb, array, t, "tile_atomic_add()", node)
     offsets = _offsets(fb, a["offset"], t.ndim, "tile_atomic_add()", node)
@@ -859,12 +971,12 @@ def atomic_adds(array, tile: Val, places) -> Val:
 @_handler("tile")
 def _tile_from_value(fb, a, node):
     v = fb.expr(a["x"])
-    if _static(fb, a["preserve_type"], bool, "preserve_type"):
-        raise fb.error("tile(x, preserve_type=True) makes a tile of vectors or matrices, which adjit's tiles do "
-                       "not hold yet", node)
     if not isinstance(v, Val) or not isinstance(v.type, (T.ScalarType, T.VectorType, T.MatrixType)) or \
             T.scalar_of(v.type).is_bool:
         raise fb.error(f"tile() takes a scalar, vector or matrix of each thread, got {fb.describe(v)}", node)
+    if _static(fb, a["preserve_type"], bool, "preserve_type"):  # a tile of the block's values: (1,) on the CPU
+        t = _tile_type(fb, (1,), v.type, "register", node)
+        return Val(t, _broadcast(t.mlir(), fb.materialize(fb.concrete(v), v.type)))
     # The last extent is the block's threads: one on the CPU.
     shape = (*getattr(v.type, "shape", ()), 1)
     t = _tile_type(fb, shape, T.scalar_of(v.type), "register", node)
@@ -876,8 +988,13 @@ def _tile_from_value(fb, a, node):
 
 @_handler("untile")
 def _untile(fb, a, node):
-    tile = _tile(fb, a["a"], "untile()'s argument", node)
+    tile = _tile(fb, a["a"], "untile()'s argument", node, composite=True)
     t = tile.type
+    if t.composite:  # a tile of vectors or matrices (tile(x, preserve_type=True)): each thread's element
+        if t.shape != (1,):
+            raise fb.error(f"untile() of a tile of {t.dtype} takes a tile of shape (1,) (the block's one thread "
+                           f"on the CPU), got shape {t.shape}", node)
+        return Val(t.dtype, vector_d.ExtractOp(tile.value, [], [0]).result)
     if t.shape[-1] != 1 or t.ndim > 3:
         raise fb.error(f"untile() takes a tile whose last extent is the block's threads (1 on the CPU), of shape "
                        f"(1,), (M, 1) or (R, C, 1); got shape {t.shape}", node)
@@ -892,7 +1009,7 @@ def _untile(fb, a, node):
 
 @_handler("tile_extract")
 def _tile_extract(fb, a, node):
-    tile = _tile(fb, a["a"], "tile_extract()'s tile", node)
+    tile = _tile(fb, a["a"], "tile_extract()'s tile", node, composite=True)
     fake = ast.Subscript(value=a["a"], slice=ast.Tuple(elts=a["indices"]))
     ast.copy_location(fake, node)
     return extract(fb, tile, index_values(fb, tile, fake), node)
@@ -902,17 +1019,18 @@ def _tile_extract(fb, a, node):
 
 @_handler("tile_transpose")
 def _tile_transpose(fb, a, node):
-    tile = _tile(fb, a["a"], "tile_transpose()'s tile", node)
+    tile = _tile(fb, a["a"], "tile_transpose()'s tile", node, composite=True)
     t = tile.type
     if t.ndim != 2:
         raise fb.error(f"tile_transpose() takes a 2-d tile, got shape {t.shape}", node)
     out = T.TileType(t.shape[::-1], t.dtype, t.storage)
-    return Val(out, vector_d.TransposeOp(out.mlir(), tile.value, [1, 0]).result)
+    order = [1, 0] + [2 + k for k in range(len(t.elem_shape))]  # (the elements themselves stay as they are)
+    return Val(out, vector_d.TransposeOp(out.mlir(), tile.value, order).result)
 
 
 @_handler("tile_broadcast")
 def _tile_broadcast(fb, a, node):
-    tile = _tile(fb, a["a"], "tile_broadcast()'s tile", node)
+    tile = _tile(fb, a["a"], "tile_broadcast()'s tile", node, composite=True)
     t = tile.type
     shape = _shape(fb, a["shape"], "tile_broadcast()'s shape", node)
     if len(shape) > 4:  # Warp's message
@@ -934,7 +1052,7 @@ def _tile_broadcast(fb, a, node):
 
 @_handler("tile_reshape")
 def _tile_reshape(fb, a, node):
-    tile = _tile(fb, a["t"], "tile_reshape()'s tile", node)
+    tile = _tile(fb, a["t"], "tile_reshape()'s tile", node, composite=True)
     t = tile.type
     items = a["shape"].elts if isinstance(a["shape"], ast.Tuple) else [a["shape"]]
     dims = [_const_int(fb, item, "tile_reshape()'s extents") for item in items]
@@ -949,7 +1067,7 @@ def _tile_reshape(fb, a, node):
 
 @_handler("tile_squeeze")
 def _tile_squeeze(fb, a, node):
-    tile = _tile(fb, a["t"], "tile_squeeze()'s tile", node)
+    tile = _tile(fb, a["t"], "tile_squeeze()'s tile", node, composite=True)
     t = tile.type
     if _given(a["axis"]):
         items = a["axis"].elts if isinstance(a["axis"], ast.Tuple) else [a["axis"]]
@@ -973,7 +1091,7 @@ def _tile_squeeze(fb, a, node):
 def _tile_astype(fb, a, node):
     tile = _tile(fb, a["t"], "tile_astype()'s tile", node)
     t = tile.type
-    dtype = _dtype(fb, a["dtype"], node)
+    dtype = _dtype(fb, a["dtype"], node, composite=False)
     out = _tile_type(fb, t.shape, dtype, t.storage, node)
     return Val(out, _convert(tile.value, t.dtype, dtype, out.mlir()))
 
@@ -1003,7 +1121,7 @@ def _tile_view(fb, a, node):
     offsets, the trailing ones ``shape`` long from theirs (without
     ``shape``: the dimensions after the offsets', whole). Offsets may be
     runtime ints (the view is then chosen by selects, see _gather)."""
-    tile = _tile(fb, a["t"], "tile_view()'s tile", node)
+    tile = _tile(fb, a["t"], "tile_view()'s tile", node, composite=True)
     t = tile.type
     items = a["offset"].elts if isinstance(a["offset"], ast.Tuple) else [a["offset"]]
     if len(items) > t.ndim:
@@ -1033,8 +1151,8 @@ def _tile_assign(fb, a, node):
     """dst with src written at offset; a runtime offset is resolved by one
     select per valid offset (none matching: dst unchanged, as a runtime
     element write outside the tile writes nothing)."""
-    dst = _tile(fb, a["dst"], "tile_assign()'s destination", node)
-    src = _tile(fb, a["src"], "tile_assign()'s source", node)
+    dst = _tile(fb, a["dst"], "tile_assign()'s destination", node, composite=True)
+    src = _tile(fb, a["src"], "tile_assign()'s source", node, composite=True)
     t, s = dst.type, src.type
     if s.dtype != t.dtype or s.ndim != t.ndim:
         raise fb.error(f"tile_assign(): a {s} into a {t}", node, KernelTypeError)
@@ -1088,7 +1206,7 @@ def _select_among(fb, t: T.TileType, default: ir.Value, wanted: list, ranges, ma
     ints ``wanted`` (``default`` when none is): one select per choice."""
     i32 = ir.IntegerType.get_signless(32)
     wanted = [arith.IndexCastOp(i32, to_index(fb.materialize(w, w.type), w.type)).result for w in wanted]
-    mask_t = ir.VectorType.get(list(t.shape), ir.IntegerType.get_signless(1))
+    mask_t = ir.VectorType.get(list(t.shape) + list(t.elem_shape), ir.IntegerType.get_signless(1))
     result = default
     for choice in itertools.product(*ranges):
         cond = None
@@ -1110,14 +1228,15 @@ def _rebind(fb, target, value: Val, what: str, node):
 
 def _one(t: T.TileType, scalar: ir.Value, dtype=None) -> Val:
     out = T.TileType((1,), dtype or t.dtype, t.storage)
-    return Val(out, vector_d.BroadcastOp(out.mlir(), scalar).result)
+    return Val(out, _broadcast(out.mlir(), scalar))
 
 
 def _sum_scalar(v: ir.Value, t: T.TileType) -> ir.Value:
     """The sum of a tile's elements, pairwise (halving the tile while its
     size is even: one vector add per step, and more accurate than a running
-    sum); a fixed order, so the result is the same on every run."""
-    return _halving(_flat(v, t), t.size, t.dtype, lambda x, y: _add(t, x, y))
+    sum); a fixed order, so the result is the same on every run. A tile of
+    vectors or matrices sums them (a vector or matrix value)."""
+    return _halving(_flat(v, t), t.size, t if t.composite else t.dtype, lambda x, y: _add(t, x, y))
 
 
 def _axis(fb, x, t: T.TileType, what: str) -> int:
@@ -1147,8 +1266,10 @@ def _along_axis(fb, tile: Val, axis: int, reduce_row, node) -> Val:
 
 @_handler("tile_sum")
 def _tile_sum(fb, a, node):
-    tile = _tile(fb, a["a"], "tile_sum()'s tile", node)
+    tile = _tile(fb, a["a"], "tile_sum()'s tile", node, composite=True)
     t = tile.type
+    if _given(a["axis"]) and t.composite:
+        refuse_composite(fb, t, "tile_sum(axis=)'s tile", node)
     if _given(a["axis"]):
         axis = _axis(fb, a["axis"], t, "tile_sum()")
         row_t = T.TileType((t.shape[axis],), t.dtype)
@@ -1158,11 +1279,17 @@ def _tile_sum(fb, a, node):
 
 @_handler("tile_dot")
 def _tile_dot(fb, a, node):
-    x = _tile(fb, a["a"], "tile_dot()'s first tile", node)
-    y = _tile(fb, a["b"], "tile_dot()'s second tile", node)
+    x = _tile(fb, a["a"], "tile_dot()'s first tile", node, composite=True)
+    y = _tile(fb, a["b"], "tile_dot()'s second tile", node, composite=True)
     if x.type != y.type:
         raise fb.error(f"tile_dot() of tiles of different shapes or dtypes: {x.type} and {y.type}", node)
-    return _one(x.type, _sum_scalar(_mul(x.type, x.value, y.value), x.type))
+    t = x.type
+    if t.composite:  # the full contraction, as Warp's: the sum of all the components' products
+        n = t.size * math.prod(t.elem_shape)
+        scalars = T.TileType((n,), t.scalar, t.storage)
+        product = vector_d.ShapeCastOp(scalars.mlir(), _mul(t, x.value, y.value)).result
+        return _one(scalars, _sum_scalar(product, scalars))
+    return _one(t, _sum_scalar(_mul(t, x.value, y.value), t))
 
 
 def _extreme(t: T.TileType, largest: bool):
@@ -1174,12 +1301,16 @@ def _extreme(t: T.TileType, largest: bool):
     return arith.MaxSIOp if largest else arith.MinSIOp
 
 
-def _halving(v: ir.Value, n: int, dtype: T.ScalarType, combine) -> ir.Value:
+def _halving(v: ir.Value, n: int, dtype, combine) -> ir.Value:
     """Combines the ``n`` elements of the 1-d vector ``v`` pairwise: halves
     while ``n`` is even (one op on half-vectors each step), then the rest one
-    by one. ``combine`` takes and returns values of one type."""
+    by one. ``combine`` takes and returns values of one type. ``dtype``: the
+    scalar type, or a tile type whose elements ``v`` holds (vectors,
+    matrices: ``v`` is then ``vector<n x element shape>``)."""
     while n % 2 == 0 and n > 1:
-        halves = vector_d.ShapeCastOp(ir.VectorType.get([2, n // 2], dtype.mlir()), v).result
+        shape = [2, n // 2]
+        halves_t = vector_type(dtype, shape) if isinstance(dtype, T.TileType) else ir.VectorType.get(shape, dtype.mlir())
+        halves = vector_d.ShapeCastOp(halves_t, v).result
         v = combine(vector_d.ExtractOp(halves, [], [0]).result, vector_d.ExtractOp(halves, [], [1]).result)
         n //= 2
     scalars = [vector_d.ExtractOp(v, [], [k]).result for k in range(n)]
@@ -1271,8 +1402,8 @@ def _apply(fb, op, args: list[Val], node) -> Val:
         result = fb.call_builtin(op, args, node)
     else:
         result = fb.call_function(op, args, node)
-    if not isinstance(result, Val) or not isinstance(result.type, T.ScalarType):
-        raise fb.error(f"the function given to a tile builtin must return a scalar here, got "
+    if not isinstance(result, Val) or not isinstance(result.type, _ELEMENT_TYPES) or T.scalar_of(result.type).is_bool:
+        raise fb.error(f"the function given to a tile builtin must return a number, vector or matrix here, got "
                        f"{fb.describe(result)}", node)
     return fb.concrete(result)
 
@@ -1280,8 +1411,10 @@ def _apply(fb, op, args: list[Val], node) -> Val:
 @_handler("tile_reduce")
 def _tile_reduce(fb, a, node):
     op = _callable(fb, a["op"], "tile_reduce()'s op", node)
-    tile = _tile(fb, a["a"], "tile_reduce()'s tile", node)
+    tile = _tile(fb, a["a"], "tile_reduce()'s tile", node, composite=True)
     t = tile.type
+    if t.composite and _given(a["axis"]):
+        refuse_composite(fb, t, "tile_reduce(axis=)'s tile", node)
 
     def fold(scalars):
         acc = Val(t.dtype, scalars[0])
@@ -1329,7 +1462,7 @@ def _tile_map(fb, a, node):
     """Further arguments: tiles of a's shape, or values (scalars, vectors, matrices, structs) given to every
     call unchanged, as in Warp (their adjoint sums over the elements)."""
     op = _callable(fb, a["op"], "tile_map()'s op", node)
-    first = _tile(fb, a["a"], "tile_map()'s first tile", node)
+    first = _tile(fb, a["a"], "tile_map()'s first tile", node, composite=True)
     t = first.type
     args = [first]
     for x in a["args"]:
@@ -1439,12 +1572,12 @@ def _tile_diag_add(fb, a, node):
 
 @_handler("tile_axpy")
 def _tile_axpy(fb, a, node):
-    src = _tile(fb, a["src"], "tile_axpy()'s src", node)
-    dest = _tile(fb, a["dest"], "tile_axpy()'s dest", node)
+    src = _tile(fb, a["src"], "tile_axpy()'s src", node, composite=True)
+    dest = _tile(fb, a["dest"], "tile_axpy()'s dest", node, composite=True)
     if src.type != dest.type:
         raise fb.error(f"tile_axpy() of tiles of different shapes or dtypes: {src.type} and {dest.type}", node)
     t = dest.type
-    alpha = _scalar(fb, a["alpha"], t.dtype, "tile_axpy()'s alpha")
+    alpha = _scalar(fb, a["alpha"], t.scalar, "tile_axpy()'s alpha")
     result = _add(t, dest.value, _mul(t, _splat(t, alpha), src.value))
     _rebind(fb, a["dest"], Val(t, result), "tile_axpy()", node)
     return None

@@ -68,7 +68,7 @@ def constant(t: T.Type, py_value) -> ir.Value:
         else:
             attr = ir.IntegerAttr.get(t.mlir(), two_complement(t, int(py_value)))
         return arith.ConstantOp(t.mlir(), attr).result
-    scalar = t.dtype
+    scalar = T.scalar_of(t.dtype)  # (a tile's dtype may be a vector or matrix type)
     if scalar.is_float:
         elem = ir.FloatAttr.get(scalar.mlir(), float(py_value))
     else:

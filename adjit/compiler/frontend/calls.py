@@ -21,6 +21,8 @@ from .. import tiles
 from .. import tile_linalg  # noqa: F401 (registers its emitters into tiles._HANDLERS)
 from .. import tile_random  # noqa: F401 (likewise)
 from .. import tile_scatter  # noqa: F401 (likewise)
+from .. import tile_fft  # noqa: F401 (likewise)
+from .. import tile_stack  # noqa: F401 (likewise)
 from .. import views as V
 from ..values import Val, from_index, literal
 

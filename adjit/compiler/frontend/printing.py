@@ -106,6 +106,8 @@ class Printing:
             rows = ["[" + " ".join(s for s, _ in comps[r * t.cols:(r + 1) * t.cols]) + "]" for r in range(t.rows)]
             return "[" + " ".join(rows) + "]", [c for _, c in comps]
         if isinstance(t, T.TileType):
+            if t.composite:
+                raise self.error(f"print() of a tile of {t.dtype} is not supported yet (print its elements)", node)
             return _tile_print_parts(self.materialize(value, t), t)
         raise self.error(f"print() takes numbers, vectors and matrices (and tiles), got {t}", node)
 

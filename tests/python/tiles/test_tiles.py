@@ -515,8 +515,9 @@ def _wrong_tile_arg(a: adjit.array2d(dtype=float)):
 
 def test_tile_annotations_are_checked():
     assert "_wants_3x4" in _compile_error(_wrong_tile_arg, [adjit.zeros((4, 4), dtype=float)])
-    with pytest.raises(TypeError, match="not supported yet"):
-        adjit.tile[adjit.vec3, 4]
+    assert adjit.tile[adjit.vec3, 4] == adjit.types.TileType((4,), adjit.vec3)  # (tiles of vectors: see
+    with pytest.raises(TypeError, match="not supported yet"):                 # test_tile_composite.py)
+        adjit.tile[adjit.types.vector(3, adjit.types.bool_), 4]
     with pytest.raises(TypeError, match="not subscriptable"):
         adjit.tile_sum[float]
 
