@@ -122,10 +122,12 @@ def AdjitApproximateMath : Pass<"adjit-approximate-math", "::mlir::ModuleOp"> {
     Rewrites the listed f32 math ops (scalars and vectors) into arithmetic:
     range reduction and polynomial approximations (MLIR's math
     approximations, with subnormal inputs of log/log2 and subnormal results
-    of exp handled by rescaling); sin and cos are adjit's own: a reduction
-    by pi/2 and polynomials in f64, rounded once to f32, with libm's result
-    for |x| > 2^20 behind a branch. By default exp, log, log2, tanh, erf,
-    sin and cos: the ones within a few ulp over the whole f32 domain. Each
+    of exp handled by rescaling); sin, cos and tan are adjit's own: a
+    reduction by pi/2 and polynomials in f64, rounded once to f32, with
+    libm's result for |x| > 2^20 behind a branch; atan, atan2, asin and acos
+    too: f64 reductions and a polynomial, rounded once, without a branch.
+    By default exp, log, log2, tanh, erf, sin, cos, tan, atan, atan2, asin
+    and acos: the ones within a few ulp over the whole f32 domain. Each
     (function, type) is computed in one private function the ops call
     (`@adjit_sin_v8f32`, marked `adjit.simd_body`: not inlined, kept wide),
     so the code is compiled once per module, not at every use. The code vectorizes (SIMD bodies stay SIMD instead of

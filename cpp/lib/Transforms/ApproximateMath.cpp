@@ -37,11 +37,17 @@ namespace {
 
 /// The functions rewritten by default: those whose approximations stay
 /// within a few ulp of the correctly rounded result over the whole f32
-/// domain (docs/simd.md). sin and cos are adjit's own (below): MLIR's reduce
-/// the argument with one f32 multiple of pi/2 (5e8 ulp off at 9467). MLIR's
-/// atan is off by 40 ulp: it stays a libm call.
-constexpr StringLiteral kDefaultFunctions[] = {"exp", "log", "log2", "tanh",
-                                               "erf", "sin", "cos"};
+/// domain (docs/simd.md). The trigonometric ones are adjit's own (below),
+/// computed in f64 and rounded once: MLIR's sin and cos reduce the argument
+/// with one f32 multiple of pi/2 (5e8 ulp off at 9467), its atan is off by
+/// 40 ulp.
+constexpr StringLiteral kDefaultFunctions[] = {
+    "exp", "log", "log2", "tanh", "erf", "sin",
+    "cos", "tan", "atan", "atan2", "asin", "acos"};
+
+/// The functions rewritten by adjit's own code rather than MLIR's patterns.
+constexpr StringLiteral kOwnFunctions[] = {"sin",   "cos",  "tan", "atan",
+                                           "atan2", "asin", "acos"};
 
 /// Marks a math op that must stay libm's (a builtin that needs its result
 /// correctly rounded, e.g. erfinv's Newton step on erf).
@@ -142,9 +148,11 @@ constexpr double kCosCoefficients[] = {0.041666666619534644, -0.0013888883505740
                                        2.4799461823857305e-05,
                                        -2.720589441676893e-07};
 
-/// sin (or cos) of `x` (f32 or a vector of f32) for |x| <= 2^20.
-Value reducedSinCos(OpBuilder &b, Location loc, Value x, Value outOfRange,
-                    bool cosine) {
+enum class Trig { Sin, Cos, Tan };
+
+/// sin, cos or tan of `x` (f32 or a vector of f32) for |x| <= 2^20.
+Value reducedTrig(OpBuilder &b, Location loc, Value x, Value outOfRange,
+                  Trig function) {
   Type f32Type = x.getType();
   Type f64Type = withElement(f32Type, b.getF64Type());
   Type i32Type = withElement(f32Type, b.getI32Type());
@@ -175,17 +183,25 @@ Value reducedSinCos(OpBuilder &b, Location loc, Value x, Value outOfRange,
     return constantOf(b, loc, i32Type, b.getI32IntegerAttr(value));
   };
   Value q = arith::FPToSIOp::create(b, loc, i32Type, k);
-  if (cosine)
+  if (function == Trig::Cos)
     q = arith::AddIOp::create(b, loc, q, i(1));
   auto bitSet = [&](int64_t bit) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                  arith::AndIOp::create(b, loc, q, i(bit)), i(0));
   };
-  Value value = arith::SelectOp::create(b, loc, bitSet(1), cosR, sinR);
-  value = arith::SelectOp::create(b, loc, bitSet(2),
-                                  arith::NegFOp::create(b, loc, value), value);
+  Value value;
+  if (function == Trig::Tan) { // tan(r + k pi/2): sin/cos, or -cos/sin for odd k
+    auto div = [&](Value l, Value r) { return arith::DivFOp::create(b, loc, l, r); };
+    value = arith::SelectOp::create(b, loc, bitSet(1),
+                                    arith::NegFOp::create(b, loc, div(cosR, sinR)),
+                                    div(sinR, cosR));
+  } else {
+    value = arith::SelectOp::create(b, loc, bitSet(1), cosR, sinR);
+    value = arith::SelectOp::create(
+        b, loc, bitSet(2), arith::NegFOp::create(b, loc, value), value);
+  }
   Value result = arith::TruncFOp::create(b, loc, f32Type, value);
-  if (!cosine) { // sin(-0) = -0 (r = -0 - 0 k P1 came out +0)
+  if (function != Trig::Cos) { // sin(-0) = tan(-0) = -0 (r = -0 - 0 k P1 came out +0)
     Value zero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x,
                                        f32Constant(b, loc, f32Type, 0.0));
     result = arith::SelectOp::create(b, loc, zero, x, result);
@@ -193,11 +209,11 @@ Value reducedSinCos(OpBuilder &b, Location loc, Value x, Value outOfRange,
   return result;
 }
 
-/// Rewrites the chosen f32 sin and cos ops (see reducedSinCos).
-void rewriteSinCos(Operation *root, const llvm::StringSet<> &chosen) {
+/// Rewrites the chosen f32 sin, cos and tan ops (see reducedTrig).
+void rewriteTrig(Operation *root, const llvm::StringSet<> &chosen) {
   SmallVector<Operation *> ops;
   root->walk([&](Operation *op) {
-    if (isa<math::SinOp, math::CosOp>(op) &&
+    if (isa<math::SinOp, math::CosOp, math::TanOp>(op) &&
         getElementTypeOrSelf(op->getResult(0).getType()).isF32() &&
         chosen.contains(op->getName().stripDialect()) &&
         !op->hasAttr(kLibmAttr))
@@ -212,7 +228,10 @@ void rewriteSinCos(Operation *root, const llvm::StringSet<> &chosen) {
     Value outOfRange = arith::CmpFOp::create(
         b, loc, arith::CmpFPredicate::UGT, math::AbsFOp::create(b, loc, x),
         f32Constant(b, loc, type, kReducedLimit));
-    Value reduced = reducedSinCos(b, loc, x, outOfRange, isa<math::CosOp>(op));
+    Trig function = isa<math::SinOp>(op)   ? Trig::Sin
+                    : isa<math::CosOp>(op) ? Trig::Cos
+                                           : Trig::Tan;
+    Value reduced = reducedTrig(b, loc, x, outOfRange, function);
     Value any = outOfRange;
     if (auto vector = dyn_cast<VectorType>(type)) { // (lanes: or-reduce)
       auto flat = VectorType::get({vector.getNumElements()}, b.getI1Type());
@@ -235,6 +254,118 @@ void rewriteSinCos(Operation *root, const llvm::StringSet<> &chosen) {
           scf::YieldOp::create(otherwise, loc, reduced);
         });
     op->getResult(0).replaceAllUsesWith(branch.getResult(0));
+    op->erase();
+  }
+}
+
+// atan, atan2, asin and acos in double precision, rounded once to f32:
+// atan(a) for a >= 0 reduces a > 1 to pi/2 - atan(1/a), then a > tan(pi/8)
+// to pi/4 + atan((a - 1) / (a + 1)), and takes atan(u) = u + u^3 P(u^2) on
+// |u| <= tan(pi/8) (a least-squares fit to the function on Chebyshev nodes:
+// relative error 3e-14). atan2(y, x) is atan(min/max of |y|, |x|) moved to
+// its octant and given y's sign; the ratio is formed in f64, exactly enough
+// for f32 operands, and zeros, infinities and NaN come out as IEEE's atan2
+// gives them with no branch (a NaN x by a last select).
+// asin(x) = atan2(x, sqrt((1 - x)(1 + x))) and
+// acos(x) = atan2(sqrt((1 - x)(1 + x)), x), NaN outside [-1, 1].
+constexpr double kTanPiOverEight = 0.41421356237309503;
+constexpr double kPiOverTwo = 1.5707963267948966;
+constexpr double kPiOverFour = 0.7853981633974483;
+constexpr double kPi = 3.141592653589793;
+constexpr double kAtanCoefficients[] = {
+    -0.33333333331594883, 0.19999999672211463,  -0.1428569297127142,
+    0.1111043583944393,   -0.09078963915636283, 0.07567357304677394,
+    -0.05886859582139992, 0.030834072665852322};
+
+/// f64 arithmetic on values of one shape (f64 or a vector of f64).
+struct WideMath {
+  OpBuilder &b;
+  Location loc;
+  Type type;
+
+  Value c(double value) const {
+    return constantOf(b, loc, type, b.getF64FloatAttr(value));
+  }
+  Value add(Value l, Value r) const { return arith::AddFOp::create(b, loc, l, r); }
+  Value sub(Value l, Value r) const { return arith::SubFOp::create(b, loc, l, r); }
+  Value mul(Value l, Value r) const { return arith::MulFOp::create(b, loc, l, r); }
+  Value div(Value l, Value r) const { return arith::DivFOp::create(b, loc, l, r); }
+  Value cmp(arith::CmpFPredicate predicate, Value l, Value r) const {
+    return arith::CmpFOp::create(b, loc, predicate, l, r);
+  }
+  Value select(Value condition, Value t, Value f) const {
+    return arith::SelectOp::create(b, loc, condition, t, f);
+  }
+
+  /// atan(a) for a >= 0 (NaN stays NaN).
+  Value atanOfNonNegative(Value a) const {
+    Value inverted = cmp(arith::CmpFPredicate::OGT, a, c(1.0));
+    a = select(inverted, div(c(1.0), a), a);
+    Value shifted = cmp(arith::CmpFPredicate::OGT, a, c(kTanPiOverEight));
+    Value u = select(shifted, div(sub(a, c(1.0)), add(a, c(1.0))), a);
+    Value z = mul(u, u);
+    Value p = c(ArrayRef<double>(kAtanCoefficients).back());
+    for (double coefficient :
+         llvm::reverse(ArrayRef<double>(kAtanCoefficients).drop_back()))
+      p = add(c(coefficient), mul(p, z));
+    Value r = add(u, mul(mul(u, z), p));
+    r = select(shifted, add(r, c(kPiOverFour)), r);
+    return select(inverted, sub(c(kPiOverTwo), r), r);
+  }
+
+  /// atan2(y, x) (IEEE's zeros, infinities and NaN included).
+  Value atan2(Value y, Value x) const {
+    Value ay = math::AbsFOp::create(b, loc, y);
+    Value ax = math::AbsFOp::create(b, loc, x);
+    Value steep = cmp(arith::CmpFPredicate::OGT, ay, ax);
+    Value ratio = select(steep, div(ax, ay), div(ay, ax));
+    // (0/0 and inf/inf: y = 0 gives 0 (then 0 or pi), |y| = |x| gives 1)
+    ratio = select(cmp(arith::CmpFPredicate::OEQ, ay, ax), c(1.0), ratio);
+    ratio = select(cmp(arith::CmpFPredicate::OEQ, ay, c(0.0)), c(0.0), ratio);
+    Value r = atanOfNonNegative(ratio);
+    r = select(steep, sub(c(kPiOverTwo), r), r);
+    Value xNegative = cmp(arith::CmpFPredicate::OLT,
+                          math::CopySignOp::create(b, loc, c(1.0), x), c(0.0));
+    r = select(xNegative, sub(c(kPi), r), r);
+    r = math::CopySignOp::create(b, loc, r, y);
+    return select(cmp(arith::CmpFPredicate::UNO, x, x), x, r); // (atan2(0, NaN))
+  }
+
+  /// sqrt((1 - x)(1 + x)): exact enough near |x| = 1; NaN for |x| > 1.
+  Value cosineOfArcsine(Value x) const {
+    return math::SqrtOp::create(b, loc, mul(sub(c(1.0), x), add(c(1.0), x)));
+  }
+};
+
+/// Rewrites the chosen f32 atan, atan2, asin and acos ops (see WideMath).
+void rewriteInverseTrig(Operation *root, const llvm::StringSet<> &chosen) {
+  SmallVector<Operation *> ops;
+  root->walk([&](Operation *op) {
+    if (isa<math::AtanOp, math::Atan2Op, math::AsinOp, math::AcosOp>(op) &&
+        getElementTypeOrSelf(op->getResult(0).getType()).isF32() &&
+        chosen.contains(op->getName().stripDialect()) &&
+        !op->hasAttr(kLibmAttr))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Type f32Type = op->getResult(0).getType();
+    WideMath m{b, loc, withElement(f32Type, b.getF64Type())};
+    auto wide = [&](Value v) { return arith::ExtFOp::create(b, loc, m.type, v); };
+    Value x = wide(op->getOperand(0));
+    Value result;
+    if (isa<math::AtanOp>(op))
+      result = math::CopySignOp::create(
+          b, loc, m.atanOfNonNegative(math::AbsFOp::create(b, loc, x)), x);
+    else if (isa<math::Atan2Op>(op))
+      result = m.atan2(x, wide(op->getOperand(1)));
+    else if (isa<math::AsinOp>(op))
+      result = m.atan2(x, m.cosineOfArcsine(x));
+    else
+      result = m.atan2(m.cosineOfArcsine(x), x);
+    op->getResult(0).replaceAllUsesWith(
+        arith::TruncFOp::create(b, loc, f32Type, result));
     op->erase();
   }
 }
@@ -316,12 +447,14 @@ struct ApproximateMathPass
         chosen.insert(name);
     auto isChosen = [&](StringRef name) {
       name.consume_front("math.");
-      // (sin and cos: adjit's own, rewriteSinCos)
-      return chosen.contains(name) && name != "sin" && name != "cos";
+      // (the trigonometric functions: adjit's own, rewriteTrig and
+      // rewriteInverseTrig)
+      return chosen.contains(name) && !llvm::is_contained(kOwnFunctions, name);
     };
     outlineIntoHelpers(getOperation(), chosen);
     fixEdgeCases(getOperation(), chosen);
-    rewriteSinCos(getOperation(), chosen);
+    rewriteTrig(getOperation(), chosen);
+    rewriteInverseTrig(getOperation(), chosen);
     // The patterns rewrite every op of a chosen kind: collect the others
     // (marked, f64, ...) first and rewrite only the ops to approximate.
     SmallVector<Operation *> targets;

@@ -2,10 +2,10 @@
 // RUN: adjit-opt %s "--adjit-approximate-math=functions=tanh" | FileCheck %s --check-prefix=TANH
 
 // adjit-approximate-math: f32 exp, log, log2, tanh and erf (scalars and
-// vectors) become polynomial code (MLIR's approximations); sin and cos
+// vectors) become polynomial code (MLIR's approximations); sin, cos and tan
 // adjit's own reduction and polynomials in f64, with libm's result for
-// |x| > 2^20 behind a branch; f64 math and the functions MLIR approximates
-// badly (atan) stay calls for libm.
+// |x| > 2^20 behind a branch; atan, atan2, asin and acos f64 arithmetic
+// rounded once, with no branch; f64 math stays calls for libm.
 
 // CHECK-LABEL: func.func @scalars(
 // CHECK-NOT: math.exp
@@ -20,13 +20,16 @@
 // CHECK-NEXT: %[[PICK:.*]] = arith.select %{{.*}}, %[[LIBM]], %{{.*}} : f32
 // CHECK-NEXT: scf.yield %[[PICK]] : f32
 // CHECK-NEXT: } else {
-// CHECK: math.atan %[[X]] : f32
+// CHECK-NOT: math.atan
+// CHECK: math.copysign %{{.*}}, %{{.*}} : f64
+// CHECK-NOT: math.atan
 // CHECK: return
 // TANH-LABEL: func.func @scalars(
 // TANH: math.exp
 // TANH: math.log
 // TANH-NOT: math.tanh
 // TANH: math.sin %{{.*}} : f32
+// TANH: math.atan %{{.*}} : f32
 // TANH: return
 func.func @scalars(%x: f32) -> (f32, f32, f32, f32, f32, f32, f32) {
   %e = math.exp %x : f32
@@ -37,6 +40,31 @@ func.func @scalars(%x: f32) -> (f32, f32, f32, f32, f32, f32, f32) {
   %s = math.sin %x : f32
   %a = math.atan %x : f32
   return %e, %l, %l2, %t, %r, %s, %a : f32, f32, f32, f32, f32, f32, f32
+}
+
+// tan takes sin and cos's reduction (libm's tan behind the branch); the
+// inverse functions are f64 code without a branch; f64 math stays libm's.
+// CHECK-LABEL: func.func @trigonometry(
+// CHECK-SAME: %[[X:.*]]: f32, %[[Y:.*]]: f32, %[[D:.*]]: f64)
+// CHECK: arith.divf %{{.*}}, %{{.*}} : f64
+// CHECK: math.tan %[[X]] {adjit.libm} : f32
+// CHECK-NOT: math.atan2
+// CHECK-NOT: math.asin
+// CHECK-NOT: math.acos
+// CHECK-NOT: scf.if
+// CHECK: math.sqrt %{{.*}} : f64
+// CHECK-NOT: math.asin
+// CHECK-NOT: math.acos
+// CHECK-NOT: scf.if
+// CHECK: math.atan %[[D]] : f64
+// CHECK: return
+func.func @trigonometry(%x: f32, %y: f32, %d: f64) -> (f32, f32, f32, f32, f64) {
+  %t = math.tan %x : f32
+  %a = math.atan2 %y, %x : f32
+  %s = math.asin %x : f32
+  %c = math.acos %x : f32
+  %w = math.atan %d : f64
+  return %t, %a, %s, %c, %w : f32, f32, f32, f32, f64
 }
 
 // Vectors (SIMD bodies) alike; the branch to libm's cos is taken when any
