@@ -96,10 +96,16 @@ def AdjitVectorizeThreads : Pass<"adjit-vectorize-threads", "::mlir::ModuleOp"> 
     loads/stores (consecutive, 1-D) or masked gathers/scatters; a failed
     run-time bounds check reports lane by lane, in thread order. The entry
     calls it for whole groups and the scalar body for the rest of a chunk.
+    Atomics at elements of the lane's own (indexed like a written array:
+    the thread index or its coordinates) become the lanes' read, op and
+    write; local arrays (the loop reversal's checkpoints) get a copy per
+    lane, the lanes innermost (memref<?xvector<3xf32>> ->
+    memref<?xvector<3x8xf32>>), read and written at indices all lanes use.
     Results are bitwise those of the scalar body. Straight-line bodies are
     left to LLVM's loop vectorizer (which widens the thread loop and handles
     strided vec3 accesses better). A body the pass cannot
-    vectorize (atomics, calls, local arrays, f16/bf16,
+    vectorize (atomics at elements threads may share, calls, local arrays
+    at indices or of sizes that differ between threads, f16/bf16,
     arrays written where threads may share elements, ...) stays scalar.
     Each body records the outcome in `adjit.simd` ("vectorized: ..." or
     "scalar: <reason>").

@@ -28,10 +28,17 @@
 // body, so results are bitwise the same, provided memory is not shared
 // between threads in a way whose outcome depends on their order: every
 // access to an array the body writes must index one dimension with the
-// same (uniform base + lane), so each thread touches its own elements. Kernels outside what is
-// handled (atomics, calls, f16 and
-// bf16, strided or overlapping arrays, ...) keep the scalar body; the body
-// records why in `adjit.simd` (visible in the stage dump).
+// same (uniform base + lane), so each thread touches its own elements.
+// Atomics on such elements are then the lanes' read, op and write (no other
+// thread can come between). A local array (memref.alloca: the loop
+// reversal's checkpoint stacks) of a size all lanes share becomes one
+// array of widened elements, lane l's copy of element k at [k][..., l]:
+// pushing a state of 8 lanes is one vector store. Its loads and stores must
+// use indices all lanes share (under a mask: a read, a select, a write).
+// Kernels outside what is handled (atomics at shared elements, calls, f16
+// and bf16, strided or overlapping arrays, local arrays at indices that
+// differ between lanes, ...) keep the scalar body; the body records why in
+// `adjit.simd` (visible in the stage dump).
 //
 //===----------------------------------------------------------------------===//
 
@@ -182,6 +189,19 @@ private:
   LogicalResult visitElementwise(Operation *op, Value mask);
   LogicalResult visitLoad(memref::LoadOp op, Value mask);
   LogicalResult visitStore(memref::StoreOp op, Value mask);
+  LogicalResult visitAtomic(memref::AtomicRMWOp op, Value mask);
+  LogicalResult visitAlloca(memref::AllocaOp op);
+  LogicalResult visitLocalLoad(memref::LoadOp op, Value mask);
+  LogicalResult visitLocalStore(memref::StoreOp op, Value mask);
+  /// The lanes' elements of an argument array at varying `indices`
+  /// (`memref` and `indices` the scalar body's), under `mask`.
+  Value loadLanes(Value memref, ValueRange indices, Type element, Value mask, Location loc);
+  /// Stores the lanes of `value` (widened) at varying `indices`, under `mask`.
+  void storeLanes(Value memref, ValueRange indices, Value value, Value mask, Location loc);
+  /// `then` (which yields values of `types`, or nothing) if any lane of
+  /// `mask` is on; zeros otherwise.
+  ValueRange ifAnyLane(Value mask, TypeRange types, Location loc,
+                       function_ref<SmallVector<Value>()> then);
   LogicalResult visitFor(scf::ForOp op, Value mask);
   LogicalResult visitVaryingFor(scf::ForOp op, Value mask);
   LogicalResult visitIf(scf::IfOp op, Value mask);
@@ -204,6 +224,10 @@ private:
   DenseMap<Value, Value> consecutive;
   /// Arrays the body writes (then accessed at one index list).
   DenseSet<Value> writtenArrays;
+  /// The scalar body's local arrays (memref.alloca): in the SIMD body, one
+  /// array of the same shape whose elements are widened (the lanes
+  /// innermost), so each lane has its own copy.
+  DenseSet<Value> localArrays;
 
   /// Per written array: the varying indices (position, value) of its
   /// accesses, which must all be the same and differ between lanes.
@@ -230,7 +254,8 @@ private:
   /// access indexes it with the same varying indices, which differ between
   /// lanes (a consecutive index, or thread coordinates that determine the
   /// thread index).
-  LogicalResult checkOwnElement(Operation *op, Value memref, ValueRange indices) {
+  LogicalResult checkOwnElement(Operation *op, Value memref, ValueRange indices,
+                                const char *why = "an array written at elements other threads may access") {
     if (!writtenArrays.count(memref))
       return success();
     SmallVector<std::pair<unsigned, Value>> key;
@@ -249,7 +274,7 @@ private:
     }
     if (perLane && known->second == key)
       return success();
-    return fail(op, "an array written at elements other threads may access");
+    return fail(op, why);
   }
 };
 
@@ -263,7 +288,27 @@ LogicalResult ThreadVectorizer::checkMemory() {
     } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
       accesses[store.getMemRef()].push_back(op);
       written.insert(store.getMemRef());
-    } else if (isa<memref::AtomicRMWOp, memref::GenericAtomicRMWOp>(op)) {
+    } else if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
+      // At elements of its own (checkOwnElement), a lane's atomic is a
+      // read-modify-write no other thread's access can interleave with.
+      switch (atomic.getKind()) {
+      case arith::AtomicRMWKind::addf:
+      case arith::AtomicRMWKind::addi:
+      case arith::AtomicRMWKind::assign:
+      case arith::AtomicRMWKind::andi:
+      case arith::AtomicRMWKind::ori:
+      case arith::AtomicRMWKind::maxs:
+      case arith::AtomicRMWKind::mins:
+      case arith::AtomicRMWKind::maxu:
+      case arith::AtomicRMWKind::minu:
+        break;
+      default:
+        (void)fail(op, "atomics of this kind");
+        return WalkResult::interrupt();
+      }
+      accesses[atomic.getMemref()].push_back(op);
+      written.insert(atomic.getMemref());
+    } else if (isa<memref::GenericAtomicRMWOp>(op)) {
       (void)fail(op, "atomics");
       return WalkResult::interrupt();
     }
@@ -271,7 +316,36 @@ LogicalResult ThreadVectorizer::checkMemory() {
   });
   if (walk.wasInterrupted())
     return failure();
+  // A float add whose result is unused may be logged and applied after the
+  // launch, in thread order (adjit-defer-float-atomics, ordered launches),
+  // where the SIMD body's add is immediate. adjit-atomic-order only orders
+  // kernels whose arrays take nothing but such adds, but rather than rely on
+  // it, such arrays must take only such adds here too (which then sum in
+  // each thread's program order either way).
+  auto deferrable = [](Operation *op) {
+    auto atomic = dyn_cast<memref::AtomicRMWOp>(op);
+    return atomic && atomic.getKind() == arith::AtomicRMWKind::addf && atomic.getResult().use_empty();
+  };
+  for (auto &[memref, ops] : accesses)
+    if (llvm::any_of(ops, deferrable))
+      for (Operation *op : ops)
+        if (!deferrable(op))
+          return fail(op, "an array added to atomically and also read or written");
   for (auto &[memref, ops] : accesses) {
+    if (memref.getDefiningOp<memref::AllocaOp>()) {
+      // A local array (the loop reversal's checkpoints): every lane gets its
+      // own (visitAlloca); only loads and stores may use it.
+      written.erase(memref);
+      localArrays.insert(memref);
+      for (Operation *user : memref.getUsers()) {
+        if (isa<memref::AtomicRMWOp>(user))
+          return fail(user, "atomics on a local array");
+        if (!isa<memref::LoadOp, memref::StoreOp, memref::DimOp>(user) ||
+            (isa<memref::StoreOp>(user) && cast<memref::StoreOp>(user).getValue() == memref))
+          return fail(user, "a local array used other than by loads and stores");
+      }
+      continue;
+    }
     if (!isa<BlockArgument>(memref) ||
         cast<BlockArgument>(memref).getOwner() != &body.front())
       return fail(ops.front(), "an array that is not an argument");
@@ -359,6 +433,10 @@ LogicalResult ThreadVectorizer::visitOp(Operation *op, Value mask) {
     return visitLoad(load, mask);
   if (auto store = dyn_cast<memref::StoreOp>(op))
     return visitStore(store, mask);
+  if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op))
+    return visitAtomic(atomic, mask);
+  if (auto alloca = dyn_cast<memref::AllocaOp>(op))
+    return visitAlloca(alloca);
   if (auto loop = dyn_cast<scf::ForOp>(op))
     return visitFor(loop, mask);
   if (auto branch = dyn_cast<scf::IfOp>(op))
@@ -376,7 +454,9 @@ LogicalResult ThreadVectorizer::visitOp(Operation *op, Value mask) {
 LogicalResult ThreadVectorizer::visitUniform(Operation *op, Value mask) {
   if (op->getNumRegions() != 0)
     return fail(op, "an op with regions");
-  if (!isMemoryEffectFree(op) && !isa<memref::DimOp>(op))
+  // (the stack save and restore around the loop reversal's local arrays
+  // run once for the group, as the allocas do)
+  if (!isMemoryEffectFree(op) && !isa<memref::DimOp, LLVM::StackSaveOp, LLVM::StackRestoreOp>(op))
     return fail(op, "an op with side effects");
   for (Type t : op->getResultTypes())
     if (isa<FloatType>(getElementTypeOrSelf(t)) &&
@@ -428,6 +508,19 @@ LogicalResult ThreadVectorizer::visitElementwise(Operation *op, Value mask) {
       }
     }
     made = result.getDefiningOp();
+  } else if (auto elements = dyn_cast<vector::ToElementsOp>(op)) {
+    // Element k (row-major) of each lane: the lanes at that position.
+    auto type = cast<VectorType>(elements.getSource().getType());
+    SmallVector<int64_t> position(type.getRank(), 0);
+    for (Value result : elements.getResults()) {
+      wide[result] = vector::ExtractOp::create(b, loc, operands[0], position);
+      for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+        if (++position[d] < type.getDimSize(d))
+          break;
+        position[d] = 0;
+      }
+    }
+    return success();
   } else if (isa<vector::BroadcastOp>(op)) {
     made = vector::BroadcastOp::create(b, loc, resultTypes[0], operands[0]);
   } else if (op->hasTrait<OpTrait::Elementwise>() && op->getNumRegions() == 0 &&
@@ -519,12 +612,12 @@ Value ThreadVectorizer::elementOffsets(Value memref, ValueRange indices, Locatio
 
 LogicalResult ThreadVectorizer::visitLoad(memref::LoadOp op, Value mask) {
   Location loc = op.getLoc();
+  if (localArrays.count(op.getMemRef()))
+    return visitLocalLoad(op, mask);
   if (failed(checkOwnElement(op, op.getMemRef(), op.getIndices())))
     return failure();
   Type element = op.getType();
-  auto vecType = VectorType::get({int64_t(width)}, element);
   bool varying = llvm::any_of(op.getIndices(), [&](Value v) { return isVarying(v); });
-  Value memref = uniform(op.getMemRef());
   if (!varying) {
     if (!mask) {
       b.clone(*op, mapping);
@@ -544,47 +637,196 @@ LogicalResult ThreadVectorizer::visitLoad(memref::LoadOp op, Value mask) {
     mapping.map(op.getResult(), ifOp.getResult(0));
     return success();
   }
+  wide[op.getResult()] = loadLanes(op.getMemRef(), op.getIndices(), element, mask, loc);
+  return success();
+}
+
+Value ThreadVectorizer::loadLanes(Value scalarMemref, ValueRange indices, Type element, Value mask,
+                                  Location loc) {
+  auto vecType = VectorType::get({int64_t(width)}, element);
+  Value memref = uniform(scalarMemref);
   Value passThru = zeros(loc, vecType);
-  if (op.getIndices().size() == 1 && consecutive.count(op.getIndices()[0])) {
-    Value start = consecutive[op.getIndices()[0]];
-    wide[op.getResult()] =
-        mask ? Value(vector::MaskedLoadOp::create(b, loc, vecType, memref, ValueRange{start}, mask,
-                                                  passThru))
-             : Value(vector::LoadOp::create(b, loc, vecType, memref, ValueRange{start}));
+  if (indices.size() == 1 && consecutive.count(indices[0])) {
+    Value start = consecutive[indices[0]];
+    return mask ? Value(vector::MaskedLoadOp::create(b, loc, vecType, memref, ValueRange{start}, mask,
+                                                     passThru))
+                : Value(vector::LoadOp::create(b, loc, vecType, memref, ValueRange{start}));
+  }
+  Value offsets = elementOffsets(scalarMemref, indices, loc);
+  SmallVector<Value> zeros(indices.size(), arith::ConstantIndexOp::create(b, loc, 0));
+  return vector::GatherOp::create(b, loc, vecType, memref, zeros, offsets,
+                                  mask ? mask : allTrue(loc), passThru);
+}
+
+void ThreadVectorizer::storeLanes(Value scalarMemref, ValueRange indices, Value value, Value mask,
+                                  Location loc) {
+  Value memref = uniform(scalarMemref);
+  if (indices.size() == 1 && consecutive.count(indices[0])) {
+    Value start = consecutive[indices[0]];
+    if (mask)
+      vector::MaskedStoreOp::create(b, loc, memref, ValueRange{start}, mask, value);
+    else
+      vector::StoreOp::create(b, loc, value, memref, ValueRange{start});
+    return;
+  }
+  // (lanes storing to one place: the last lane's value stays, as the last
+  // thread's would; a scatter stores its lanes in order)
+  Value offsets = elementOffsets(scalarMemref, indices, loc);
+  SmallVector<Value> zeros(indices.size(), arith::ConstantIndexOp::create(b, loc, 0));
+  vector::ScatterOp::create(b, loc, Type(), memref, zeros, offsets, mask ? mask : allTrue(loc), value);
+}
+
+LogicalResult ThreadVectorizer::visitAtomic(memref::AtomicRMWOp op, Value mask) {
+  // Each lane's element is its own (no other thread accesses it), so the
+  // atomic is the lanes' read, their op, their write: the scalar body's
+  // `old op value` (old + value for addf, as the CPU's ordered adds too).
+  Location loc = op.getLoc();
+  if (failed(checkOwnElement(op, op.getMemref(), op.getIndices(),
+                             "atomics at elements other threads may access")))
+    return failure();
+  if (!llvm::any_of(op.getIndices(), [&](Value v) { return isVarying(v); }))
+    return fail(op, "atomics at elements other threads may access");
+  Value old = loadLanes(op.getMemref(), op.getIndices(), op.getType(), mask, loc);
+  Value value = widened(op.getValue(), loc);
+  Value result;
+  switch (op.getKind()) {
+  case arith::AtomicRMWKind::addf:
+    result = arith::AddFOp::create(b, loc, old, value);
+    break;
+  case arith::AtomicRMWKind::addi:
+    result = arith::AddIOp::create(b, loc, old, value);
+    break;
+  case arith::AtomicRMWKind::assign:
+    result = value;
+    break;
+  case arith::AtomicRMWKind::andi:
+    result = arith::AndIOp::create(b, loc, old, value);
+    break;
+  case arith::AtomicRMWKind::ori:
+    result = arith::OrIOp::create(b, loc, old, value);
+    break;
+  case arith::AtomicRMWKind::maxs:
+    result = arith::MaxSIOp::create(b, loc, old, value);
+    break;
+  case arith::AtomicRMWKind::mins:
+    result = arith::MinSIOp::create(b, loc, old, value);
+    break;
+  case arith::AtomicRMWKind::maxu:
+    result = arith::MaxUIOp::create(b, loc, old, value);
+    break;
+  case arith::AtomicRMWKind::minu:
+    result = arith::MinUIOp::create(b, loc, old, value);
+    break;
+  default:
+    return fail(op, "atomics of this kind");
+  }
+  storeLanes(op.getMemref(), op.getIndices(), result, mask, loc);
+  wide[op.getResult()] = old;
+  return success();
+}
+
+LogicalResult ThreadVectorizer::visitAlloca(memref::AllocaOp op) {
+  // One array for the group, each element widened: element k of lane l is
+  // at [k][..., l], so the 8 lanes' copy of a value are one vector.
+  for (Value size : op->getOperands())
+    if (isVarying(size))
+      return fail(op, "a local array whose size differs between threads");
+  MemRefType type = op.getType();
+  Type element = type.getElementType();
+  Type scalar = getElementTypeOrSelf(element);
+  if (!type.getLayout().isIdentity() || !isa<IntegerType, FloatType, IndexType>(scalar) ||
+      scalar.isInteger(1) || scalar.isF16() || scalar.isBF16())
+    return fail(op, "a local array of this type");
+  Type wideElement = wideType(element);
+  if (!wideElement)
+    return fail(op, "a local array of this type");
+  auto wideArray = MemRefType::get(type.getShape(), wideElement, type.getLayout(),
+                                   type.getMemorySpace());
+  SmallVector<Value> sizes, symbols;
+  for (Value v : op.getDynamicSizes())
+    sizes.push_back(uniform(v));
+  for (Value v : op.getSymbolOperands())
+    symbols.push_back(uniform(v));
+  // (no alignment: the widened element's own)
+  auto made = memref::AllocaOp::create(b, op.getLoc(), wideArray, sizes, symbols, IntegerAttr());
+  mapping.map(op.getResult(), made.getResult());
+  localArrays.insert(op.getResult());
+  return success();
+}
+
+ValueRange ThreadVectorizer::ifAnyLane(Value mask, TypeRange types, Location loc,
+                                       function_ref<SmallVector<Value>()> then) {
+  Value any = vector::ReductionOp::create(b, loc, vector::CombiningKind::OR, mask);
+  auto ifOp = scf::IfOp::create(b, loc, types, any, /*withElse=*/!types.empty());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  SmallVector<Value> values = then();
+  if (types.empty())
+    return ifOp.getResults();
+  scf::YieldOp::create(b, loc, values);
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  SmallVector<Value> none;
+  for (Type t : types)
+    none.push_back(zeros(loc, t));
+  scf::YieldOp::create(b, loc, none);
+  return ifOp.getResults();
+}
+
+LogicalResult ThreadVectorizer::visitLocalLoad(memref::LoadOp op, Value mask) {
+  // Lanes read their own copy at an index all of them use; under a mask,
+  // only if some lane reads (the index may be out of range otherwise).
+  Location loc = op.getLoc();
+  if (llvm::any_of(op.getIndices(), [&](Value v) { return isVarying(v); }))
+    return fail(op, "a local array at an index that differs between threads");
+  Type wideElement = wideType(op.getType());
+  SmallVector<Value> indices;
+  for (Value v : op.getIndices())
+    indices.push_back(uniform(v));
+  Value array = uniform(op.getMemRef());
+  auto load = [&]() -> SmallVector<Value> {
+    return {memref::LoadOp::create(b, loc, array, indices).getResult()};
+  };
+  wide[op.getResult()] = mask ? ifAnyLane(mask, wideElement, loc, load)[0] : load()[0];
+  return success();
+}
+
+LogicalResult ThreadVectorizer::visitLocalStore(memref::StoreOp op, Value mask) {
+  // Under a mask: the lanes that store replace their element, the others
+  // keep theirs (a read, a select, a write).
+  Location loc = op.getLoc();
+  if (llvm::any_of(op.getIndices(), [&](Value v) { return isVarying(v); }))
+    return fail(op, "a local array at an index that differs between threads");
+  Value value = widened(op.getValue(), loc);
+  SmallVector<Value> indices;
+  for (Value v : op.getIndices())
+    indices.push_back(uniform(v));
+  Value array = uniform(op.getMemRef());
+  if (!mask) {
+    memref::StoreOp::create(b, loc, value, array, indices);
     return success();
   }
-  Value offsets = elementOffsets(op.getMemRef(), op.getIndices(), loc);
-  SmallVector<Value> zeros(op.getIndices().size(), arith::ConstantIndexOp::create(b, loc, 0));
-  wide[op.getResult()] = vector::GatherOp::create(b, loc, vecType, memref, zeros, offsets,
-                                                  mask ? mask : allTrue(loc), passThru);
+  ifAnyLane(mask, {}, loc, [&]() -> SmallVector<Value> {
+    Value old = memref::LoadOp::create(b, loc, array, indices);
+    Value merged = arith::SelectOp::create(b, loc, maskLike(mask, value.getType(), loc), value, old);
+    memref::StoreOp::create(b, loc, merged, array, indices);
+    return {};
+  });
   return success();
 }
 
 LogicalResult ThreadVectorizer::visitStore(memref::StoreOp op, Value mask) {
   Location loc = op.getLoc();
+  if (localArrays.count(op.getMemRef()))
+    return visitLocalStore(op, mask);
   if (failed(checkOwnElement(op, op.getMemRef(), op.getIndices())))
     return failure();
   bool varying = isVarying(op.getValue()) ||
                  llvm::any_of(op.getIndices(), [&](Value v) { return isVarying(v); });
-  Value memref = uniform(op.getMemRef());
   if (!varying && !mask) {
     b.clone(*op, mapping); // every lane stores the same value at the same place
     return success();
   }
-  Value value = widened(op.getValue(), loc);
-  if (op.getIndices().size() == 1 && consecutive.count(op.getIndices()[0])) {
-    Value start = consecutive[op.getIndices()[0]];
-    if (mask)
-      vector::MaskedStoreOp::create(b, loc, memref, ValueRange{start}, mask, value);
-    else
-      vector::StoreOp::create(b, loc, value, memref, ValueRange{start});
-    return success();
-  }
-  // (lanes storing to one place: the last lane's value stays, as the last
-  // thread's would; a scatter stores its lanes in order)
-  Value offsets = elementOffsets(op.getMemRef(), op.getIndices(), loc);
-  SmallVector<Value> zeros(op.getIndices().size(), arith::ConstantIndexOp::create(b, loc, 0));
-  vector::ScatterOp::create(b, loc, Type(), memref, zeros, offsets, mask ? mask : allTrue(loc), value);
+  storeLanes(op.getMemRef(), op.getIndices(), widened(op.getValue(), loc), mask, loc);
   return success();
 }
 

@@ -166,9 +166,10 @@ func.func @shared(%x: !adjit.array<f32, 1>, %flag: i1) attributes {adjit.kernel}
   return
 }
 
-/// Neither are atomics vectorized.
+/// Nor are atomics at an element threads share (at their own elements:
+/// vectorize-threads-adjoint.mlir).
 // CHECK-LABEL: func.func private @counts_body(
-// CHECK-SAME: adjit.simd = "scalar: atomics
+// CHECK-SAME: adjit.simd = "scalar: atomics at elements other threads may access (memref.atomic_rmw)"
 func.func @counts(%x: !adjit.array<i32, 1>, %flag: i1) attributes {adjit.kernel} {
   %i = adjit.tid : index
   %c1 = arith.constant 1 : i32
