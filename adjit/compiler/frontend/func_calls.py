@@ -67,8 +67,8 @@ class FuncCalls:
                             "function's parameter cannot default to None (Warp 1.19 cannot build such a call "
                             "either); pass the argument, e.g. an array parameter of the kernel, which a launch "
                             "may give None (Warp's null array: false in 'if a:')")
-            if isinstance(default, bool) or not isinstance(default, (int, float)):
-                return fail(f"parameter '{names[k]}' has a default that is not a number ({default!r})")
+            if not isinstance(default, (bool, int, float)):
+                return fail(f"parameter '{names[k]}' has a default that is not a number or a bool ({default!r})")
             bound[k] = literal(default)
         return bound
 
