@@ -22,7 +22,8 @@ def test_any_over_the_rows_of_a_zero_matrix_is_true_as_in_warp():
     assert [bool(row) for row in zero] == [True, True, True]
     # also for a matrix computed on the host (Newton's transform_inertia: R @ I @ R^T + m * (...))
     r = wp.quat_to_matrix(wp.quat_identity())
-    computed = r @ zero @ wp.transpose(r) + 2.0 * (wp.dot(wp.vec3(), wp.vec3()) * wp.mat33(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
+    eye = wp.mat33(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
+    computed = r @ zero @ wp.transpose(r) + 2.0 * (wp.dot(wp.vec3(), wp.vec3()) * eye
                                                     - wp.outer(wp.vec3(), wp.vec3()))
     assert any(x for x in computed) is True
     np.testing.assert_array_equal(np.asarray(computed), np.zeros((3, 3), np.float32))

@@ -125,7 +125,8 @@ def test_compare_states_uses_the_stated_tolerance():
 def test_report_shows_the_comparison_with_warp_and_where_each_figure_comes_from():
     summary = tool.summarize({"newton.a": [("k1", 3)]}, [{"module": "newton.a", "kernel": "k1", "line": 3,
                                                           "status": "ok"}])
-    examples = [{"name": "basic_pendulum", "ok": True, "warp": {"agree": True, "detail": "largest difference 2e-06 (final.body_q)"}},
+    examples = [{"name": "basic_pendulum", "ok": True,
+                 "warp": {"agree": True, "detail": "largest difference 2e-06 (final.body_q)"}},
                 {"name": "cloth_hanging", "ok": True, "warp": {"agree": False, "detail": "on Warp: a|b"}},
                 {"name": "diffsim_ball", "ok": False, "error": "TypeError: x", "where": "newton/b.py:1"}]
     text = tool.render(summary, {"ok": True, "seconds": 1.0}, examples, "python tools/newton.py", 60.0, 2,
