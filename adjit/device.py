@@ -145,6 +145,25 @@ class Device:
 
 CPU = Device("cpu")
 
+
+class DeviceName(str):
+    """An array's device as adjit keeps it, its alias (``"cpu"``,
+    ``"cuda:0"``), which also answers what Warp code asks of
+    ``array.device`` (a Device in Warp): ``a.device.is_cpu``,
+    ``a.device.is_cuda``, ``a.device.ordinal``, ... are those of
+    ``get_device(alias)``. As a string it is the alias: equal to it,
+    hashed, printed and pickled as it."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(get_device(str(self)), name)
+
+    def __reduce__(self):
+        return (DeviceName, (str(self),))
+
 #: The default device of each thread (``set_device``, ``ScopedDevice``), and
 #: the CUDA device "cuda" names there.
 _state = threading.local()

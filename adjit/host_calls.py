@@ -72,6 +72,8 @@ def _run(kernel, args, arg_types, result_types):
             v = v.view(T.QuatValue)
         elif isinstance(t, T.TransformType):
             v = v.view(T.TransformValue)
+        elif isinstance(t, (T.VectorType, T.MatrixType)):
+            v = v.view(T.CompositeValue)
         values.append(v.copy() if isinstance(v, np.ndarray) else v)
     return values[0] if len(values) == 1 else tuple(values)
 

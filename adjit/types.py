@@ -353,7 +353,7 @@ class VectorType(Type):
             values = values * self.length if np.ndim(values[0]) == 0 else tuple(values[0])
         if len(values) == 0:
             values = (0,) * self.length
-        return np.array(values, dtype=self.dtype.np_dtype).reshape(self.length)
+        return np.array(values, dtype=self.dtype.np_dtype).reshape(self.length).view(CompositeValue)
 
 
 class MatrixType(Type):
@@ -425,7 +425,7 @@ class MatrixType(Type):
             values = (0,) * (self.rows * self.cols)
         elif len(values) == 1 and np.ndim(values[0]) == 0:  # one scalar fills the matrix, as Warp's
             values = values * (self.rows * self.cols)
-        return np.array(values, dtype=self.dtype.np_dtype).reshape(self.rows, self.cols)
+        return np.array(values, dtype=self.dtype.np_dtype).reshape(self.rows, self.cols).view(CompositeValue)
 
 
 #: The most scalars a fixed-size local array holds (its value is one SSA
@@ -768,7 +768,32 @@ def matrix(shape: tuple[int, int], dtype: ScalarType = float32) -> MatrixType:
     return _MATRICES[key]
 
 
-class QuatValue(np.ndarray):
+class CompositeValue(np.ndarray):
+    """A vector or matrix value outside kernels (what ``adjit.vec3(...)``,
+    ``adjit.mat33(...)`` and host calls of builtins return): a numpy array
+    with two of Warp's value semantics.
+
+    - It is truthy whatever its components, as Warp's vector and matrix
+      values are (ctypes arrays: ``bool(v)`` is ``len(v) > 0``), so Warp code
+      such as ``any(x for x in inertia)`` (true when the matrix has a row)
+      runs as on Warp instead of asking numpy for the truth of a row.
+    - What it computes keeps the class (``m @ v``, ``a + b``, a row ``m[0]``),
+      except elementwise comparisons and reductions to one number: those
+      are plain numpy results, so ``if a == b:`` still raises numpy's
+      ambiguity error rather than being silently true.
+    """
+
+    def __bool__(self) -> bool:
+        return self.size > 0
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        if array.ndim == 0 or array.dtype == np.bool_:
+            array = array.view(np.ndarray)
+            return array[()] if return_scalar or array.ndim == 0 else array
+        return super().__array_wrap__(array, context, return_scalar)
+
+
+class QuatValue(CompositeValue):
     """A quaternion outside kernels: a numpy array of 4 components (x, y, z, w).
 
     It behaves as an ordinary numpy array; the subclass only records that the
@@ -820,14 +845,14 @@ def quaternion(dtype: ScalarType = float32) -> QuatType:
     return _QUATS[dtype.name]
 
 
-class TransformValue(np.ndarray):
+class TransformValue(CompositeValue):
     """A rigid transform outside kernels: a numpy array of 7 components
     (p, then q), with ``.p`` and ``.q`` views; a global holding one is a
     transform constant (not a 7-vector) in kernels."""
 
     @property
     def p(self) -> np.ndarray:
-        return np.asarray(self)[:3]
+        return np.asarray(self)[:3].view(CompositeValue)
 
     @property
     def q(self) -> np.ndarray:

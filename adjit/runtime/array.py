@@ -18,7 +18,7 @@ import weakref
 import numpy as np
 
 from .. import types as T
-from ..device import Device, device_alias, get_device
+from ..device import Device, DeviceName, device_alias, get_device
 from ..errors import GradientError
 from . import capture as _capture
 from . import memory as _memory
@@ -63,7 +63,7 @@ class Array:
             raise ValueError(f"an array on '{device}' over {type(buffer).__name__} memory (internal)")
         self._buffer = buffer
         self.dtype = dtype
-        self.device = device
+        self.device = DeviceName(device)  # the alias, answering Warp's Device questions (.is_cpu)
         ncomp = len(_component_shape(dtype))
         self.shape = tuple(buffer.shape[:buffer.ndim - ncomp])
         #: The write bookkeeping of the memory, shared with every view of it

@@ -33,13 +33,45 @@ _TAKE_BOOL_COMPOSITES = frozenset(("transpose", "get_diag", "stop_gradient", "wh
                                    "matrix_from_cols", "diag"))
 
 
+def _defined(scope, name: str) -> bool:
+    try:
+        scope.lookup(name)
+    except KeyError:
+        return False
+    return True
+
+
 class Calls:
     """FunctionBuilder's call dispatch and builtin calls."""
+
+    def type_of_value_callee(self, func):
+        """The kernel type a callee names through a value, as in Warp: an
+        array's element type (``a.dtype(0.0)``) or a value's type
+        (``type(x)(0.0)``, where ``type`` is Python's); None for other callees."""
+        if isinstance(func, ast.Attribute) and func.attr == "dtype" and not self.is_static(func.value):
+            base = self.expr(func.value)
+            if isinstance(base, Val) and isinstance(base.type, (T.ArrayType, T.IndexedArrayType)) and \
+                    not isinstance(base.type, T.StructArrayType) and base.type.dtype is not None:
+                return base.type.dtype
+            return None
+        if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "type" and \
+                self.is_static(func.func) and not _defined(self.scope, "type"):
+            if len(func.args) != 1 or func.keywords:
+                raise self.error("type() takes one value in kernels", func, KernelTypeError)
+            value = self.expr(func.args[0])
+            if not (isinstance(value, Val) and isinstance(value.type, (T.ScalarType, T.VectorType, T.MatrixType))):
+                raise self.error(f"type() of {self.describe(value)}: kernels take the type of a scalar, vector, "
+                                 "matrix, quaternion or transform value", func, KernelTypeError)
+            return value.type
+        return None
 
     def expr_Call(self, node):
         if self.is_static_call(node):
             return self.static_value(self.eval_static(node), node)
-        if self.is_static_call(node.func):  # static(table[k])(x): the callee chosen at compile time
+        callee = self.type_of_value_callee(node.func)
+        if callee is not None:  # a.dtype(x), type(v)(x)
+            pass
+        elif self.is_static_call(node.func):  # static(table[k])(x): the callee chosen at compile time
             callee = self.eval_static(node.func)
         elif isinstance(node.func, ast.Call) and self.is_static(node.func.func) and \
                 self.resolve_static(node.func.func) is language.grad:

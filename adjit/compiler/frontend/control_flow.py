@@ -132,6 +132,7 @@ class ControlFlow:
         else:
             merged = []
             structs = []  # struct locals bound on both paths: their fields merge
+            arrays = {}  # their array fields bound to the same array on both paths (a null array)
             views = {}  # row views bound on both paths: their leading indices merge
             expanded = []
             for name in assigned:
@@ -142,6 +143,8 @@ class ControlFlow:
                                          "the other", stmt)
                     structs.append(t)
                     expanded += [p for p, ft in t.type.leaves(name) if not isinstance(ft, T.ArrayType)]
+                    arrays.update({p: then_env[p] for p, ft in t.type.leaves(name) if isinstance(ft, T.ArrayType)
+                                   and then_env.get(p) is not None and then_env.get(p) is else_env.get(p)})
                 elif V.is_view(t) or V.is_view(e):
                     if (t is None) != (e is None):  # a row on one path: not visible after (says why)
                         BL.merge_one_path(self, stmt, name, t, e, probe.then_block, probe.else_block)
@@ -186,6 +189,7 @@ class ControlFlow:
             self.env[name] = Val(t, r)
         for ref in structs:
             self.declare_struct(ref)
+        self.env.update(arrays)
         self.env.update(views)
         return None
 

@@ -20,6 +20,16 @@ from ..values import StructRef, Val, literal
 from .helpers import flat_types, has_tangent
 
 
+def generic_array_takes(want, t) -> bool:
+    """Whether ``want``, a generic array parameter of a @func
+    (``array(dtype=Any)``, ``array(dtype=Float)``), takes an argument of type
+    ``t``: an array of the same kind and ndim whose dtype its pattern (if
+    any) matches. The call is then specialized to ``t``, as Warp does."""
+    if not (isinstance(want, T.ArrayType) and want.dtype is None and type(t) is type(want)):
+        return False
+    return t.ndim == want.ndim and (want.dtype_pattern is None or want.dtype_pattern.matches(t.dtype))
+
+
 class FuncCalls:
     """FunctionBuilder's calls of device functions and of grad(f)."""
 
@@ -57,8 +67,8 @@ class FuncCalls:
                             "function's parameter cannot default to None (Warp 1.19 cannot build such a call "
                             "either); pass the argument, e.g. an array parameter of the kernel, which a launch "
                             "may give None (Warp's null array: false in 'if a:')")
-            if isinstance(default, bool) or not isinstance(default, (int, float)):
-                return fail(f"parameter '{names[k]}' has a default that is not a number ({default!r})")
+            if not isinstance(default, (bool, int, float)):
+                return fail(f"parameter '{names[k]}' has a default that is not a number or a bool ({default!r})")
             bound[k] = literal(default)
         return bound
 
@@ -97,6 +107,8 @@ class FuncCalls:
                     if not isinstance(want, T.ScalarType):
                         break
                     score += (want.is_float == isinstance(a.literal, float))
+                elif generic_array_takes(want, a.type):
+                    generic += 1
                 elif a.type != want:
                     break
             else:
@@ -177,6 +189,8 @@ class FuncCalls:
                 if patterns[i] is not None and not patterns[i].matches(a.type):
                     raise self.error(f"argument {i + 1} of {fn.pyfunc.__name__}() must be {patterns[i]}, got "
                                      f"{a.type}", node, KernelTypeError)
+                want = a.type
+            elif generic_array_takes(want, a.type):  # array(dtype=Any): specialized to the argument's array
                 want = a.type
             if a.is_literal or a.type == want:
                 arg_types.append(want)

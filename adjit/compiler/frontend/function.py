@@ -141,6 +141,7 @@ class FunctionBuilder(ControlFlow, Assignment, Expressions, Operators, Calls, Fu
         with ir.InsertionPoint(self.mb.module.body):
             fn = func.FuncOp(self.name, fn_type)
         block = fn.add_entry_block()
+        self.entry_block = block  # (values every path may use, e.g. null arrays, are made here)
         for (name, t), arg in zip(leaves, block.arguments):
             self.env[name] = Val(t, arg)
         for name, t in zip(params, self.arg_types):

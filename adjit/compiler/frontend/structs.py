@@ -4,10 +4,30 @@ from __future__ import annotations
 
 import ast
 
+from mlir import ir
+from mlir.dialects import arith
+
 from ... import types as T
+from ...dialects import adjit as adjit_d
 from ...errors import KernelTypeError
 from .. import views as V
 from ..values import StructRef, Val, constant
+
+
+def null_array(block, t: T.ArrayType, name: str) -> Val:
+    """Warp's null array of type ``t``, what the array fields of a struct
+    made in a kernel hold (as in Warp): no elements, so false in ``if a:``
+    and ``a is None``-style checks, its shape all zeros, and every access
+    out of range (reported as such where bounds are checked). Made at the
+    start of the function's entry ``block``, so a struct made in a branch
+    may be used after it (control flow does not carry arrays)."""
+    def make():
+        zero = arith.ConstantOp(ir.IndexType.get(), 0).result
+        return adjit_d.ArrayAtAddressOp(t.mlir(), constant(T.uint64, 0), [zero] * t.ndim, name).result
+    if block is None:  # (a builder without an entry block of its own: here)
+        return Val(t, make())
+    with ir.InsertionPoint.at_block_begin(block):
+        return Val(t, make())
 
 
 class Structs:
@@ -72,12 +92,22 @@ class Structs:
         return copy
 
     def new_struct(self, t: T.StructType, node) -> StructRef:
-        """``S()`` in a kernel: fields zero (array fields unset), under a
-        hidden prefix until assigned to a name."""
+        """``S()`` in a kernel: fields zero, array fields Warp's null array
+        (arrays of structs and indexed arrays unset), under a hidden prefix
+        until assigned to a name."""
         self.structs_made = getattr(self, "structs_made", 0) + 1
         prefix = f"%{t.name}{self.structs_made}"
         for path, ft in t.leaves(prefix):
-            if not isinstance(ft, T.ArrayType):
+            if type(ft) is T.ArrayType:
+                # one per field and function, in its entry block: the same array on every path, so it
+                # outlives branches (where a builder has no entry block, one here, for each struct)
+                key = (t.name, path[len(prefix) + 1:], ft)
+                block = getattr(self, "entry_block", None)
+                made = self.__dict__.setdefault("null_arrays", {}) if block is not None else {}
+                if key not in made:
+                    made[key] = null_array(block, ft, f"{key[0]}.{key[1]} (a null array)")
+                self.env[path] = made[key]
+            elif not isinstance(ft, T.ArrayType):
                 self.env[path] = Val(ft, constant(ft, 0))
         ref = StructRef(t, prefix)
         self.declare_struct(ref)
