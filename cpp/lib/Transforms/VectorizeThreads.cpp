@@ -468,6 +468,13 @@ LogicalResult ThreadVectorizer::visitUniform(Operation *op, Value mask) {
 
 LogicalResult ThreadVectorizer::visitElementwise(Operation *op, Value mask) {
   Location loc = op->getLoc();
+  // (checked before any operand is widened: a print's format string, say,
+  // has no vector type)
+  if (!isMemoryEffectFree(op))
+    return fail(op, "an op with side effects on varying values");
+  for (Value v : op->getOperands())
+    if (!wideType(v.getType()))
+      return fail(op, "an operand of an unsupported type");
   SmallVector<Type> resultTypes;
   for (Type t : op->getResultTypes()) {
     Type elementType = getElementTypeOrSelf(t);

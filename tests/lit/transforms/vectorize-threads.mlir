@@ -149,6 +149,22 @@ func.func @masked(%x: !adjit.array<i32, 1>, %y: !adjit.array<i32, 1>) attributes
   return
 }
 
+/// A print of a varying value (expect_eq's report) keeps the body scalar;
+/// its format string, a pointer, is not widened (that aborted).
+// CHECK-LABEL: func.func private @prints_body(
+// CHECK-SAME: adjit.simd = "scalar: an op with side effects on varying values (llvm.call)"
+// CHECK-NOT: func.func private @prints_body_simd
+func.func @prints(%x: !adjit.array<i32, 1>) attributes {adjit.kernel} {
+  %i = adjit.tid : index
+  %xi = adjit.load %x[%i] : !adjit.array<i32, 1>
+  %c0 = arith.constant 0 : i32
+  %ne = arith.cmpi ne, %xi, %c0 : i32
+  scf.if %ne {
+    adjit.print "%d vs %d\0A"(%xi, %c0 : i32, i32)
+  }
+  return
+}
+
 /// Threads that share elements of an array they write stay scalar: their
 /// order decides the result.
 // CHECK-LABEL: func.func private @shared_body(

@@ -321,3 +321,39 @@ def test_a_failed_check_in_a_simd_body_names_its_thread():
     message = str(e.value)
     assert "s += x[int(idx[i])]" in message and "99" in message
     assert "(read in thread 13)" in message, message  # (the lane's thread, not its group's first)
+
+
+EXPECT_PROGRAM = textwrap.dedent('''
+    import numpy as np
+    import adjit as wp
+
+    @wp.kernel
+    def check(c: wp.array(dtype=int)):
+        i = wp.tid()
+        wp.expect_eq(c[i], 0)
+        wp.expect_neq(c[i], 5)
+
+    wp.launch(check, dim=12, inputs=[wp.array(np.array([0] * 9 + [5, 0, 0], np.int32))])
+    wp.synchronize()
+    print("done")
+''')
+
+
+def test_expect_on_varying_values_compiles_and_reports(tmp_path):
+    # A print of a varying value keeps the body scalar; building the SIMD body widened the print's format
+    # string (a pointer) and aborted the process (an LLVM assertion). In a child process, so a regression
+    # fails this test instead of ending the run.
+    script = tmp_path / "expect.py"
+    script.write_text(EXPECT_PROGRAM)
+    env = dict(os.environ, ADJIT_SIMD_WIDTH="8", ADJIT_CACHE_DIR=str(tmp_path / "cache"),
+               ADJIT_DUMP_DIR=str(tmp_path / "dump"))
+    run = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    lines = run.stdout.splitlines()
+    assert lines[-1] == "done"
+    failed = [line for line in lines if "failed" in line]
+    assert len(failed) == 2 and all(f"{script}:" in line for line in failed), run.stdout
+    assert any("expect_eq(c[i], 0) failed: 5 vs 0" in line for line in failed), run.stdout
+    assert any("expect_neq(c[i], 5) failed" in line for line in failed), run.stdout
+    cpu = "".join(p.read_text() for p in (tmp_path / "dump").glob("*check*cpu.mlir"))
+    assert 'adjit.simd = "scalar: an op with side effects on varying values' in cpu
