@@ -66,6 +66,22 @@ Value f32Constant(OpBuilder &b, Location loc, Type type, double value) {
   return constantOf(b, loc, type, b.getF32FloatAttr(value));
 }
 
+/// The ops of the kinds `Ops` under `root` with f32 (element) results that
+/// `chosen` names, not marked to stay libm's.
+template <typename... Ops>
+SmallVector<Operation *> chosenOps(Operation *root,
+                                   const llvm::StringSet<> &chosen) {
+  SmallVector<Operation *> ops;
+  root->walk([&](Operation *op) {
+    if (isa<Ops...>(op) &&
+        getElementTypeOrSelf(op->getResult(0).getType()).isF32() &&
+        chosen.contains(op->getName().stripDialect()) &&
+        !op->hasAttr(kLibmAttr))
+      ops.push_back(op);
+  });
+  return ops;
+}
+
 /// MLIR's approximations build 2^k from exponent bits, so they know no
 /// subnormals: log and log2 misread subnormal inputs and exp flushes
 /// subnormal results to zero; and erf(-0) came out +0. Around each chosen
@@ -73,14 +89,9 @@ Value f32Constant(OpBuilder &b, Location loc, Type type, double value) {
 /// exp(x) = exp(x/2)^2 for x < -87 (x/2 is exact; the square rounds once
 /// into the subnormals), and erf takes the sign of x (it is odd).
 void fixEdgeCases(Operation *root, const llvm::StringSet<> &chosen) {
-  SmallVector<Operation *> ops;
-  root->walk([&](Operation *op) {
-    if (isa<math::LogOp, math::Log2Op, math::ExpOp, math::ErfOp>(op) &&
-        getElementTypeOrSelf(op->getResult(0).getType()).isF32() &&
-        chosen.contains(op->getName().stripDialect()) &&
-        !op->hasAttr(kLibmAttr))
-      ops.push_back(op);
-  });
+  SmallVector<Operation *> ops =
+      chosenOps<math::LogOp, math::Log2Op, math::ExpOp, math::ErfOp>(root,
+                                                                     chosen);
   for (Operation *op : ops) {
     OpBuilder b(op);
     Location loc = op->getLoc();
@@ -211,14 +222,8 @@ Value reducedTrig(OpBuilder &b, Location loc, Value x, Value outOfRange,
 
 /// Rewrites the chosen f32 sin, cos and tan ops (see reducedTrig).
 void rewriteTrig(Operation *root, const llvm::StringSet<> &chosen) {
-  SmallVector<Operation *> ops;
-  root->walk([&](Operation *op) {
-    if (isa<math::SinOp, math::CosOp, math::TanOp>(op) &&
-        getElementTypeOrSelf(op->getResult(0).getType()).isF32() &&
-        chosen.contains(op->getName().stripDialect()) &&
-        !op->hasAttr(kLibmAttr))
-      ops.push_back(op);
-  });
+  SmallVector<Operation *> ops =
+      chosenOps<math::SinOp, math::CosOp, math::TanOp>(root, chosen);
   for (Operation *op : ops) {
     OpBuilder b(op);
     Location loc = op->getLoc();
@@ -339,14 +344,9 @@ struct WideMath {
 
 /// Rewrites the chosen f32 atan, atan2, asin and acos ops (see WideMath).
 void rewriteInverseTrig(Operation *root, const llvm::StringSet<> &chosen) {
-  SmallVector<Operation *> ops;
-  root->walk([&](Operation *op) {
-    if (isa<math::AtanOp, math::Atan2Op, math::AsinOp, math::AcosOp>(op) &&
-        getElementTypeOrSelf(op->getResult(0).getType()).isF32() &&
-        chosen.contains(op->getName().stripDialect()) &&
-        !op->hasAttr(kLibmAttr))
-      ops.push_back(op);
-  });
+  SmallVector<Operation *> ops =
+      chosenOps<math::AtanOp, math::Atan2Op, math::AsinOp, math::AcosOp>(
+          root, chosen);
   for (Operation *op : ops) {
     OpBuilder b(op);
     Location loc = op->getLoc();
