@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import ast
 import datetime
+import importlib.util
 import json
 import os
 import queue
@@ -131,7 +132,11 @@ def _setup_worker(src: str) -> None:
     _SRC = os.path.abspath(src)
     # (this file's folder leaves sys.path: its name would shadow Newton's package)
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != TOOL.parent]
-    sys.path.insert(0, str(ROOT))
+    # The installed adjit (a wheel or an editable install); the checkout only
+    # where none is installed (its source tree has no compiled modules
+    # unless it was built in place).
+    if importlib.util.find_spec("adjit") is None:
+        sys.path.insert(0, str(ROOT))
     import adjit
     adjit.alias_warp()
     sys.path.insert(0, src)
