@@ -273,11 +273,13 @@ def _contiguous_overlap(packed: list) -> bool:
             end = start + math.prod(b.shape) * b.dtype.itemsize
             if end > start:
                 spans.append((start, end))
+    return _spans_overlap(spans)
+
+
+def _spans_overlap(spans: list) -> bool:
+    """Whether two of the (start, end) byte ranges overlap."""
     spans.sort()
-    for i in range(len(spans) - 1):
-        if spans[i + 1][0] < spans[i][1]:
-            return True
-    return False
+    return any(spans[i + 1][0] < spans[i][1] for i in range(len(spans) - 1))
 
 #: A range slot's words before ``cuda_helpers.index_range`` reduces into it.
 _REDUCE = (2**63 - 1, -2**63)
@@ -303,8 +305,8 @@ def _unreduced_ranges(ranged: list, noalias: bool) -> list:
 
 def _overlap(buffers: list) -> bool:
     """Whether two of the arrays' device memory ranges overlap."""
-    spans = sorted((b.ptr + b.span()[0] - b.offset, b.ptr + b.span()[1] - b.offset) for b in buffers if b.size)
-    return any(spans[i + 1][0] < spans[i][1] for i in range(len(spans) - 1))
+    return _spans_overlap([(b.ptr + b.span()[0] - b.offset, b.ptr + b.span()[1] - b.offset)
+                           for b in buffers if b.size])
 
 
 def pack_parameters(launch: PackedLaunch, layout: list[tuple[int, int]]) -> tuple[bytearray, list[int]]:
